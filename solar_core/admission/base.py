@@ -1,0 +1,82 @@
+"""The admission-policy interface: should this step's experience be stored?"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """What an admission policy sees of an offered item.
+
+    Attributes:
+        size: items stored now.
+        capacity: the memory's capacity (``None`` = unbounded).
+        score: the step's explicit quality from ``feedback()``, or ``None`` without feedback.
+        similarities: cosine of the candidate to every used slot (``-inf`` for empty slots), or
+            ``None`` when the policy did not ask for them (``needs_similarities``).
+    """
+
+    size: int
+    capacity: int | None
+    score: float | None = None
+    similarities: npt.NDArray[np.float32] | None = None
+
+
+class Verdict(NamedTuple):
+    """An admission decision and the numbers behind it (for the decision trace)."""
+
+    admitted: bool
+    reason: str
+    cost: float | None = None
+    regret: float | None = None
+    tau: float | None = None
+
+
+class AdmissionPolicy(ABC):
+    """Decides whether an offered item enters the memory.
+
+    Public :meth:`admit` validates and delegates to :meth:`_admit`.
+    """
+
+    name = "base"
+    #: whether :attr:`Candidate.similarities` must be filled in
+    needs_similarities = False
+
+    def admit(self, candidate: Candidate) -> Verdict:
+        if candidate.size < 0:
+            raise ValueError("candidate.size must be >= 0")
+        if candidate.score is not None and not 0.0 <= candidate.score <= 1.0:
+            raise ValueError(f"candidate.score must be in [0, 1], got {candidate.score}")
+        return self._admit(candidate)
+
+    @abstractmethod
+    def _admit(self, candidate: Candidate) -> Verdict: ...
+
+    def clear(self) -> None:
+        """Forget learned state (the memory was cleared)."""
+
+    def check_invariants(self) -> None:
+        """Raise ``AssertionError`` if internal state is inconsistent."""
+
+    @property
+    def regret(self) -> float | None:
+        return None
+
+    @property
+    def tau(self) -> float | None:
+        return None
+
+
+class AlwaysAdmit(AdmissionPolicy):
+    """Store every offered item (FIFO, LRU, LFU, ARC, SOLAR-E; the study's pi_all)."""
+
+    name = "always"
+
+    def _admit(self, candidate: Candidate) -> Verdict:
+        return Verdict(True, "always")

@@ -1,0 +1,147 @@
+"""SOLAR's regret-gated admission (paper §4.2)."""
+
+from __future__ import annotations
+
+import math
+
+from .base import AdmissionPolicy, Candidate, Verdict
+from .info_gain import information_gain
+
+
+class RegretGate(AdmissionPolicy):
+    """Store only when the regret accumulated since the last store exceeds ``tau``.
+
+    Each offered item brings the step cost ``c_t``: ``1 - score`` when the step got feedback,
+    otherwise the *implicit* cost, the item's information gain (:func:`information_gain`: high
+    for an item unlike anything stored, 0 for a near-duplicate). Then:
+
+    1. ``R += c_t``; the cost joins a window of the last 30 costs.
+    2. Once 30 costs exist: ``L_new = max(2 * std(window), 0.1)``,
+       ``L_ema = 0.7 * L_ema + 0.3 * L_new`` (first value: ``L_new``),
+       ``tau = clip(sqrt(2 * lambda / L_ema), 0.1, 5)``. Before that ``tau = sqrt(2 * lambda / L)``
+       with ``lambda = 5``, ``L = 2`` (the economic-order-quantity threshold of the paper).
+    3. While fewer than ``min(max(K // 2, 5), 25)`` items are stored (bootstrap), store.
+       Otherwise store iff ``R > tau``. Every store resets ``R = 0``; nothing else does.
+
+    Constants from the reference implementation (``src/agent/solar.py``). A rejected step is not
+    lost: its cost stays in ``R`` and brings the next store closer.
+
+    >>> from solar_core.admission.base import Candidate
+    >>> gate = RegretGate(bootstrap=1)
+    >>> [gate.admit(Candidate(size=n, capacity=10, score=0.0)).admitted for n in range(5)]
+    [True, False, False, True, False]
+    """
+
+    name = "regret"
+    needs_similarities = True
+
+    def __init__(
+        self,
+        switching_cost: float = 5.0,
+        lipschitz: float = 2.0,
+        window: int = 30,
+        tau_min: float = 0.1,
+        tau_max: float = 5.0,
+        ema: float = 0.7,
+        bootstrap: int | None = None,
+        novelty_weight: float = 0.6,
+        density_weight: float = 0.4,
+    ) -> None:
+        if switching_cost <= 0 or lipschitz <= 0:
+            raise ValueError("switching_cost and lipschitz must be > 0")
+        if window < 2 or not 0 < tau_min <= tau_max or not 0 <= ema < 1:
+            raise ValueError("need window >= 2, 0 < tau_min <= tau_max and 0 <= ema < 1")
+        if bootstrap is not None and bootstrap < 0:
+            raise ValueError("bootstrap must be >= 0 or None")
+        self.switching_cost = switching_cost
+        self.lipschitz = lipschitz
+        self.window = window
+        self.tau_min = tau_min
+        self.tau_max = tau_max
+        self.ema = ema
+        self.bootstrap = bootstrap
+        self.novelty_weight = novelty_weight
+        self.density_weight = density_weight
+        self.clear()
+
+    def clear(self) -> None:
+        self._regret = 0.0
+        self._tau = math.sqrt(2.0 * self.switching_cost / self.lipschitz)
+        self._l_ema: float | None = None
+        self._costs: list[float] = []  # ring buffer of the last `window` costs
+        self._head = 0
+        self._seen = 0
+        self._sum = 0.0
+        self._sumsq = 0.0
+
+    @property
+    def regret(self) -> float:
+        return self._regret
+
+    @property
+    def tau(self) -> float:
+        return self._tau
+
+    def bootstrap_size(self, capacity: int | None) -> int:
+        if self.bootstrap is not None:
+            return self.bootstrap
+        return 25 if capacity is None else min(max(capacity // 2, 5), 25)
+
+    def cost(self, candidate: Candidate) -> float:
+        """``1 - score`` with feedback, else the candidate's information gain."""
+        if candidate.score is not None:
+            return 1.0 - candidate.score
+        if candidate.similarities is None:
+            raise ValueError("RegretGate needs candidate.similarities when there is no score")
+        return information_gain(
+            candidate.similarities, candidate.size, self.novelty_weight, self.density_weight
+        )
+
+    def _record(self, cost: float) -> None:
+        # Running sums over the window; recomputed exactly once per lap so rounding cannot drift.
+        if len(self._costs) < self.window:
+            self._costs.append(cost)
+        else:
+            old = self._costs[self._head]
+            self._costs[self._head] = cost
+            self._head = (self._head + 1) % self.window
+            self._sum -= old
+            self._sumsq -= old * old
+        self._sum += cost
+        self._sumsq += cost * cost
+        self._seen += 1
+        if self._head == 0:
+            self._sum = math.fsum(self._costs)
+            self._sumsq = math.fsum(x * x for x in self._costs)
+        if self._seen >= self.window:
+            mean = self._sum / self.window
+            std = math.sqrt(max(self._sumsq / self.window - mean * mean, 0.0))
+            l_new = max(2.0 * std, 0.1)
+            self._l_ema = (
+                l_new
+                if self._l_ema is None
+                else (self.ema * self._l_ema + (1.0 - self.ema) * l_new)
+            )
+            tau = math.sqrt(2.0 * self.switching_cost / self._l_ema)
+            self._tau = min(max(tau, self.tau_min), self.tau_max)
+
+    def _admit(self, candidate: Candidate) -> Verdict:
+        cost = self.cost(candidate)
+        self._regret += cost
+        self._record(cost)
+        regret = self._regret
+        if candidate.size < self.bootstrap_size(candidate.capacity):
+            self._regret = 0.0
+            return Verdict(True, "bootstrap", cost, regret, self._tau)
+        if regret > self._tau:
+            self._regret = 0.0
+            return Verdict(True, "regret > tau", cost, regret, self._tau)
+        return Verdict(False, "regret <= tau", cost, regret, self._tau)
+
+    def check_invariants(self) -> None:
+        if not (self._regret >= 0 and math.isfinite(self._regret)):
+            raise AssertionError(f"regret {self._regret} must be finite and >= 0")
+        if not self.tau_min <= self._tau <= self.tau_max and self._seen >= self.window:
+            raise AssertionError(f"tau {self._tau} outside [{self.tau_min}, {self.tau_max}]")
+        if len(self._costs) > self.window:
+            raise AssertionError("cost window overflow")

@@ -1,0 +1,20 @@
+"""Eviction policies: which stored item leaves when the memory is full."""
+
+from .arc import ArcEviction
+from .base import EvictionPolicy, Victim
+from .fifo import FifoEviction
+from .lfu import LfuEviction
+from .lru import LruEviction
+from .multiscore import MultiScoreEviction
+from .thompson import ThompsonEviction
+
+__all__ = [
+    "ArcEviction",
+    "EvictionPolicy",
+    "FifoEviction",
+    "LfuEviction",
+    "LruEviction",
+    "MultiScoreEviction",
+    "ThompsonEviction",
+    "Victim",
+]

@@ -1,0 +1,120 @@
+"""Adaptive Replacement Cache (Megiddo & Modha, FAST 2003), with retrievals as hits."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .base import EvictionPolicy, Slots, Victim
+
+
+class ArcEviction(EvictionPolicy):
+    """ARC over the memory's items.
+
+    Lists (paper notation): ``T1`` items seen once, ``T2`` items retrieved since insertion (both
+    stored, LRU order), ``B1``/``B2`` ghosts of items evicted from ``T1``/``T2`` (content keys
+    only), and the adaptive target ``p`` for ``|T1|``. A *hit* is an item retrieved in the top-k
+    (case I); offering an item whose content key is a ghost is a ghost hit (cases II, III); any
+    other admitted item is a miss (case IV). The memory may be below capacity after explicit
+    removals, in which case REPLACE is skipped: nothing needs to leave.
+
+    Args:
+        capacity: the ``c`` of the paper (the memory's capacity).
+    """
+
+    name = "arc"
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__()
+        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+            raise ValueError("arc needs a finite capacity >= 1")
+        self.c = capacity
+        self.p = 0.0
+        self.t1: dict[int, None] = {}  # slot -> None, LRU first
+        self.t2: dict[int, None] = {}
+        self.b1: dict[str, None] = {}  # content key -> None, LRU first
+        self.b2: dict[str, None] = {}
+        self._key: dict[int, str] = {}  # slot -> content key of the stored item
+        self._into_t2 = False  # set by prepare_insert: a ghost hit goes straight to T2
+        self._in_b2 = False
+        self._drop_t1_lru = False  # case IV(A) with B1 empty: T1's LRU leaves without a ghost
+
+    def on_retrieve(self, slots: Slots, step: int) -> None:
+        # Case I: x in T1 u T2 -> move x to the MRU position of T2.
+        for slot in slots.tolist():
+            self.t1.pop(slot, None)
+            self.t2.pop(slot, None)
+            self.t2[slot] = None
+
+    def prepare_insert(self, content_key: str) -> None:
+        self._into_t2 = self._in_b2 = self._drop_t1_lru = False
+        if content_key in self.b1:  # Case II: p <- min(c, p + max(|B2|/|B1|, 1))
+            self.p = min(float(self.c), self.p + max(len(self.b2) / len(self.b1), 1.0))
+            del self.b1[content_key]
+            self._into_t2 = True
+        elif content_key in self.b2:  # Case III: p <- max(0, p - max(|B1|/|B2|, 1))
+            self.p = max(0.0, self.p - max(len(self.b1) / len(self.b2), 1.0))
+            del self.b2[content_key]
+            self._into_t2 = self._in_b2 = True
+        else:  # Case IV: a miss; keep |L1| <= c and |L1| + |L2| <= 2c
+            l1 = len(self.t1) + len(self.b1)
+            total = l1 + len(self.t2) + len(self.b2)
+            if l1 >= self.c:
+                if len(self.t1) < self.c:
+                    self._pop_lru(self.b1)  # (A) delete the LRU page of B1, then REPLACE
+                else:
+                    self._drop_t1_lru = True  # (A) B1 empty: delete T1's LRU page outright
+            elif total >= 2 * self.c:
+                self._pop_lru(self.b2)  # (B) directory full: delete the LRU page of B2
+
+    def _victim(self, step: int) -> Victim:
+        if self._drop_t1_lru:
+            return Victim(next(iter(self.t1)))
+        # REPLACE(x, p): take T1's LRU if |T1| > p (or == p on a B2 hit), else T2's LRU.
+        if self.t1 and (len(self.t1) > self.p or (self._in_b2 and len(self.t1) == int(self.p))):
+            return Victim(next(iter(self.t1)))
+        if self.t2:
+            return Victim(next(iter(self.t2)))
+        return Victim(next(iter(self.t1)))
+
+    def on_remove(self, slot: int, evicted: bool) -> None:
+        key = self._key.pop(slot)
+        in_t1 = slot in self.t1
+        self.t1.pop(slot, None)
+        self.t2.pop(slot, None)
+        if not evicted:
+            return  # an explicit delete leaves no ghost: the item is not coming back
+        if self._drop_t1_lru:
+            self._drop_t1_lru = False
+        elif in_t1:
+            self.b1[key] = None
+        else:
+            self.b2[key] = None
+
+    def on_insert(self, slot: int, content_key: str, step: int) -> None:
+        self._key[slot] = content_key
+        (self.t2 if self._into_t2 else self.t1)[slot] = None
+        self._into_t2 = self._in_b2 = self._drop_t1_lru = False
+
+    @staticmethod
+    def _pop_lru(lst: dict[str, None]) -> None:
+        if lst:
+            del lst[next(iter(lst))]
+
+    def clear(self) -> None:
+        self.__init__(self.c)  # type: ignore[misc]
+
+    def describe(self, slot: int) -> Mapping[str, float]:
+        return {"list": 1.0 if slot in self.t1 else 2.0, "p": self.p}
+
+    def check_invariants(self) -> None:
+        c = self.c
+        t1, t2, b1, b2 = len(self.t1), len(self.t2), len(self.b1), len(self.b2)
+        stored = set(self.store.active_slots().tolist())
+        if set(self.t1) | set(self.t2) != stored or set(self.t1) & set(self.t2):
+            raise AssertionError("T1 and T2 must partition the stored items")
+        if set(self.b1) & set(self.b2):
+            raise AssertionError("B1 and B2 must be disjoint")
+        if not 0.0 <= self.p <= c:
+            raise AssertionError(f"p={self.p} outside [0, {c}]")
+        if t1 + t2 > c or t1 + b1 > c or t2 + b2 > 2 * c or t1 + t2 + b1 + b2 > 2 * c:
+            raise AssertionError(f"ARC list sizes broken: T1={t1} T2={t2} B1={b1} B2={b2} c={c}")

@@ -1,0 +1,126 @@
+"""The eviction-policy interface: hooks in, one victim out."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar, cast
+
+import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from ..store import VectorStore
+
+Slots = npt.NDArray[np.int64]
+ArrayT = TypeVar("ArrayT", bound=npt.NDArray[Any])
+
+
+class Victim(NamedTuple):
+    """The slot to evict, the score that chose it (lowest wins) and the lowest contenders."""
+
+    slot: int
+    score: float | None = None
+    contenders: tuple[tuple[int, float], ...] = ()
+
+
+class EvictionPolicy(ABC):
+    """Decides which stored item leaves when the store is full.
+
+    The memory owns the store and does the accounting (``while store.full: remove(victim())``);
+    a policy sees slots (ints) and keeps cheap per-slot statistics. Hooks, in step order:
+
+    - :meth:`on_retrieve` — a retrieval returned these slots (best first);
+    - :meth:`on_feedback` — the caller rated the last retrieval (``reward`` in [0, 1]);
+    - :meth:`prepare_insert` — an item with this content key is about to be inserted;
+    - :meth:`victim` — name the slot to evict (the store is full and non-empty);
+    - :meth:`on_remove` — a slot was emptied (``evicted=False`` for an explicit ``remove``);
+    - :meth:`on_insert` — a slot was filled.
+
+    Public methods validate and delegate to the ``_``-prefixed hooks subclasses implement.
+    """
+
+    name: ClassVar[str] = "base"
+    #: nearest-neighbour similarities the store must maintain for this policy (0 = none)
+    neighbours: int = 0
+
+    def __init__(self) -> None:
+        self._store: VectorStore | None = None
+        self._rng = np.random.default_rng()
+
+    # -- wiring -------------------------------------------------------------------------------
+    def bind(self, store: VectorStore, rng: np.random.Generator) -> None:
+        """Attach to ``store`` and draw randomness from ``rng`` (owned by the memory)."""
+        self._store = store
+        self._rng = rng
+        self.reserve(store.slots)
+
+    @property
+    def store(self) -> VectorStore:
+        if self._store is None:
+            raise RuntimeError(f"{type(self).__name__} is not bound to a store")
+        return self._store
+
+    def reserve(self, slots: int) -> None:
+        """Make per-slot state hold at least ``slots`` slots (the store grew)."""
+
+    # -- hooks ----------------------------------------------------------------------------------
+    def on_retrieve(self, slots: Slots, step: int) -> None:
+        """A retrieval returned ``slots``, best first (possibly none)."""
+
+    def on_feedback(self, slots: Slots, reward: float) -> None:
+        """The caller rated the retrieval that returned ``slots``; ``reward`` in [0, 1]."""
+
+    def prepare_insert(self, content_key: str) -> None:
+        """An item with ``content_key`` was admitted and will be inserted after any eviction."""
+
+    def victim(self, step: int) -> Victim:
+        """Return the slot to evict. The store must be non-empty."""
+        if len(self.store) == 0:
+            raise RuntimeError("victim() called on an empty store")
+        return self._victim(step)
+
+    @abstractmethod
+    def _victim(self, step: int) -> Victim: ...
+
+    @abstractmethod
+    def on_insert(self, slot: int, content_key: str, step: int) -> None:
+        """``slot`` now holds a new item."""
+
+    @abstractmethod
+    def on_remove(self, slot: int, evicted: bool) -> None:
+        """``slot`` was emptied, by eviction or by an explicit ``remove``."""
+
+    @abstractmethod
+    def clear(self) -> None:
+        """Forget every item."""
+
+    # -- inspection -----------------------------------------------------------------------------
+    def describe(self, slot: int) -> Mapping[str, float]:
+        """What the policy knows of the item in ``slot`` (for inspection and tests)."""
+        return {}
+
+    def check_invariants(self) -> None:
+        """Raise ``AssertionError`` if internal state disagrees with the store."""
+
+
+def lowest(scores: npt.NDArray[np.float64], slots: Slots, n: int = 3) -> Victim:
+    """The slot with the lowest score (first on ties) and the ``n`` lowest as contenders."""
+    best = int(np.argmin(scores))
+    m = min(n, len(scores))
+    cut = np.argpartition(scores, m - 1)[:m] if m < len(scores) else np.arange(len(scores))
+    cut = cut[np.argsort(scores[cut], kind="stable")]
+    contenders = tuple((int(slots[i]), float(scores[i])) for i in cut)
+    if contenders[0][0] != int(slots[best]):  # equal scores: keep argmin's (first) choice first
+        contenders = ((int(slots[best]), float(scores[best])),) + tuple(
+            c for c in contenders if c[0] != int(slots[best])
+        )[: m - 1]
+    return Victim(int(slots[best]), float(scores[best]), contenders)
+
+
+def grow_array(array: ArrayT, slots: int, fill: float) -> ArrayT:
+    """``array`` extended to ``slots`` entries with ``fill`` (unchanged if long enough)."""
+    if len(array) >= slots:
+        return array
+    extra = np.full(slots - len(array), fill, dtype=array.dtype)
+    return cast(ArrayT, np.concatenate([array, extra]))

@@ -1,0 +1,40 @@
+"""First in, first out."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .base import EvictionPolicy, Victim
+
+
+class FifoEviction(EvictionPolicy):
+    """Evict the item inserted longest ago; retrievals change nothing.
+
+    This is LangChain's ``ConversationBufferWindowMemory`` rule, and the paper's baseline. On a
+    cycle over more topics than slots it evicts exactly the item needed next (0% hits).
+    """
+
+    name = "fifo"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._order: dict[int, int] = {}  # slot -> insert step, oldest first
+
+    def on_insert(self, slot: int, content_key: str, step: int) -> None:
+        self._order[slot] = step
+
+    def on_remove(self, slot: int, evicted: bool) -> None:
+        del self._order[slot]
+
+    def _victim(self, step: int) -> Victim:
+        return Victim(next(iter(self._order)))
+
+    def clear(self) -> None:
+        self._order.clear()
+
+    def describe(self, slot: int) -> Mapping[str, float]:
+        return {"inserted_step": float(self._order[slot])}
+
+    def check_invariants(self) -> None:
+        if set(self._order) != set(self.store.active_slots().tolist()):
+            raise AssertionError("FIFO order disagrees with the store")

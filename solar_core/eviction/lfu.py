@@ -1,0 +1,80 @@
+"""Least frequently used."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from .base import EvictionPolicy, Slots, Victim, grow_array
+
+TieBreak = Literal["insertion", "recency"]
+
+
+class LfuEviction(EvictionPolicy):
+    """Evict the item retrieved the fewest times since it was stored.
+
+    Args:
+        tie_break: among equal counts, evict the earliest *inserted* (``"insertion"``, the SOLAR
+            reference runner's rule and the default) or the one that reached its count earliest
+            (``"recency"``, as ``cachetools.LFUCache``).
+
+    Counts never decay, so after a topic shift the old topic's well-used items squat the cache
+    (the paper's LFU failure under drift).
+    """
+
+    name = "lfu"
+
+    def __init__(self, tie_break: TieBreak = "insertion") -> None:
+        super().__init__()
+        if tie_break not in ("insertion", "recency"):
+            raise ValueError(f"tie_break must be 'insertion' or 'recency', got {tie_break!r}")
+        self.tie_break = tie_break
+        self._count: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._order: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # tie-break sequence
+        self._seq = 0
+
+    def reserve(self, slots: int) -> None:
+        self._count = grow_array(self._count, slots, 0)
+        self._order = grow_array(self._order, slots, 0)
+
+    def on_insert(self, slot: int, content_key: str, step: int) -> None:
+        self._seq += 1
+        self._count[slot] = 0
+        self._order[slot] = self._seq
+
+    def on_retrieve(self, slots: Slots, step: int) -> None:
+        if len(slots) == 0:
+            return
+        self._count[slots] += 1
+        if self.tie_break == "recency":
+            # Touch in insertion order, as LRU does: a deterministic order for simultaneous hits.
+            for slot in slots[np.argsort(self._order[slots], kind="stable")]:
+                self._seq += 1
+                self._order[slot] = self._seq
+
+    def on_remove(self, slot: int, evicted: bool) -> None:
+        self._count[slot] = 0
+
+    def _victim(self, step: int) -> Victim:
+        slots = self.store.active_slots()
+        # One int64 key orders by count, then by sequence: a single vectorised argmin.
+        key = (self._count[slots] << 32) + self._order[slots]
+        best = int(np.argmin(key))
+        return Victim(int(slots[best]), float(self._count[slots[best]]))
+
+    def clear(self) -> None:
+        self._count[:] = 0
+        self._order[:] = 0
+
+    def describe(self, slot: int) -> Mapping[str, float]:
+        return {"count": float(self._count[slot])}
+
+    def check_invariants(self) -> None:
+        slots = self.store.active_slots()
+        if (self._count[slots] < 0).any():
+            raise AssertionError("negative LFU count")
+        if len(set(self._order[slots].tolist())) != len(slots):
+            raise AssertionError("LFU tie-break sequence numbers collide")

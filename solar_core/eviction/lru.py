@@ -1,0 +1,49 @@
+"""Least recently used."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from .base import EvictionPolicy, Slots, Victim
+
+
+class LruEviction(EvictionPolicy):
+    """Evict the item least recently retrieved (an insert counts as a use).
+
+    Items retrieved together are touched in insertion order, so among them the oldest insert is
+    the least recent: the same tie-break as the SOLAR reference runner, where every hit of a step
+    gets the same timestamp and ties go to the earliest insert. On cyclic topics recency is an
+    anti-signal (the paper's LRU 0.38 vs FIFO 0.90 at m/K = 1).
+    """
+
+    name = "lru"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._recency: dict[int, int] = {}  # slot -> insert sequence, least recent first
+        self._seq = 0
+
+    def on_insert(self, slot: int, content_key: str, step: int) -> None:
+        self._seq += 1
+        self._recency[slot] = self._seq
+
+    def on_retrieve(self, slots: Slots, step: int) -> None:
+        recency = self._recency
+        for slot in sorted(slots.tolist(), key=recency.__getitem__):
+            recency[slot] = recency.pop(slot)  # move to the most-recent end
+
+    def on_remove(self, slot: int, evicted: bool) -> None:
+        del self._recency[slot]
+
+    def _victim(self, step: int) -> Victim:
+        return Victim(next(iter(self._recency)))
+
+    def clear(self) -> None:
+        self._recency.clear()
+
+    def describe(self, slot: int) -> Mapping[str, float]:
+        return {"recency_rank": float(list(self._recency).index(slot))}
+
+    def check_invariants(self) -> None:
+        if set(self._recency) != set(self.store.active_slots().tolist()):
+            raise AssertionError("LRU order disagrees with the store")

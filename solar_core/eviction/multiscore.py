@@ -1,0 +1,76 @@
+"""SOLAR-A's heuristic multi-score eviction."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+import numpy as np
+import numpy.typing as npt
+
+from .base import EvictionPolicy, Slots, Victim, grow_array, lowest
+
+
+class MultiScoreEviction(EvictionPolicy):
+    """Evict the lowest ``0.4 * exp(-age / 100) + 0.3 * freq + 0.3 * diversity`` (SOLAR-A).
+
+    ``age`` = steps since the item was last retrieved (or inserted), ``freq`` = its retrievals
+    divided by the steps so far, ``diversity`` = ``clip(1 - cosine to its nearest other item, 0,
+    1)`` (1 for an item alone). Deterministic. Weights from the reference implementation.
+    """
+
+    name = "multiscore"
+
+    def __init__(
+        self,
+        recency_weight: float = 0.4,
+        frequency_weight: float = 0.3,
+        diversity_weight: float = 0.3,
+        age_scale: float = 100.0,
+    ) -> None:
+        super().__init__()
+        if min(recency_weight, frequency_weight, diversity_weight) < 0 or age_scale <= 0:
+            raise ValueError("weights must be >= 0 and age_scale > 0")
+        self.weights = (recency_weight, frequency_weight, diversity_weight)
+        self.age_scale = age_scale
+        self.neighbours = 1 if diversity_weight > 0 else 0
+        self._last: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._count: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+
+    def reserve(self, slots: int) -> None:
+        self._last = grow_array(self._last, slots, 0)
+        self._count = grow_array(self._count, slots, 0)
+
+    def on_insert(self, slot: int, content_key: str, step: int) -> None:
+        self._last[slot] = step
+        self._count[slot] = 0
+
+    def on_retrieve(self, slots: Slots, step: int) -> None:
+        self._last[slots] = step
+        self._count[slots] += 1
+
+    def on_remove(self, slot: int, evicted: bool) -> None:
+        self._count[slot] = 0
+
+    def _victim(self, step: int) -> Victim:
+        slots = self.store.active_slots()
+        w_rec, w_freq, w_div = self.weights
+        age = (step - self._last[slots]).astype(np.float64)
+        score = w_rec * np.exp(-age / self.age_scale)
+        score += w_freq * self._count[slots] / max(step, 1)
+        index = self.store.neighbours
+        if w_div > 0 and index is not None:
+            score += w_div * np.clip(1.0 - index.max_similarity(slots), 0.0, 1.0)
+        return lowest(score, slots)
+
+    def clear(self) -> None:
+        self._last[:] = 0
+        self._count[:] = 0
+
+    def describe(self, slot: int) -> Mapping[str, float]:
+        return {"last_access_step": float(self._last[slot]), "count": float(self._count[slot])}
+
+    def check_invariants(self) -> None:
+        slots = self.store.active_slots()
+        if (self._count[slots] < 0).any() or not math.isfinite(float(self._last[slots].sum())):
+            raise AssertionError("bad SOLAR-A statistics")

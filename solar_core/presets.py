@@ -1,0 +1,128 @@
+"""Named compositions of an admission and an eviction policy."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .admission import AdmissionPolicy, AlwaysAdmit, RegretGate
+from .eviction import (
+    ArcEviction,
+    EvictionPolicy,
+    FifoEviction,
+    LfuEviction,
+    LruEviction,
+    MultiScoreEviction,
+    ThompsonEviction,
+)
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A policy by name: which admission and eviction classes, and what the rule is."""
+
+    name: str
+    rule: str
+    admission: Callable[..., AdmissionPolicy]
+    eviction: Callable[..., EvictionPolicy]
+    unbounded: bool = False  # ignores capacity: stores everything
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in [
+        Preset("fifo", "store every item; evict the oldest insert", AlwaysAdmit, FifoEviction),
+        Preset(
+            "lru", "store every item; evict the least recently retrieved", AlwaysAdmit, LruEviction
+        ),
+        Preset(
+            "lfu",
+            "store every item; evict the least often retrieved (ties: oldest)",
+            AlwaysAdmit,
+            LfuEviction,
+        ),
+        Preset(
+            "arc",
+            "store every item; ARC's recency/frequency lists with ghost hits",
+            AlwaysAdmit,
+            ArcEviction,
+        ),
+        Preset(
+            "solar",
+            "regret-gated admission; Thompson-sampling eviction (the paper's SOLAR)",
+            RegretGate,
+            ThompsonEviction,
+        ),
+        Preset(
+            "solar-a",
+            "regret-gated admission; recency+frequency+diversity eviction",
+            RegretGate,
+            MultiScoreEviction,
+        ),
+        Preset(
+            "solar-e", "store every item; Thompson-sampling eviction", AlwaysAdmit, ThompsonEviction
+        ),
+        Preset(
+            "unlimited",
+            "store every item; never evict (capacity ignored)",
+            AlwaysAdmit,
+            FifoEviction,
+            unbounded=True,
+        ),
+    ]
+}
+
+
+def available_policies() -> list[str]:
+    """Names accepted by ``SolarMemory(policy=...)``.
+
+    >>> available_policies()
+    ['arc', 'fifo', 'lfu', 'lru', 'solar', 'solar-a', 'solar-e', 'unlimited']
+    """
+    return sorted(PRESETS)
+
+
+def _parameters(factory: Callable[..., Any]) -> set[str]:
+    return {
+        name
+        for name, p in inspect.signature(factory).parameters.items()
+        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
+    }
+
+
+def build_policies(
+    name: str, capacity: int | None, params: dict[str, Any]
+) -> tuple[AdmissionPolicy, EvictionPolicy, int | None]:
+    """Instantiate preset ``name``; ``params`` go to whichever class takes them.
+
+    Returns the admission policy, the eviction policy and the effective capacity.
+
+    >>> build_policies("lifo", 10, {})
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown policy 'lifo'; known: arc, fifo, lfu, lru, solar, solar-a, solar-e, ...
+    """
+    if not isinstance(name, str):
+        raise TypeError(f"policy must be a str, got {type(name).__name__}")
+    preset = PRESETS.get(name)
+    if preset is None:
+        raise ValueError(f"unknown policy {name!r}; known: {', '.join(available_policies())}")
+    adm_names = _parameters(preset.admission)
+    ev_names = _parameters(preset.eviction) - {"capacity"}
+    unknown = sorted(set(params) - adm_names - ev_names)
+    if unknown:
+        accepted = ", ".join(sorted(adm_names | ev_names)) or "none"
+        raise TypeError(
+            f"policy {name!r} got unknown parameter(s) {', '.join(unknown)}; accepted: {accepted}"
+        )
+    if preset.unbounded:
+        capacity = None
+    admission = preset.admission(**{k: v for k, v in params.items() if k in adm_names})
+    ev_params = {k: v for k, v in params.items() if k in ev_names}
+    if "capacity" in _parameters(preset.eviction):
+        if capacity is None:
+            raise ValueError(f"policy {name!r} needs a finite capacity")
+        ev_params["capacity"] = capacity
+    return admission, preset.eviction(**ev_params), capacity

@@ -1,0 +1,201 @@
+"""The fixed-capacity slot matrix that holds every stored vector."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .neighbours import NeighbourIndex
+
+_NEG = np.float32(-np.inf)
+
+
+class VectorStore:
+    """``capacity x dim`` float32 matrix of unit rows, with id <-> slot maps and payloads.
+
+    The store owns capacity accounting; policies only name victims. Retrieval is one
+    matrix-vector product plus ``argpartition`` over the used rows: no Python loop over items.
+    Freed slots are reused last-in first-out, so the used prefix stays short. With
+    ``capacity=None`` the matrix doubles when it runs out of rows.
+
+    >>> import numpy as np
+    >>> store = VectorStore(dim=2, capacity=3)
+    >>> for i, v in enumerate([[1, 0], [0, 1], [0.6, 0.8]]):
+    ...     _ = store.insert(f"m{i}", np.asarray(v, dtype=np.float32), payload=None)
+    >>> slots, scores = store.top_k(np.asarray([1, 0], dtype=np.float32), 2)
+    >>> [store.id_at(int(s)) for s in slots], [round(float(x), 2) for x in scores]
+    (['m0', 'm2'], [1.0, 0.6])
+    """
+
+    def __init__(
+        self, dim: int, capacity: int | None, *, neighbours: int = 0, initial_slots: int = 64
+    ) -> None:
+        self.dim = dim
+        self.capacity = capacity
+        self._initial = capacity if capacity is not None else initial_slots
+        self._neighbour_k = neighbours
+        self.neighbours: NeighbourIndex | None = None
+        self._allocate(self._initial)
+
+    def _allocate(self, slots: int) -> None:
+        self.matrix = np.zeros((slots, self.dim), dtype=np.float32)
+        self.active_full = np.zeros(slots, dtype=bool)
+        self._ids: list[str | None] = [None] * slots
+        self._payloads: list[Any] = [None] * slots
+        self._slot_of: dict[str, int] = {}  # insertion-ordered: items() lists oldest first
+        self._free = list(range(slots - 1, -1, -1))  # pop() hands out the lowest slot first
+        self.high_water = 0  # every active slot is below this
+        self.neighbours = (
+            NeighbourIndex(self._neighbour_k, slots) if self._neighbour_k > 0 else None
+        )
+
+    # -- size ---------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._slot_of)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._slot_of
+
+    @property
+    def slots(self) -> int:
+        """Rows allocated (policies size their per-slot arrays by this)."""
+        return self.matrix.shape[0]
+
+    @property
+    def full(self) -> bool:
+        return self.capacity is not None and len(self._slot_of) >= self.capacity
+
+    @property
+    def active_mask(self) -> npt.NDArray[np.bool_]:
+        return self.active_full[: self.high_water]
+
+    def active_slots(self) -> npt.NDArray[np.int64]:
+        return np.flatnonzero(self.active_mask)
+
+    # -- lookup -------------------------------------------------------------------------------
+    def slot_of(self, item_id: str) -> int:
+        return self._slot_of[item_id]
+
+    def id_at(self, slot: int) -> str:
+        item_id = self._ids[slot]
+        if item_id is None:
+            raise KeyError(f"slot {slot} is empty")
+        return item_id
+
+    def payload_at(self, slot: int) -> Any:
+        return self._payloads[slot]
+
+    def ids(self) -> list[str]:
+        return list(self._slot_of)
+
+    def vector(self, slot: int) -> npt.NDArray[np.float32]:
+        row: npt.NDArray[np.float32] = self.matrix[slot].copy()
+        return row
+
+    # -- search -------------------------------------------------------------------------------
+    def similarities(self, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Cosine similarity of ``vector`` to every used slot; ``-inf`` for empty slots."""
+        sims: npt.NDArray[np.float32] = self.matrix[: self.high_water] @ vector
+        if len(self._slot_of) < self.high_water:
+            sims[~self.active_mask] = _NEG
+        return sims
+
+    def top_k(
+        self, vector: npt.NDArray[np.float32], k: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Slots and similarities of the ``k`` most similar items, best first."""
+        n = len(self._slot_of)
+        if n == 0:
+            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+        sims = self.similarities(vector)
+        k = min(k, n)
+        if k < len(sims):
+            top = np.argpartition(-sims, k - 1)[:k]
+        else:
+            top = np.arange(len(sims))
+        order = top[np.argsort(-sims[top], kind="stable")]
+        return order, sims[order]
+
+    # -- mutation -----------------------------------------------------------------------------
+    def insert(
+        self,
+        item_id: str,
+        vector: npt.NDArray[np.float32],
+        payload: Any,
+        sims: npt.NDArray[np.float32] | None = None,
+    ) -> int:
+        """Store a unit ``vector`` under ``item_id``; return its slot.
+
+        ``sims`` (its similarities to the slots, from :meth:`similarities`) saves the neighbour
+        index a product when the caller already has them.
+        """
+        if self.full:
+            raise RuntimeError("store is full: evict before inserting")
+        if item_id in self._slot_of:
+            raise ValueError(f"an item with id {item_id!r} is already stored")
+        if not self._free:
+            self._grow()
+        slot = self._free.pop()
+        self.matrix[slot] = vector
+        self.active_full[slot] = True
+        self._ids[slot] = item_id
+        self._payloads[slot] = payload
+        self._slot_of[item_id] = slot
+        self.high_water = max(self.high_water, slot + 1)
+        if self.neighbours is not None:
+            self.neighbours.on_insert(self, slot, sims)
+        return slot
+
+    def remove(self, slot: int) -> str:
+        """Free ``slot``; return the id it held."""
+        item_id = self.id_at(slot)
+        del self._slot_of[item_id]
+        self.active_full[slot] = False
+        self._ids[slot] = None
+        self._payloads[slot] = None
+        self._free.append(slot)
+        while self.high_water > 0 and not self.active_full[self.high_water - 1]:
+            self.high_water -= 1
+        if self.neighbours is not None:
+            self.neighbours.on_remove(self, slot)
+        return item_id
+
+    def clear(self) -> None:
+        self._allocate(self._initial)
+
+    def _grow(self) -> None:
+        old = self.slots
+        new = max(2 * old, 64)
+        self.matrix = np.vstack([self.matrix, np.zeros((new - old, self.dim), dtype=np.float32)])
+        self.active_full = np.concatenate([self.active_full, np.zeros(new - old, dtype=bool)])
+        self._ids.extend([None] * (new - old))
+        self._payloads.extend([None] * (new - old))
+        self._free = list(range(new - 1, old - 1, -1))
+        if self.neighbours is not None:
+            self.neighbours.grow(new)
+
+    # -- checks -------------------------------------------------------------------------------
+    def check_invariants(self) -> None:
+        """Raise ``AssertionError`` if the maps, masks and free list disagree."""
+        n = len(self._slot_of)
+        if self.capacity is not None and n > self.capacity:
+            raise AssertionError(f"{n} items exceed capacity {self.capacity}")
+        if int(self.active_full.sum()) != n:
+            raise AssertionError("active mask disagrees with the id map")
+        if self.active_full[self.high_water :].any():
+            raise AssertionError("an active slot lies above the high-water mark")
+        for item_id, slot in self._slot_of.items():
+            if self._ids[slot] != item_id or not self.active_full[slot]:
+                raise AssertionError(f"id map broken for {item_id!r} at slot {slot}")
+        if len(self._free) + n != self.slots or len(set(self._free)) != len(self._free):
+            raise AssertionError("free list broken")
+        if self.active_full[self._free].any():
+            raise AssertionError("an active slot is on the free list")
+        if n and not np.allclose(
+            np.linalg.norm(self.matrix[self.active_slots()], axis=1), 1.0, atol=1e-4
+        ):
+            raise AssertionError("a stored vector is not unit-norm")
+        if self.neighbours is not None:
+            self.neighbours.check(self)

@@ -1,0 +1,72 @@
+"""Value objects returned by :class:`~solar_core.SolarMemory`: hits, decisions, items."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+
+class UnknownItemError(KeyError, ValueError):
+    """No item with this id is stored. Both a ``KeyError`` and a ``ValueError``."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0]) if self.args else "unknown item"
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A retrieved item: id, text, cosine similarity to the query, metadata, rank (0 = best)."""
+
+    id: str
+    text: str
+    score: float
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+    rank: int = 0
+
+
+@dataclass(frozen=True)
+class MemoryItem:
+    """A stored item as seen from outside, with the eviction policy's statistics for it.
+
+    ``policy`` holds what the eviction policy knows of the item, e.g. ``{"alpha": 3.0, "beta": 1.05,
+    "mean": 0.74}`` for Thompson sampling, ``{"count": 2}`` for LFU.
+    """
+
+    id: str
+    text: str
+    metadata: Mapping[str, Any]
+    created_step: int
+    created_at: float
+    policy: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """Why the memory changed, or did not, when a step's experience was offered.
+
+    Attributes:
+        step: 1-based index of the step this ``add`` ended.
+        admitted: whether the item was stored.
+        item_id: the new item's id, or ``None`` when rejected.
+        evicted: the id evicted to make room, or ``None``.
+        reason: the admission rule that decided (``"always"``, ``"bootstrap"``, ``"regret > tau"``,
+            ``"regret <= tau"``).
+        cost: the step cost fed to the admission policy (``1 - score`` with feedback, else the
+            policy's implicit cost), or ``None`` for policies that use none.
+        regret: accumulated regret when the decision was taken (before any reset).
+        tau: the admission threshold at that moment.
+        victim_score: the eviction score that chose the victim (lowest wins), if the policy scores.
+        contenders: the lowest-scored items considered for eviction, ``(id, score)``, victim first.
+    """
+
+    step: int
+    admitted: bool
+    item_id: str | None
+    evicted: str | None
+    reason: str
+    cost: float | None = None
+    regret: float | None = None
+    tau: float | None = None
+    victim_score: float | None = None
+    contenders: tuple[tuple[str, float], ...] = ()

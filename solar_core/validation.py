@@ -1,0 +1,103 @@
+"""Input checks shared by the public API. Each raises before any state is touched."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+FloatVector = npt.NDArray[np.float32]
+
+
+def check_text(text: object, what: str = "text") -> str:
+    """Return ``text`` if it is a non-blank string, else raise ``TypeError``/``ValueError``."""
+    if not isinstance(text, str):
+        raise TypeError(f"{what} must be a str, got {type(text).__name__}")
+    if not text.strip():
+        raise ValueError(f"{what} must not be empty or blank")
+    return text
+
+
+def check_k(k: object, what: str = "k") -> int:
+    """Return ``k`` if it is an int >= 1 (bools rejected)."""
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        raise TypeError(f"{what} must be an int, got {type(k).__name__}")
+    if k < 1:
+        raise ValueError(f"{what} must be >= 1, got {k}")
+    return int(k)
+
+
+def check_capacity(capacity: object) -> int | None:
+    """Return ``capacity`` (``None`` = unbounded) if it is ``None`` or an int >= 1."""
+    if capacity is None:
+        return None
+    return check_k(capacity, "capacity")
+
+
+def check_score(score: object, what: str = "score") -> float:
+    """Return ``score`` as a float if it is a finite real number in [0, 1]."""
+    if isinstance(score, bool) or not isinstance(score, int | float | np.floating | np.integer):
+        raise TypeError(f"{what} must be a number in [0, 1], got {type(score).__name__}")
+    value = float(score)
+    if not (0.0 <= value <= 1.0):  # also rejects NaN
+        raise ValueError(f"{what} must be in [0, 1], got {score!r}")
+    return value
+
+
+def check_metadata(metadata: object) -> dict[str, Any]:
+    """A shallow copy of ``metadata`` (``None`` -> ``{}``) if it is a mapping with str keys."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise TypeError(f"metadata must be a mapping, got {type(metadata).__name__}")
+    for key in metadata:
+        if not isinstance(key, str):
+            raise TypeError(f"metadata keys must be str, got {type(key).__name__} {key!r}")
+    return dict(metadata)
+
+
+def unit_vector(vector: object, dim: int, what: str = "embedding") -> FloatVector:
+    """Return ``vector`` as a new float32 unit row of length ``dim``.
+
+    Raises ``TypeError`` for non-numeric input and ``ValueError`` for a wrong dimension, NaN/inf
+    or a zero vector. Cosine similarity is the dot product of unit rows, so every vector the store
+    sees goes through here.
+    """
+    try:
+        arr = np.array(vector, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{what} must be a sequence of numbers ({exc})") from None
+    if arr.ndim != 1:
+        raise ValueError(f"{what} must be one vector (1-D), got shape {arr.shape}")
+    if arr.shape[0] != dim:
+        raise ValueError(
+            f"{what} has dimension {arr.shape[0]}, expected {dim} "
+            "(for precomputed vectors of another size pass dim= to SolarMemory)"
+        )
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{what} contains NaN or inf")
+    norm = math.sqrt(float(np.dot(arr, arr)))
+    if norm == 0.0 or not math.isfinite(norm):
+        raise ValueError(f"{what} must not be the zero vector")
+    arr /= norm
+    return arr
+
+
+def unit_rows(matrix: object, dim: int, rows: int, what: str = "embeddings") -> FloatVector:
+    """Like :func:`unit_vector` for an ``(rows, dim)`` matrix, as an embedder returns."""
+    try:
+        arr = np.array(matrix, dtype=np.float32)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{what} must be numeric ({exc})") from None
+    if arr.shape != (rows, dim):
+        raise ValueError(f"{what} has shape {arr.shape}, expected {(rows, dim)}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{what} contain NaN or inf")
+    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    if (norms == 0).any():
+        raise ValueError(f"{what} contain a zero vector")
+    out: FloatVector = (arr / norms).astype(np.float32, copy=False)
+    return out
