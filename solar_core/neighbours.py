@@ -84,15 +84,18 @@ class NeighbourIndex:
         count = min(self.k, len(store) - 1)
         if count > 0:
             top = np.argpartition(-sims, count - 1, axis=1)[:, :count]
-            self.sim[rows, :count] = np.take_along_axis(sims, top, axis=1)
+            self.sim[rows, :count] = sims[np.arange(len(rows))[:, None], top]
             self.idx[rows, :count] = top
 
     def mean_similarity(self, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         """Mean similarity to the (up to ``k``) nearest others; NaN for an item with none."""
-        rows = self.sim[slots].astype(np.float64)
+        rows = self.sim[slots]
+        if len(slots) > self.k:  # every row is full: the common case, no masking needed
+            full: npt.NDArray[np.float64] = rows.mean(axis=1, dtype=np.float64)
+            return full
         valid = np.isfinite(rows)
         count = valid.sum(axis=1)
-        total = np.where(valid, rows, 0.0).sum(axis=1)
+        total = np.where(valid, rows, 0.0).sum(axis=1, dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             out: npt.NDArray[np.float64] = np.where(count > 0, total / np.maximum(count, 1), np.nan)
         return out

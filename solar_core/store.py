@@ -110,11 +110,11 @@ class VectorStore:
         if n == 0:
             return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
         sims = self.similarities(vector)
-        k = min(k, n)
-        if k < len(sims):
-            top = np.argpartition(-sims, k - 1)[:k]
+        m = len(sims)
+        if k < min(n, m):
+            top = np.argpartition(sims, m - k)[m - k :]  # empty slots hold -inf: never chosen
         else:
-            top = np.arange(len(sims))
+            top = self.active_slots()
         order = top[np.argsort(-sims[top], kind="stable")]
         return order, sims[order]
 

@@ -14,7 +14,7 @@ class UnknownItemError(KeyError, ValueError):
         return str(self.args[0]) if self.args else "unknown item"
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Hit:
     """A retrieved item: id, text, cosine similarity to the query, metadata, rank (0 = best)."""
 
@@ -41,7 +41,7 @@ class MemoryItem:
     policy: Mapping[str, float] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Decision:
     """Why the memory changed, or did not, when a step's experience was offered.
 

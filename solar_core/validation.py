@@ -70,19 +70,25 @@ def unit_vector(vector: object, dim: int, what: str = "embedding") -> FloatVecto
         arr = np.array(vector, dtype=np.float32)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{what} must be a sequence of numbers ({exc})") from None
-    if arr.ndim != 1:
-        raise ValueError(f"{what} must be one vector (1-D), got shape {arr.shape}")
-    if arr.shape[0] != dim:
+    if arr.shape != (dim,):
+        if arr.ndim != 1:
+            raise ValueError(f"{what} must be one vector (1-D), got shape {arr.shape}")
         raise ValueError(
             f"{what} has dimension {arr.shape[0]}, expected {dim} "
             "(for precomputed vectors of another size pass dim= to SolarMemory)"
         )
-    if not np.isfinite(arr).all():
-        raise ValueError(f"{what} contains NaN or inf")
-    norm = math.sqrt(float(np.dot(arr, arr)))
-    if norm == 0.0 or not math.isfinite(norm):
-        raise ValueError(f"{what} must not be the zero vector")
-    arr /= norm
+    # One dot product screens for NaN/inf/zero (any of them makes it non-finite or 0); the
+    # element-wise checks run only to word the error.
+    norm2 = float(arr @ arr)
+    if not 0.0 < norm2 < math.inf:
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{what} contains NaN or inf")
+        if norm2 == 0.0:
+            raise ValueError(f"{what} must not be the zero vector")
+        wide = arr.astype(np.float64)  # float32 overflowed: normalise in double precision
+        out: FloatVector = (wide / np.linalg.norm(wide)).astype(np.float32)
+        return out
+    arr *= np.float32(1.0 / math.sqrt(norm2))
     return arr
 
 

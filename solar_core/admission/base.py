@@ -10,7 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Candidate:
     """What an admission policy sees of an offered item.
 

@@ -28,13 +28,12 @@ def information_gain(
     """
     if size <= 0:
         return 1.0
-    best = float(similarities.max())
-    novelty = min(max(1.0 - best, 0.0), 1.0)
     k = min(density_k, size)
-    if k == 1:
-        density = best
-    else:
-        top = np.partition(similarities, len(similarities) - k)[-k:]
-        density = float(top.mean())
-    density = min(max(density, 0.0), 1.0)
+    n = len(similarities)
+    # One partial sort yields both the top-1 (novelty) and the top-k mean (density).
+    top = (np.partition(similarities, n - k)[n - k :] if k < n else similarities).tolist()
+    best = float(max(top))
+    top.sort(reverse=True)
+    novelty = min(max(1.0 - best, 0.0), 1.0)
+    density = min(max(float(sum(top[:k])) / k, 0.0), 1.0)
     return max(novelty_weight * novelty - density_weight * density, 0.0)

@@ -69,8 +69,8 @@ class ArcEviction(EvictionPolicy):
     def _victim(self, step: int) -> Victim:
         if self._drop_t1_lru:
             return Victim(next(iter(self.t1)))
-        # REPLACE(x, p): take T1's LRU if |T1| > p (or == p on a B2 hit), else T2's LRU.
-        if self.t1 and (len(self.t1) > self.p or (self._in_b2 and len(self.t1) == int(self.p))):
+        # REPLACE(x, p): T1's LRU if |T1| > p (or == p, p real, on a B2 hit), else T2's LRU.
+        if self.t1 and (len(self.t1) > self.p or (self._in_b2 and len(self.t1) == self.p)):
             return Victim(next(iter(self.t1)))
         if self.t2:
             return Victim(next(iter(self.t2)))
@@ -86,8 +86,10 @@ class ArcEviction(EvictionPolicy):
         if self._drop_t1_lru:
             self._drop_t1_lru = False
         elif in_t1:
+            self.b2.pop(key, None)  # two stored copies of one text: one ghost, the latest
             self.b1[key] = None
         else:
+            self.b1.pop(key, None)
             self.b2[key] = None
 
     def on_insert(self, slot: int, content_key: str, step: int) -> None:
@@ -101,7 +103,10 @@ class ArcEviction(EvictionPolicy):
             del lst[next(iter(lst))]
 
     def clear(self) -> None:
-        self.__init__(self.c)  # type: ignore[misc]
+        for lst in (self.t1, self.t2, self.b1, self.b2, self._key):
+            lst.clear()
+        self.p = 0.0
+        self._into_t2 = self._in_b2 = self._drop_t1_lru = False
 
     def describe(self, slot: int) -> Mapping[str, float]:
         return {"list": 1.0 if slot in self.t1 else 2.0, "p": self.p}

@@ -105,17 +105,16 @@ class EvictionPolicy(ABC):
 
 
 def lowest(scores: npt.NDArray[np.float64], slots: Slots, n: int = 3) -> Victim:
-    """The slot with the lowest score (first on ties) and the ``n`` lowest as contenders."""
+    """The slot with the lowest score (the first one on ties) and the ``n`` lowest as contenders."""
     best = int(np.argmin(scores))
     m = min(n, len(scores))
     cut = np.argpartition(scores, m - 1)[:m] if m < len(scores) else np.arange(len(scores))
-    cut = cut[np.argsort(scores[cut], kind="stable")]
-    contenders = tuple((int(slots[i]), float(scores[i])) for i in cut)
-    if contenders[0][0] != int(slots[best]):  # equal scores: keep argmin's (first) choice first
-        contenders = ((int(slots[best]), float(scores[best])),) + tuple(
-            c for c in contenders if c[0] != int(slots[best])
-        )[: m - 1]
-    return Victim(int(slots[best]), float(scores[best]), contenders)
+    ranked = sorted(
+        (s, i) for s, i in zip(scores[cut].tolist(), cut.tolist(), strict=True) if i != best
+    )
+    picked = [(float(scores[best]), best)] + ranked[: m - 1]
+    contenders = tuple((int(slots[i]), s) for s, i in picked)
+    return Victim(contenders[0][0], contenders[0][1], contenders)
 
 
 def grow_array(array: ArrayT, slots: int, fill: float) -> ArrayT:

@@ -34,16 +34,19 @@ class LfuEviction(EvictionPolicy):
         self.tie_break = tie_break
         self._count: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._order: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # tie-break sequence
+        self._inserted: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # insert sequence
         self._seq = 0
 
     def reserve(self, slots: int) -> None:
         self._count = grow_array(self._count, slots, 0)
         self._order = grow_array(self._order, slots, 0)
+        self._inserted = grow_array(self._inserted, slots, 0)
 
     def on_insert(self, slot: int, content_key: str, step: int) -> None:
         self._seq += 1
         self._count[slot] = 0
         self._order[slot] = self._seq
+        self._inserted[slot] = self._seq
 
     def on_retrieve(self, slots: Slots, step: int) -> None:
         if len(slots) == 0:
@@ -51,7 +54,7 @@ class LfuEviction(EvictionPolicy):
         self._count[slots] += 1
         if self.tie_break == "recency":
             # Touch in insertion order, as LRU does: a deterministic order for simultaneous hits.
-            for slot in slots[np.argsort(self._order[slots], kind="stable")]:
+            for slot in slots[np.argsort(self._inserted[slots], kind="stable")]:
                 self._seq += 1
                 self._order[slot] = self._seq
 
@@ -68,6 +71,7 @@ class LfuEviction(EvictionPolicy):
     def clear(self) -> None:
         self._count[:] = 0
         self._order[:] = 0
+        self._inserted[:] = 0
 
     def describe(self, slot: int) -> Mapping[str, float]:
         return {"count": float(self._count[slot])}

@@ -1,0 +1,142 @@
+"""The demo: one scripted conversation through a FIFO memory and a SOLAR memory, side by side.
+
+Run ``python -m solar_core.demo`` (or ``solar-demo``). Each turn the assistant recalls the top-3
+past experiences for Maya's question; a recall is *useful* when one of them is about the same
+topic, and Maya then likes the answer (``feedback(like=True)``), else dislikes it. The turn's
+Q/A is then offered to the memory, which decides what to keep and what to evict.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .cached_embedder import CachedEmbedder
+from .demo_script import TURNS
+from .embedder import Embedder, resolve_embedder
+from .memory import SolarMemory
+from .presets import PRESETS
+from .types import Decision
+
+
+@dataclass
+class PolicyRun:
+    policy: str
+    useful: int = 0
+    scored: int = 0
+    lines: list[str] = field(default_factory=list)
+    memory: SolarMemory | None = None
+
+
+def _short(text: str, width: int = 44) -> str:
+    first = text.splitlines()[0].removeprefix("Q: ")
+    return first if len(first) <= width else first[: width - 1] + "…"
+
+
+def _why_evicted(decision: Decision, before: dict[str, dict[str, float]], policy: str) -> str:
+    victim = decision.evicted or ""
+    stats = before.get(victim, {})
+    if "alpha" in stats and decision.victim_score is not None:
+        others = ", ".join(f"{s:.2f}" for _, s in decision.contenders[1:])
+        return (
+            f"lowest Thompson score {decision.victim_score:.2f} "
+            f"(Beta({stats['alpha']:.2f}, {stats['beta']:.2f}) sample + novelty; "
+            f"next lowest {others})"
+        )
+    if decision.victim_score is not None:
+        return f"lowest score {decision.victim_score:.2f}"
+    return f"{PRESETS[policy].rule.split('; ')[-1]}" if policy in PRESETS else "policy choice"
+
+
+def run_policy(policy: str, capacity: int, embedder: Embedder, seed: int) -> PolicyRun:
+    """Stream :data:`TURNS` through one memory and log every decision."""
+    memory = SolarMemory(policy, capacity=capacity, embedder=embedder, seed=seed)
+    run = PolicyRun(policy, memory=memory)
+    texts: dict[str, tuple[int, str, str]] = {}  # id -> (turn, topic, text)
+    for turn, (topic, question, answer) in enumerate(TURNS, start=1):
+        hits = memory.retrieve(question, k=3)
+        useful = topic != "chat" and any(h.metadata["topic"] == topic for h in hits)
+        if topic != "chat":
+            run.scored += 1
+            run.useful += useful
+        memory.feedback(like=useful)
+        before = {item.id: dict(item.policy) for item in memory.items()}
+        decision = memory.add(f"Q: {question}\nA: {answer}", metadata={"topic": topic})
+        recalled = ",".join(str(h.metadata["topic"]) for h in hits) or "-"
+        mark = "useful " if useful else ("       " if topic == "chat" else "missed ")
+        line = f"{turn:3d} {topic:<5} {mark} recalled [{recalled:<16}] "
+        if decision.admitted and decision.item_id is not None:
+            texts[decision.item_id] = (turn, topic, question)
+            line += f"stored ({decision.reason})"
+        else:
+            line += f"skipped ({decision.reason}: {decision.regret:.2f} <= {decision.tau:.2f})"
+        if decision.evicted is not None:
+            t0, topic0, q0 = texts[decision.evicted]
+            line += (
+                f'\n{"":17}evicted turn {t0} [{topic0}] "{_short(q0)}"\n{"":17}  why: '
+                + _why_evicted(decision, before, policy)
+            )
+        run.lines.append(line)
+    return run
+
+
+def _kept(run: PolicyRun) -> list[str]:
+    assert run.memory is not None
+    out = []
+    for item in run.memory.items():
+        stats = item.policy
+        extra = (
+            f"  Beta({stats['alpha']:.1f}, {stats['beta']:.2f}) mean {stats['mean']:.2f}"
+            if "alpha" in stats
+            else ""
+        )
+        out.append(f"  [{item.metadata['topic']:<5}] {_short(item.text, 52):<52}{extra}")
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description="SOLAR agent memory demo")
+    parser.add_argument("--policies", default="fifo,solar", help="comma-separated presets")
+    parser.add_argument("--capacity", type=int, default=6)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--embedder", default="minilm", help="'minilm' (default) or 'hash'")
+    parser.add_argument("--quiet", action="store_true", help="summary only, no per-turn log")
+    args = parser.parse_args(argv)
+    start = time.perf_counter()
+    inner = resolve_embedder(args.embedder)
+    print(f"Loading the {type(inner).__name__} embedder...", flush=True)
+    # Every question and Q/A of the script is embedded once, in batches, for all policies.
+    embedder = CachedEmbedder(inner)
+    embedder.prime([q for _, q, _ in TURNS] + [f"Q: {q}\nA: {a}" for _, q, a in TURNS])
+    runs = [run_policy(p, args.capacity, embedder, args.seed) for p in args.policies.split(",")]
+    topics = Counter(topic for topic, _, _ in TURNS)
+    print(
+        f"\n{len(TURNS)} turns: {sum(v for k, v in topics.items() if k != 'chat')} questions on "
+        f"5 recurring topics, {topics['chat']} small-talk turns. Capacity {args.capacity}, top-3."
+    )
+    for run in runs:
+        print(f"\n=== {run.policy}: {PRESETS[run.policy].rule} ===")
+        if not args.quiet:
+            print("\n".join(run.lines))
+        print(f"\nkept at the end ({run.policy}):")
+        print("\n".join(_kept(run)))
+    print("\nsummary (useful recall = a same-topic experience among the top-3):")
+    print(f"{'policy':<10} {'useful recall':>14} {'stored':>8} {'evicted':>8}")
+    for run in runs:
+        assert run.memory is not None
+        st = run.memory.stats()
+        rate = run.useful / run.scored
+        print(
+            f"{run.policy:<10} {run.useful:>3}/{run.scored} = {rate:4.2f} "
+            f"{st['admitted']:>4}/{st['steps']} {st['evicted']:>8}"
+        )
+    print(f"\n({time.perf_counter() - start:.1f} s)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

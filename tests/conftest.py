@@ -1,0 +1,40 @@
+"""Shared helpers for the test suite."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+from solar_core import SolarMemory, available_policies
+
+POLICIES = available_policies()
+
+
+def full_state(memory: SolarMemory) -> bytes:
+    """Everything a memory holds (store, policies, RNG, counters, trace) as bytes.
+
+    Two equal results mean the memory is exactly as it was: tests for bad input compare this
+    before and after the failing call.
+    """
+    return pickle.dumps(memory, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def unit(x: np.ndarray) -> np.ndarray:
+    return (x / np.linalg.norm(x, axis=-1, keepdims=True)).astype(np.float32)
+
+
+def topic_vectors(
+    n_topics: int, per_topic: int, dim: int = 32, spread: float = 0.1, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Topic centres ``(n_topics, dim)`` and items ``(n_topics, per_topic, dim)``, unit rows."""
+    rng = np.random.default_rng(seed)
+    centres = unit(rng.normal(size=(n_topics, dim)))
+    items = unit(centres[:, None, :] + rng.normal(scale=spread, size=(n_topics, per_topic, dim)))
+    return centres, items
+
+
+@pytest.fixture(params=POLICIES)
+def policy(request: pytest.FixtureRequest) -> str:
+    return str(request.param)

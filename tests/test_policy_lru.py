@@ -1,0 +1,138 @@
+"""LRU eviction: exact eviction sequences on hand-made scenarios."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from solar_core import LruEviction, SolarMemory
+
+DIM = 8
+
+
+def onehot(i: int) -> np.ndarray:
+    v = np.zeros(DIM, dtype=np.float32)
+    v[i] = 1.0
+    return v
+
+
+def ids(memory: SolarMemory) -> list[str]:
+    return [item.id for item in memory.items()]
+
+
+def add(memory: SolarMemory, name: str, axis: int) -> str | None:
+    decision = memory.add(f"text {name}", embedding=onehot(axis), item_id=name)
+    assert decision.admitted and decision.item_id == name
+    memory.check_invariants()
+    return decision.evicted
+
+
+def hit(memory: SolarMemory, *weighted: tuple[int, float]) -> list[str]:
+    """Retrieve with a query that ranks the given axes by weight (k = number of axes)."""
+    query = np.zeros(DIM, dtype=np.float32)
+    for axis, weight in weighted:
+        query[axis] = weight
+    hits = memory.retrieve(embedding=query, k=len(weighted))
+    memory.check_invariants()
+    return [h.id for h in hits]
+
+
+def recency(memory: SolarMemory) -> list[str]:
+    """Ids from least to most recently used, as the policy reports them."""
+    ranks = {item.id: item.policy["recency_rank"] for item in memory.items()}
+    return sorted(ranks, key=ranks.__getitem__)
+
+
+@pytest.fixture(params=["preset", "composed"])
+def lru(request: pytest.FixtureRequest) -> SolarMemory:
+    if request.param == "preset":
+        return SolarMemory("lru", capacity=3, dim=DIM, seed=0)
+    return SolarMemory(eviction=LruEviction(), capacity=3, dim=DIM, seed=0)
+
+
+def test_never_retrieved_items_leave_in_insertion_order(lru: SolarMemory) -> None:
+    evicted = [add(lru, name, axis) for axis, name in enumerate("ABCDEF")]
+    assert evicted == [None, None, None, "A", "B", "C"]
+    assert ids(lru) == ["D", "E", "F"]
+
+
+def test_a_retrieval_protects_an_item(lru: SolarMemory) -> None:
+    for axis, name in enumerate("ABC"):
+        add(lru, name, axis)
+    assert hit(lru, (0, 1.0)) == ["A"]
+    assert recency(lru) == ["B", "C", "A"]
+    assert add(lru, "D", 3) == "B"
+    assert ids(lru) == ["A", "C", "D"]
+    assert hit(lru, (2, 1.0)) == ["C"]
+    assert recency(lru) == ["A", "D", "C"]
+    assert add(lru, "E", 4) == "A"
+    assert ids(lru) == ["C", "D", "E"]
+    assert add(lru, "F", 5) == "D"
+    assert add(lru, "G", 6) == "C"
+    assert ids(lru) == ["E", "F", "G"]
+
+
+def test_insert_counts_as_a_use(lru: SolarMemory) -> None:
+    add(lru, "A", 0)
+    add(lru, "B", 1)
+    assert hit(lru, (0, 1.0)) == ["A"]
+    add(lru, "C", 2)  # C is used after A's retrieval
+    assert hit(lru, (1, 1.0)) == ["B"]
+    assert recency(lru) == ["A", "C", "B"]
+    # If an insert were not a use, never-retrieved C would go first.
+    assert add(lru, "D", 3) == "A"
+    assert add(lru, "E", 4) == "C"
+    assert ids(lru) == ["B", "D", "E"]
+
+
+def test_simultaneous_hits_are_touched_in_insertion_order(lru: SolarMemory) -> None:
+    for axis, name in enumerate("ABC"):
+        add(lru, name, axis)
+    hit(lru, (1, 1.0))  # B
+    hit(lru, (0, 1.0))  # A: recency now C, B, A
+    assert recency(lru) == ["C", "B", "A"]
+    # One retrieval returns B (rank 0) and A (rank 1). Touching in insertion order (A, then B)
+    # makes A the least recent of the two; rank order or previous recency would pick B.
+    assert hit(lru, (1, 0.8), (0, 0.6)) == ["B", "A"]
+    assert recency(lru) == ["C", "A", "B"]
+    assert add(lru, "D", 3) == "C"
+    assert add(lru, "E", 4) == "A"
+    assert add(lru, "F", 5) == "B"
+    assert ids(lru) == ["D", "E", "F"]
+
+
+def test_oldest_insert_among_three_simultaneous_hits_goes_first() -> None:
+    memory = SolarMemory("lru", capacity=4, dim=DIM)
+    for axis, name in enumerate("ABCD"):
+        add(memory, name, axis)
+    hit(memory, (3, 1.0))
+    hit(memory, (2, 1.0))
+    hit(memory, (1, 1.0))  # recency: A, D, C, B
+    assert hit(memory, (2, 0.7), (3, 0.6), (1, 0.5)) == ["C", "D", "B"]
+    assert recency(memory) == ["A", "B", "C", "D"]
+    evicted = [add(memory, name, axis) for axis, name in zip(range(4, 8), "EFGH", strict=True)]
+    assert evicted == ["A", "B", "C", "D"]
+
+
+def test_explicit_remove_and_reinsert(lru: SolarMemory) -> None:
+    for axis, name in enumerate("ABC"):
+        add(lru, name, axis)
+    hit(lru, (0, 1.0))  # recency B, C, A
+    lru.remove("B")
+    assert add(lru, "D", 3) is None
+    assert recency(lru) == ["C", "A", "D"]
+    assert add(lru, "E", 4) == "C"
+    lru.remove("A")
+    add(lru, "A", 0)  # the same id again: a fresh, most recent item
+    assert recency(lru) == ["D", "E", "A"]
+    assert add(lru, "F", 5) == "D"
+    assert add(lru, "G", 6) == "E"
+    assert add(lru, "H", 7) == "A"
+
+
+def test_a_retrieval_without_hits_changes_nothing() -> None:
+    memory = SolarMemory("lru", capacity=2, dim=DIM)
+    assert memory.retrieve(embedding=onehot(0), k=3) == []
+    add(memory, "A", 0)
+    add(memory, "B", 1)
+    assert add(memory, "C", 2) == "A"
