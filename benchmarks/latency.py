@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from solar_core import SolarMemory, available_policies
+from solar_core import PRESETS, RegretGate, SolarMemory, available_policies
 
 
 def make_stream(n: int, dim: int, topics: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -34,7 +34,10 @@ def time_policy(
 ) -> list[float]:
     """Microseconds per step for ``steps`` steps after ``warmup`` untimed ones."""
     dim = items.shape[1]
-    memory = SolarMemory(policy, capacity=capacity, dim=dim, seed=0)
+    # Gated policies would reject most of the prefill and be timed on a half-empty memory:
+    # let their bootstrap run to full capacity, so every policy is timed on a full memory.
+    params = {"bootstrap": capacity} if PRESETS[policy].admission is RegretGate else {}
+    memory = SolarMemory(policy, capacity=capacity, dim=dim, seed=0, **params)
     for i in range(capacity):  # fill the memory first: steady state, evictions possible
         memory.add(f"prefill {i}", embedding=items[i])
     out = []
@@ -47,6 +50,8 @@ def time_policy(
         memory.add("experience", embedding=items[i])
         if t >= warmup:
             out.append((clock() - start) * 1e6)
+    if len(memory) != capacity and PRESETS[policy].unbounded is False:
+        raise RuntimeError(f"{policy}: memory not full ({len(memory)}/{capacity})")
     return out
 
 

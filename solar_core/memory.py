@@ -197,16 +197,14 @@ class SolarMemory:
             step = self._steps + 1
             self._eviction.on_retrieve(slots, step)
             self._retrievals += 1
-            slot_list = slots.tolist()
-            ids = [store.id_at(s) for s in slot_list]
-            records: list[_Record] = [store.payload_at(s) for s in slot_list]
+            records: list[_Record] = []
+            hits: list[Hit] = []
+            for rank, (slot, score) in enumerate(zip(slots.tolist(), scores.tolist(), strict=True)):
+                record = store.payload_at(slot)
+                records.append(record)
+                hits.append(Hit(store.id_at(slot), record.text, score, dict(record.metadata), rank))
             self._last = _Retrieval(slots, records, step, self._removals)
-            return [
-                Hit(item_id, rec.text, score, dict(rec.metadata), rank)
-                for rank, (item_id, rec, score) in enumerate(
-                    zip(ids, records, scores.tolist(), strict=True)
-                )
-            ]
+            return hits
 
     def feedback(self, *, like: bool | None = None, score: float | None = None) -> None:
         """Rate the latest retrieval: ``like=True/False`` or ``score`` in [0, 1] (or both).
