@@ -49,10 +49,10 @@ class NeighbourIndex:
         else:
             n = min(len(sims), high)
             s[:n] = sims[:n]
-        active = store.active_mask
-        if len(store) < high:
-            s[~active] = _NEG
-        s[slot] = _NEG  # the slot may have held an evicted item: never its own neighbour
+        # Precomputed similarities predate any eviction this step: mask every empty slot, and the
+        # slot itself (it may have held the evicted item).
+        s[~store.active_mask] = _NEG
+        s[slot] = _NEG
         # The new item's own row.
         self.sim[slot] = _NEG
         self.idx[slot] = -1

@@ -38,3 +38,32 @@ def topic_vectors(
 @pytest.fixture(params=POLICIES)
 def policy(request: pytest.FixtureRequest) -> str:
     return str(request.param)
+
+
+# -- exact-sequence helpers: one axis per item, so retrieval hits are fully controlled ----------
+def onehot(i: int, dim: int = 8) -> np.ndarray:
+    v = np.zeros(dim, dtype=np.float32)
+    v[i] = 1.0
+    return v
+
+
+def stored_ids(memory: SolarMemory) -> list[str]:
+    return [item.id for item in memory.items()]
+
+
+def add_onehot(memory: SolarMemory, name: str, axis: int) -> str | None:
+    """Add item ``name`` on ``axis``; it must be admitted. Returns the evicted id, if any."""
+    decision = memory.add(f"text {name}", embedding=onehot(axis, memory.dim), item_id=name)
+    assert decision.admitted and decision.item_id == name
+    memory.check_invariants()
+    return decision.evicted
+
+
+def hit_axes(memory: SolarMemory, *weighted: tuple[int, float]) -> list[str]:
+    """Retrieve with a query that ranks the given axes by weight (k = number of axes)."""
+    query = np.zeros(memory.dim, dtype=np.float32)
+    for axis, weight in weighted:
+        query[axis] = weight
+    hits = memory.retrieve(embedding=query, k=len(weighted))
+    memory.check_invariants()
+    return [h.id for h in hits]

@@ -2,29 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
+from conftest import add_onehot as add
+from conftest import onehot
+from conftest import stored_ids as ids
 
 from solar_core import FifoEviction, SolarMemory
 
 DIM = 8
-
-
-def onehot(i: int) -> np.ndarray:
-    v = np.zeros(DIM, dtype=np.float32)
-    v[i] = 1.0
-    return v
-
-
-def ids(memory: SolarMemory) -> list[str]:
-    return [item.id for item in memory.items()]
-
-
-def add(memory: SolarMemory, name: str, axis: int) -> str | None:
-    decision = memory.add(f"text {name}", embedding=onehot(axis), item_id=name)
-    assert decision.admitted and decision.item_id == name
-    memory.check_invariants()
-    return decision.evicted
 
 
 def hit(memory: SolarMemory, axis: int) -> str:

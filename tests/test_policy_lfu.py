@@ -2,43 +2,18 @@
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
+from conftest import add_onehot as add
+from conftest import hit_axes as hit
+from conftest import stored_ids as ids
 
 from solar_core import LfuEviction, SolarMemory
 
 DIM = 8
 
 
-def onehot(i: int) -> np.ndarray:
-    v = np.zeros(DIM, dtype=np.float32)
-    v[i] = 1.0
-    return v
-
-
-def ids(memory: SolarMemory) -> list[str]:
-    return [item.id for item in memory.items()]
-
-
 def counts(memory: SolarMemory) -> dict[str, float]:
     return {item.id: item.policy["count"] for item in memory.items()}
-
-
-def add(memory: SolarMemory, name: str, axis: int) -> str | None:
-    decision = memory.add(f"text {name}", embedding=onehot(axis), item_id=name)
-    assert decision.admitted and decision.item_id == name
-    memory.check_invariants()
-    return decision.evicted
-
-
-def hit(memory: SolarMemory, *weighted: tuple[int, float]) -> list[str]:
-    """Retrieve with a query that ranks the given axes by weight (k = number of axes)."""
-    query = np.zeros(DIM, dtype=np.float32)
-    for axis, weight in weighted:
-        query[axis] = weight
-    hits = memory.retrieve(embedding=query, k=len(weighted))
-    memory.check_invariants()
-    return [h.id for h in hits]
 
 
 def lfu(tie_break: str | None = None, capacity: int = 3) -> SolarMemory:
