@@ -90,3 +90,21 @@ def test_minilm_ranks_a_paraphrase_above_an_unrelated_sentence() -> None:
     hits = memory.retrieve("The cat sits on the mat.", k=3)
     assert [h.text for h in hits][0] == "A feline rests on a rug."
     assert hits[0].score > hits[1].score
+
+
+def test_missing_minilm_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # import now fails
+    memory = SolarMemory("fifo", capacity=3)  # constructing never loads the model
+    with pytest.raises(ImportError, match=r"minilm.*pip install torch==2\.13\.0"):
+        memory.retrieve("anything")
+    assert len(memory) == 0 and memory.stats()["retrievals"] == 0
+
+
+def test_default_memory_loads_nothing_until_first_text() -> None:
+    memory = SolarMemory("solar", capacity=3)
+    embedder = memory._embedder
+    assert isinstance(embedder, MiniLMEmbedder) and embedder._model is None
+    memory.add("x", embedding=np.ones(384))  # precomputed vectors never need the model
+    assert embedder._model is None
