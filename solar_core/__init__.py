@@ -28,7 +28,7 @@ from .memory import SolarMemory
 from .minilm import MiniLMEmbedder
 from .presets import PRESETS, Preset, available_policies
 from .store import VectorStore
-from .types import Decision, Hit, MemoryItem, UnknownItemError
+from .types import Decision, Hit, Hits, MemoryItem, UnknownItemError
 
 __version__ = "0.1.0"
 
@@ -45,6 +45,7 @@ __all__ = [
     "FifoEviction",
     "HashEmbedder",
     "Hit",
+    "Hits",
     "LfuEviction",
     "LruEviction",
     "MemoryItem",

@@ -46,6 +46,13 @@ class CachedEmbedder:
             with self._lock:
                 self._cache.update(zip(missing, rows, strict=True))
 
+    def __getstate__(self) -> dict[str, object]:
+        return {"inner": self.inner, "_cache": dict(self._cache)}  # a lock cannot be pickled
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.Lock()
+
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         self.prime(texts)
         with self._lock:

@@ -213,3 +213,24 @@ TURNS: tuple[tuple[str, str, str], ...] = (
         "Yes if you send an idempotency key, so a retried charge can never be applied twice.",
     ),
 )
+
+# The same turns, each topic's questions in the same order, but the topics emerge one after
+# another and come back within a few turns: c = chat, b = bread, k = kyoto, h = http, r = run,
+# a = cat. Here a plain window (FIFO) already holds what is asked next.
+_EMERGING = "cbkcbkcbkchcbhkchbckhcrachracbrackrahbkcrahbkcrahrac"
+_TOPIC = {"c": "chat", "b": "bread", "k": "kyoto", "h": "http", "r": "run", "a": "cat"}
+
+
+def _emerging(turns: tuple[tuple[str, str, str], ...]) -> tuple[tuple[str, str, str], ...]:
+    queues: dict[str, list[tuple[str, str, str]]] = {}
+    for turn in turns:
+        queues.setdefault(turn[0], []).append(turn)
+    return tuple(queues[_TOPIC[letter]].pop(0) for letter in _EMERGING)
+
+
+#: scenario name -> turns. "recurring": five topics cycle, each back after ~8 turns (more than a
+#: small memory holds); "emerging": topics appear one by one and recur within a few turns.
+SCENARIOS: dict[str, tuple[tuple[str, str, str], ...]] = {
+    "recurring": TURNS,
+    "emerging": _emerging(TURNS),
+}

@@ -47,7 +47,7 @@ def resolve_embedder(embedder: object) -> Embedder:
         )
     if isinstance(embedder, Embedder):
         dim = embedder.dim
-        if isinstance(dim, bool) or not isinstance(dim, int) or dim < 1:
+        if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 1:
             raise ValueError(f"embedder.dim must be a positive int, got {dim!r}")
         return embedder
     raise TypeError(

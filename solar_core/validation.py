@@ -47,6 +47,29 @@ def check_score(score: object, what: str = "score") -> float:
     return value
 
 
+def _check_real(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return number
+
+
+def check_positive(**values: object) -> None:
+    """Raise unless every keyword value is a finite real number > 0 (policy parameters)."""
+    for name, value in values.items():
+        if _check_real(name, value) <= 0:
+            raise ValueError(f"{name} must be > 0, got {value!r}")
+
+
+def check_nonnegative(**values: object) -> None:
+    """Raise unless every keyword value is a finite real number >= 0 (policy parameters)."""
+    for name, value in values.items():
+        if _check_real(name, value) < 0:
+            raise ValueError(f"{name} must be >= 0, got {value!r}")
+
+
 def check_metadata(metadata: object) -> dict[str, Any]:
     """A shallow copy of ``metadata`` (``None`` -> ``{}``) if it is a mapping with str keys."""
     if metadata is None:
@@ -80,13 +103,15 @@ def unit_vector(vector: object, dim: int, what: str = "embedding") -> FloatVecto
     # One dot product screens for NaN/inf/zero (any of them makes it non-finite or 0); the
     # element-wise checks run only to word the error.
     norm2 = float(arr @ arr)
-    if not 0.0 < norm2 < math.inf:
+    # Below ~1e-30 the float32 sum of squares loses precision (subnormals): take the slow path.
+    if not 1e-30 < norm2 < math.inf:
         if not np.isfinite(arr).all():
             raise ValueError(f"{what} contains NaN or inf")
-        if norm2 == 0.0:
+        wide = arr.astype(np.float64)  # overflow or underflow in float32: use double precision
+        norm = float(np.linalg.norm(wide))
+        if norm == 0.0:
             raise ValueError(f"{what} must not be the zero vector")
-        wide = arr.astype(np.float64)  # float32 overflowed: normalise in double precision
-        out: FloatVector = (wide / np.linalg.norm(wide)).astype(np.float32)
+        out: FloatVector = (wide / norm).astype(np.float32)
         return out
     arr *= np.float32(1.0 / math.sqrt(norm2))
     return arr
@@ -102,8 +127,9 @@ def unit_rows(matrix: object, dim: int, rows: int, what: str = "embeddings") -> 
         raise ValueError(f"{what} has shape {arr.shape}, expected {(rows, dim)}")
     if not np.isfinite(arr).all():
         raise ValueError(f"{what} contain NaN or inf")
-    norms = np.linalg.norm(arr, axis=1, keepdims=True)
+    wide = arr.astype(np.float64)  # float32 norms overflow near 1e19 and underflow near 1e-19
+    norms = np.linalg.norm(wide, axis=1, keepdims=True)
     if (norms == 0).any():
         raise ValueError(f"{what} contain a zero vector")
-    out: FloatVector = (arr / norms).astype(np.float32, copy=False)
+    out: FloatVector = (wide / norms).astype(np.float32)
     return out

@@ -21,6 +21,7 @@ from conftest import full_state, topic_vectors, unit
 from solar_core import (
     PRESETS,
     AlwaysAdmit,
+    FifoEviction,
     HashEmbedder,
     Hit,
     SolarMemory,
@@ -627,7 +628,7 @@ def test_second_feedback_for_one_retrieval_is_rejected(policy: str) -> None:
     memory.feedback(like=True)
     for kwargs in ({"like": False}, {"like": True}, {"score": 0.2}):
         before = full_state(memory)
-        with pytest.raises(ValueError, match="the latest retrieval already has feedback"):
+        with pytest.raises(ValueError, match="retrieval already has feedback"):
             memory.feedback(**kwargs)
         assert full_state(memory) == before
     # still rejected once the step has ended, and a new retrieval can be rated again
@@ -724,7 +725,8 @@ def test_every_contract_preset_is_registered() -> None:
     "kwargs, error, message",
     [
         ({"policy": 3}, TypeError, "policy must be a str, got int"),
-        ({"policy": None}, ValueError, "pass policy= or admission=/eviction="),
+        ({"policy": "fifo", "eviction": FifoEviction()}, TypeError, "policy= or admission="),
+        ({"clock": 123}, TypeError, "clock must be callable"),
         ({"k": 0}, ValueError, "k must be >= 1, got 0"),
         ({"trace_size": 0}, ValueError, "trace_size must be >= 1"),
         ({"seed": 1, "rng": np.random.default_rng(1)}, ValueError, "pass seed= or rng=, not both"),

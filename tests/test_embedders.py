@@ -63,7 +63,10 @@ def test_memory_with_dim_only_has_no_embedder() -> None:
     with pytest.raises(ValueError, match="no embedder"):
         memory.retrieve("text query")
     with pytest.raises(ValueError, match="disagrees"):
-        SolarMemory("fifo", capacity=3, dim=5, embedder="hash")
+        SolarMemory("fifo", capacity=3, dim=5, embedder=HashEmbedder(dim=256))
+    # the named hash embedder is built at the requested size
+    sized = SolarMemory("fifo", capacity=3, dim=128, embedder="hash")
+    assert sized.dim == 128 and len(sized.retrieve("no items yet")) == 0
 
 
 def test_default_dimension_mismatch_explains_dim() -> None:

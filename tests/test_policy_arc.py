@@ -254,10 +254,19 @@ def test_two_stored_copies_of_one_text_keep_b1_and_b2_disjoint() -> None:
     arc.memory.check_invariants()
 
 
-@pytest.mark.parametrize("capacity", [None, 0, -1, True, 2.5])
+@pytest.mark.parametrize("capacity", [0, -1, True, 2.5])
 def test_arc_needs_a_finite_capacity(capacity: object) -> None:
     with pytest.raises(ValueError):
         ArcEviction(capacity)  # type: ignore[arg-type]
+
+
+def test_composed_arc_takes_the_memory_capacity_and_rejects_a_mismatch() -> None:
+    memory = SolarMemory(eviction=ArcEviction(), capacity=3, dim=DIM)
+    assert memory._eviction.c == 3  # type: ignore[attr-defined]
+    with pytest.raises(ValueError, match="finite capacity"):
+        SolarMemory(eviction=ArcEviction(), capacity=None, dim=DIM)
+    with pytest.raises(ValueError, match="bound to a memory of 3"):
+        SolarMemory(eviction=ArcEviction(10), capacity=3, dim=DIM)
 
 
 def test_arc_preset_rejects_unbounded_capacity() -> None:

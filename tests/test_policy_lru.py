@@ -15,7 +15,7 @@ DIM = 8
 
 def recency(memory: SolarMemory) -> list[str]:
     """Ids from least to most recently used, as the policy reports them."""
-    ranks = {item.id: item.policy["recency_rank"] for item in memory.items()}
+    ranks = {item.id: item.policy["last_use"] for item in memory.items()}
     return sorted(ranks, key=ranks.__getitem__)
 
 

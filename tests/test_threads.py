@@ -24,7 +24,10 @@ CALLS = 300  # steps per worker
 DIM = 32
 # Feedback that raced with another thread: "already has feedback" (someone rated the latest
 # retrieval first) or "call retrieve() first" (cannot happen after a retrieve, but is harmless).
-BENIGN_FEEDBACK_ERRORS = ("the latest retrieval already has feedback", "call retrieve() first")
+BENIGN_FEEDBACK_ERRORS = (
+    "this retrieval already has feedback",
+    "feedback() rates a retrieval: call retrieve() first",
+)
 
 
 @contextmanager
@@ -185,3 +188,37 @@ def test_bounded_memory_stays_consistent_under_threads(policy: str) -> None:
     for item in memory.items():
         assert item.text.startswith(f"worker {item.metadata['w']} step {item.metadata['i']}:")
     check_counters(memory, decisions)
+
+
+def test_each_thread_rates_its_own_retrieval_through_the_handle() -> None:
+    """With ``feedback(retrieval=hits)`` concurrent sessions never rate each other's retrievals."""
+    dim, per_thread = 16, 4
+    memory = SolarMemory("solar-e", capacity=None, dim=dim, seed=0)
+    axes = np.eye(dim, dtype=np.float32)
+    for t in range(per_thread):  # one item per thread, on its own axis
+        memory.add(f"item {t}", embedding=axes[t], item_id=f"i{t}")
+    errors: list[BaseException] = []
+
+    def session(t: int, like: bool) -> None:
+        try:
+            for _ in range(200):
+                hits = memory.retrieve(embedding=axes[t], k=1)
+                memory.feedback(like=like, retrieval=hits)  # never the other thread's retrieval
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=session, args=(t, t % 2 == 0)) for t in range(per_thread)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors
+    for t in range(per_thread):
+        post = memory.get(f"i{t}").policy
+        # 200 retrievals each: alpha = 2 + 200 (+200 likes); beta = 1 (+200 dislikes) + idle
+        # decay (+0.05 on at most 160 of the 800 retrievals: < 8)
+        if t % 2 == 0:
+            assert post["alpha"] == 402.0 and post["beta"] < 9.0
+        else:
+            assert post["alpha"] == 202.0 and 201.0 <= post["beta"] < 209.0
+    memory.check_invariants()

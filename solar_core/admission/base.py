@@ -37,6 +37,9 @@ class Verdict(NamedTuple):
     regret: float | None = None
     tau: float | None = None
 
+    def __bool__(self) -> bool:  # `if gate.admit(c):` must mean "admitted", not "non-empty tuple"
+        return self.admitted
+
 
 class AdmissionPolicy(ABC):
     """Decides whether an offered item enters the memory.

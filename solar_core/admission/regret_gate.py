@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+from ..validation import check_k, check_nonnegative, check_positive
 from .base import AdmissionPolicy, Candidate, Verdict
 from .info_gain import information_gain
 
@@ -47,12 +48,14 @@ class RegretGate(AdmissionPolicy):
         novelty_weight: float = 0.6,
         density_weight: float = 0.4,
     ) -> None:
-        if switching_cost <= 0 or lipschitz <= 0:
-            raise ValueError("switching_cost and lipschitz must be > 0")
-        if window < 2 or not 0 < tau_min <= tau_max or not 0 <= ema < 1:
-            raise ValueError("need window >= 2, 0 < tau_min <= tau_max and 0 <= ema < 1")
-        if bootstrap is not None and bootstrap < 0:
-            raise ValueError("bootstrap must be >= 0 or None")
+        check_positive(
+            switching_cost=switching_cost, lipschitz=lipschitz, tau_min=tau_min, tau_max=tau_max
+        )
+        check_nonnegative(ema=ema, novelty_weight=novelty_weight, density_weight=density_weight)
+        if check_k(window, "window") < 2 or tau_min > tau_max or ema >= 1:
+            raise ValueError("need window >= 2, tau_min <= tau_max and ema < 1")
+        if bootstrap is not None and bootstrap != 0:
+            check_k(bootstrap, "bootstrap")
         self.switching_cost = switching_cost
         self.lipschitz = lipschitz
         self.window = window

@@ -3,8 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+import numpy as np
 
 from .base import EvictionPolicy, Slots, Victim
+
+if TYPE_CHECKING:
+    from ..store import VectorStore
 
 
 class ArcEviction(EvictionPolicy):
@@ -18,16 +24,19 @@ class ArcEviction(EvictionPolicy):
     removals, in which case REPLACE is skipped: nothing needs to leave.
 
     Args:
-        capacity: the ``c`` of the paper (the memory's capacity).
+        capacity: the ``c`` of the paper; ``None`` takes the memory's capacity when bound (a
+            given value must equal it).
     """
 
     name = "arc"
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int | None = None) -> None:
         super().__init__()
-        if isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1:
+        if capacity is not None and (
+            isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1
+        ):
             raise ValueError("arc needs a finite capacity >= 1")
-        self.c = capacity
+        self.c = capacity or 0
         self.p = 0.0
         self.t1: dict[int, None] = {}  # slot -> None, LRU first
         self.t2: dict[int, None] = {}
@@ -37,6 +46,16 @@ class ArcEviction(EvictionPolicy):
         self._into_t2 = False  # set by prepare_insert: a ghost hit goes straight to T2
         self._in_b2 = False
         self._drop_t1_lru = False  # case IV(A) with B1 empty: T1's LRU leaves without a ghost
+
+    def bind(self, store: VectorStore, rng: np.random.Generator) -> None:
+        if store.capacity is None:
+            raise ValueError("arc needs a finite capacity >= 1")
+        if self.c and self.c != store.capacity:
+            raise ValueError(
+                f"ArcEviction(capacity={self.c}) bound to a memory of {store.capacity}"
+            )
+        self.c = store.capacity
+        super().bind(store, rng)
 
     def on_retrieve(self, slots: Slots, step: int) -> None:
         # Case I: x in T1 u T2 -> move x to the MRU position of T2.

@@ -51,6 +51,10 @@ class EvictionPolicy(ABC):
     # -- wiring -------------------------------------------------------------------------------
     def bind(self, store: VectorStore, rng: np.random.Generator) -> None:
         """Attach to ``store`` and draw randomness from ``rng`` (owned by the memory)."""
+        if self._store is not None and self._store is not store:
+            raise ValueError(
+                f"this {type(self).__name__} already serves another memory: create one per memory"
+            )
         self._store = store
         self._rng = rng
         self.reserve(store.slots)

@@ -21,28 +21,36 @@ class LruEviction(EvictionPolicy):
     def __init__(self) -> None:
         super().__init__()
         self._recency: dict[int, int] = {}  # slot -> insert sequence, least recent first
+        self._last_use: dict[int, int] = {}  # slot -> use counter at its latest insert/touch
         self._seq = 0
+        self._uses = 0
 
     def on_insert(self, slot: int, content_key: str, step: int) -> None:
         self._seq += 1
+        self._uses += 1
         self._recency[slot] = self._seq
+        self._last_use[slot] = self._uses
 
     def on_retrieve(self, slots: Slots, step: int) -> None:
         recency = self._recency
         for slot in sorted(slots.tolist(), key=recency.__getitem__):
             recency[slot] = recency.pop(slot)  # move to the most-recent end
+            self._uses += 1
+            self._last_use[slot] = self._uses
 
     def on_remove(self, slot: int, evicted: bool) -> None:
         del self._recency[slot]
+        del self._last_use[slot]
 
     def _victim(self, step: int) -> Victim:
         return Victim(next(iter(self._recency)))
 
     def clear(self) -> None:
         self._recency.clear()
+        self._last_use.clear()
 
     def describe(self, slot: int) -> Mapping[str, float]:
-        return {"recency_rank": float(list(self._recency).index(slot))}
+        return {"last_use": float(self._last_use[slot])}  # larger = more recently used
 
     def check_invariants(self) -> None:
         if set(self._recency) != set(self.store.active_slots().tolist()):

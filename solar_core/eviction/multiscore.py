@@ -8,6 +8,7 @@ from collections.abc import Mapping
 import numpy as np
 import numpy.typing as npt
 
+from ..validation import check_nonnegative, check_positive
 from .base import EvictionPolicy, Slots, Victim, grow_array, lowest
 
 
@@ -29,8 +30,12 @@ class MultiScoreEviction(EvictionPolicy):
         age_scale: float = 100.0,
     ) -> None:
         super().__init__()
-        if min(recency_weight, frequency_weight, diversity_weight) < 0 or age_scale <= 0:
-            raise ValueError("weights must be >= 0 and age_scale > 0")
+        check_nonnegative(
+            recency_weight=recency_weight,
+            frequency_weight=frequency_weight,
+            diversity_weight=diversity_weight,
+        )
+        check_positive(age_scale=age_scale)
         self.weights = (recency_weight, frequency_weight, diversity_weight)
         self.age_scale = age_scale
         self.neighbours = 1 if diversity_weight > 0 else 0

@@ -8,6 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..beta_posterior import BetaPosterior
+from ..validation import check_k, check_nonnegative, check_positive
 from .base import EvictionPolicy, Slots, Victim, grow_array, lowest
 
 
@@ -42,10 +43,10 @@ class ThompsonEviction(EvictionPolicy):
         novelty_neighbours: int = 3,
     ) -> None:
         super().__init__()
-        if not (prior_alpha > 0 and prior_beta > 0):
-            raise ValueError("prior_alpha and prior_beta must be > 0")
-        if decay_every < 1 or decay < 0 or novelty_bonus < 0 or novelty_neighbours < 1:
-            raise ValueError("decay_every, novelty_neighbours >= 1 and decay, novelty_bonus >= 0")
+        check_positive(prior_alpha=prior_alpha, prior_beta=prior_beta)
+        check_nonnegative(decay=decay, novelty_bonus=novelty_bonus)
+        check_k(decay_every, "decay_every")
+        check_k(novelty_neighbours, "novelty_neighbours")
         self.prior_alpha = prior_alpha
         self.prior_beta = prior_beta
         self.decay_every = decay_every
