@@ -21,6 +21,7 @@ from .presets import build_policies
 from .store import VectorStore
 from .types import Decision, Hit, Hits, MemoryItem, UnknownItemError
 from .validation import (
+    FloatVector,
     check_capacity,
     check_k,
     check_metadata,
@@ -29,8 +30,6 @@ from .validation import (
     unit_rows,
     unit_vector,
 )
-
-FloatVector = npt.NDArray[np.float32]
 
 #: how many recent retrievals stay rateable by feedback(retrieval=...)
 FEEDBACK_WINDOW = 1000

@@ -10,7 +10,7 @@ import numpy.typing as npt
 if TYPE_CHECKING:
     from .store import VectorStore
 
-_NEG = np.float32(-np.inf)
+NEG_INF = np.float32(-np.inf)
 
 
 class NeighbourIndex:
@@ -25,17 +25,17 @@ class NeighbourIndex:
 
     def __init__(self, k: int, slots: int) -> None:
         self.k = k
-        self.sim = np.full((slots, k), _NEG, dtype=np.float32)
+        self.sim = np.full((slots, k), NEG_INF, dtype=np.float32)
         self.idx = np.full((slots, k), -1, dtype=np.int64)
 
     def grow(self, slots: int) -> None:
         extra = slots - self.sim.shape[0]
         if extra > 0:
-            self.sim = np.vstack([self.sim, np.full((extra, self.k), _NEG, dtype=np.float32)])
+            self.sim = np.vstack([self.sim, np.full((extra, self.k), NEG_INF, dtype=np.float32)])
             self.idx = np.vstack([self.idx, np.full((extra, self.k), -1, dtype=np.int64)])
 
     def clear(self) -> None:
-        self.sim.fill(_NEG)
+        self.sim.fill(NEG_INF)
         self.idx.fill(-1)
 
     def on_insert(
@@ -43,7 +43,7 @@ class NeighbourIndex:
     ) -> None:
         """Add ``slot`` (already active in ``store``) given its similarities to every slot."""
         high = store.high_water
-        s = np.full(high, _NEG, dtype=np.float32)
+        s = np.full(high, NEG_INF, dtype=np.float32)
         if sims is None:
             s[:] = store.matrix[:high] @ store.matrix[slot]
         else:
@@ -51,10 +51,10 @@ class NeighbourIndex:
             s[:n] = sims[:n]
         # Precomputed similarities predate any eviction this step: mask every empty slot, and the
         # slot itself (it may have held the evicted item).
-        s[~store.active_mask] = _NEG
-        s[slot] = _NEG
+        s[~store.active_mask] = NEG_INF
+        s[slot] = NEG_INF
         # The new item's own row.
-        self.sim[slot] = _NEG
+        self.sim[slot] = NEG_INF
         self.idx[slot] = -1
         count = min(self.k, len(store) - 1)
         if count > 0:
@@ -70,16 +70,16 @@ class NeighbourIndex:
 
     def on_remove(self, store: VectorStore, slot: int) -> None:
         """Forget ``slot`` (already inactive in ``store``); recompute the rows that listed it."""
-        self.sim[slot] = _NEG
+        self.sim[slot] = NEG_INF
         self.idx[slot] = -1
         high = store.high_water
         rows = np.flatnonzero((self.idx[:high] == slot).any(axis=1))
         if len(rows) == 0:
             return
         sims = store.matrix[rows] @ store.matrix[:high].T
-        sims[:, ~store.active_mask] = _NEG
-        sims[np.arange(len(rows)), rows] = _NEG
-        self.sim[rows] = _NEG
+        sims[:, ~store.active_mask] = NEG_INF
+        sims[np.arange(len(rows)), rows] = NEG_INF
+        self.sim[rows] = NEG_INF
         self.idx[rows] = -1
         count = min(self.k, len(store) - 1)
         if count > 0:
@@ -112,7 +112,7 @@ class NeighbourIndex:
             return
         matrix = store.matrix[slots]
         full = matrix @ matrix.T
-        np.fill_diagonal(full, _NEG)
+        np.fill_diagonal(full, NEG_INF)
         count = min(self.k, len(slots) - 1)
         for row, slot in enumerate(slots):
             want = np.sort(full[row])[::-1][:count]

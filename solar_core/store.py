@@ -7,9 +7,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .neighbours import NeighbourIndex
-
-_NEG = np.float32(-np.inf)
+from .neighbours import NEG_INF, NeighbourIndex
 
 
 class VectorStore:
@@ -99,7 +97,7 @@ class VectorStore:
         """Cosine similarity of ``vector`` to every used slot; ``-inf`` for empty slots."""
         sims: npt.NDArray[np.float32] = self.matrix[: self.high_water] @ vector
         if len(self._slot_of) < self.high_water:
-            sims[~self.active_mask] = _NEG
+            sims[~self.active_mask] = NEG_INF
         return sims
 
     def top_k(
