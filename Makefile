@@ -10,10 +10,14 @@ STAMP  := $(VENV)/.installed-stamp
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-.PHONY: demo test install lint bench-latency clean
+# LoCoMo is read by path, never copied into the repository; the demo skips it if absent.
+LOCOMO ?= $(firstword $(wildcard ../shared/data/locomo/locomo-dev.json \
+                                  /work/shared/data/locomo/locomo-dev.json))
+
+.PHONY: demo test install lint bench bench-latency clean
 
 demo: $(STAMP)
-	$(BIN)/python -m solar_core.demo
+	$(BIN)/solar-bench demo $(if $(wildcard $(LOCOMO)),--data $(LOCOMO))
 
 test: $(STAMP) lint
 	$(BIN)/python -m pytest
@@ -23,8 +27,11 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
+bench: $(STAMP)
+	benchmarks/reproduce.sh $(LOCOMO)
+
 bench-latency: $(STAMP)
-	$(BIN)/python benchmarks/latency.py --capacity 100 --dim 384
+	$(BIN)/solar-bench latency
 
 install: $(STAMP)
 

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from .admission import AdmissionPolicy, AlwaysAdmit, Candidate
+from .admission.base import ALWAYS
 from .embedder import Embedder, resolve_embedder
 from .eviction import EvictionPolicy, Victim
 from .hash_embedder import HashEmbedder
@@ -27,12 +28,18 @@ from .validation import (
     check_metadata,
     check_score,
     check_text,
+    scaled,
     unit_rows,
-    unit_vector,
+    unit_scale,
 )
 
 #: how many recent retrievals stay rateable by feedback(retrieval=...)
 FEEDBACK_WINDOW = 1000
+
+
+def _content_key(text: str) -> str:
+    """ARC keys its ghosts by content, so re-offering the same text is a ghost hit."""
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 @dataclass(slots=True)
@@ -166,6 +173,7 @@ class SolarMemory:
         self._retrievals = 0
         self._admitted = 0
         self._rejected = 0
+        self._reoffered = 0  # offers of an already-stored id with the same text
         self._evicted = 0
         self._removed = 0
         self._feedbacks = 0
@@ -175,11 +183,17 @@ class SolarMemory:
         self._pending_score: float | None = None
 
     # -- inputs ---------------------------------------------------------------------------------
-    def _vector(self, text: object, embedding: object, what: str) -> FloatVector:
+    def _vector(
+        self, text: object, embedding: object, what: str
+    ) -> tuple[FloatVector, float | None]:
+        """The checked input vector as ``(row, scale)``: ``scaled(row, scale)`` is its unit vector.
+
+        Every check runs here, before the memory is touched; only the product is left for later.
+        """
         if embedding is not None:
             if text is not None:
                 check_text(text, what)
-            return unit_vector(embedding, self.dim)
+            return unit_scale(embedding, self.dim)
         if text is None:
             raise ValueError(f"pass a {what} text or embedding=")
         check_text(text, what)
@@ -188,7 +202,7 @@ class SolarMemory:
                 "this memory has no embedder (it was built with dim=); pass embedding="
             )
         row: FloatVector = unit_rows(self._embedder.embed([str(text)]), self.dim, 1)[0]
-        return row
+        return row, None
 
     # -- the step -------------------------------------------------------------------------------
     def retrieve(
@@ -205,17 +219,22 @@ class SolarMemory:
         the others, and :meth:`feedback` can rate it. ``record=False`` only looks: no policy
         update, nothing to rate (for previews, tracing, re-rendering a prompt).
         """
-        k = self.k if k is None else check_k(k)
-        vector = self._vector(query, embedding, "query")
+        if k is None:
+            k = self.k
+        elif type(k) is not int or k < 1:  # a plain positive int needs no checking
+            k = check_k(k)
+        row, scale = self._vector(query, embedding, "query")
+        vector = scaled(row, scale)
         with self._lock:
             store = self._store
-            slots, scores = store.top_k(vector, k)
+            slots, scores = store.nearest(vector, k)
+            ids, payloads = store.slot_lists()
             records: list[_Record] = []
             hits: list[Hit] = []
-            for rank, (slot, score) in enumerate(zip(slots.tolist(), scores.tolist(), strict=True)):
-                rec = store.payload_at(slot)
+            for rank, (slot, score) in enumerate(zip(slots.tolist(), scores, strict=True)):
+                rec = payloads[slot]
                 records.append(rec)
-                hits.append(Hit(store.id_at(slot), rec.text, score, dict(rec.metadata), rank))
+                hits.append(Hit(ids[slot], rec.text, score, rec.metadata.copy(), rank))
             if not record:
                 return Hits(hits, None)
             step = self._steps + 1
@@ -255,23 +274,28 @@ class SolarMemory:
         quality = value if value is not None else reward
         with self._lock:
             last = self._resolve_retrieval(retrieval)
-            slots = last.slots
-            if last.removals != self._removals:
-                # Items removed since the retrieval get no credit; their slots may hold new items
-                # (even under the same id), so liveness is the identity of the stored record.
-                store = self._store
-                live = [
-                    s
-                    for s, rec in zip(slots.tolist(), last.records, strict=True)
-                    if store.payload_at(s) is rec
-                ]
-                slots = np.asarray(live, dtype=np.int64)
-            self._eviction.on_feedback(slots, reward)
+            if self._eviction.listens_to_feedback:
+                self._eviction.on_feedback(self._live_slots(last), reward)
             last.rated = True
             if last.step == self._steps + 1:
                 self._pending_score = quality
             self._feedbacks += 1
             self._score_sum += quality
+
+    def _live_slots(self, retrieval: _Retrieval) -> npt.NDArray[np.int64]:
+        """The slots ``retrieval`` returned that still hold the items it returned."""
+        slots = retrieval.slots
+        if retrieval.removals != self._removals:
+            # Items removed since the retrieval get no credit; their slots may hold new items
+            # (even under the same id), so liveness is the identity of the stored record.
+            store = self._store
+            live = [
+                s
+                for s, rec in zip(slots.tolist(), retrieval.records, strict=True)
+                if store.payload_at(s) is rec
+            ]
+            return np.asarray(live, dtype=np.int64)
+        return slots
 
     def _resolve_retrieval(self, retrieval: object) -> _Retrieval:
         if retrieval is None:
@@ -308,56 +332,82 @@ class SolarMemory:
         metadata: Mapping[str, Any] | None = None,
         item_id: str | None = None,
     ) -> Decision:
-        """Offer this step's experience; the policy decides whether to store it. Ends the step."""
+        """Offer this step's experience; the policy decides whether to store it. Ends the step.
+
+        ``item_id`` names the new item. Offering an id that is already stored with the same text is
+        a re-offer: the step ends and the admission policy sees the candidate, but nothing is
+        stored (``Decision.reason == "already stored"``); with a different text it is an error.
+        """
         text = check_text(text)
-        meta = check_metadata(metadata)
+        meta = {} if metadata is None else check_metadata(metadata)
         if item_id is not None:
             check_text(item_id, "item_id")
-        vector = self._vector(text, embedding, "text")
+        row, scale = self._vector(text, embedding, "text")
+        vector = None  # the unit vector, made when first needed: a rejected offer never needs it
         with self._lock:
             store = self._store
+            again = None
             if item_id is not None and item_id in store:
-                raise ValueError(f"an item with id {item_id!r} is already stored")
+                again = store.slot_of(item_id)
+                if store.payload_at(again).text != text:
+                    raise ValueError(
+                        f"an item with id {item_id!r} is already stored, with a different text"
+                    )
             now = (
                 self._clock()
             )  # before any change: a failing clock must leave the memory as it was
             step = self._steps + 1
             score = self._pending_score
             sims = None
-            if self._admission.needs_similarities and score is None:
-                sims = store.similarities(vector)
-            verdict = self._admission.admit(Candidate(len(store), self.capacity, score, sims))
+            admission = self._admission
+            if type(admission) is AlwaysAdmit:
+                verdict = ALWAYS  # what it returns for every candidate: skip building one
+            else:
+                if admission.needs_similarities and score is None:
+                    vector = scaled(row, scale)
+                    sims = store.similarities(vector)
+                verdict = admission.admit(Candidate(len(store), self.capacity, score, sims))
             self._steps = step
             self._pending_score = None
+            if again is not None:
+                # The same experience offered again: nothing to store, but the step ends and the
+                # gate has seen it (its cost ~0, as it is its own nearest neighbour). ARC counts
+                # it as a request for a cached key. Mirrors the reference runners' duplicates.
+                self._eviction.on_reoffer(again, step)
+                self._reoffered += 1
+                reason = "already stored"
+                return self._record(Decision(step, False, item_id, None, reason, *verdict[2:]))
+            _, reason, cost, regret, tau = verdict
             if not verdict.admitted:
                 self._rejected += 1
-                return self._record(Decision(step, False, None, None, *verdict[1:]))
+                return self._record(Decision(step, False, None, None, reason, cost, regret, tau))
             new_id = item_id if item_id is not None else self._new_id()
-            # ARC keys its ghosts by content, so re-offering the same text is a ghost hit.
-            content_key = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
-            self._eviction.prepare_insert(content_key)
+            eviction = self._eviction
+            content_key = _content_key(text) if eviction.uses_content_key else ""
+            eviction.prepare_insert(content_key)
             victim: Victim | None = None
             evicted = None
             contenders: tuple[tuple[str, float], ...] = ()
             while store.full:
-                victim = self._eviction.victim(step)
-                contenders = tuple((store.id_at(s), sc) for s, sc in victim.contenders)
+                victim = eviction.victim(step)
+                contenders = (
+                    tuple([(store.id_at(s), sc) for s, sc in victim.contenders])
+                    if victim.contenders  # only scoring policies name any
+                    else ()
+                )
                 evicted = self._drop(victim.slot, evicted=True)
-            slots_before = store.slots
+            if vector is None:
+                vector = scaled(row, scale)
+            allocated = len(store.matrix)
             slot = store.insert(new_id, vector, _Record(text, meta, step, now), sims)
-            if store.slots != slots_before:
-                self._eviction.reserve(store.slots)
-            self._eviction.on_insert(slot, content_key, step)
+            if len(store.matrix) != allocated:  # an unbounded store grew
+                eviction.reserve(store.slots)
+            eviction.on_insert(slot, content_key, step)
             self._admitted += 1
+            victim_score = victim.score if victim is not None else None
             return self._record(
                 Decision(
-                    step,
-                    True,
-                    new_id,
-                    evicted,
-                    *verdict[1:],
-                    victim_score=victim.score if victim is not None else None,
-                    contenders=contenders,
+                    step, True, new_id, evicted, reason, cost, regret, tau, victim_score, contenders
                 )
             )
 
@@ -459,6 +509,7 @@ class SolarMemory:
                 "retrievals": self._retrievals,
                 "admitted": self._admitted,
                 "rejected": self._rejected,
+                "reoffered": self._reoffered,
                 "evicted": self._evicted,
                 "removed": self._removed,
                 # paper Eq. 1: N = steps whose cache changed; every admission changes it
@@ -479,7 +530,7 @@ class SolarMemory:
             expected = self._admitted - self._evicted - self._removed
             if expected != len(self._store):
                 raise AssertionError(f"counters say {expected} items, store has {len(self)}")
-            if self._admitted + self._rejected != self._steps:
+            if self._admitted + self._rejected + self._reoffered != self._steps:
                 raise AssertionError("every step must be admitted or rejected")
 
     # -- pickling (tests compare full state; persistence builds on it) --------------------------

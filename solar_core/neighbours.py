@@ -38,60 +38,78 @@ class NeighbourIndex:
         self.sim.fill(NEG_INF)
         self.idx.fill(-1)
 
+    # Runs at every insert and eviction: ndarray methods rather than np.* wrappers, and no masking
+    # when every slot below the high-water mark is occupied (the steady state of a full memory).
+
     def on_insert(
         self, store: VectorStore, slot: int, sims: npt.NDArray[np.float32] | None
     ) -> None:
         """Add ``slot`` (already active in ``store``) given its similarities to every slot."""
         high = store.high_water
-        s = np.full(high, NEG_INF, dtype=np.float32)
         if sims is None:
-            s[:] = store.matrix[:high] @ store.matrix[slot]
+            used = store.matrix if high == len(store.matrix) else store.matrix[:high]
+            s = used.dot(store.matrix[slot])  # the gemv of `@`, bit for bit
+        elif len(sims) >= high:
+            s = sims[:high].copy()
         else:
-            n = min(len(sims), high)
-            s[:n] = sims[:n]
+            s = np.full(high, NEG_INF, dtype=np.float32)
+            s[: len(sims)] = sims
         # Precomputed similarities predate any eviction this step: mask every empty slot, and the
         # slot itself (it may have held the evicted item).
-        s[~store.active_mask] = NEG_INF
+        if len(store) < high:
+            s[~store.active_mask] = NEG_INF
         s[slot] = NEG_INF
         # The new item's own row.
-        self.sim[slot] = NEG_INF
-        self.idx[slot] = -1
         count = min(self.k, len(store) - 1)
+        if count < self.k:
+            self.sim[slot] = NEG_INF
+            self.idx[slot] = -1
         if count > 0:
-            top = np.argpartition(-s, count - 1)[:count]
+            top = (-s).argpartition(count - 1)[:count]
             self.sim[slot, :count] = s[top]
             self.idx[slot, :count] = top
         # Every other row whose worst neighbour is farther than the new item takes it instead.
-        worst_col = self.sim[:high].argmin(axis=1)
-        worst = self.sim[np.arange(high), worst_col]
-        rows = np.flatnonzero(s > worst)
-        self.sim[rows, worst_col[rows]] = s[rows]
-        self.idx[rows, worst_col[rows]] = slot
+        sim = self.sim[:high]
+        worst_col = sim.argmin(axis=1)
+        worst = sim[np.arange(high), worst_col]
+        rows = (s > worst).nonzero()[0]
+        if len(rows):
+            cols = worst_col[rows]
+            self.sim[rows, cols] = s[rows]
+            self.idx[rows, cols] = slot
 
     def on_remove(self, store: VectorStore, slot: int) -> None:
         """Forget ``slot`` (already inactive in ``store``); recompute the rows that listed it."""
         self.sim[slot] = NEG_INF
         self.idx[slot] = -1
         high = store.high_water
-        rows = np.flatnonzero((self.idx[:high] == slot).any(axis=1))
+        # A row lists a slot at most once (check() asserts it), so the row numbers of the matches
+        # are the rows that list it, ascending: no any(axis=1) reduction needed.
+        rows = (self.idx[:high] == slot).nonzero()[0]
         if len(rows) == 0:
             return
-        sims = store.matrix[rows] @ store.matrix[:high].T
-        sims[:, ~store.active_mask] = NEG_INF
-        sims[np.arange(len(rows)), rows] = NEG_INF
-        self.sim[rows] = NEG_INF
-        self.idx[rows] = -1
+        # take() gathers the rows like matrix[rows] does, only faster; .dot is the gemm of `@`
+        sims = store.matrix.take(rows, axis=0).dot(store.matrix[:high].T)
+        if len(store) < high:
+            sims[:, ~store.active_mask] = NEG_INF
+        r = np.arange(len(rows))
+        sims[r, rows] = NEG_INF
         count = min(self.k, len(store) - 1)
+        if count < self.k:  # else every column is overwritten below
+            self.sim[rows] = NEG_INF
+            self.idx[rows] = -1
         if count > 0:
-            top = np.argpartition(-sims, count - 1, axis=1)[:, :count]
-            self.sim[rows, :count] = sims[np.arange(len(rows))[:, None], top]
+            top = (-sims).argpartition(count - 1, axis=1)[:, :count]
+            self.sim[rows, :count] = sims[r[:, None], top]
             self.idx[rows, :count] = top
 
-    def mean_similarity(self, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    def mean_similarity(self, slots: npt.NDArray[np.int64] | slice) -> npt.NDArray[np.float64]:
         """Mean similarity to the (up to ``k``) nearest others; NaN for an item with none."""
         rows = self.sim[slots]
-        if len(slots) > self.k:  # every row is full: the common case, no masking needed
-            full: npt.NDArray[np.float64] = rows.mean(axis=1, dtype=np.float64)
+        if len(rows) > self.k:  # every row is full: the common case, no masking needed
+            # rows.mean(axis=1, dtype=float64) without its Python wrapper: the same sum, / k
+            full: npt.NDArray[np.float64] = np.add.reduce(rows, axis=1, dtype=np.float64)
+            full /= rows.shape[1]
             return full
         valid = np.isfinite(rows)
         count = valid.sum(axis=1)
@@ -100,8 +118,11 @@ class NeighbourIndex:
             out: npt.NDArray[np.float64] = np.where(count > 0, total / np.maximum(count, 1), np.nan)
         return out
 
-    def max_similarity(self, slots: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+    def max_similarity(self, slots: npt.NDArray[np.int64] | slice) -> npt.NDArray[np.float64]:
         """Similarity to the nearest other item; ``-inf`` for an item with none."""
+        if self.k == 1:  # the only column is its own maximum: skip the reduction
+            nearest: npt.NDArray[np.float64] = self.sim[slots, 0].astype(np.float64)
+            return nearest
         out: npt.NDArray[np.float64] = self.sim[slots].max(axis=1).astype(np.float64)
         return out
 
@@ -122,3 +143,5 @@ class NeighbourIndex:
             listed = self.idx[slot][self.idx[slot] >= 0]
             if not store.active_mask[listed].all():
                 raise AssertionError(f"neighbour row {slot} lists an inactive slot")
+            if len(set(listed.tolist())) != len(listed):
+                raise AssertionError(f"neighbour row {slot} lists a slot twice")

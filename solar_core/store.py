@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -72,6 +73,15 @@ class VectorStore:
     def active_slots(self) -> npt.NDArray[np.int64]:
         return np.flatnonzero(self.active_mask)
 
+    def active_selection(self) -> npt.NDArray[np.int64] | slice:
+        """The active slots as an index into per-slot arrays.
+
+        ``slice(0, high_water)`` when every slot below the high-water mark is occupied (the steady
+        state of a full memory): indexing with it is a view, not a copy. Else :meth:`active_slots`.
+        """
+        high = self.high_water
+        return slice(0, high) if len(self._slot_of) == high else self.active_slots()
+
     # -- lookup -------------------------------------------------------------------------------
     def slot_of(self, item_id: str) -> int:
         return self._slot_of[item_id]
@@ -85,6 +95,14 @@ class VectorStore:
     def payload_at(self, slot: int) -> Any:
         return self._payloads[slot]
 
+    def slot_lists(self) -> tuple[list[str], list[Any]]:
+        """The per-slot ids and payloads, for read-only lookups of occupied slots.
+
+        One call instead of an :meth:`id_at` and a :meth:`payload_at` per hit. Empty slots hold
+        ``None``: look up only slots known to be occupied (e.g. from :meth:`top_k`).
+        """
+        return self._ids, self._payloads  # type: ignore[return-value]
+
     def ids(self) -> list[str]:
         return list(self._slot_of)
 
@@ -95,8 +113,11 @@ class VectorStore:
     # -- search -------------------------------------------------------------------------------
     def similarities(self, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
         """Cosine similarity of ``vector`` to every used slot; ``-inf`` for empty slots."""
-        sims: npt.NDArray[np.float32] = self.matrix[: self.high_water] @ vector
-        if len(self._slot_of) < self.high_water:
+        high = self.high_water
+        used = self.matrix if high == len(self.matrix) else self.matrix[:high]
+        # ndarray.dot, not @: the same BLAS gemv (bit-identical), without the ufunc machinery.
+        sims: npt.NDArray[np.float32] = used.dot(vector)
+        if len(self._slot_of) < high:
             sims[~self.active_mask] = NEG_INF
         return sims
 
@@ -104,9 +125,16 @@ class VectorStore:
         self, vector: npt.NDArray[np.float32], k: int
     ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
         """Slots and similarities of the ``k`` most similar items, best first."""
+        slots, scores = self.nearest(vector, k)
+        return slots, np.array(scores, dtype=np.float32)
+
+    def nearest(
+        self, vector: npt.NDArray[np.float32], k: int
+    ) -> tuple[npt.NDArray[np.int64], list[float]]:
+        """:meth:`top_k` with the similarities as Python floats, as a retrieval reports them."""
         n = len(self._slot_of)
         if n == 0:
-            return np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+            return np.empty(0, dtype=np.int64), []
         sims = self.similarities(vector)
         m = len(sims)
         # ndarray methods, not np.* wrappers: a step is a handful of microseconds
@@ -114,8 +142,19 @@ class VectorStore:
             top = sims.argpartition(m - k)[m - k :]  # empty slots hold -inf: never chosen
         else:
             top = self.active_slots()
-        order = top[(-sims[top]).argsort(kind="stable")]
-        return order, sims[order]
+        # Best first, ties in `top` order (a stable sort of -sims). argpartition usually leaves
+        # the k candidates ascending: when reversed they strictly decrease, that is the order.
+        # (A copy, not a view: a retrieval is kept for feedback, and a view of `top` would keep
+        # argpartition's whole output alive with it.)
+        order = top[::-1].copy()
+        scores: list[float] = sims[order].tolist()
+        previous = math.inf
+        for score in scores:
+            if not score < previous:  # a tie, or not sorted: sort
+                order = top[(-sims[top]).argsort(kind="stable")]
+                return order, sims[order].tolist()
+            previous = score
+        return order, scores
 
     # -- mutation -----------------------------------------------------------------------------
     def insert(
@@ -142,7 +181,8 @@ class VectorStore:
         self._ids[slot] = item_id
         self._payloads[slot] = payload
         self._slot_of[item_id] = slot
-        self.high_water = max(self.high_water, slot + 1)
+        if slot >= self.high_water:
+            self.high_water = slot + 1
         if self.neighbours is not None:
             self.neighbours.on_insert(self, slot, sims)
         return slot
@@ -155,7 +195,8 @@ class VectorStore:
         self._ids[slot] = None
         self._payloads[slot] = None
         self._free.append(slot)
-        while self.high_water > 0 and not self.active_full[self.high_water - 1]:
+        # an empty slot has no id: a list lookup, cheaper than reading the numpy mask
+        while self.high_water > 0 and self._ids[self.high_water - 1] is None:
             self.high_water -= 1
         if self.neighbours is not None:
             self.neighbours.on_remove(self, slot)

@@ -34,7 +34,7 @@ class Hits(list[Hit]):
     """
 
     def __init__(self, hits: list[Hit], retrieval_id: int | None) -> None:
-        super().__init__(hits)
+        list.__init__(self, hits)  # not super(): one per retrieval, and super() costs ~0.1 us
         self.retrieval_id = retrieval_id
 
 

@@ -126,9 +126,19 @@ class MemoryMachine(RuleBasedStateMachine):
         self, text: str, vector: np.ndarray, meta: dict[str, Any] | None, item_id: str | None
     ) -> None:
         if item_id is not None and item_id in self.model:
-            self.expect_failure(
-                lambda: self.memory.add(text, embedding=vector, item_id=item_id), ValueError
-            )
+            if self.memory.get(item_id).text != text:
+                self.expect_failure(
+                    lambda: self.memory.add(text, embedding=vector, item_id=item_id), ValueError
+                )
+                return
+            # the same id and text again: a re-offer ends the step and stores nothing
+            size_before = len(self.memory)
+            decision = self.memory.add(text, embedding=vector, item_id=item_id)
+            self.steps += 1
+            self.since_clear += 1
+            assert decision.step == self.steps and not decision.admitted
+            assert decision.reason == "already stored" and decision.item_id == item_id
+            assert decision.evicted is None and len(self.memory) == size_before
             return
         size_before = len(self.memory)
         decision = self.memory.add(text, embedding=vector, metadata=meta, item_id=item_id)
@@ -251,7 +261,7 @@ class MemoryMachine(RuleBasedStateMachine):
         stats = self.memory.stats()
         assert stats["size"] == len(self.model) and stats["steps"] == self.steps
         assert stats["admitted"] - stats["evicted"] - stats["removed"] == stats["size"]
-        assert stats["admitted"] + stats["rejected"] == stats["steps"]
+        assert stats["admitted"] + stats["rejected"] + stats["reoffered"] == stats["steps"]
 
 
 SETTINGS = settings(

@@ -82,4 +82,8 @@ class AlwaysAdmit(AdmissionPolicy):
     name = "always"
 
     def _admit(self, candidate: Candidate) -> Verdict:
-        return Verdict(True, "always")
+        return ALWAYS
+
+
+#: AlwaysAdmit's verdict on every candidate (immutable: one shared instance)
+ALWAYS = Verdict(True, "always")

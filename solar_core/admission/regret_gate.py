@@ -101,32 +101,42 @@ class RegretGate(AdmissionPolicy):
         )
 
     def _record(self, cost: float) -> None:
+        # Runs at every offer: locals rather than repeated attribute reads, and `b if b > a else
+        # a` for max(a, b) (min likewise), which is exactly what the builtins return, sans call.
+        costs, window = self._costs, self.window
         # Running sums over the window; recomputed exactly once per lap so rounding cannot drift.
-        if len(self._costs) < self.window:
-            self._costs.append(cost)
+        if len(costs) < window:
+            costs.append(cost)
+            total, squares = self._sum, self._sumsq
         else:
-            old = self._costs[self._head]
-            self._costs[self._head] = cost
-            self._head = (self._head + 1) % self.window
-            self._sum -= old
-            self._sumsq -= old * old
-        self._sum += cost
-        self._sumsq += cost * cost
+            head = self._head
+            old = costs[head]
+            costs[head] = cost
+            self._head = (head + 1) % window
+            total = self._sum - old
+            squares = self._sumsq - old * old
+        total += cost
+        squares += cost * cost
         self._seen += 1
         if self._head == 0:
-            self._sum = math.fsum(self._costs)
-            self._sumsq = math.fsum(x * x for x in self._costs)
-        if self._seen >= self.window:
-            mean = self._sum / self.window
-            std = math.sqrt(max(self._sumsq / self.window - mean * mean, 0.0))
-            l_new = max(2.0 * std, 0.1)
-            self._l_ema = (
-                l_new
-                if self._l_ema is None
-                else (self.ema * self._l_ema + (1.0 - self.ema) * l_new)
-            )
-            tau = math.sqrt(2.0 * self.switching_cost / self._l_ema)
-            self._tau = min(max(tau, self.tau_min), self.tau_max)
+            total = math.fsum(costs)
+            squares = math.fsum([x * x for x in costs])
+        self._sum, self._sumsq = total, squares
+        if self._seen >= window:
+            mean = total / window
+            variance = squares / window - mean * mean
+            std = math.sqrt(0.0 if 0.0 > variance else variance)
+            l_new = 2.0 * std
+            if 0.1 > l_new:
+                l_new = 0.1
+            l_ema = self._l_ema
+            ema = self.ema
+            l_ema = l_new if l_ema is None else (ema * l_ema + (1.0 - ema) * l_new)
+            self._l_ema = l_ema
+            tau = math.sqrt(2.0 * self.switching_cost / l_ema)
+            if self.tau_min > tau:
+                tau = self.tau_min
+            self._tau = self.tau_max if self.tau_max < tau else tau
 
     def _admit(self, candidate: Candidate) -> Verdict:
         cost = self.cost(candidate)

@@ -64,6 +64,10 @@ class ArcEviction(EvictionPolicy):
             self.t2.pop(slot, None)
             self.t2[slot] = None
 
+    def on_reoffer(self, slot: int, step: int) -> None:
+        # A request for a cached key is an ARC hit, however it arrives.
+        self.on_retrieve(np.asarray([slot], dtype=np.int64), step)
+
     def prepare_insert(self, content_key: str) -> None:
         self._into_t2 = self._in_b2 = self._drop_t1_lru = False
         if content_key in self.b1:  # Case II: p <- min(c, p + max(|B2|/|B1|, 1))

@@ -43,6 +43,16 @@ class EvictionPolicy(ABC):
     name: ClassVar[str] = "base"
     #: nearest-neighbour similarities the store must maintain for this policy (0 = none)
     neighbours: int = 0
+    #: whether the hooks read ``content_key``; a policy that does not gets ``""`` and the memory
+    #: skips hashing the text of every insert
+    uses_content_key: ClassVar[bool] = True
+    #: whether the class overrides :meth:`on_feedback` (set for every subclass): the memory
+    #: skips working out which rated slots are still live for a policy that ignores ratings
+    listens_to_feedback: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.listens_to_feedback = cls.on_feedback is not EvictionPolicy.on_feedback
 
     def __init__(self) -> None:
         self._store: VectorStore | None = None
@@ -75,8 +85,15 @@ class EvictionPolicy(ABC):
     def on_feedback(self, slots: Slots, reward: float) -> None:
         """The caller rated the retrieval that returned ``slots``; ``reward`` in [0, 1]."""
 
+    def on_reoffer(self, slot: int, step: int) -> None:
+        """The item in ``slot`` was offered again (same id and text); nothing is inserted."""
+
     def prepare_insert(self, content_key: str) -> None:
-        """An item with ``content_key`` was admitted and will be inserted after any eviction."""
+        """An item with ``content_key`` was admitted and will be inserted after any eviction.
+
+        ``content_key`` identifies the text (equal texts, equal keys); ``""`` for a policy whose
+        :attr:`uses_content_key` is false, here and in :meth:`on_insert`.
+        """
 
     def victim(self, step: int) -> Victim:
         """Return the slot to evict. The store must be non-empty."""
@@ -108,16 +125,23 @@ class EvictionPolicy(ABC):
         """Raise ``AssertionError`` if internal state disagrees with the store."""
 
 
-def lowest(scores: npt.NDArray[np.float64], slots: Slots, n: int = 3) -> Victim:
-    """The slot with the lowest score (the first one on ties) and the ``n`` lowest as contenders."""
-    best = int(np.argmin(scores))
+def lowest(scores: npt.NDArray[np.float64], slots: Slots | slice, n: int = 3) -> Victim:
+    """The slot with the lowest score (the first one on ties) and the ``n`` lowest as contenders.
+
+    ``slots`` are the slots ``scores`` belong to, or the ``slice(0, len(scores))`` that
+    :meth:`~solar_core.store.VectorStore.active_selection` returns for slots 0, 1, 2, ...
+    """
+    best = int(scores.argmin())
     m = min(n, len(scores))
-    cut = np.argpartition(scores, m - 1)[:m] if m < len(scores) else np.arange(len(scores))
+    cut = scores.argpartition(m - 1)[:m] if m < len(scores) else np.arange(len(scores))
     ranked = sorted(
-        (s, i) for s, i in zip(scores[cut].tolist(), cut.tolist(), strict=True) if i != best
+        [(s, i) for s, i in zip(scores[cut].tolist(), cut.tolist(), strict=True) if i != best]
     )
     picked = [(float(scores[best]), best)] + ranked[: m - 1]
-    contenders = tuple((int(slots[i]), s) for s, i in picked)
+    if isinstance(slots, slice):
+        contenders = tuple([(i, s) for s, i in picked])
+    else:
+        contenders = tuple([(int(slots[i]), s) for s, i in picked])
     return Victim(contenders[0][0], contenders[0][1], contenders)
 
 

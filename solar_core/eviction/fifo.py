@@ -15,6 +15,7 @@ class FifoEviction(EvictionPolicy):
     """
 
     name = "fifo"
+    uses_content_key = False
 
     def __init__(self) -> None:
         super().__init__()

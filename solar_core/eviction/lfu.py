@@ -26,6 +26,7 @@ class LfuEviction(EvictionPolicy):
     """
 
     name = "lfu"
+    uses_content_key = False
 
     def __init__(self, tie_break: TieBreak = "insertion") -> None:
         super().__init__()
@@ -51,7 +52,9 @@ class LfuEviction(EvictionPolicy):
     def on_retrieve(self, slots: Slots, step: int) -> None:
         if len(slots) == 0:
             return
-        self._count[slots] += 1
+        count = self._count
+        for slot in slots.tolist():  # a few distinct slots: scalar updates beat fancy indexing
+            count[slot] += 1
         if self.tie_break == "recency":
             # Touch in insertion order, as LRU does: a deterministic order for simultaneous hits.
             for slot in slots[np.argsort(self._inserted[slots], kind="stable")]:
@@ -62,11 +65,12 @@ class LfuEviction(EvictionPolicy):
         self._count[slot] = 0
 
     def _victim(self, step: int) -> Victim:
-        slots = self.store.active_slots()
+        slots = self.store.active_selection()
         # One int64 key orders by count, then by sequence: a single vectorised argmin.
         key = (self._count[slots] << 32) + self._order[slots]
-        best = int(np.argmin(key))
-        return Victim(int(slots[best]), float(self._count[slots[best]]))
+        best = int(key.argmin())
+        slot = best if isinstance(slots, slice) else int(slots[best])
+        return Victim(slot, float(self._count[slot]))
 
     def clear(self) -> None:
         self._count[:] = 0

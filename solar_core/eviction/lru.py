@@ -17,6 +17,7 @@ class LruEviction(EvictionPolicy):
     """
 
     name = "lru"
+    uses_content_key = False
 
     def __init__(self) -> None:
         super().__init__()

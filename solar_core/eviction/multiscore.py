@@ -21,6 +21,7 @@ class MultiScoreEviction(EvictionPolicy):
     """
 
     name = "multiscore"
+    uses_content_key = False
 
     def __init__(
         self,
@@ -51,21 +52,37 @@ class MultiScoreEviction(EvictionPolicy):
         self._count[slot] = 0
 
     def on_retrieve(self, slots: Slots, step: int) -> None:
-        self._last[slots] = step
-        self._count[slots] += 1
+        # A handful of distinct slots: scalar updates beat fancy indexing (same values).
+        last, count = self._last, self._count
+        for slot in slots.tolist():
+            last[slot] = step
+            count[slot] += 1
 
     def on_remove(self, slot: int, evicted: bool) -> None:
         self._count[slot] = 0
 
     def _victim(self, step: int) -> Victim:
-        slots = self.store.active_slots()
+        # The formula below, written as in-place ufuncs on fresh arrays: the same roundings in
+        # the same order with fewer numpy calls. Exact rewrites: the steps (< 2**53) subtract
+        # exactly in float64; -age / scale == age / -scale; maximum/minimum clip as np.clip.
+        #   score = w_rec * exp(-age / age_scale) + w_freq * count / max(step, 1)
+        #           + w_div * clip(1 - max_similarity, 0, 1)
+        slots = self.store.active_selection()
         w_rec, w_freq, w_div = self.weights
-        age = (step - self._last[slots]).astype(np.float64)
-        score = w_rec * np.exp(-age / self.age_scale)
-        score += w_freq * self._count[slots] / max(step, 1)
+        score = np.subtract(step, self._last[slots], dtype=np.float64)  # age
+        score /= -self.age_scale
+        np.exp(score, out=score)
+        score *= w_rec
+        frequency = np.multiply(self._count[slots], w_freq)
+        frequency /= max(step, 1)
+        score += frequency
         index = self.store.neighbours
         if w_div > 0 and index is not None:
-            score += w_div * np.clip(1.0 - index.max_similarity(slots), 0.0, 1.0)
+            diversity = np.subtract(1.0, index.max_similarity(slots))
+            np.maximum(diversity, 0.0, out=diversity)
+            np.minimum(diversity, 1.0, out=diversity)
+            diversity *= w_div
+            score += diversity
         return lowest(score, slots)
 
     def clear(self) -> None:

@@ -32,6 +32,7 @@ class ThompsonEviction(EvictionPolicy):
     """
 
     name = "thompson"
+    uses_content_key = False
 
     def __init__(
         self,
@@ -65,36 +66,65 @@ class ThompsonEviction(EvictionPolicy):
         self._alpha[slot] = self.prior_alpha
         self._beta[slot] = self.prior_beta
 
+    # A retrieval names a handful of distinct slots: scalar updates in a loop cost less than the
+    # three numpy calls of one fancy-indexed `+=`, and add exactly the same doubles.
+
     def on_retrieve(self, slots: Slots, step: int) -> None:
-        self._alpha[slots] += 1.0
+        alpha = self._alpha
+        for slot in slots.tolist():
+            alpha[slot] += 1.0
         self._retrievals += 1
         if self._retrievals % self.decay_every == 0:
-            # beta += decay for every stored item except those this retrieval returned
-            idle = self.store.active_mask.copy()
-            idle[slots] = False
+            self._age(slots)
+
+    def _age(self, retrieved: Slots) -> None:
+        """``beta += decay`` for every stored item except those this retrieval returned."""
+        store = self.store
+        high = store.high_water
+        if len(store) == high:
+            # No empty slot below the high-water mark: age the whole prefix in one call and put
+            # back the retrieved items' untouched values (cheaper than building a mask).
+            beta = self._beta[:high]
+            kept = beta[retrieved]
+            beta += self.decay
+            beta[retrieved] = kept
+        else:
+            idle = store.active_mask.copy()
+            idle[retrieved] = False
             self._beta[: len(idle)][idle] += self.decay
 
     def on_feedback(self, slots: Slots, reward: float) -> None:
-        self._alpha[slots] += reward
-        self._beta[slots] += 1.0 - reward
+        alpha, beta = self._alpha, self._beta
+        miss = 1.0 - reward
+        for slot in slots.tolist():
+            alpha[slot] += reward
+            beta[slot] += miss
 
     def on_remove(self, slot: int, evicted: bool) -> None:
         self._alpha[slot] = 0.0
         self._beta[slot] = 0.0
 
-    def novelty(self, slots: Slots) -> np.ndarray:
+    def novelty(self, slots: Slots | slice) -> npt.NDArray[np.float64]:
         """``clip(1 - mean cosine to the nearest others, 0, 1)``; 0.5 for an item alone."""
         index = self.store.neighbours
         if index is None:
-            return np.zeros(len(slots))
-        mean = index.mean_similarity(slots)
-        return np.where(np.isnan(mean), 0.5, np.clip(1.0 - mean, 0.0, 1.0))
+            return np.zeros(len(self._alpha[slots]))  # len(slots) fails for a slice
+        # In place on the fresh array of means; maximum/minimum clip exactly as np.clip (1 - mean
+        # is never -0.0) without its Python wrappers.
+        novelty = np.subtract(1.0, index.mean_similarity(slots))
+        np.maximum(novelty, 0.0, out=novelty)
+        np.minimum(novelty, 1.0, out=novelty)
+        if len(novelty) <= index.k:  # more items than k: every item has neighbours, no NaN
+            novelty[np.isnan(novelty)] = 0.5
+        return novelty
 
     def _victim(self, step: int) -> Victim:
-        slots = self.store.active_slots()
+        slots = self.store.active_selection()
         scores = self._rng.beta(self._alpha[slots], self._beta[slots])
         if self.novelty_bonus > 0:
-            scores = scores + self.novelty_bonus * self.novelty(slots)
+            bonus = self.novelty(slots)
+            bonus *= self.novelty_bonus
+            scores += bonus
         return lowest(scores, slots)
 
     def clear(self) -> None:

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Full reproduction of the paper's offline experiments: every synthetic workload and the LoCoMo
+# protocol, all 8 presets, seeds 42 1337 2024. Writes docs/results/<workload>.jsonl (the data),
+# docs/results/<workload>.txt (the table) and docs/figures/<workload>.png, and prints the
+# wall time of each workload and of the whole run.
+#
+#   benchmarks/reproduce.sh [path/to/locomo.json]      (latency is separate: it needs a quiet host)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BENCH=${BENCH:-.venv/bin/solar-bench}
+LOCOMO=${1:-../shared/data/locomo/locomo-dev.json}
+mkdir -p docs/results docs/figures
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+run() {
+  local name=$1; shift
+  local start=$SECONDS
+  "$BENCH" "$name" "$@" --format json --out "docs/results/$name.jsonl" \
+    --plot "docs/figures/$name.png" | tee "docs/results/$name.txt"
+  echo "$name: $((SECONDS - start)) s" >&2
+}
+for workload in cycling working-set drift noise-static noise-stream; do
+  run "$workload"
+done
+run locomo --data "$LOCOMO"
+echo "full reproduction: $SECONDS s" >&2

@@ -1,0 +1,314 @@
+"""``solar-bench``: the SOLAR paper's offline experiments (also ``python -m solar_core.bench``).
+
+    solar-bench <workload> [--policies fifo,lru,...] [--k 10 20 50 100] [--seeds 42 1337 2024]
+                           [--format table|csv|json] [--out FILE] [--plot FILE.png] [--data PATH]
+
+Workloads: cycling | working-set | drift | noise-static | noise-stream | locomo | latency | demo.
+``--data`` is a LoCoMo-format JSON file for ``locomo`` (and ``demo``), or the reference
+implementation's ``solar_synthetic`` folder to replay its workload files for a synthetic workload.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..presets import available_policies
+from . import report
+from .embed_cache import EmbeddingCache
+from .execute import default_workers, execute, limit_blas_threads
+from .experiments import EXPERIMENTS, Job, plan, run_job
+from .generators import SEEDS
+from .latency import embed_throughput, measure
+from .locomo import DEFAULT_K, distinct_texts, load_locomo, records
+from .progress import Progress
+
+WORKLOADS = (*EXPERIMENTS, "locomo", "latency", "demo")
+#: the paper's order: baselines, then the learned policies, then the no-eviction reference
+POLICY_ORDER = ["fifo", "lru", "lfu", "arc", "solar-e", "solar-a", "solar", "unlimited"]
+LATENCY_K = (100, 1000, 10000)
+LATENCY_STEPS = {100: 5000, 1000: 2000, 10000: 500}
+
+SYNTHETIC_COLUMNS = [
+    "setting",
+    "policy",
+    "capacity",
+    "hit_rate",
+    "hit_rate_se",
+    "score",
+    "first_half",
+    "second_half",
+    "store_rate",
+    "modifications",
+    "mean_size",
+    "d_hit_rate",
+    "d_hit_rate_se",
+]
+LOCOMO_COLUMNS = [
+    "setting",
+    "policy",
+    "capacity",
+    "score",
+    "score_se",
+    "hit_rate",
+    "recall",
+    "first_half",
+    "second_half",
+    "store_rate",
+    "modifications",
+    "cost",
+    "d_score",
+    "d_score_se",
+]
+LATENCY_COLUMNS = ["setting", "policy", "capacity", "us_per_step", "p99_us", "x_fifo"]
+#: the one metric per workload that the compact (demo) view shows
+COMPACT = {
+    "locomo": ("score", "mean soft hit s", "{:.3f}"),
+    "latency": ("us_per_step", "median us per step", "{:.1f}"),
+}
+
+
+def _policies(text: str) -> list[str]:
+    names = [p.strip() for p in text.split(",") if p.strip()]
+    unknown = [p for p in names if p not in available_policies()]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown policy {', '.join(unknown) or '(none)'}; "
+            f"known: {', '.join(available_policies())}"
+        )
+    return names
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="solar-bench",
+        description=__doc__.splitlines()[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="Details and constants: docs/BENCHMARKS.md and PROTOCOLS.md.",
+    )
+    p.add_argument("workload", choices=WORKLOADS)
+    default = [p for p in POLICY_ORDER if p in available_policies()]
+    p.add_argument(
+        "--policies", type=_policies, default=default, help="comma-separated presets (default: all)"
+    )
+    p.add_argument("--k", type=_positive, nargs="+", help="capacities (default: per workload)")
+    p.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
+    p.add_argument("--format", choices=("table", "csv", "json"), default="table")
+    p.add_argument("--out", type=Path, help="write the results here (the table still prints)")
+    p.add_argument("--plot", type=Path, help="also draw the paper-style figure to this PNG")
+    p.add_argument("--data", type=Path, help="LoCoMo JSON file, or the solar_synthetic folder")
+    p.add_argument(
+        "--jobs",
+        type=_positive,
+        default=default_workers(),
+        help="worker processes for synthetic sweeps (default: one per core)",
+    )
+    p.add_argument("--steps", type=_positive, help="latency: timed steps per policy and K")
+    p.add_argument(
+        "--embedder",
+        choices=("minilm", "hash"),
+        default="minilm",
+        help="locomo: text embedder (hash: fast, meaningless; for smoke tests)",
+    )
+    p.add_argument(
+        "--cache-dir",
+        type=Path,
+        help="embedding cache folder (default: $SOLAR_BENCH_CACHE or ~/.cache/solar-memory)",
+    )
+    p.add_argument(
+        "--blas-threads",
+        type=_positive,
+        default=1,
+        help="BLAS threads per process (default 1: the suite runs one process per "
+        "core, and threaded BLAS on top oversubscribes a small machine)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    return p
+
+
+def synthetic(args: argparse.Namespace, name: str) -> list[dict[str, Any]]:
+    data = args.data
+    if data is not None and not data.is_dir():
+        raise FileNotFoundError(f"--data {data} is not the reference's solar_synthetic folder")
+    jobs = plan(name, args.policies, args.k, args.seeds, data)
+    results = execute(
+        jobs,
+        run_job,
+        key=_job_key,
+        workers=args.jobs,
+        label=name,
+        progress=not args.quiet,
+        blas_threads=args.blas_threads,
+    )
+    recs = [
+        dict(
+            workload=j.workload,
+            setting=j.setting,
+            policy=j.policy,
+            capacity=j.capacity,
+            seed=j.seed,
+            unit=j.seed,
+            **r,
+        )
+        for j, r in zip(jobs, results, strict=True)
+    ]
+    return report.aggregate(recs)
+
+
+def _job_key(job: Job) -> Any:
+    return job.key
+
+
+def _vector_lookup(args: argparse.Namespace, texts: list[str]) -> Any:
+    if args.embedder == "hash":
+        from ..hash_embedder import HashEmbedder
+
+        cache = EmbeddingCache(lambda: HashEmbedder(dim=384), "hash-384", args.cache_dir)
+    else:
+        from ..minilm import MiniLMEmbedder
+
+        cache = EmbeddingCache(MiniLMEmbedder, "all-MiniLM-L6-v2", args.cache_dir)
+    vectors = cache.vectors(texts)
+    if cache.embedded and not args.quiet:
+        print(f"embedded {cache.embedded} new texts; cached in {cache.path}", file=sys.stderr)
+    return vectors.__getitem__
+
+
+def locomo(args: argparse.Namespace, conversations: int | None = None) -> list[dict[str, Any]]:
+    if args.data is None or not args.data.is_file():
+        raise SystemExit("solar-bench locomo: --data must name a LoCoMo-format JSON file")
+    convs = load_locomo(args.data)[:conversations]
+    vector = _vector_lookup(args, distinct_texts(convs))
+    ks = args.k or list(DEFAULT_K)
+    runnable = sum(len(c.qa) >= 2 for c in convs)  # records() skips shorter conversations
+    total = 2 * len(ks) * len(args.policies) * runnable * len(args.seeds)
+    bar = Progress("locomo", total, enabled=not args.quiet)
+    recs = records(convs, vector, args.policies, ks, args.seeds, progress=bar.advance)
+    bar.close()
+    return report.aggregate(recs)
+
+
+def latency(args: argparse.Namespace, quick: bool = False) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for k in args.k or LATENCY_K:
+        steps = args.steps or LATENCY_STEPS.get(k, 1000)
+        bar = Progress(f"latency K={k}", 200 + steps, unit="steps", enabled=not args.quiet)
+        rows += measure(args.policies, k, 384, steps, progress=bar.advance)
+        bar.close()
+    if not quick and args.embedder == "minilm":
+        from ..demo_script import TURNS
+
+        base = [f"Q: {q}\nA: {a}" for _, q, a in TURNS]
+        texts = [f"{base[i % len(base)]} ({i})" for i in range(1000)]
+        rows.append(embed_throughput(texts))
+    return rows
+
+
+def columns_for(workload: str) -> list[str]:
+    if workload == "locomo":
+        return LOCOMO_COLUMNS
+    if workload == "latency":
+        return LATENCY_COLUMNS
+    return SYNTHETIC_COLUMNS
+
+
+def render(rows: Sequence[dict[str, Any]], fmt: str, compact: bool = False) -> str:
+    """``rows`` as JSON Lines, CSV, or one text table per workload (``compact``: one metric,
+    policies as columns)."""
+    if fmt == "json":
+        return report.jsonl(rows)
+    if fmt == "csv":
+        return report.to_csv(rows)
+    parts = []
+    for workload in dict.fromkeys(r["workload"] for r in rows):
+        mine = [r for r in rows if r["workload"] == workload]
+        timed = [r for r in mine if "sentences_per_s" in r]
+        mine = [r for r in mine if r not in timed]
+        if compact:
+            value, what, fmt = COMPACT.get(workload, ("hit_rate", "hit rate", "{:.3f}"))
+            body = report.pivot(mine, value, fmt)
+            parts.append(f"== {workload}: {what} ==\n{body}")
+        else:
+            body = report.table(mine, columns_for(workload))
+            parts.append(f"== {workload} ==\n{body}")
+        parts += [
+            f"MiniLM embedding, batch 64: {r['sentences_per_s']:.0f} sentences/s" for r in timed
+        ]
+    return "\n\n".join(parts) + "\n"
+
+
+def demo(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """A small version of everything: one seed, fewer capacities, LoCoMo if data is given."""
+    small = argparse.Namespace(**{**vars(args), "seeds": args.seeds[:1]})
+    rows: list[dict[str, Any]] = []
+    sweeps = {
+        "cycling": [10],
+        "working-set": [5, 15, 30, 100],
+        "drift": [20],
+        "noise-static": [100, 1000, 5000],
+        "noise-stream": [100, 1000],
+    }
+    for name, ks in sweeps.items():
+        small.k, small.data = ks, None  # generated workloads; --data is LoCoMo's here
+        rows += synthetic(small, name)
+    if args.data is not None and args.data.is_file():
+        small.k, small.data = [10, 50], args.data
+        rows += locomo(small, conversations=2)
+    small.k, small.steps = [100], args.steps or 1000
+    rows += latency(small, quick=True)
+    return rows
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    if not limit_blas_threads(args.blas_threads) and not args.quiet:
+        print(
+            "solar-bench: threadpoolctl is not installed (pip install 'solar-memory[bench]'): "
+            "BLAS threads are not limited",
+            file=sys.stderr,
+        )
+    try:
+        return _main(args)
+    except (FileNotFoundError, ValueError) as err:  # bad --data and the like: say what, no trace
+        raise SystemExit(f"solar-bench {args.workload}: {err}") from None
+
+
+def _main(args: argparse.Namespace) -> int:
+    start = time.perf_counter()
+    name = args.workload
+    if name == "demo":
+        rows = demo(args)
+    elif name == "locomo":
+        rows = locomo(args)
+    elif name == "latency":
+        rows = latency(args)
+    else:
+        rows = synthetic(args, name)
+    text = render(rows, args.format, compact=name == "demo")
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text, encoding="utf-8")
+        if args.format != "table" and not args.quiet:
+            sys.stdout.write(
+                render(rows, "table", compact=name == "demo")
+            )  # the file has the data, the terminal a view
+    else:
+        sys.stdout.write(text)
+    if args.plot is not None:
+        from .plot import plot
+
+        plot(rows, args.plot)
+    if not args.quiet:
+        print(f"{name}: {time.perf_counter() - start:.1f} s", file=sys.stderr)
+    return 0
