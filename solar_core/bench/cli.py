@@ -14,6 +14,7 @@ import argparse
 import sys
 import time
 from collections.abc import Sequence
+from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from ..presets import available_policies
 from . import report
 from .embed_cache import EmbeddingCache
 from .execute import default_workers, execute, limit_blas_threads
-from .experiments import EXPERIMENTS, Job, plan, run_job
+from .experiments import EXPERIMENTS, plan, run_job
 from .generators import SEEDS
 from .latency import embed_throughput, measure
 from .locomo import DEFAULT_K, distinct_texts, load_locomo, records
@@ -145,7 +146,7 @@ def synthetic(args: argparse.Namespace, name: str) -> list[dict[str, Any]]:
     results = execute(
         jobs,
         run_job,
-        key=_job_key,
+        key=attrgetter("key"),
         workers=args.jobs,
         label=name,
         progress=not args.quiet,
@@ -164,10 +165,6 @@ def synthetic(args: argparse.Namespace, name: str) -> list[dict[str, Any]]:
         for j, r in zip(jobs, results, strict=True)
     ]
     return report.aggregate(recs)
-
-
-def _job_key(job: Job) -> Any:
-    return job.key
 
 
 def _vector_lookup(args: argparse.Namespace, texts: list[str]) -> Any:

@@ -45,9 +45,19 @@ class Job:
 
     @property
     def key(self) -> tuple[Any, ...]:
-        # A policy that ignores capacity gives the same run at every K: run it once.
-        cap = None if PRESETS[self.policy].unbounded else self.capacity
-        return (self.source, self.policy, cap, self.seed, self.k)
+        return (
+            self.source,
+            self.policy,
+            run_capacity(self.policy, self.capacity),
+            self.seed,
+            self.k,
+        )
+
+
+def run_capacity(policy: str, capacity: int) -> int | None:
+    """The capacity a run really uses: ``None`` for a policy that ignores it, which therefore gives
+    the same run at every K (run it once, report it at each)."""
+    return None if PRESETS[policy].unbounded else capacity
 
 
 @dataclass(frozen=True)
@@ -59,7 +69,6 @@ class Experiment:
     default_k: tuple[int, ...]
     points: Callable[[Sequence[int], int], list[tuple[str, int, dict[str, Any]]]]
     replay_tag: Callable[[str, int], str] | None = None  # label, K -> reference folder tag
-    x_label: str = "K"
 
     def settings(
         self, ks: Sequence[int], seeds: Sequence[int], data: str | Path | None = None
@@ -124,7 +133,6 @@ EXPERIMENTS: dict[str, Experiment] = {
             (10,),
             _cycling,
             replay_tag=lambda label, k: f"m{round(float(label.split('=')[1]) * k)}",
-            x_label="m/K",
         ),
         Experiment(
             "working-set",
@@ -139,7 +147,6 @@ EXPERIMENTS: dict[str, Experiment] = {
             (20,),
             _drift,
             replay_tag=lambda label, k: f"plen{label.split('=')[1]}",
-            x_label="phase length",
         ),
         Experiment(
             "noise-static",

@@ -23,7 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..memory import SolarMemory
-from ..presets import PRESETS
+from .experiments import run_capacity
 from .runner import LAMBDA
 
 WARMUP_SHARE = 0.8
@@ -204,7 +204,7 @@ def records(
                     if len(conv.qa) < 2:
                         continue
                     for seed in seeds:
-                        cap = None if PRESETS[policy].unbounded else capacity
+                        cap = run_capacity(policy, capacity)
                         key = (setting, policy, cap, conv.sample_id, seed)
                         if key not in memo:
                             memo[key] = run_conversation(

@@ -94,21 +94,19 @@ def table(rows: Sequence[dict[str, Any]], columns: Sequence[str]) -> str:
     """A fixed-width text table of ``columns`` (keys of :data:`COLUMNS`)."""
     head = [COLUMNS[c][0] for c in columns]
     body = [[_cell(row.get(c), COLUMNS[c][1]) for c in columns] for row in rows]
-    widths = [max(len(x) for x in col) for col in zip(head, *body, strict=True)]
-    lines = [
+    return _align([head, *body])
+
+
+def _align(lines: Sequence[Sequence[str]]) -> str:
+    """Columns padded to their widest cell: the two key columns left, numbers right."""
+    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
+    return "\n".join(
         "  ".join(
-            h.ljust(w) if i < 2 else h.rjust(w)
-            for i, (h, w) in enumerate(zip(head, widths, strict=True))
+            c.ljust(w) if i < 2 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(line, widths, strict=True))
         )
-    ]
-    for cells in body:
-        lines.append(
-            "  ".join(
-                c.ljust(w) if i < 2 else c.rjust(w)
-                for i, (c, w) in enumerate(zip(cells, widths, strict=True))
-            )
-        )
-    return "\n".join(lines)
+        for line in lines
+    )
 
 
 def _cell(value: Any, fmt: str) -> str:
@@ -156,11 +154,4 @@ def pivot(rows: Sequence[dict[str, Any]], value: str, fmt: str = "{:.3f}") -> st
         lines.append(
             [str(setting), str(capacity), *[_cell(by_policy.get(p), fmt) for p in policies]]
         )
-    widths = [max(len(line[i]) for line in lines) for i in range(len(lines[0]))]
-    return "\n".join(
-        "  ".join(
-            c.ljust(w) if i < 2 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(line, widths, strict=True))
-        )
-        for line in lines
-    )
+    return _align(lines)
