@@ -1,5 +1,26 @@
-"""LangChain adapters for SOLAR agent memory.
+"""LangChain adapters for the SOLAR agent memory (``pip install 'solar-memory[langchain]'``).
 
-Empty until the LangChain adapter lands (retriever, window-memory drop-in, v1 agent middleware).
-Install with the ``langchain`` extra.
+- :class:`SolarConversationMemory` -- a drop-in for ``ConversationBufferWindowMemory`` in classic
+  chains (``ConversationChain``, ``LLMChain``): the recent window plus relevant older turns.
+- :class:`SolarRetriever` -- a ``BaseRetriever`` over a SOLAR memory, for any LCEL chain or agent.
+- :class:`SolarMemoryMiddleware` -- memory for LangChain v1 ``create_agent`` agents, per user or
+  thread if asked.
+- :class:`LangChainEmbedder` -- any LangChain ``Embeddings`` as the memory's embedder (every
+  adapter also takes an ``Embeddings`` directly as ``embedder=``).
+
+Each exposes ``feedback(like=...)`` / ``feedback(score=...)``: the memory learns which experiences
+help. The adapters only translate; every decision is ``solar_core``'s.
 """
+
+from .conversation_memory import SolarConversationMemory
+from .embeddings import LangChainEmbedder
+from .middleware import SolarMemoryMiddleware, SolarMemoryState
+from .retriever import SolarRetriever
+
+__all__ = [
+    "LangChainEmbedder",
+    "SolarConversationMemory",
+    "SolarMemoryMiddleware",
+    "SolarMemoryState",
+    "SolarRetriever",
+]

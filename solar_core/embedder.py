@@ -14,7 +14,9 @@ class Embedder(Protocol):
     """Turns texts into unit-norm float32 rows.
 
     ``embed(texts)`` returns an array of shape ``(len(texts), dim)``. Rows need not be normalised:
-    the memory normalises and validates everything it is given.
+    the memory normalises and validates everything it is given. An embedder for an asymmetric
+    model (one that encodes search queries differently from documents) may also define
+    ``embed_queries(texts)``, with the same contract: retrievals then use it.
     """
 
     @property

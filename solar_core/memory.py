@@ -6,7 +6,7 @@ import hashlib
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -201,7 +201,10 @@ class SolarMemory:
             raise ValueError(
                 "this memory has no embedder (it was built with dim=); pass embedding="
             )
-        row: FloatVector = unit_rows(self._embedder.embed([str(text)]), self.dim, 1)[0]
+        embed = self._embedder.embed
+        if what == "query":  # asymmetric models embed queries and documents differently
+            embed = getattr(self._embedder, "embed_queries", embed)
+        row: FloatVector = unit_rows(embed([str(text)]), self.dim, 1)[0]
         return row, None
 
     # -- the step -------------------------------------------------------------------------------
@@ -212,22 +215,33 @@ class SolarMemory:
         embedding: object = None,
         k: int | None = None,
         record: bool = True,
+        exclude: Collection[str] = (),
     ) -> Hits:
         """Return the ``k`` stored items most similar to ``query`` (or ``embedding``), best first.
 
         A retrieval event: the policy credits the returned items (SOLAR: ``alpha += 1``) and ages
         the others, and :meth:`feedback` can rate it. ``record=False`` only looks: no policy
         update, nothing to rate (for previews, tracing, re-rendering a prompt).
+
+        ``exclude`` names items never to return (ids not stored are ignored), e.g. those already
+        in the prompt: the ``k`` hits are the best of the others, and only they are credited.
         """
         if k is None:
             k = self.k
         elif type(k) is not int or k < 1:  # a plain positive int needs no checking
             k = check_k(k)
+        if exclude:
+            if isinstance(exclude, str):  # a lone id would be read as its characters
+                raise TypeError("exclude must be a collection of item ids, not a string")
+            exclude = set(exclude)
         row, scale = self._vector(query, embedding, "query")
         vector = scaled(row, scale)
         with self._lock:
             store = self._store
-            slots, scores = store.nearest(vector, k)
+            if exclude:
+                slots, scores = self._nearest_except(vector, k, exclude)
+            else:
+                slots, scores = store.nearest(vector, k)
             ids, payloads = store.slot_lists()
             records: list[_Record] = []
             hits: list[Hit] = []
@@ -246,6 +260,15 @@ class SolarMemory:
             if len(self._recent) > FEEDBACK_WINDOW:
                 self._recent.popitem(last=False)
             return Hits(hits, retrieval_id)
+
+    def _nearest_except(
+        self, vector: FloatVector, k: int, exclude: Collection[str]
+    ) -> tuple[npt.NDArray[np.int64], list[float]]:
+        store = self._store
+        skip = {store.slot_of(i) for i in exclude if i in store}
+        slots, scores = store.nearest(vector, k + len(skip))
+        keep = [j for j, slot in enumerate(slots.tolist()) if slot not in skip][:k]
+        return slots[keep], [scores[j] for j in keep]
 
     def feedback(
         self,
@@ -433,6 +456,11 @@ class SolarMemory:
         return item_id
 
     # -- inspection and editing ----------------------------------------------------------------
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder that turns texts into vectors (``None`` for a vectors-only memory)."""
+        return self._embedder
+
     def __len__(self) -> int:
         return len(self._store)
 

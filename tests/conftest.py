@@ -67,3 +67,11 @@ def hit_axes(memory: SolarMemory, *weighted: tuple[int, float]) -> list[str]:
     hits = memory.retrieve(embedding=query, k=len(weighted))
     memory.check_invariants()
     return [h.id for h in hits]
+
+
+@pytest.fixture(scope="session")
+def minilm() -> object:
+    """One all-MiniLM-L6-v2 embedder for the whole session (loading it takes seconds)."""
+    from solar_core import MiniLMEmbedder
+
+    return MiniLMEmbedder()

@@ -1,0 +1,287 @@
+"""``SolarMemoryMiddleware``: SOLAR memory for LangChain v1 ``create_agent`` agents."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.tools import ToolRuntime
+from langchain_core.messages import AIMessage, AnyMessage, HumanMessage, SystemMessage
+from langchain_core.tools import BaseTool, tool
+from langgraph.config import get_config
+from langgraph.runtime import Runtime
+from typing_extensions import NotRequired
+
+from solar_core import Decision, Hits, SolarMemory
+
+from ._params import build_memory
+from .turns import bulleted, turn_metadata, turn_text
+
+HEADER = "Relevant past experiences (from memory; they may be outdated):"
+
+
+class SolarMemoryState(AgentState[Any]):
+    """The agent state keys the middleware adds (all per invoke, none sent to the model)."""
+
+    solar_memories: NotRequired[str]
+    """The recalled experiences, rendered for the system message ("" when none)."""
+    solar_retrieval: NotRequired[int | None]
+    """The id of this invoke's retrieval, for feedback."""
+    solar_scope: NotRequired[str]
+    """Whose memory this invoke used."""
+
+
+class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
+    """Gives a ``create_agent`` agent a small, self-curating memory of its past turns.
+
+    Per invoke: ``before_agent`` retrieves the ``top_k`` past experiences most similar to the
+    user's last message (once, however many model calls the tool loop makes); every model call
+    sees them appended to its system message (``wrap_model_call`` / ``awrap_model_call``), and
+    nothing is written into ``messages``; ``after_agent`` offers the finished turn (the user's
+    message and the final answer) to SOLAR, which decides whether to store it and what to evict.
+
+    Feedback: ``middleware.feedback(like=..., scope=...)`` rates the last invoke's memories, e.g.
+    from a thumbs-up button. With ``feedback_tool=True`` the agent also gets a ``rate_memories``
+    tool to report, during the turn, whether the recalled experiences helped; a rating given
+    before the turn ends also drives SOLAR's admission gate (a bad turn is more likely stored).
+
+    Scopes: ``scope="user_id"`` keeps one memory per value of ``user_id``, read from the run's
+    context (``create_agent(context_schema=...)``, ``invoke(..., context=...)``) or else from
+    ``config["configurable"]`` (e.g. ``scope="thread_id"``). A run without that key is refused,
+    so two users never share memories. Without ``scope`` every run shares one memory.
+
+    Args:
+        memory: a ready :class:`~solar_core.SolarMemory` (unscoped only).
+        policy, capacity, embedder, seed: how to build each memory (``embedder`` may be any
+            LangChain ``Embeddings``; it is loaded once and shared by all scopes).
+        top_k: experiences recalled per invoke.
+        scope: the context/config key that names whose memory a run uses.
+        feedback_tool: add the ``rate_memories`` tool.
+        header: the line introducing the memories in the system message.
+        human_prefix, ai_prefix: how a stored turn labels its two sides.
+
+    Example:
+        >>> mw = SolarMemoryMiddleware(embedder="hash", seed=0, scope="user_id")
+        >>> mw.memory_for("alice") is mw.memory_for("bob")
+        False
+    """
+
+    state_schema = SolarMemoryState
+
+    def __init__(
+        self,
+        memory: SolarMemory | None = None,
+        *,
+        policy: str = "solar",
+        capacity: int | None = 50,
+        embedder: object = None,
+        seed: int | None = None,
+        top_k: int = 3,
+        scope: str | None = None,
+        feedback_tool: bool = False,
+        header: str = HEADER,
+        human_prefix: str = "Human",
+        ai_prefix: str = "AI",
+    ) -> None:
+        super().__init__()
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise ValueError(f"top_k must be a positive int, got {top_k!r}")
+        if scope is not None and (not isinstance(scope, str) or not scope):
+            raise ValueError(f"scope must be a non-empty key name, got {scope!r}")
+        if memory is not None:
+            if not isinstance(memory, SolarMemory):
+                raise TypeError(f"memory must be a SolarMemory, got {type(memory).__name__}")
+            if scope is not None:
+                raise ValueError("one memory= cannot be split by scope; pass the policy instead")
+        self.top_k, self.scope, self.header = top_k, scope, header
+        self.human_prefix, self.ai_prefix = human_prefix, ai_prefix
+        self._lock = threading.Lock()
+        self._memories: dict[str, SolarMemory] = {}
+        self._last: dict[str, Hits] = {}
+        self._decisions: dict[str, Decision] = {}
+        if memory is not None:
+            self._memories[""] = memory
+            self._factory: Callable[[], SolarMemory] = lambda: memory
+        else:
+            first = build_memory(policy, capacity, embedder, seed)  # checks every parameter now
+            shared = first.embedder  # one model for every scope
+            self._memories_built = 0
+
+            def factory() -> SolarMemory:
+                self._memories_built += 1
+                if self._memories_built == 1:
+                    return first
+                seed_i = None if seed is None else seed + self._memories_built - 1
+                return SolarMemory(policy, capacity, embedder=shared, seed=seed_i)
+
+            self._factory = factory
+        self.tools: list[BaseTool] = [self._rating_tool()] if feedback_tool else []
+
+    # -- memories per scope -------------------------------------------------------------------
+    def memory_for(self, scope: str | None = None) -> SolarMemory:
+        """The memory of ``scope`` (created empty on first use); unscoped: the one memory."""
+        key = self._key(scope)
+        with self._lock:
+            memory = self._memories.get(key)
+            if memory is None:
+                memory = self._memories[key] = self._factory()
+            return memory
+
+    @property
+    def scopes(self) -> list[str]:
+        """The scopes that have a memory so far."""
+        with self._lock:
+            return [s for s in self._memories if s]
+
+    def _key(self, scope: object) -> str:
+        if self.scope is None:
+            if scope not in (None, ""):
+                raise ValueError("this middleware has no scope= key; call without scope")
+            return ""
+        if isinstance(scope, bool) or not isinstance(scope, str | int) or scope == "":
+            raise ValueError(f"a {self.scope!r} scope must be a non-empty str, got {scope!r}")
+        return str(scope)
+
+    def _scope_of_run(self, runtime: Runtime[Any]) -> str:
+        """The run's scope value: from its context, else its ``config["configurable"]``."""
+        if self.scope is None:
+            return ""
+        context = runtime.context
+        if isinstance(context, Mapping):
+            value = context.get(self.scope)
+        else:
+            value = getattr(context, self.scope, None)
+        if value is None:
+            value = get_config().get("configurable", {}).get(self.scope)
+        if value is None:
+            raise ValueError(
+                f"SolarMemoryMiddleware keeps one memory per {self.scope!r}, but this run has no "
+                f"{self.scope!r} in its context or config['configurable']; pass one so users "
+                "never share memories"
+            )
+        return self._key(value)
+
+    # -- the turn -----------------------------------------------------------------------------
+    def before_agent(self, state: SolarMemoryState, runtime: Runtime[Any]) -> dict[str, Any]:
+        return self._recall(state, self._scope_of_run(runtime))
+
+    async def abefore_agent(self, state: SolarMemoryState, runtime: Runtime[Any]) -> dict[str, Any]:
+        scope = self._scope_of_run(runtime)  # here: the run's config lives in this context
+        return await asyncio.to_thread(self._recall, state, scope)
+
+    def _recall(self, state: SolarMemoryState, scope: str) -> dict[str, Any]:
+        query = _last_human_text(state["messages"])
+        memory = self.memory_for(scope)
+        if not query:
+            return {"solar_memories": "", "solar_retrieval": None, "solar_scope": scope}
+        hits = memory.retrieve(query, k=self.top_k)
+        with self._lock:
+            self._last[scope] = hits
+        text = f"{self.header}\n{bulleted(hits)}" if hits else ""
+        return {"solar_memories": text, "solar_retrieval": hits.retrieval_id, "solar_scope": scope}
+
+    def wrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], ModelResponse[Any]],
+    ) -> ModelResponse[Any] | AIMessage:
+        return handler(self._inject(request))
+
+    async def awrap_model_call(
+        self,
+        request: ModelRequest[Any],
+        handler: Callable[[ModelRequest[Any]], Awaitable[ModelResponse[Any]]],
+    ) -> ModelResponse[Any] | AIMessage:
+        return await handler(self._inject(request))
+
+    def _inject(self, request: ModelRequest[Any]) -> ModelRequest[Any]:
+        memories = request.state.get("solar_memories")
+        if not memories:
+            return request
+        system = request.system_message
+        if system is None:
+            content: Any = memories
+        elif isinstance(system.content, str):
+            content = f"{system.content}\n\n{memories}" if system.content else memories
+        else:  # content blocks: add ours as one more text block
+            content = [*system.content, {"type": "text", "text": memories}]
+        return request.override(system_message=SystemMessage(content=content))
+
+    def after_agent(self, state: SolarMemoryState, runtime: Runtime[Any]) -> None:
+        self._record(state)
+
+    async def aafter_agent(self, state: SolarMemoryState, runtime: Runtime[Any]) -> None:
+        await asyncio.to_thread(self._record, state)
+
+    def _record(self, state: SolarMemoryState) -> None:
+        messages = state["messages"]
+        human = _last_human_text(messages)
+        final = messages[-1] if messages else None
+        if not human or not isinstance(final, AIMessage) or final.tool_calls:
+            return  # no finished turn (interrupted, or the run ended on a tool call)
+        answer = final.text
+        if not answer.strip():
+            return
+        scope = state.get("solar_scope", "")
+        text = turn_text(human, answer, self.human_prefix, self.ai_prefix)
+        decision = self.memory_for(scope).add(text, metadata=turn_metadata(human, answer))
+        with self._lock:
+            self._decisions[scope] = decision
+
+    # -- feedback -----------------------------------------------------------------------------
+    def feedback(
+        self, *, like: bool | None = None, score: float | None = None, scope: str | None = None
+    ) -> None:
+        """Rate the memories recalled for ``scope``'s last invoke: ``like`` or ``score`` in [0, 1].
+
+        They are credited (Thompson eviction: ``alpha += 1`` on a like, ``beta += 1`` on a
+        dislike), so experiences that help outlive those that do not.
+        """
+        key = self._key(scope)
+        with self._lock:
+            hits = self._last.get(key)
+        if hits is None:
+            raise ValueError(f"nothing to rate: no invoke has recalled memories for {scope!r} yet")
+        self.memory_for(key).feedback(like=like, score=score, retrieval=hits)
+
+    def recalled(self, scope: str | None = None) -> Hits:
+        """What ``scope``'s last invoke recalled (and injected), best first."""
+        with self._lock:
+            return self._last.get(self._key(scope), Hits([], None))
+
+    def last_decision(self, scope: str | None = None) -> Decision | None:
+        """Why ``scope``'s last finished turn was (or was not) stored."""
+        with self._lock:
+            return self._decisions.get(self._key(scope))
+
+    def _rating_tool(self) -> BaseTool:
+        middleware = self
+
+        @tool("rate_memories")
+        def rate_memories(helpful: bool, runtime: ToolRuntime[Any, Any]) -> str:
+            """Report whether the past experiences recalled from memory for this request helped.
+
+            Call it once you know, e.g. after the user confirms or corrects your answer.
+            """
+            state = runtime.state
+            retrieval = state.get("solar_retrieval")
+            if retrieval is None:
+                return "No memories were recalled for this request; nothing to rate."
+            memory = middleware.memory_for(state.get("solar_scope", "") or None)
+            try:
+                memory.feedback(like=helpful, retrieval=retrieval)
+            except ValueError as exc:  # already rated, or expired
+                return f"Not recorded: {exc}."
+            return "Thanks, recorded."
+
+        return rate_memories
+
+
+def _last_human_text(messages: list[AnyMessage]) -> str:
+    for message in reversed(messages):
+        if isinstance(message, HumanMessage):
+            return message.text.strip()
+    return ""

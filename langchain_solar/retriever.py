@@ -1,0 +1,189 @@
+"""``SolarRetriever``: a LangChain retriever over a self-curating SOLAR memory."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    CallbackManagerForRetrieverRun,
+)
+from langchain_core.documents import Document
+from langchain_core.retrievers import BaseRetriever
+from pydantic import ConfigDict, Field, PrivateAttr
+
+from solar_core import Decision, Hit, Hits
+from solar_core.validation import check_metadata, check_text
+
+from ._params import SolarParams
+
+
+class SolarRetriever(SolarParams, BaseRetriever):
+    """Retrieves the ``k`` stored experiences most similar to the query, best first.
+
+    Every call is a SOLAR retrieval event (the returned items gain evidence of usefulness, the
+    others age), and ``feedback(like=...)`` rates it, so the memory learns which experiences to
+    keep. ``add_texts`` / ``add_documents`` offer new experiences: the policy decides whether each
+    is stored and what it evicts, and says why in the returned :class:`~solar_core.Decision`.
+
+    Each ``Document`` carries the item's metadata plus ``id`` (the item id, also ``Document.id``),
+    ``score`` (cosine similarity to the query) and ``retrieval_id`` (pass the documents back to
+    ``feedback`` to rate that very retrieval when several callers share the retriever).
+
+    ``k`` is a field and also an ``invoke`` argument: ``retriever.invoke(query, k=1)``.
+    ``record=False`` makes calls look only (no learning, nothing to rate).
+
+    Example:
+        >>> retriever = SolarRetriever(k=1, embedder="hash", seed=0)
+        >>> _ = retriever.add_texts(["retry HTTP 429 with exponential backoff",
+        ...                          "pin the numpy seed in flaky tests"])
+        >>> docs = retriever.invoke("what to do on HTTP 429")
+        >>> docs[0].page_content
+        'retry HTTP 429 with exponential backoff'
+        >>> retriever.feedback(like=True)
+        >>> retriever.memory.get(docs[0].id).policy["alpha"]  # prior 2 + retrieved 1 + like 1
+        4.0
+    """
+
+    model_config = ConfigDict(extra="forbid")  # the LangChain base would drop typos silently
+
+    k: int = Field(default=4, ge=1)
+    """Documents returned per query."""
+    record: bool = True
+    """Whether queries are retrieval events the memory learns from (and that can be rated)."""
+
+    _last: Hits | None = PrivateAttr(default=None)
+
+    @classmethod
+    def from_texts(
+        cls,
+        texts: Iterable[str],
+        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
+        *,
+        ids: Sequence[str | None] | None = None,
+        **kwargs: Any,
+    ) -> SolarRetriever:
+        """A retriever over a new memory, offered ``texts`` first (``kwargs``: the fields)."""
+        retriever = cls(**kwargs)
+        retriever.add_texts(texts, metadatas, ids=ids)
+        return retriever
+
+    # -- retrieval ----------------------------------------------------------------------------
+    def _get_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: CallbackManagerForRetrieverRun | None = None,
+        k: int | None = None,
+    ) -> list[Document]:
+        hits = self.memory.retrieve(query, k=self.k if k is None else k, record=self.record)
+        if hits.retrieval_id is not None:
+            self._last = hits
+        return [_document(hit, hits.retrieval_id) for hit in hits]
+
+    async def _aget_relevant_documents(
+        self,
+        query: str,
+        *,
+        run_manager: AsyncCallbackManagerForRetrieverRun | None = None,
+        k: int | None = None,
+    ) -> list[Document]:
+        # Embedding is CPU-bound: keep it off the event loop.
+        return await asyncio.to_thread(self._get_relevant_documents, query, k=k)
+
+    # -- feedback -----------------------------------------------------------------------------
+    def feedback(
+        self,
+        *,
+        like: bool | None = None,
+        score: float | None = None,
+        documents: Sequence[Document] | None = None,
+    ) -> None:
+        """Rate a retrieval: ``like=True/False`` or ``score`` in [0, 1].
+
+        By default the latest one; pass the ``documents`` it returned to rate that one. Its items
+        are credited (Thompson eviction: ``alpha += 1`` on a like, ``beta += 1`` on a dislike).
+        """
+        retrieval: Hits | int | None = self._last
+        if documents is not None:
+            ids = {d.metadata.get("retrieval_id") for d in documents}
+            if len(ids) != 1 or not isinstance(next(iter(ids)), int):
+                raise ValueError(
+                    "documents must all come from one recorded retrieval of a SolarRetriever "
+                    "(their metadata['retrieval_id'])"
+                )
+            retrieval = ids.pop()
+        elif retrieval is None:
+            raise ValueError("nothing to rate yet: invoke the retriever first")
+        self.memory.feedback(like=like, score=score, retrieval=retrieval)
+
+    # -- adding experiences -------------------------------------------------------------------
+    def add_texts(
+        self,
+        texts: Iterable[str],
+        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
+        *,
+        ids: Sequence[str | None] | None = None,
+    ) -> list[Decision]:
+        """Offer each text as one step's experience; returns one ``Decision`` per text.
+
+        With a gated policy (``solar``, ``solar-a``) not every text is stored: ``d.admitted`` and
+        ``d.item_id`` say which were. Re-offering a stored id with the same text stores nothing
+        (so seeding twice is harmless). Everything is checked before anything is stored.
+        """
+        if isinstance(texts, str):
+            raise TypeError("texts must be a list of strings, not a single string")
+        texts = list(texts)
+        metas: list[Mapping[str, Any] | None] = (
+            [None] * len(texts) if metadatas is None else list(metadatas)
+        )
+        item_ids: list[str | None] = [None] * len(texts) if ids is None else list(ids)
+        for name, values in (("metadatas", metas), ("ids", item_ids)):
+            if len(values) != len(texts):
+                raise ValueError(f"got {len(texts)} texts but {len(values)} {name}")
+        clean = [check_metadata(m) for m in metas]
+        for text in texts:
+            check_text(text)
+        self._check_ids(texts, item_ids)
+        embedder = self.memory.embedder
+        if embedder is None:
+            raise ValueError("this memory has no embedder; offer vectors through memory.add")
+        # one batch: a neural model encodes 64 texts far faster than 64 times one
+        vectors = list(embedder.embed(texts)) if texts else []
+        return [
+            self.memory.add(text, embedding=vector, metadata=meta, item_id=item_id)
+            for text, vector, meta, item_id in zip(texts, vectors, clean, item_ids, strict=True)
+        ]
+
+    def add_documents(
+        self, documents: Sequence[Document], *, ids: Sequence[str | None] | None = None
+    ) -> list[Decision]:
+        """``add_texts`` for ``Document`` objects; ``Document.id`` (or ``ids``) names the items."""
+        if ids is None:
+            ids = [d.id for d in documents]
+        return self.add_texts(
+            [d.page_content for d in documents], [d.metadata for d in documents], ids=ids
+        )
+
+    def _check_ids(self, texts: list[str], ids: list[str | None]) -> None:
+        seen: set[str] = set()
+        for text, item_id in zip(texts, ids, strict=True):
+            if item_id is None:
+                continue
+            check_text(item_id, "id")
+            if item_id in seen:
+                raise ValueError(f"id {item_id!r} appears twice")
+            seen.add(item_id)
+            if item_id in self.memory and self.memory.get(item_id).text != text:
+                raise ValueError(
+                    f"an item with id {item_id!r} is already stored, with another text"
+                )
+
+
+def _document(hit: Hit, retrieval_id: int | None) -> Document:
+    metadata = {**hit.metadata, "id": hit.id, "score": hit.score}
+    if retrieval_id is not None:
+        metadata["retrieval_id"] = retrieval_id
+    return Document(page_content=hit.text, metadata=metadata, id=hit.id)

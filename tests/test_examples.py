@@ -1,0 +1,36 @@
+"""The runnable examples run offline and show what they claim (real MiniLM, fake chat models)."""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("langchain")
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+pytestmark = [pytest.mark.minilm, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
+
+
+def run(name: str, capsys: pytest.CaptureFixture[str]) -> str:
+    runpy.run_path(str(EXAMPLES / name), run_name="__main__")
+    return capsys.readouterr().out
+
+
+def test_conversation_chain_example_recalls_the_diet(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run("langchain_conversation.py", capsys)
+    last_history = out.split("without the diet):\n")[1].split("\nposteriors")[0]
+    assert "Human: I'm vegetarian, by the way." in last_history
+    assert "Human: What should I pack for the weather?" in last_history  # the window
+    assert "How do I get from the airport" not in last_history
+
+
+def test_agent_example_keeps_users_apart(capsys: pytest.CaptureFixture[str]) -> None:
+    out = run("langchain_agent.py", capsys)
+    assert "- Human: Please always answer me in French." in out
+    assert out.count("Relevant past experiences") == 2  # alice's 2nd turn, 2 model calls
+    memories = out.split("never shared):\n")[1]
+    assert "alice: 'Please always answer me in French.'  posterior {'alpha': 4.0" in memories
+    assert "bob: 'Where is my order A-17?'" in memories
+    assert "bob: 'Please" not in memories

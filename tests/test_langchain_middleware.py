@@ -1,0 +1,204 @@
+"""SolarMemoryMiddleware inside real create_agent agents driven by a tool-calling fake model."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langchain")
+
+from langchain.agents import create_agent  # noqa: E402
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage  # noqa: E402
+from langchain_core.tools import tool  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from lc_fakes import PromptRecorder, ToolCallingFakeModel, tool_call  # noqa: E402
+
+from langchain_solar import SolarMemoryMiddleware  # noqa: E402
+from solar_core import SolarMemory  # noqa: E402
+
+PAST = "Human: the payments API returned HTTP 429\nAI: retry with exponential backoff"
+
+
+@tool
+def lookup(q: str) -> str:
+    """Look something up."""
+    return f"result for {q}"
+
+
+def model(*replies: AIMessage) -> ToolCallingFakeModel:
+    return ToolCallingFakeModel(messages=iter(replies))
+
+
+def agent_with(mw: SolarMemoryMiddleware, *replies: AIMessage, **kwargs: Any) -> Any:
+    return create_agent(
+        model(*replies), tools=[lookup], system_prompt="You are helpful.", middleware=[mw], **kwargs
+    )
+
+
+def ask(question: str) -> dict[str, Any]:
+    return {"messages": [HumanMessage(question)]}
+
+
+def check_turn(out: dict[str, Any], recorder: PromptRecorder, n_calls: int) -> None:
+    """Every model call saw the memory in its system message; no message in state carries it."""
+    assert len(recorder.prompts) == n_calls
+    for prompt in recorder.prompts:
+        assert isinstance(prompt[0], SystemMessage)
+        assert prompt[0].text.startswith("You are helpful.\n\nRelevant past experiences")
+        assert "retry with exponential backoff" in prompt[0].text
+        assert sum(isinstance(m, SystemMessage) for m in prompt) == 1
+    assert all("Relevant past experiences" not in m.text for m in out["messages"])
+
+
+def test_sync_agent_gets_memories_injected_and_records_the_turn() -> None:
+    memory = SolarMemory("solar", capacity=10, embedder="hash", seed=0)
+    old = memory.add(PAST).item_id
+    mw = SolarMemoryMiddleware(memory, top_k=2)
+    agent = agent_with(mw, tool_call("lookup", {"q": "429"}, "c1"), AIMessage("Back off."))
+    recorder = PromptRecorder()
+    out = agent.invoke(ask("how do I handle HTTP 429 errors?"), {"callbacks": [recorder]})
+
+    check_turn(out, recorder, n_calls=2)  # one retrieval, injected into both model calls
+    assert memory.stats()["retrievals"] == 1 and memory.stats()["steps"] == 2
+    new = mw.last_decision()
+    assert new is not None and new.admitted
+    assert memory.get(new.item_id).text == "Human: how do I handle HTTP 429 errors?\nAI: Back off."
+    assert memory.get(old).policy["alpha"] == 3.0  # prior 2 + retrieved once
+
+
+async def test_async_agent_does_the_same() -> None:
+    memory = SolarMemory("solar", capacity=10, embedder="hash", seed=0)
+    memory.add(PAST)
+    mw = SolarMemoryMiddleware(memory)
+    agent = agent_with(mw, tool_call("lookup", {"q": "429"}, "c1"), AIMessage("Back off."))
+    recorder = PromptRecorder()
+    out = await agent.ainvoke(ask("how do I handle HTTP 429 errors?"), {"callbacks": [recorder]})
+    check_turn(out, recorder, n_calls=2)
+    assert len(memory) == 2 and memory.stats()["retrievals"] == 1
+
+
+def test_a_turn_that_is_later_recalled_by_the_next_invoke() -> None:
+    mw = SolarMemoryMiddleware(embedder="hash", seed=0)
+    agent = agent_with(mw, AIMessage("Noted: Rex."), AIMessage("Your dog is Rex."))
+    agent.invoke(ask("remember that my dog is called Rex"))
+    recorder = PromptRecorder()
+    agent.invoke(ask("what is my dog called?"), {"callbacks": [recorder]})
+    assert "- Human: remember that my dog is called Rex\n  AI: Noted: Rex." in recorder.text()
+
+
+@dataclass
+class UserContext:
+    user_id: str
+
+
+def test_two_scopes_never_share_memories() -> None:
+    mw = SolarMemoryMiddleware(embedder="hash", seed=0, scope="user_id")
+    agent = create_agent(
+        model(AIMessage("Alice's secret is kept."), AIMessage("ok"), AIMessage("ok")),
+        middleware=[mw],
+        context_schema=UserContext,
+    )
+    agent.invoke(ask("my secret code is 1234"), context=UserContext("alice"))
+    recorder = PromptRecorder()
+    agent.invoke(
+        ask("what is my secret code?"), {"callbacks": [recorder]}, context=UserContext("bob")
+    )
+    assert "1234" not in recorder.text()
+    assert sorted(mw.scopes) == ["alice", "bob"]
+    assert [i.metadata["human"] for i in mw.memory_for("alice").items()] == [
+        "my secret code is 1234"
+    ]
+    assert [i.metadata["human"] for i in mw.memory_for("bob").items()] == [
+        "what is my secret code?"
+    ]
+    recorder = PromptRecorder()
+    agent.invoke(
+        ask("what is my secret code?"), {"callbacks": [recorder]}, context=UserContext("alice")
+    )
+    assert "my secret code is 1234" in recorder.text()
+
+
+def test_thread_scope_from_config_and_a_missing_scope_is_refused() -> None:
+    mw = SolarMemoryMiddleware(embedder="hash", seed=0, scope="thread_id")
+    agent = agent_with(mw, AIMessage("a"), AIMessage("b"), checkpointer=InMemorySaver())
+    agent.invoke(ask("hello from thread one"), {"configurable": {"thread_id": "t1"}})
+    assert mw.scopes == ["t1"] and len(mw.memory_for("t1")) == 1
+    with pytest.raises(ValueError, match="no 'thread_id' in its context"):
+        create_agent(model(AIMessage("x")), middleware=[mw]).invoke(ask("who am I?"))
+    assert mw.scopes == ["t1"]
+    with pytest.raises(ValueError, match="must be a non-empty str"):
+        mw.memory_for("")
+
+
+def test_feedback_method_moves_the_posteriors() -> None:
+    memory = SolarMemory("solar", capacity=10, embedder="hash", seed=0)
+    old = memory.add(PAST).item_id
+    mw = SolarMemoryMiddleware(memory, top_k=1)
+    agent = agent_with(mw, AIMessage("Back off."), AIMessage("Back off again."))
+    agent.invoke(ask("HTTP 429 from the payments API"))
+    mw.feedback(like=True)
+    assert memory.get(old).policy == {"alpha": 4.0, "beta": 1.0, "mean": 0.8}
+    agent.invoke(ask("HTTP 429 from the payments API"))
+    (hit,) = mw.recalled()
+    before = memory.get(hit.id).policy
+    mw.feedback(like=False)
+    assert memory.get(hit.id).policy["beta"] == before["beta"] + 1
+    with pytest.raises(ValueError, match="already has feedback"):
+        mw.feedback(like=False)
+
+
+def test_the_rating_tool_credits_memories_and_sets_the_step_cost() -> None:
+    memory = SolarMemory("solar", capacity=10, embedder="hash", seed=0)
+    old = memory.add(PAST).item_id
+    mw = SolarMemoryMiddleware(memory, top_k=1, feedback_tool=True)
+    assert [t.name for t in mw.tools] == ["rate_memories"]
+    agent = agent_with(
+        mw, tool_call("rate_memories", {"helpful": False}, "r1"), AIMessage("Sorry, no idea.")
+    )
+    out = agent.invoke(ask("HTTP 429 from the payments API"))
+    assert out["messages"][2].content == "Thanks, recorded."
+    assert memory.get(old).policy["beta"] == 2.0  # disliked during the turn
+    decision = mw.last_decision()
+    assert decision is not None and decision.cost == 1.0  # the gate saw the rating: 1 - 0
+
+
+def test_the_rating_tool_with_nothing_recalled_says_so() -> None:
+    mw = SolarMemoryMiddleware(embedder="hash", seed=0, feedback_tool=True, scope="user_id")
+    agent = create_agent(
+        model(tool_call("rate_memories", {"helpful": True}, "r1"), AIMessage("ok")),
+        middleware=[mw],
+        context_schema=UserContext,
+    )
+    out = agent.invoke(ask("first question ever"), context=UserContext("u"))
+    assert "Thanks" in out["messages"][2].content  # an empty memory's retrieval can be rated
+    assert mw.memory_for("u").stats()["feedbacks"] == 1
+
+
+def test_a_run_that_ends_on_a_tool_call_or_with_no_text_records_nothing() -> None:
+    mw = SolarMemoryMiddleware(embedder="hash", seed=0)
+    agent = create_agent(model(AIMessage("")), middleware=[mw])
+    agent.invoke(ask("say nothing"))
+    assert len(mw.memory_for()) == 0 and mw.last_decision() is None
+
+
+def test_constructor_errors_are_clear() -> None:
+    with pytest.raises(ValueError, match="cannot be split by scope"):
+        SolarMemoryMiddleware(SolarMemory(embedder="hash"), scope="user_id")
+    with pytest.raises(ValueError, match="top_k"):
+        SolarMemoryMiddleware(embedder="hash", top_k=0)
+    with pytest.raises(ValueError, match="unknown policy"):
+        SolarMemoryMiddleware(embedder="hash", policy="mru")
+    with pytest.raises(TypeError, match="SolarMemory"):
+        SolarMemoryMiddleware("memory")  # type: ignore[arg-type]
+    mw = SolarMemoryMiddleware(embedder="hash")
+    with pytest.raises(ValueError, match="nothing to rate"):
+        mw.feedback(like=True)
+    with pytest.raises(ValueError, match="no scope= key"):
+        mw.memory_for("alice")
+
+
+def test_scopes_share_one_embedder() -> None:
+    mw = SolarMemoryMiddleware(embedder="hash", scope="user_id", seed=1)
+    assert mw.memory_for("a").embedder is mw.memory_for("b").embedder
