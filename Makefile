@@ -14,7 +14,7 @@ export TRANSFORMERS_OFFLINE := 1
 LOCOMO ?= $(firstword $(wildcard ../shared/data/locomo/locomo-dev.json \
                                   /work/shared/data/locomo/locomo-dev.json))
 
-.PHONY: demo test install lint bench bench-latency clean
+.PHONY: demo test install lint bench bench-latency bench-adapters clean
 
 demo: $(STAMP)
 	$(BIN)/solar-bench demo $(if $(wildcard $(LOCOMO)),--data $(LOCOMO))
@@ -32,6 +32,9 @@ bench: $(STAMP)
 
 bench-latency: $(STAMP)
 	$(BIN)/solar-bench latency
+
+bench-adapters: $(STAMP)
+	$(BIN)/python benchmarks/adapter_bench.py $(if $(wildcard $(LOCOMO)),--data $(LOCOMO))
 
 install: $(STAMP)
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from solar_core import SolarMemory
 
 from .embeddings import to_embedder
 
-BUILD_FIELDS = ("policy", "capacity", "embedder", "seed")
+BUILD_DEFAULTS: dict[str, Any] = {"policy": "solar", "capacity": 50, "embedder": None, "seed": None}
 
 
 def build_memory(
@@ -24,37 +24,45 @@ def build_memory(
     return SolarMemory(policy, capacity, embedder=to_embedder(embedder), seed=seed)
 
 
+def check_not_both(memory: object, build: dict[str, Any]) -> None:
+    """A ready memory and parameters that would build another are a contradiction: refuse it."""
+    given = sorted(name for name, value in build.items() if value != BUILD_DEFAULTS[name])
+    if memory is not None and given:
+        raise ValueError(
+            f"pass memory= or the parameters to build one ({', '.join(given)}), not both"
+        )
+
+
 class SolarParams(BaseModel):
-    """Pydantic fields shared by the LangChain adapters that own a memory.
+    """The ``memory`` field shared by the pydantic LangChain adapters, and how it gets built.
 
     Pass ``memory=`` (a :class:`~solar_core.SolarMemory`, e.g. one shared with other components)
-    *or* the parameters to build one; passing both is an error, as is any unknown keyword (LangChain
-    bases silently drop those, which hides typos such as ``capasity=``).
+    *or* the parameters to build one: ``policy`` (a preset, default ``"solar"``), ``capacity``
+    (default 50; ``None`` = unbounded), ``embedder`` (``None``/``"minilm"``, ``"hash"``, a
+    ``solar_core`` embedder or any LangChain ``Embeddings``) and ``seed``. They are constructor
+    arguments, not fields: the memory is the state, so LangChain's ``configurable_fields`` and
+    copies rebuild the adapter around the same memory.
     """
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
-    # None only until _build_memory below runs: after validation there is always a memory.
+    # Always set after __init__ (the annotation says what every reader sees).
     memory: SolarMemory = Field(default=None, exclude=True)  # type: ignore[assignment]
-    """The SOLAR memory (built from the fields below when not given)."""
-    policy: str = "solar"
-    """A ``solar_core`` preset: ``solar``, ``solar-a``, ``solar-e``, ``fifo``, ``lru``, ..."""
-    capacity: int | None = 50
-    """The most experiences kept (``None``: unbounded)."""
-    embedder: Any = Field(default=None, exclude=True)
-    """``None``/``"minilm"`` (all-MiniLM-L6-v2, offline), ``"hash"``, a ``solar_core`` embedder or
-    any LangChain ``Embeddings``."""
-    seed: int | None = None
-    """Seeds Thompson sampling: same seed, same decisions."""
+    """The SOLAR memory."""
 
-    @model_validator(mode="after")
-    def _build_memory(self) -> SolarParams:
-        given = self.model_fields_set
-        if self.memory is None:
-            self.memory = build_memory(self.policy, self.capacity, self.embedder, self.seed)
-        elif given.intersection(BUILD_FIELDS):
-            both = ", ".join(sorted(given.intersection(BUILD_FIELDS)))
-            raise ValueError(f"pass memory= or the parameters to build one ({both}), not both")
-        else:  # describe the memory actually used
-            self.policy, self.capacity = self.memory.policy, self.memory.capacity
-        return self
+    def __init__(self, **data: Any) -> None:
+        build = {name: data.pop(name) for name in list(data) if name in BUILD_DEFAULTS}
+        memory = data.get("memory")
+        check_not_both(memory, build)
+        if memory is None:
+            data["memory"] = build_memory(**build)
+        super().__init__(**data)
+
+    @property
+    def policy(self) -> str:
+        """The memory's policy (a preset name, or ``admission+eviction``)."""
+        return self.memory.policy
+
+    @property
+    def capacity(self) -> int | None:
+        return self.memory.capacity

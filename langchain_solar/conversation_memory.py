@@ -9,9 +9,9 @@ from typing import Any
 from langchain_classic.base_memory import BaseMemory
 from langchain_classic.memory.utils import get_prompt_input_key
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, get_buffer_string
-from pydantic import ConfigDict, Field, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
-from solar_core import Decision, Hits
+from solar_core import Decision, Hit, Hits
 
 from ._params import SolarParams
 from .turns import hits_as_messages, hits_as_text, turn_metadata, turn_text
@@ -45,7 +45,9 @@ class SolarConversationMemory(SolarParams, BaseMemory):
     Window parameters, as in ``ConversationBufferWindowMemory``: ``k``, ``memory_key``,
     ``human_prefix``, ``ai_prefix``, ``return_messages``, ``input_key``, ``output_key``. SOLAR
     parameters: ``top_k``, ``recall_key``, and ``memory=`` or ``policy``, ``capacity``,
-    ``embedder`` (any LangChain ``Embeddings`` too), ``seed``.
+    ``embedder`` (any LangChain ``Embeddings`` too), ``seed``. Unlike the window memory there is
+    no ``chat_memory``: the window keeps the last ``k`` turns only (``buffer`` shows them), and
+    every ``load_memory_variables`` with an input is a retrieval the memory learns from.
 
     Example:
         >>> memory = SolarConversationMemory(k=1, top_k=1, embedder="hash", seed=0)
@@ -73,6 +75,17 @@ class SolarConversationMemory(SolarParams, BaseMemory):
     """Relevant older turns recalled per input (0: none)."""
     recall_key: str | None = None
     """Where recalled turns go: ``None`` merges them into ``memory_key``."""
+
+    @model_validator(mode="after")
+    def _distinct_keys(self) -> SolarConversationMemory:
+        keys = [self.memory_key, self.recall_key, self.input_key]
+        named = [key for key in keys if key is not None]
+        if len(set(named)) != len(named):
+            raise ValueError(
+                f"memory_key, recall_key and input_key must differ, got {self.memory_key!r}, "
+                f"{self.recall_key!r}, {self.input_key!r}"
+            )
+        return self
 
     _window: deque[_Turn] = PrivateAttr(default_factory=deque)
     _recalled: Hits | None = PrivateAttr(default=None)
@@ -107,14 +120,15 @@ class SolarConversationMemory(SolarParams, BaseMemory):
 
     def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
         """The window plus the turns recalled for this input (a SOLAR retrieval event)."""
-        query = self._query(inputs)
+        is_turn, query = self._query(inputs)
         recent = self._recent()
         hits = Hits([], None)
         if query and self.top_k > 0:
             exclude = [t.item_id for t in recent if t.item_id is not None]
             hits = self.memory.retrieve(query, k=self.top_k, exclude=exclude)
-            self._recalled = hits
-        recalled = self._chronological(hits)
+        if is_turn:  # a new turn: feedback now rates its recall (or nothing), never an older one
+            self._recalled = hits if hits.retrieval_id is not None else None
+        recalled = self._chronological(hits, recent)
         window = self.buffer_as_messages
         if self.return_messages:
             recall: Any = hits_as_messages(recalled)
@@ -168,15 +182,17 @@ class SolarConversationMemory(SolarParams, BaseMemory):
         return self._last_decision
 
     # -- helpers ------------------------------------------------------------------------------
-    def _query(self, inputs: dict[str, Any]) -> str | None:
+    def _query(self, inputs: dict[str, Any]) -> tuple[bool, str | None]:
+        """``(is a turn, query)``: ``load_memory_variables({})`` only looks at the window."""
         if self.input_key is not None:
-            value = inputs.get(self.input_key)
+            if self.input_key not in inputs:
+                return False, None
+            value = inputs[self.input_key]
         else:
-            keys = set(inputs).difference([*self.memory_variables, "stop"])
-            if not keys:  # load_memory_variables({}): just show the window
-                return None
+            if not set(inputs).difference([*self.memory_variables, "stop"]):
+                return False, None
             value = inputs[get_prompt_input_key(inputs, self.memory_variables)]
-        return value if isinstance(value, str) and value.strip() else None
+        return True, value if isinstance(value, str) and value.strip() else None
 
     def _input_output(self, inputs: dict[str, Any], outputs: dict[str, Any]) -> tuple[str, str]:
         # The same key rules as langchain_classic's BaseChatMemory.
@@ -207,12 +223,22 @@ class SolarConversationMemory(SolarParams, BaseMemory):
                 raise TypeError(f"{where}[{key!r}] must be a str, got {type(values[key]).__name__}")
         return inputs[input_key], outputs[output_key]
 
-    def _chronological(self, hits: Hits) -> list[Any]:
-        """Recalled turns oldest first, so merged with the window they read as one conversation."""
-        steps = {}
+    def _chronological(self, hits: Hits, recent: list[_Turn]) -> list[Hit]:
+        """Recalled turns oldest first, so merged with the window they read as one conversation.
+
+        A turn said twice word for word may be stored twice (by a store-everything policy): it is
+        shown once, and not at all if the window holds it.
+        """
+        seen = {turn_text(t.human, t.ai, self.human_prefix, self.ai_prefix) for t in recent}
+        steps: dict[str, int] = {}
+        shown = []
         for hit in hits:
+            if hit.text in seen:
+                continue
+            seen.add(hit.text)
             try:
                 steps[hit.id] = self.memory.get(hit.id).created_step
             except KeyError:  # removed by another user of a shared memory since the retrieval
                 steps[hit.id] = 0
-        return sorted(hits, key=lambda hit: steps[hit.id])
+            shown.append(hit)
+        return sorted(shown, key=lambda hit: steps[hit.id])

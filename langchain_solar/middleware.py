@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import threading
+import zlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -17,8 +19,8 @@ from typing_extensions import NotRequired
 
 from solar_core import Decision, Hits, SolarMemory
 
-from ._params import build_memory
-from .turns import bulleted, turn_metadata, turn_text
+from ._params import build_memory, check_not_both
+from .turns import HUMAN, bulleted, turn_metadata, turn_text
 
 HEADER = "Relevant past experiences (from memory; they may be outdated):"
 
@@ -32,6 +34,8 @@ class SolarMemoryState(AgentState[Any]):
     """The id of this invoke's retrieval, for feedback."""
     solar_scope: NotRequired[str]
     """Whose memory this invoke used."""
+    solar_turns: NotRequired[list[str]]
+    """Ids of the turns this thread recorded: never recalled while still in ``messages``."""
 
 
 class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
@@ -96,6 +100,8 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
                 raise TypeError(f"memory must be a SolarMemory, got {type(memory).__name__}")
             if scope is not None:
                 raise ValueError("one memory= cannot be split by scope; pass the policy instead")
+            build = {"policy": policy, "capacity": capacity, "embedder": embedder, "seed": seed}
+            check_not_both(memory, build)
         self.top_k, self.scope, self.header = top_k, scope, header
         self.human_prefix, self.ai_prefix = human_prefix, ai_prefix
         self._lock = threading.Lock()
@@ -104,17 +110,15 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         self._decisions: dict[str, Decision] = {}
         if memory is not None:
             self._memories[""] = memory
-            self._factory: Callable[[], SolarMemory] = lambda: memory
+            self._factory: Callable[[str], SolarMemory] = lambda key: memory
         else:
-            first = build_memory(policy, capacity, embedder, seed)  # checks every parameter now
-            shared = first.embedder  # one model for every scope
-            self._memories_built = 0
+            # Checks every parameter now, and resolves the embedder once: every scope shares it
+            # (one model in memory, loaded once).
+            shared = build_memory(policy, capacity, embedder, seed).embedder
 
-            def factory() -> SolarMemory:
-                self._memories_built += 1
-                if self._memories_built == 1:
-                    return first
-                seed_i = None if seed is None else seed + self._memories_built - 1
+            def factory(key: str) -> SolarMemory:
+                # A scope's seed depends on the scope, not on when its first run came.
+                seed_i = None if seed is None else (seed + zlib.crc32(key.encode())) % 2**32
                 return SolarMemory(policy, capacity, embedder=shared, seed=seed_i)
 
             self._factory = factory
@@ -127,8 +131,21 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         with self._lock:
             memory = self._memories.get(key)
             if memory is None:
-                memory = self._memories[key] = self._factory()
+                memory = self._memories[key] = self._factory(key)
             return memory
+
+    def forget(self, scope: str | None = None) -> None:
+        """Drop ``scope``'s memory (e.g. when a user deletes their account or a thread ends)."""
+        key = self._key(scope)
+        with self._lock:
+            self._last.pop(key, None)
+            self._decisions.pop(key, None)
+            if self.scope is not None:
+                self._memories.pop(key, None)
+                return
+            memory = self._memories.get(key)
+        if memory is not None:  # unscoped: the one memory is emptied, not replaced
+            memory.clear()
 
     @property
     def scopes(self) -> list[str]:
@@ -173,12 +190,13 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         return await asyncio.to_thread(self._recall, state, scope)
 
     def _recall(self, state: SolarMemoryState, scope: str) -> dict[str, Any]:
-        query = _last_human_text(state["messages"])
+        messages = state["messages"]
+        query = _last_human_text(messages)
         memory = self.memory_for(scope)
-        if not query:
-            return {"solar_memories": "", "solar_retrieval": None, "solar_scope": scope}
-        hits = memory.retrieve(query, k=self.top_k)
-        with self._lock:
+        hits = Hits([], None)
+        if query:
+            hits = memory.retrieve(query, k=self.top_k, exclude=_in_messages(memory, state))
+        with self._lock:  # feedback() now rates this invoke's recall, never an older one
             self._last[scope] = hits
         text = f"{self.header}\n{bulleted(hits)}" if hits else ""
         return {"solar_memories": text, "solar_retrieval": hits.retrieval_id, "solar_scope": scope}
@@ -210,42 +228,54 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
             content = [*system.content, {"type": "text", "text": memories}]
         return request.override(system_message=SystemMessage(content=content))
 
-    def after_agent(self, state: SolarMemoryState, runtime: Runtime[Any]) -> None:
-        self._record(state)
+    def after_agent(self, state: SolarMemoryState, runtime: Runtime[Any]) -> dict[str, Any] | None:
+        return self._record(state)
 
-    async def aafter_agent(self, state: SolarMemoryState, runtime: Runtime[Any]) -> None:
-        await asyncio.to_thread(self._record, state)
+    async def aafter_agent(
+        self, state: SolarMemoryState, runtime: Runtime[Any]
+    ) -> dict[str, Any] | None:
+        return await asyncio.to_thread(self._record, state)
 
-    def _record(self, state: SolarMemoryState) -> None:
-        messages = state["messages"]
-        human = _last_human_text(messages)
-        final = messages[-1] if messages else None
-        if not human or not isinstance(final, AIMessage) or final.tool_calls:
-            return  # no finished turn (interrupted, or the run ended on a tool call)
-        answer = final.text
-        if not answer.strip():
-            return
+    def _record(self, state: SolarMemoryState) -> dict[str, Any] | None:
+        human = _last_human_text(state["messages"])
+        answer = _final_answer(state)
+        if not human or not answer:
+            return None  # no finished turn (interrupted, or nothing was answered)
         scope = state.get("solar_scope", "")
+        memory = self.memory_for(scope)
         text = turn_text(human, answer, self.human_prefix, self.ai_prefix)
-        decision = self.memory_for(scope).add(text, metadata=turn_metadata(human, answer))
+        decision = memory.add(text, metadata=turn_metadata(human, answer))
         with self._lock:
             self._decisions[scope] = decision
+        turns = [i for i in state.get("solar_turns", []) if i in memory]  # forget evicted ones
+        if decision.item_id is not None:
+            turns.append(decision.item_id)
+        return {"solar_turns": turns}
 
     # -- feedback -----------------------------------------------------------------------------
     def feedback(
-        self, *, like: bool | None = None, score: float | None = None, scope: str | None = None
+        self,
+        *,
+        like: bool | None = None,
+        score: float | None = None,
+        scope: str | None = None,
+        retrieval: int | None = None,
     ) -> None:
         """Rate the memories recalled for ``scope``'s last invoke: ``like`` or ``score`` in [0, 1].
 
         They are credited (Thompson eviction: ``alpha += 1`` on a like, ``beta += 1`` on a
-        dislike), so experiences that help outlive those that do not.
+        dislike), so experiences that help outlive those that do not. When runs of one scope may
+        overlap, pass ``retrieval=result["solar_retrieval"]`` (from the invoke's output state) to
+        rate that very invoke.
         """
         key = self._key(scope)
-        with self._lock:
-            hits = self._last.get(key)
-        if hits is None:
-            raise ValueError(f"nothing to rate: no invoke has recalled memories for {scope!r} yet")
-        self.memory_for(key).feedback(like=like, score=score, retrieval=hits)
+        target: Hits | int | None = retrieval
+        if target is None:
+            with self._lock:
+                target = self._last.get(key)
+            if target is None or (isinstance(target, Hits) and target.retrieval_id is None):
+                raise ValueError(f"nothing to rate: the last invoke for {scope!r} recalled nothing")
+        self.memory_for(key).feedback(like=like, score=score, retrieval=target)
 
     def recalled(self, scope: str | None = None) -> Hits:
         """What ``scope``'s last invoke recalled (and injected), best first."""
@@ -278,6 +308,40 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
             return "Thanks, recorded."
 
         return rate_memories
+
+
+def _in_messages(memory: SolarMemory, state: SolarMemoryState) -> list[str]:
+    """This thread's recorded turns whose question is still in ``messages`` (a checkpointer keeps
+    them): the model sees them already, so recalling them would waste slots and credit them."""
+    recorded = state.get("solar_turns")
+    if not recorded:
+        return []
+    asked = {m.text.strip() for m in state["messages"] if isinstance(m, HumanMessage)}
+    shown = []
+    for item_id in recorded:
+        if item_id in memory:
+            try:
+                if memory.get(item_id).metadata.get(HUMAN) in asked:
+                    shown.append(item_id)
+            except KeyError:  # evicted meanwhile by another run of this scope
+                pass
+    return shown
+
+
+def _final_answer(state: SolarMemoryState) -> str:
+    """The run's answer: its structured response if it has one, else the final AI text."""
+    structured = state.get("structured_response")
+    if structured is not None:
+        if hasattr(structured, "model_dump_json"):
+            return str(structured.model_dump_json())
+        try:
+            return json.dumps(structured, default=str, ensure_ascii=False)
+        except (TypeError, ValueError):
+            return str(structured)
+    final = state["messages"][-1] if state["messages"] else None
+    if isinstance(final, AIMessage) and not final.tool_calls:
+        return final.text.strip()
+    return ""
 
 
 def _last_human_text(messages: list[AnyMessage]) -> str:

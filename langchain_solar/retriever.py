@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -18,6 +19,8 @@ from solar_core import Decision, Hit, Hits
 from solar_core.validation import check_metadata, check_text
 
 from ._params import SolarParams
+
+RESERVED = frozenset({"id", "score", "retrieval_id"})  # metadata keys of retrieved documents
 
 
 class SolarRetriever(SolarParams, BaseRetriever):
@@ -131,7 +134,8 @@ class SolarRetriever(SolarParams, BaseRetriever):
 
         With a gated policy (``solar``, ``solar-a``) not every text is stored: ``d.admitted`` and
         ``d.item_id`` say which were. Re-offering a stored id with the same text stores nothing
-        (so seeding twice is harmless). Everything is checked before anything is stored.
+        (so seeding twice is harmless). Everything is checked before anything is stored. In a
+        batch that names some items, the unnamed ones get a UUID.
         """
         if isinstance(texts, str):
             raise TypeError("texts must be a list of strings, not a single string")
@@ -144,9 +148,20 @@ class SolarRetriever(SolarParams, BaseRetriever):
             if len(values) != len(texts):
                 raise ValueError(f"got {len(texts)} texts but {len(values)} {name}")
         clean = [check_metadata(m) for m in metas]
+        for meta in clean:
+            reserved = RESERVED.intersection(meta)
+            if reserved:
+                raise ValueError(
+                    f"metadata key {sorted(reserved)[0]!r} is reserved: retrieved documents carry "
+                    "the item id, score and retrieval id under 'id', 'score', 'retrieval_id'"
+                )
         for text in texts:
             check_text(text)
         self._check_ids(texts, item_ids)
+        if any(i is not None for i in item_ids):
+            # Named and unnamed items in one batch: name the others here, as LangChain's vector
+            # stores do, so an automatic id can never take a name used later in the batch.
+            item_ids = [str(uuid.uuid4()) if i is None else i for i in item_ids]
         embedder = self.memory.embedder
         if embedder is None:
             raise ValueError("this memory has no embedder; offer vectors through memory.add")

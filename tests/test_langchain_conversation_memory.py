@@ -226,7 +226,7 @@ def test_explicit_keys_are_checked() -> None:
 def test_constructor_errors_are_clear() -> None:
     with pytest.raises(ValidationError, match="capasity"):
         SolarConversationMemory(embedder="hash", capasity=5)  # type: ignore[call-arg]
-    with pytest.raises(ValidationError, match="not both"):
+    with pytest.raises(ValueError, match="not both"):
         SolarConversationMemory(memory=SolarMemory(embedder="hash"), policy="lru")
     with pytest.raises(ValidationError, match="greater than or equal to 0"):
         SolarConversationMemory(embedder="hash", k=-1)
@@ -238,3 +238,40 @@ def test_constructor_errors_are_clear() -> None:
     memory.load_memory_variables({"input": "q"})
     with pytest.raises(ValueError, match=r"score must be in \[0, 1\]"):
         memory.feedback(score=1.5)
+
+
+def test_a_turn_repeated_word_for_word_is_shown_once() -> None:
+    memory = SolarConversationMemory(k=1, top_k=3, policy="fifo", embedder="hash")
+    for question, answer in [("the dog is Rex", "ok"), ("the dog is Rex", "ok"), ("tea?", "yes")]:
+        memory.save_context({"input": question}, {"output": answer})
+    history = memory.load_memory_variables({"input": "what is the dog called"})["history"]
+    assert history == "Human: the dog is Rex\nAI: ok\nHuman: tea?\nAI: yes"
+    memory.save_context({"input": "the dog is Rex"}, {"output": "ok"})  # now in the window too
+    history = memory.load_memory_variables({"input": "what is the dog called"})["history"]
+    assert history.count("Rex") == 1 and history.endswith("Human: the dog is Rex\nAI: ok")
+
+
+def test_keys_must_differ() -> None:
+    with pytest.raises(ValidationError, match="must differ"):
+        SolarConversationMemory(embedder="hash", recall_key="history")
+    with pytest.raises(ValidationError, match="must differ"):
+        SolarConversationMemory(embedder="hash", input_key="history")
+
+
+def test_feedback_never_rates_an_older_turn() -> None:
+    memory = SolarConversationMemory(k=0, top_k=1, embedder="hash", seed=0)
+    memory.save_context({"input": "the dog is Rex"}, {"output": "ok"})
+    memory.load_memory_variables({"input": "the dog?"})
+    memory.load_memory_variables({})  # only looks at the window: the target stays
+    memory.feedback(like=True)
+    memory.load_memory_variables({"input": "   "})  # a turn with nothing to search for
+    with pytest.raises(ValueError, match="nothing to rate"):
+        memory.feedback(like=False)
+
+
+def test_configurable_and_copied_adapters_keep_their_memory() -> None:
+    memory = SolarConversationMemory(k=1, embedder="hash", policy="lru", capacity=4)
+    memory.save_context({"input": "q"}, {"output": "a"})
+    copy = memory.model_copy(update={"k": 3})
+    assert copy.memory is memory.memory and (copy.policy, copy.capacity) == ("lru", 4)
+    assert SolarConversationMemory(memory=None, embedder="hash").policy == "solar"

@@ -164,7 +164,7 @@ def test_the_rating_tool_credits_memories_and_sets_the_step_cost() -> None:
     assert decision is not None and decision.cost == 1.0  # the gate saw the rating: 1 - 0
 
 
-def test_the_rating_tool_with_nothing_recalled_says_so() -> None:
+def test_an_empty_recall_can_still_be_rated_by_the_tool() -> None:
     mw = SolarMemoryMiddleware(embedder="hash", seed=0, feedback_tool=True, scope="user_id")
     agent = create_agent(
         model(tool_call("rate_memories", {"helpful": True}, "r1"), AIMessage("ok")),
@@ -172,20 +172,84 @@ def test_the_rating_tool_with_nothing_recalled_says_so() -> None:
         context_schema=UserContext,
     )
     out = agent.invoke(ask("first question ever"), context=UserContext("u"))
-    assert "Thanks" in out["messages"][2].content  # an empty memory's retrieval can be rated
+    assert out["messages"][2].content == "Thanks, recorded."  # the first retrieval is rateable
     assert mw.memory_for("u").stats()["feedbacks"] == 1
 
 
-def test_a_run_that_ends_on_a_tool_call_or_with_no_text_records_nothing() -> None:
+def test_a_run_with_no_answer_text_records_nothing() -> None:
     mw = SolarMemoryMiddleware(embedder="hash", seed=0)
     agent = create_agent(model(AIMessage("")), middleware=[mw])
     agent.invoke(ask("say nothing"))
     assert len(mw.memory_for()) == 0 and mw.last_decision() is None
 
 
+def test_a_structured_response_is_recorded_as_the_answer() -> None:
+    from langchain.agents.structured_output import ToolStrategy
+    from pydantic import BaseModel
+
+    class Weather(BaseModel):
+        city: str
+        celsius: int
+
+    mw = SolarMemoryMiddleware(embedder="hash", seed=0)
+    agent = create_agent(
+        model(tool_call("Weather", {"city": "Lisbon", "celsius": 24}, "w1")),
+        middleware=[mw],
+        response_format=ToolStrategy(Weather),
+    )
+    out = agent.invoke(ask("weather in Lisbon?"))
+    assert out["structured_response"] == Weather(city="Lisbon", celsius=24)
+    (item,) = mw.memory_for().items()
+    assert item.text == 'Human: weather in Lisbon?\nAI: {"city":"Lisbon","celsius":24}'
+
+
+def test_turns_still_in_a_checkpointed_thread_are_not_recalled_again() -> None:
+    mw = SolarMemoryMiddleware(embedder="hash", seed=0, top_k=3)  # one memory, two threads
+    agent = agent_with(
+        mw,
+        AIMessage("Noted, Rex."),
+        AIMessage("Rex."),
+        AIMessage("Rex."),
+        checkpointer=InMemorySaver(),
+    )
+    t1, t2 = ({"configurable": {"thread_id": t}} for t in ("t1", "t2"))
+    agent.invoke(ask("my dog is called Rex"), t1)
+    same_thread = agent.invoke(ask("what is my dog called?"), t1)
+    assert same_thread["solar_memories"] == ""  # the Rex turn is in t1's messages already
+    assert len(same_thread["solar_turns"]) == 2
+    other_thread = agent.invoke(ask("what is my dog called?"), t2)
+    assert "- Human: my dog is called Rex" in other_thread["solar_memories"]
+
+
+def test_feedback_can_target_one_invoke() -> None:
+    memory = SolarMemory("solar", capacity=10, embedder="hash", seed=0)
+    old = memory.add(PAST).item_id
+    mw = SolarMemoryMiddleware(memory, top_k=1)
+    agent = agent_with(mw, AIMessage("Back off."), AIMessage("Noted."))
+    first = agent.invoke(ask("HTTP 429 from the payments API"))
+    agent.invoke(ask("unrelated: the office wifi password"))
+    mw.feedback(like=True, retrieval=first["solar_retrieval"])
+    assert memory.get(old).policy["alpha"] == 4.0  # 2 + retrieved + liked
+
+
+def test_forget_drops_a_scope_and_seeds_do_not_depend_on_arrival_order() -> None:
+    a = SolarMemoryMiddleware(embedder="hash", seed=7, scope="user_id")
+    b = SolarMemoryMiddleware(embedder="hash", seed=7, scope="user_id")
+    a.memory_for("alice"), a.memory_for("bob")
+    b.memory_for("bob"), b.memory_for("alice")
+    for user in ("alice", "bob"):
+        draws = [m.memory_for(user)._rng.random() for m in (a, b)]  # noqa: SLF001
+        assert draws[0] == draws[1]
+    a.memory_for("alice").add("secret")
+    a.forget("alice")
+    assert a.scopes == ["bob"] and len(a.memory_for("alice")) == 0
+
+
 def test_constructor_errors_are_clear() -> None:
     with pytest.raises(ValueError, match="cannot be split by scope"):
         SolarMemoryMiddleware(SolarMemory(embedder="hash"), scope="user_id")
+    with pytest.raises(ValueError, match=r"\(capacity, policy\), not both"):
+        SolarMemoryMiddleware(SolarMemory(embedder="hash"), policy="lru", capacity=9)
     with pytest.raises(ValueError, match="top_k"):
         SolarMemoryMiddleware(embedder="hash", top_k=0)
     with pytest.raises(ValueError, match="unknown policy"):

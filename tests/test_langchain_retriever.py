@@ -129,7 +129,7 @@ def test_bad_input_is_refused_and_changes_nothing(call: object, error: type, mat
 def test_constructor_refuses_typos_and_conflicts() -> None:
     with pytest.raises(ValidationError, match="kk"):
         SolarRetriever(embedder="hash", kk=3)  # type: ignore[call-arg]
-    with pytest.raises(ValidationError, match="not both"):
+    with pytest.raises(ValueError, match="not both"):
         SolarRetriever(memory=SolarMemory(embedder="hash"), capacity=3)
     with pytest.raises(ValidationError, match="SolarMemory"):
         SolarRetriever(memory="not a memory")
@@ -182,3 +182,29 @@ def test_threads_share_a_retriever_safely() -> None:
     results = asyncio.run(many())
     assert all(len(docs) == 2 for docs in results)
     r.memory.check_invariants()
+
+
+def test_configurable_k_rebuilds_around_the_same_memory() -> None:
+    from langchain_core.runnables import ConfigurableField
+
+    r = retriever(k=3)
+    configurable = r.configurable_fields(k=ConfigurableField(id="k"))
+    assert len(configurable.invoke("HTTP 429", config={"configurable": {"k": 1}})) == 1
+    assert len(configurable.invoke("HTTP 429")) == 3
+    assert r.memory.stats()["retrievals"] == 2  # both went to r's memory
+
+
+def test_a_batch_naming_some_items_never_collides_with_automatic_ids() -> None:
+    r = SolarRetriever(policy="fifo", embedder="hash")
+    decisions = r.add_texts(["first", "second"], ids=[None, "m1"])
+    assert [d.admitted for d in decisions] == [True, True]
+    assert decisions[1].item_id == "m1" and decisions[0].item_id != "m1"
+    assert sorted(i.text for i in r.memory.items()) == ["first", "second"]
+
+
+def test_reserved_metadata_keys_are_refused_before_anything_is_stored() -> None:
+    r = retriever()
+    before = full_state(r.memory)
+    with pytest.raises(ValueError, match="'score' is reserved"):
+        r.add_texts(["fine", "runbook"], [{}, {"score": "high"}])
+    assert full_state(r.memory) == before
