@@ -166,8 +166,8 @@ class SolarConversationMemory(SolarParams, BaseMemory):
         """
         if self._recalled is None:
             raise ValueError(
-                "nothing to rate: no turn was recalled since the last clear() "
-                "(load_memory_variables with an input retrieves them)"
+                "nothing to rate: the last turn recalled nothing (no input to search for, "
+                "top_k=0, or no turn since clear())"
             )
         self.memory.feedback(like=like, score=score, retrieval=self._recalled)
 
