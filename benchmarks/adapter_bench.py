@@ -51,10 +51,10 @@ import numpy.typing as npt
 from langchain_classic.base_memory import BaseMemory
 
 from langchain_solar import SolarConversationMemory
-from langchain_solar.turns import turn_text
 from solar_core import MiniLMEmbedder
 from solar_core.bench.embed_cache import EmbeddingCache
 from solar_core.bench.locomo import WARMUP_SHARE, Conversation, load_locomo
+from solar_core.turns import turn_text
 
 F32 = npt.NDArray[np.float32]
 # LoCoMo is read where it lies, never copied into the repository (as the Makefile's LOCOMO).

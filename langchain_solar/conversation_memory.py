@@ -12,9 +12,10 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, get_bu
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from solar_core import Decision, Hit, Hits
+from solar_core.turns import turn_metadata, turn_text
 
 from ._params import SolarParams
-from .turns import hits_as_messages, hits_as_text, turn_metadata, turn_text
+from .turns import hits_as_messages, hits_as_text
 
 
 class _Turn:

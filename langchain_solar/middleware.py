@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import zlib
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
@@ -17,10 +16,11 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
-from solar_core import Decision, Hits, SolarMemory
+from solar_core import Decision, Hits, ScopedMemories, SolarMemory
+from solar_core.turns import HUMAN, bulleted, turn_metadata, turn_text
 
 from ._params import build_memory, check_not_both
-from .turns import HUMAN, bulleted, turn_metadata, turn_text
+from .embeddings import to_embedder
 
 HEADER = "Relevant past experiences (from memory; they may be outdated):"
 
@@ -105,62 +105,52 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         self.top_k, self.scope, self.header = top_k, scope, header
         self.human_prefix, self.ai_prefix = human_prefix, ai_prefix
         self._lock = threading.Lock()
-        self._memories: dict[str, SolarMemory] = {}
         self._last: dict[str, Hits] = {}
         self._decisions: dict[str, Decision] = {}
-        if memory is not None:
-            self._memories[""] = memory
-            self._factory: Callable[[str], SolarMemory] = lambda key: memory
+        self._scoped: ScopedMemories | None = None
+        if scope is not None:  # one memory per scope, all sharing one embedder
+            self._scoped = ScopedMemories(
+                policy, capacity, embedder=to_embedder(embedder), seed=seed
+            )
+            self._single = None
         else:
-            # Checks every parameter now, and resolves the embedder once: every scope shares it
-            # (one model in memory, loaded once).
-            shared = build_memory(policy, capacity, embedder, seed).embedder
-
-            def factory(key: str) -> SolarMemory:
-                # A scope's seed depends on the scope, not on when its first run came.
-                seed_i = None if seed is None else (seed + zlib.crc32(key.encode())) % 2**32
-                return SolarMemory(policy, capacity, embedder=shared, seed=seed_i)
-
-            self._factory = factory
+            self._single = (
+                memory if memory is not None else build_memory(policy, capacity, embedder, seed)
+            )
         self.tools: list[BaseTool] = [self._rating_tool()] if feedback_tool else []
 
     # -- memories per scope -------------------------------------------------------------------
     def memory_for(self, scope: str | None = None) -> SolarMemory:
         """The memory of ``scope`` (created empty on first use); unscoped: the one memory."""
         key = self._key(scope)
-        with self._lock:
-            memory = self._memories.get(key)
-            if memory is None:
-                memory = self._memories[key] = self._factory(key)
-            return memory
+        if self._scoped is not None:
+            return self._scoped.get(key)
+        assert self._single is not None
+        return self._single
 
     def forget(self, scope: str | None = None) -> None:
-        """Drop ``scope``'s memory (e.g. when a user deletes their account or a thread ends)."""
+        """Drop ``scope``'s memory (a user deleted their account, a thread ended); unscoped: empty
+        the one memory."""
         key = self._key(scope)
         with self._lock:
             self._last.pop(key, None)
             self._decisions.pop(key, None)
-            if self.scope is not None:
-                self._memories.pop(key, None)
-                return
-            memory = self._memories.get(key)
-        if memory is not None:  # unscoped: the one memory is emptied, not replaced
-            memory.clear()
+        if self._scoped is not None:
+            self._scoped.forget(key)
+        elif self._single is not None:
+            self._single.clear()
 
     @property
     def scopes(self) -> list[str]:
         """The scopes that have a memory so far."""
-        with self._lock:
-            return [s for s in self._memories if s]
+        return self._scoped.names() if self._scoped is not None else []
 
     def _key(self, scope: object) -> str:
         if self.scope is None:
             if scope not in (None, ""):
                 raise ValueError("this middleware has no scope= key; call without scope")
             return ""
-        if isinstance(scope, bool) or not isinstance(scope, str | int) or scope == "":
-            raise ValueError(f"a {self.scope!r} scope must be a non-empty str, got {scope!r}")
-        return str(scope)
+        return ScopedMemories.check(scope)
 
     def _scope_of_run(self, runtime: Runtime[Any]) -> str:
         """The run's scope value: from its context, else its ``config["configurable"]``."""

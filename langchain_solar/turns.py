@@ -1,33 +1,13 @@
-"""How a conversation turn becomes a stored experience, and how recalled ones are rendered.
-
-Every LangChain adapter stores a turn the same way, so experiences recorded by one (say the agent
-middleware) read well when another (the classic chain memory) recalls them.
-"""
+"""Recalled turns as LangChain messages or text (the turn format itself: ``solar_core.turns``)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from solar_core import Hit
-
-HUMAN, AI = "human", "ai"  # metadata keys holding the two sides of a recorded turn
-
-
-def turn_text(human: str, ai: str, human_prefix: str = "Human", ai_prefix: str = "AI") -> str:
-    """The experience stored for one turn: what is embedded and what is recalled.
-
-    >>> print(turn_text("how do I handle HTTP 429?", "Retry with backoff."))
-    Human: how do I handle HTTP 429?
-    AI: Retry with backoff.
-    """
-    return f"{human_prefix}: {human}\n{ai_prefix}: {ai}"
-
-
-def turn_metadata(human: str, ai: str, **extra: Any) -> dict[str, Any]:
-    return {**extra, HUMAN: human, AI: ai}
+from solar_core.turns import AI, HUMAN, turn_text
 
 
 def hit_messages(hit: Hit) -> list[BaseMessage]:
@@ -52,13 +32,3 @@ def hits_as_text(hits: Sequence[Hit], human_prefix: str = "Human", ai_prefix: st
         else:
             lines.append(hit.text)
     return "\n".join(lines)
-
-
-def bulleted(hits: Sequence[Hit]) -> str:
-    """Hits as a bullet list (continuation lines indented), for a system prompt.
-
-    >>> print(bulleted([Hit("m1", "Human: hi\\nAI: hello", 0.9)]))
-    - Human: hi
-      AI: hello
-    """
-    return "\n".join("- " + hit.text.replace("\n", "\n  ") for hit in hits)

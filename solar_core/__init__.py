@@ -27,6 +27,7 @@ from .hash_embedder import HashEmbedder
 from .memory import SolarMemory
 from .minilm import MiniLMEmbedder
 from .presets import PRESETS, Preset, available_policies
+from .scoped_memories import ScopedMemories
 from .store import VectorStore
 from .types import Decision, Hit, Hits, MemoryItem, UnknownItemError
 
@@ -53,6 +54,7 @@ __all__ = [
     "MultiScoreEviction",
     "Preset",
     "RegretGate",
+    "ScopedMemories",
     "SolarMemory",
     "ThompsonEviction",
     "UnknownItemError",
