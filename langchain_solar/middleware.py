@@ -17,9 +17,10 @@ from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
 from solar_core import Decision, Hits, ScopedMemories, SolarMemory
+from solar_core.adapter_params import check_not_both
 from solar_core.turns import HUMAN, bulleted, turn_metadata, turn_text
 
-from ._params import build_memory, check_not_both
+from ._params import build_memory
 from .embeddings import to_embedder
 
 HEADER = "Relevant past experiences (from memory; they may be outdated):"

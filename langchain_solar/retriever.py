@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -16,7 +15,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from solar_core import Decision, Hit, Hits
-from solar_core.validation import check_metadata, check_text
+from solar_core.batch import offer_batch
 
 from ._params import SolarParams
 
@@ -134,43 +133,11 @@ class SolarRetriever(SolarParams, BaseRetriever):
 
         With a gated policy (``solar``, ``solar-a``) not every text is stored: ``d.admitted`` and
         ``d.item_id`` say which were. Re-offering a stored id with the same text stores nothing
-        (so seeding twice is harmless). Everything is checked before anything is stored. In a
-        batch that names some items, the unnamed ones get a UUID.
+        (so seeding twice is harmless). Everything is checked before anything is stored, and
+        the texts are embedded in one batch. In a batch that names some items, the unnamed ones
+        get a UUID. Metadata may not use the keys ``id``, ``score``, ``retrieval_id``.
         """
-        if isinstance(texts, str):
-            raise TypeError("texts must be a list of strings, not a single string")
-        texts = list(texts)
-        metas: list[Mapping[str, Any] | None] = (
-            [None] * len(texts) if metadatas is None else list(metadatas)
-        )
-        item_ids: list[str | None] = [None] * len(texts) if ids is None else list(ids)
-        for name, values in (("metadatas", metas), ("ids", item_ids)):
-            if len(values) != len(texts):
-                raise ValueError(f"got {len(texts)} texts but {len(values)} {name}")
-        clean = [check_metadata(m) for m in metas]
-        for meta in clean:
-            reserved = RESERVED.intersection(meta)
-            if reserved:
-                raise ValueError(
-                    f"metadata key {sorted(reserved)[0]!r} is reserved: retrieved documents carry "
-                    "the item id, score and retrieval id under 'id', 'score', 'retrieval_id'"
-                )
-        for text in texts:
-            check_text(text)
-        self._check_ids(texts, item_ids)
-        if any(i is not None for i in item_ids):
-            # Named and unnamed items in one batch: name the others here, as LangChain's vector
-            # stores do, so an automatic id can never take a name used later in the batch.
-            item_ids = [str(uuid.uuid4()) if i is None else i for i in item_ids]
-        embedder = self.memory.embedder
-        if embedder is None:
-            raise ValueError("this memory has no embedder; offer vectors through memory.add")
-        # one batch: a neural model encodes 64 texts far faster than 64 times one
-        vectors = list(embedder.embed(texts)) if texts else []
-        return [
-            self.memory.add(text, embedding=vector, metadata=meta, item_id=item_id)
-            for text, vector, meta, item_id in zip(texts, vectors, clean, item_ids, strict=True)
-        ]
+        return offer_batch(self.memory, texts, metadatas, ids, reserved=RESERVED)
 
     def add_documents(
         self, documents: Sequence[Document], *, ids: Sequence[str | None] | None = None
@@ -181,20 +148,6 @@ class SolarRetriever(SolarParams, BaseRetriever):
         return self.add_texts(
             [d.page_content for d in documents], [d.metadata for d in documents], ids=ids
         )
-
-    def _check_ids(self, texts: list[str], ids: list[str | None]) -> None:
-        seen: set[str] = set()
-        for text, item_id in zip(texts, ids, strict=True):
-            if item_id is None:
-                continue
-            check_text(item_id, "id")
-            if item_id in seen:
-                raise ValueError(f"id {item_id!r} appears twice")
-            seen.add(item_id)
-            if item_id in self.memory and self.memory.get(item_id).text != text:
-                raise ValueError(
-                    f"an item with id {item_id!r} is already stored, with another text"
-                )
 
 
 def _document(hit: Hit, retrieval_id: int | None) -> Document:
