@@ -18,12 +18,10 @@ from typing_extensions import NotRequired
 
 from solar_core import Decision, Hits, ScopedMemories, SolarMemory
 from solar_core.adapter_params import check_not_both
-from solar_core.turns import HUMAN, bulleted, turn_metadata, turn_text
+from solar_core.turns import HEADER, HUMAN, render, turn_metadata, turn_text
 
 from ._params import build_memory
 from .embeddings import to_embedder
-
-HEADER = "Relevant past experiences (from memory; they may be outdated):"
 
 
 class SolarMemoryState(AgentState[Any]):
@@ -189,7 +187,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
             hits = memory.retrieve(query, k=self.top_k, exclude=_in_messages(memory, state))
         with self._lock:  # feedback() now rates this invoke's recall, never an older one
             self._last[scope] = hits
-        text = f"{self.header}\n{bulleted(hits)}" if hits else ""
+        text = render(hits, self.header)
         return {"solar_memories": text, "solar_retrieval": hits.retrieval_id, "solar_scope": scope}
 
     def wrap_model_call(

@@ -1,5 +1,19 @@
-"""LlamaIndex adapters for SOLAR agent memory.
+"""LlamaIndex adapters for the SOLAR agent memory (``pip install 'solar-memory[llamaindex]'``).
 
-Empty until the LlamaIndex adapter lands (chat memory, memory block, retriever). Install with the
-``llamaindex`` extra.
+- :class:`SolarChatMemory` -- a ``BaseMemory`` chat buffer (``ChatMemoryBuffer``'s window plus
+  relevant older turns) for ``agent.run(..., memory=...)``.
+- :class:`SolarMemoryBlock` -- a memory block for ``Memory.from_defaults(memory_blocks=[...])``.
+- :class:`SolarRetriever` -- a ``BaseRetriever`` over a SOLAR memory.
+- :class:`LlamaIndexEmbedder` -- any LlamaIndex ``BaseEmbedding`` as the memory's embedder (every
+  adapter also takes one directly as ``embedder=``).
+
+Each exposes ``feedback(like=...)`` / ``feedback(score=...)``: the memory learns which experiences
+help. The adapters only translate; every decision is ``solar_core``'s.
 """
+
+from .chat_memory import SolarChatMemory
+from .embeddings import LlamaIndexEmbedder
+from .memory_block import SolarMemoryBlock
+from .retriever import SolarRetriever
+
+__all__ = ["LlamaIndexEmbedder", "SolarChatMemory", "SolarMemoryBlock", "SolarRetriever"]

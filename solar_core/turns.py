@@ -14,6 +14,7 @@ from typing import Any
 from .types import Hit
 
 HUMAN, AI = "human", "ai"  # metadata keys holding the two sides of a recorded turn
+HEADER = "Relevant past experiences (from memory; they may be outdated):"
 
 
 def turn_text(human: str, ai: str, human_prefix: str = "Human", ai_prefix: str = "AI") -> str:
@@ -31,14 +32,24 @@ def turn_metadata(human: str, ai: str, **extra: Any) -> dict[str, Any]:
     return {**extra, HUMAN: human, AI: ai}
 
 
-def turn_id(human: str, ai: str) -> str:
-    """A stable id for a turn's content: the same exchange recorded twice is one item.
+def turn_id(text: str) -> str:
+    """A stable id for a stored turn's text: the same exchange recorded twice is one item.
 
-    >>> turn_id("hi", "hello") == turn_id("hi", "hello") != turn_id("hi", "hello!")
+    >>> turn_id("Human: hi\\nAI: hello") == turn_id("Human: hi\\nAI: hello") != turn_id("x")
     True
     """
-    digest = hashlib.blake2b(f"{human}\x00{ai}".encode(), digest_size=8).hexdigest()
-    return f"turn-{digest}"
+    return "turn-" + hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
+
+
+def render(hits: Sequence[Hit], header: str = HEADER) -> str:
+    """Recalled experiences for a system prompt: the header, then one bullet per hit ("" if none).
+
+    >>> print(render([Hit("m1", "Human: hi\\nAI: hello", 0.9)]))
+    Relevant past experiences (from memory; they may be outdated):
+    - Human: hi
+      AI: hello
+    """
+    return f"{header}\n{bulleted(hits)}" if hits else ""
 
 
 def bulleted(hits: Sequence[Hit]) -> str:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("langchain")
+pytest.importorskip("langchain")  # the LangChain examples; LlamaIndex ones check their own
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 pytestmark = [pytest.mark.minilm, pytest.mark.filterwarnings("ignore::DeprecationWarning")]
@@ -34,3 +34,22 @@ def test_agent_example_keeps_users_apart(capsys: pytest.CaptureFixture[str]) -> 
     assert "alice: 'Please always answer me in French.'  posterior {'alpha': 4.0" in memories
     assert "bob: 'Where is my order A-17?'" in memories
     assert "bob: 'Please" not in memories
+
+
+def test_llamaindex_agent_example_recalls_the_diet(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("llama_index.core")
+    out = run("llamaindex_agent.py", capsys)
+    last_call = out.split("sent on the last call:\n")[1].split("\nposteriors")[0]
+    assert "- Human: I'm vegetarian, by the way." in last_call  # recalled into the system message
+    assert "[user] I'm vegetarian" not in last_call  # no longer in the window
+    assert "[user] What food should I try?" in last_call
+
+
+def test_llamaindex_block_example_keeps_sessions_apart(capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("llama_index.core")
+    out = run("llamaindex_memory_block.py", capsys)
+    last_call = out.split("alice's last call:\n")[1].split("\nmemories per session")[0]
+    assert "<solar_memories>\n- Human: Please always answer me in French." in last_call
+    memories = out.split("never shared):\n")[1]
+    assert "alice: 'Please always answer me in French.'  alpha=4" in memories
+    assert "bob: 'Where is my order A-17?'" in memories and "bob: 'Please" not in memories

@@ -1,0 +1,57 @@
+"""Test doubles built from LlamaIndex's own mocks: a scripted function-calling LLM that records
+what it was sent, and a deterministic embedding model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from llama_index.core.base.embeddings.base import BaseEmbedding
+from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
+from llama_index.core.llms.mock import MockFunctionCallingLLMWithChatMemoryOfLastCall
+from pydantic import PrivateAttr
+
+from solar_core import HashEmbedder
+
+
+def scripted_llm(
+    replies: Iterable[ChatMessage | str],
+) -> tuple[MockFunctionCallingLLMWithChatMemoryOfLastCall, list[list[ChatMessage]]]:
+    """A function-calling mock LLM answering with ``replies`` in turn, and the list of every
+    prompt it is sent (the mock itself keeps only the last, in ``last_chat_messages``)."""
+    queue = iter(replies)
+    prompts: list[list[ChatMessage]] = []
+
+    def respond(messages: list[ChatMessage], **kwargs: Any) -> ChatMessage:
+        prompts.append(list(messages))
+        reply = next(queue)
+        return ChatMessage(role="assistant", content=reply) if isinstance(reply, str) else reply
+
+    return MockFunctionCallingLLMWithChatMemoryOfLastCall(response_generator=respond), prompts
+
+
+def as_text(messages: Iterable[ChatMessage]) -> str:
+    """A prompt as one string, one ``role: content`` line per message."""
+    return "\n".join(f"{m.role.value}: {m.content}" for m in messages)
+
+
+def tool_call(name: str, call_id: str, **kwargs: Any) -> ChatMessage:
+    return ChatMessage(
+        role="assistant",
+        blocks=[ToolCallBlock(tool_call_id=call_id, tool_name=name, tool_kwargs=kwargs)],
+    )
+
+
+class HashEmbedding(BaseEmbedding):
+    """A LlamaIndex embedding model over ``solar_core``'s deterministic hash embedder."""
+
+    _inner: HashEmbedder = PrivateAttr(default_factory=lambda: HashEmbedder(dim=64))
+
+    def _get_query_embedding(self, query: str) -> list[float]:
+        return [float(x) for x in self._inner.embed([query])[0]]
+
+    async def _aget_query_embedding(self, query: str) -> list[float]:
+        return self._get_query_embedding(query)
+
+    def _get_text_embedding(self, text: str) -> list[float]:
+        return [float(x) for x in self._inner.embed([text])[0]]
