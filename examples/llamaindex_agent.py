@@ -75,12 +75,11 @@ async def main() -> None:
     )
     for turn, question in enumerate(QUESTIONS, start=1):
         answer = await agent.run(user_msg=question, memory=memory)  # the same memory every run
-        retrieved = ", ".join(f"{h.metadata['human'][:30]!r}" for h in memory.recalled) or "-"
+        recalled = ", ".join(f"{h.metadata['human'][:30]!r}" for h in memory.recalled) or "-"
         decision = memory.last_decision
-        print(f"turn {turn}: {question}\n  answer: {answer}\n  retrieved: {retrieved}")
+        print(f"turn {turn}: {question}\n  answer: {answer}\n  recalled: {recalled}")
         print(f"  stored: {decision.admitted if decision else None}")
 
-    # Retrieved turns still in the window are not repeated in the system message.
     print("\nWhat the LLM was sent on the last call:\n")
     for message in scripted.seen:  # type: ignore[attr-defined]
         print(f"[{message.role.value}] {message.content or '(tool call)'}")

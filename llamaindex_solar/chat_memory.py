@@ -15,14 +15,17 @@ from llama_index.core.memory.chat_memory_buffer import (
 )
 from llama_index.core.memory.types import DEFAULT_CHAT_STORE_KEY
 from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
+from llama_index.core.storage.chat_store.loading import load_chat_store
 from llama_index.core.utils import get_tokenizer
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from solar_core import Decision, Hit, Hits
+from solar_core.shown import record_shown
 from solar_core.turns import HEADER, render, turn_id, turn_metadata, turn_text
+from solar_core.validation import FloatVector
 
 from ._params import SolarParams
-from .messages import finished_turns, is_answer, last_user_text, text_of
+from .messages import answer_text, finished_turns, is_answer, last_user_index, text_of
 
 
 class SolarChatMemory(SolarParams, ChatMemoryBuffer):
@@ -81,8 +84,12 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
     human_prefix: str = "Human"
     ai_prefix: str = "AI"
 
-    _recall_key: tuple[int, str] | None = PrivateAttr(default=None)
+    # Recall, per user message (its index in the history): the query vector, the record=False
+    # preview, and the recorded retrieval of what the prompt showed (what feedback rates).
+    _look: tuple[int, FloatVector, Hits] | None = PrivateAttr(default=None)
     _recalled: Hits | None = PrivateAttr(default=None)
+    _recalled_for: int = PrivateAttr(default=-1)
+    _questions: dict[int, str] = PrivateAttr(default_factory=dict)  # user texts as first put
     _recorded: int = PrivateAttr(default=-1)  # index of the last user message offered to SOLAR
     _last_decision: Decision | None = PrivateAttr(default=None)
 
@@ -123,80 +130,122 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
             memory.set(chat_history)
         return memory
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> SolarChatMemory:
+        """Rebuild from :meth:`to_dict`. The SOLAR memory is not part of that form: pass
+        ``memory=`` to reattach one (or ``policy=``... to start a new one)."""
+        if not kwargs.keys() & {"memory", "policy", "capacity", "embedder", "seed"}:
+            raise ValueError(
+                "the SOLAR memory is not serialised with the chat history: pass memory= "
+                "(or policy=/capacity=/embedder=/seed= to start a new one)"
+            )
+        data = {k: v for k, v in data.items() if k != "class_name"}
+        if "chat_store" in data:
+            data["chat_store"] = load_chat_store(data["chat_store"])
+        return cls(**data, **kwargs)
+
     # -- reading ------------------------------------------------------------------------------
     def get(
         self, input: str | None = None, initial_token_count: int = 0, **kwargs: Any
     ) -> list[ChatMessage]:
         """The recalled experiences (one system message, if any) followed by the recent window."""
         history = self.get_all()
-        query = input.strip() if isinstance(input, str) and input.strip() else None
-        query = query or last_user_text(history)
-        if not query or self.top_k == 0:
+        user_index = last_user_index(history)
+        budget = min(
+            int(self.token_limit * self.recall_token_ratio),
+            self.token_limit - initial_token_count,
+        )
+        query = self._question(user_index, history, input)
+        if not query or self.top_k == 0 or budget <= 0:
             return super().get(input=input, initial_token_count=initial_token_count, **kwargs)
-        budget = int(self.token_limit * self.recall_token_ratio)
         # The window if the recall took its whole share: turns in it need no recalling.
         least = super().get(input=input, initial_token_count=initial_token_count + budget, **kwargs)
-        hits = self._recall(query, history, least)
-        recall, tokens = self._render_within(hits, budget)
-        window = super().get(
-            input=input, initial_token_count=initial_token_count + tokens, **kwargs
-        )
-        if recall is None:
+        in_least = self._turn_ids(least)
+        vector, preview = self._preview(user_index, query, in_least)
+        fitting, tokens = self._fit(preview, budget)
+        used = initial_token_count + tokens
+        window = super().get(input=input, initial_token_count=used, **kwargs)
+        in_window = set(self._turn_ids(window))
+        shown = [hit for hit in fitting if hit.id not in in_window]  # the window grew back
+        if self._recalled_for != user_index:  # the first prompt of a turn is the one that counts
+            ids = {hit.id for hit in shown}
+            self._recalled = record_shown(self.memory, vector, preview, ids, exclude=in_least)
+            self._recalled_for = user_index
+        if not shown:
             return window
-        shown = {turn_id(self._text(u, a)) for u, a in finished_turns(window)}
-        kept = [hit for hit in hits if hit.id not in shown]  # the window grew back over them
-        if len(kept) < len(hits):
-            recall, _ = self._render_within(kept, budget)
-        return window if recall is None else [recall, *window]
+        recall = ChatMessage(role=MessageRole.SYSTEM, content=render(shown, self.header))
+        return [recall, *window]
 
-    def _render_within(self, hits: list[Hit], budget: int) -> tuple[ChatMessage | None, int]:
-        """The recall message within ``budget`` tokens (least similar dropped first), its size."""
-        while hits:
-            recall = ChatMessage(role=MessageRole.SYSTEM, content=render(hits, self.header))
-            tokens = self._token_count_for_messages([recall])
-            if tokens <= budget:
-                return recall, tokens
-            hits = hits[:-1]
-        return None, 0
+    def _question(self, user_index: int, history: list[ChatMessage], input: str | None) -> str:
+        """The user's message as it was put (agents may rewrite the stored one, e.g. to add
+        their state), else the ``input`` they pass, else the history's text."""
+        if user_index in self._questions:
+            return self._questions[user_index]
+        if isinstance(input, str) and input.strip():
+            return input.strip()
+        return text_of(history[user_index]) if user_index >= 0 else ""
 
-    def _recall(self, query: str, history: list[ChatMessage], window: list[ChatMessage]) -> Hits:
-        """One retrieval per user message: agents call ``get`` before every LLM call of a turn."""
-        user_index = max(
-            (i for i, m in enumerate(history) if m.role == MessageRole.USER), default=-1
+    def _preview(self, user_index: int, query: str, exclude: list[str]) -> tuple[FloatVector, Hits]:
+        """One look per user message: agents call ``get`` before every LLM call of a turn."""
+        if self._look is not None and self._look[0] == user_index:
+            return self._look[1], self._look[2]
+        vector = self.memory.embed_query(query)
+        preview = self.memory.retrieve(
+            embedding=vector, k=self.top_k, exclude=exclude, record=False
         )
-        key = (user_index, query)
-        if key == self._recall_key and self._recalled is not None:
-            return self._recalled
-        in_window = [turn_id(self._text(u, a)) for u, a in finished_turns(window)]
-        hits = self.memory.retrieve(query, k=self.top_k, exclude=in_window)
-        self._recall_key, self._recalled = key, hits
-        return hits
+        self._look = (user_index, vector, preview)
+        return vector, preview
+
+    def _fit(self, hits: Hits, budget: int) -> tuple[list[Hit], int]:
+        """The best hits whose rendering fits ``budget`` tokens (least similar dropped first)."""
+        kept = list(hits)
+        while kept:
+            message = ChatMessage(role=MessageRole.SYSTEM, content=render(kept, self.header))
+            tokens = self._token_count_for_messages([message])
+            if tokens <= budget:
+                return kept, tokens
+            kept.pop()
+        return [], 0
+
+    def _turn_ids(self, messages: list[ChatMessage]) -> list[str]:
+        return [turn_id(self._text(u, a)) for u, a in finished_turns(messages)]
 
     # -- writing ------------------------------------------------------------------------------
     def put(self, message: ChatMessage) -> None:
         super().put(message)
-        self._offer_finished_turn(message)
+        self._after_put(message)
 
     async def aput(self, message: ChatMessage) -> None:
         await super().aput(message)
-        await asyncio.to_thread(self._offer_finished_turn, message)
+        await asyncio.to_thread(self._after_put, message)
 
-    def _offer_finished_turn(self, message: ChatMessage) -> None:
-        """If ``message`` answers a user message not offered yet, offer the turn (ends a step)."""
-        if not is_answer(message):
-            return
+    def _after_put(self, message: ChatMessage) -> None:
+        if message.role == MessageRole.USER:
+            history = self.get_all()
+            self._questions[len(history) - 1] = text_of(message)
+        elif is_answer(message):
+            self._offer_finished_turns()
+
+    def _offer_finished_turns(self) -> None:
+        """Offer every answered user message not offered yet, in order (each ends a step). A
+        failed offer (say the embedding service is down) is retried with the next answer."""
         history = self.get_all()
-        user_index = max(
-            (i for i, m in enumerate(history) if m.role == MessageRole.USER), default=-1
-        )
-        if user_index <= self._recorded or not text_of(history[user_index]):
-            return  # no question, or this turn was offered at its first answer
-        human, ai = text_of(history[user_index]), text_of(message)
-        text = self._text(human, ai)
-        self._recorded = user_index
-        self._last_decision = self.memory.add(
-            text, metadata=turn_metadata(human, ai), item_id=turn_id(text)
-        )
+        question = None
+        for i in range(self._recorded + 1, len(history)):
+            message = history[i]
+            if message.role == MessageRole.USER:
+                question = i
+            elif question is not None and is_answer(message):
+                human = self._questions.get(question) or text_of(history[question])
+                ai = answer_text(message)
+                if human:
+                    text = self._text(human, ai)
+                    self._last_decision = self.memory.add(
+                        text, metadata=turn_metadata(human, ai), item_id=turn_id(text)
+                    )
+                self._recorded = question
+                self._questions = {k: v for k, v in self._questions.items() if k > question}
+                question = None
 
     def set(self, messages: list[ChatMessage]) -> None:
         """Replace the window's history; its turns count as offered already."""
@@ -208,24 +257,25 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
         self._after_set(messages)
 
     def _after_set(self, messages: list[ChatMessage]) -> None:
-        self._recorded = max(
-            (i for i, m in enumerate(messages) if m.role == MessageRole.USER), default=-1
-        )
-        self._recall_key = None
+        self._recorded = last_user_index(messages)
+        self._questions = {}
+        self._look, self._recalled_for = None, -1
 
     def reset(self) -> None:
-        """Forget everything: the chat history and every stored experience."""
+        """Start a new conversation: the chat history empties; experiences stay (see
+        :meth:`forget`)."""
         super().reset()
-        self._forget()
+        self._after_set([])
 
     async def areset(self) -> None:
         await super().areset()
-        self._forget()
+        self._after_set([])
 
-    def _forget(self) -> None:
+    def forget(self) -> None:
+        """Empty the SOLAR memory: every stored experience goes (the chat history stays)."""
         self.memory.clear()
-        self._recall_key, self._recalled, self._last_decision = None, None, None
-        self._recorded = -1
+        self._look, self._recalled, self._recalled_for = None, None, -1
+        self._last_decision = None
 
     # -- SOLAR --------------------------------------------------------------------------------
     def feedback(self, *, like: bool | None = None, score: float | None = None) -> None:
@@ -234,13 +284,13 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
         The turns recalled for it are credited (Thompson eviction: ``alpha += 1`` on a like,
         ``beta += 1`` on a dislike), so helpful experiences outlive unhelpful ones.
         """
-        if self._recalled is None:
-            raise ValueError("nothing to rate: no user message has been answered from memory yet")
+        if self._recalled is None or self._recalled.retrieval_id is None:
+            raise ValueError("nothing to rate: nothing was recalled for the latest user message")
         self.memory.feedback(like=like, score=score, retrieval=self._recalled)
 
     @property
     def recalled(self) -> Hits:
-        """What was recalled for the latest user message, best first, with scores and ids."""
+        """What the prompt showed of the recall for the latest user message, best first."""
         return self._recalled if self._recalled is not None else Hits([], None)
 
     @property

@@ -5,21 +5,25 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from llama_index.core.base.llms.types import ChatMessage, MessageRole
+from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.memory import BaseMemoryBlock
 from llama_index.core.utils import get_tokenizer
 from pydantic import Field, PrivateAttr
 
-from solar_core import Decision, Hits, ScopedMemories, SolarMemory
+from solar_core import Decision, Hit, Hits, ScopedMemories, SolarMemory
 from solar_core.adapter_params import check_not_both
+from solar_core.shown import record_shown
 from solar_core.turns import bulleted, turn_id, turn_metadata, turn_text
+from solar_core.validation import FloatVector
 
 from ._params import SolarParams
 from .messages import finished_turns, is_answer, last_user_text
 
-RECORDED_PER_SESSION = 4096  # turn ids remembered as offered; more than any chat window holds
+OFFERED_PER_SESSION = 4096  # turn ids remembered as offered; more than any chat window holds
 RENDERED_KEPT = 256  # rendered contents remembered for atruncate
 
 
@@ -50,7 +54,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
 
     Example:
         >>> import asyncio
-        >>> from llama_index.core.base.llms.types import ChatMessage, MessageRole
+        >>> from llama_index.core.base.llms.types import ChatMessage
         >>> block = SolarMemoryBlock(embedder="hash", top_k=1)
         >>> chat = [ChatMessage(role="user", content="our API returns HTTP 429"),
         ...         ChatMessage(role="assistant", content="Back off and retry.")]
@@ -71,13 +75,17 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     human_prefix: str = "Human"
     ai_prefix: str = "AI"
 
+    tokenizer_fn: Callable[[str], list[Any]] | None = Field(default=None, exclude=True)
+    """Counts tokens for ``atruncate``; pass the ``Memory``'s own if it is not the default."""
+
     _single: SolarMemory | None = PrivateAttr(default=None)
     _sessions: ScopedMemories | None = PrivateAttr(default=None)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
-    _recorded: dict[str, OrderedDict[str, None]] = PrivateAttr(default_factory=dict)
-    _last: dict[str, tuple[tuple[str, int], Hits]] = PrivateAttr(default_factory=dict)
+    _offered: dict[str, OrderedDict[str, None]] = PrivateAttr(default_factory=dict)
+    _recalls: dict[str, _Recall] = PrivateAttr(default_factory=dict)
+    _epochs: dict[str, int] = PrivateAttr(default_factory=dict)  # bumped when a turn ends
     _decisions: dict[str, Decision] = PrivateAttr(default_factory=dict)
-    _rendered: OrderedDict[str, Hits] = PrivateAttr(default_factory=OrderedDict)
+    _rendered: OrderedDict[str, _Recall] = PrivateAttr(default_factory=OrderedDict)
 
     def __init__(
         self,
@@ -112,13 +120,17 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         """Drop a session's memory (with one shared ``memory=``: empty it)."""
         key = _session(session_id)
         with self._lock:
-            self._recorded.pop(key, None)
-            self._last.pop(key, None)
-            self._decisions.pop(key, None)
+            for state in (self._offered, self._recalls, self._epochs, self._decisions):
+                state.pop(key, None)
         if self._sessions is not None:
             self._sessions.forget(key)
         elif self._single is not None:
             self._single.clear()
+
+    @property
+    def sessions(self) -> list[str]:
+        """The sessions that have a memory of their own so far."""
+        return self._sessions.names() if self._sessions is not None else []
 
     # -- BaseMemoryBlock ----------------------------------------------------------------------
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
@@ -128,26 +140,41 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
 
     def _recall(self, messages: list[ChatMessage], session: str) -> str:
         turns = finished_turns(messages)
-        self._offer(turns, session)
+        answered = bool(messages) and is_answer(messages[-1])
+        new = self._unoffered(turns, session)
+        if answered or new:  # this turn's retrieval is recorded before its turn is offered
+            self._commit(session)
+        if self._offer(new, session) or answered:
+            with self._lock:
+                self._epochs[session] = self._epochs.get(session, 0) + 1
         query = last_user_text(messages)
-        if not query:
+        if not query or answered:  # agents read the memory once more after the answer
             return ""
         with self._lock:
-            last = self._last.get(session)
-        answered = (
-            bool(messages) and messages[-1].role != MessageRole.USER and is_answer(messages[-1])
-        )
-        key = (query, len(turns) - answered)  # the same user message, however often asked for
-        if last is not None and last[0] == key:
-            hits = last[1]
-        elif answered:  # the turn is over (agents read memory once more): nothing to recall
-            return ""
-        else:
-            in_history = [turn_id(self._text(u, a)) for u, a in turns]
-            hits = self.memory_for(session).retrieve(query, k=self.top_k, exclude=in_history)
+            key = (query, self._epochs.get(session, 0))
+            recall = self._recalls.get(session)
+        if recall is None or recall.key != key:
+            self._commit(session)
+            memory = self.memory_for(session)
+            vector = memory.embed_query(query)
+            exclude = [turn_id(self._text(u, a)) for u, a in turns]  # the LLM sees them already
+            preview = memory.retrieve(embedding=vector, k=self.top_k, exclude=exclude, record=False)
+            recall = _Recall(key, vector, preview, exclude, [h.id for h in preview])
             with self._lock:
-                self._last[session] = (key, hits)
-        return self._render(hits)
+                self._recalls[session] = recall
+        return self._render(recall)
+
+    def _commit(self, session: str) -> None:
+        """Record the retrieval of what the session's last recall ended up showing (after any
+        truncation), once: only that gains the retrieval's credit and can be rated."""
+        with self._lock:
+            recall = self._recalls.get(session)
+            if recall is None or recall.recorded is not None:
+                return
+            recall.recorded = Hits([], None)  # claimed: a concurrent commit records nothing
+        recall.recorded = record_shown(
+            self.memory_for(session), recall.vector, recall.preview, recall.shown, recall.exclude
+        )
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
         """Messages flushed out of the short-term FIFO: offer their finished turns, if new."""
@@ -156,39 +183,58 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             session = _session(message.additional_kwargs.get("session_id"))
             by_session.setdefault(session, []).append(message)
         for session, chunk in by_session.items():
-            await asyncio.to_thread(self._offer, finished_turns(chunk), session)
+            new = self._unoffered(finished_turns(chunk), session)
+            if new:
+                await asyncio.to_thread(self._commit, session)
+                await asyncio.to_thread(self._offer, new, session)
 
-    def _offer(self, turns: list[tuple[str, str]], session: str) -> None:
+    def _unoffered(self, turns: list[tuple[str, str]], session: str) -> list[tuple[str, str]]:
+        with self._lock:
+            seen: Mapping[str, None] = self._offered.get(session, {})
+            return [t for t in turns if turn_id(self._text(*t)) not in seen]
+
+    def _offer(self, turns: list[tuple[str, str]], session: str) -> int:
+        """Offer each turn not offered yet (each ends a step); how many were."""
         memory = self.memory_for(session)
+        offered = 0
         for human, ai in turns:
             text = self._text(human, ai)
             item_id = turn_id(text)
-            with self._lock:
-                seen = self._recorded.setdefault(session, OrderedDict())
+            with self._lock:  # claimed before offering: two concurrent reads offer it once
+                seen = self._offered.setdefault(session, OrderedDict())
                 if item_id in seen:
                     continue
-            decision = memory.add(text, metadata=turn_metadata(human, ai), item_id=item_id)
-            with self._lock:  # marked only once offered: a failed offer is retried next time
                 seen[item_id] = None
-                if len(seen) > RECORDED_PER_SESSION:
+                if len(seen) > OFFERED_PER_SESSION:
                     seen.popitem(last=False)
+            try:
+                decision = memory.add(text, metadata=turn_metadata(human, ai), item_id=item_id)
+            except BaseException:
+                with self._lock:  # not offered after all: the next read retries it
+                    seen.pop(item_id, None)
+                raise
+            offered += 1
+            with self._lock:
                 self._decisions[session] = decision
+        return offered
 
     async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
         """Drop the least similar experiences until ``tokens_to_truncate`` tokens are saved."""
         with self._lock:
-            hits = self._rendered.get(content)
-        if not hits:
+            recall = self._rendered.get(content)
+        if recall is None:
             return None
-        tokenizer = get_tokenizer()
-        size = len(tokenizer(content))
-        kept = list(hits)
+        count = self.tokenizer_fn or get_tokenizer()
+        size = len(count(content))
+        kept = recall.shown_hits()
         while kept:
             kept.pop()  # hits are best first: the least similar goes first
-            rendered = bulleted(kept)
-            if size - len(tokenizer(rendered)) >= tokens_to_truncate:
-                return self._render(Hits(kept, hits.retrieval_id)) if kept else None
-        return None
+            if size - len(count(bulleted(kept))) >= tokens_to_truncate:
+                break
+        with self._lock:
+            if recall.recorded is None:  # what the prompt will show: that is what gets credit
+                recall.shown = [hit.id for hit in kept]
+        return self._render(recall) if kept else None
 
     # -- SOLAR --------------------------------------------------------------------------------
     def feedback(
@@ -198,17 +244,22 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         ``score`` in [0, 1] (Thompson eviction: ``alpha += 1`` on a like, ``beta += 1`` on a
         dislike), so experiences that help outlive those that do not."""
         key = _session(session_id)
+        self._commit(key)
         with self._lock:
-            last = self._last.get(key)
-        if last is None:
-            raise ValueError(f"nothing to rate: nothing was recalled for session {key!r} yet")
-        self.memory_for(session_id).feedback(like=like, score=score, retrieval=last[1])
+            recall = self._recalls.get(key)
+        if recall is None or recall.recorded is None or recall.recorded.retrieval_id is None:
+            raise ValueError(f"nothing to rate: nothing was recalled for session {key!r}")
+        self.memory_for(session_id).feedback(like=like, score=score, retrieval=recall.recorded)
 
     def recalled(self, session_id: str | None = None) -> Hits:
-        """What was recalled for the session's latest user message, best first."""
+        """What the prompt showed of the session's latest recall, best first."""
         with self._lock:
-            last = self._last.get(_session(session_id))
-        return last[1] if last is not None else Hits([], None)
+            recall = self._recalls.get(_session(session_id))
+        if recall is None:
+            return Hits([], None)
+        if recall.recorded is not None and recall.recorded.retrieval_id is not None:
+            return recall.recorded
+        return Hits(recall.shown_hits(), None)
 
     def last_decision(self, session_id: str | None = None) -> Decision | None:
         """Why the session's last offered turn was (or was not) stored."""
@@ -216,17 +267,32 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             return self._decisions.get(_session(session_id))
 
     # -- helpers ------------------------------------------------------------------------------
-    def _render(self, hits: Hits) -> str:
-        content = bulleted(hits)
+    def _render(self, recall: _Recall) -> str:
+        content = bulleted(recall.shown_hits())
         if content:
             with self._lock:
-                self._rendered[content] = hits
+                self._rendered[content] = recall
                 if len(self._rendered) > RENDERED_KEPT:
                     self._rendered.popitem(last=False)
         return content
 
     def _text(self, human: str, ai: str) -> str:
         return turn_text(human, ai, self.human_prefix, self.ai_prefix)
+
+
+@dataclass
+class _Recall:
+    """One user message's recall in one session: looked at first, recorded once shown."""
+
+    key: tuple[str, int]
+    vector: FloatVector
+    preview: Hits
+    exclude: list[str]
+    shown: list[str]  # ids the prompt shows (truncation removes some)
+    recorded: Hits | None = None
+
+    def shown_hits(self) -> list[Hit]:
+        return [hit for hit in self.preview if hit.id in self.shown]
 
 
 def _session(session_id: object) -> str:

@@ -21,6 +21,27 @@ def is_answer(message: ChatMessage) -> bool:
     return not any(isinstance(block, ToolCallBlock) for block in message.blocks)
 
 
+def answer_text(message: ChatMessage) -> str:
+    """An answer as worth remembering: a ReAct agent's final message carries its whole reasoning
+    (``Thought: ... Answer: ...``); only what follows the last ``Answer:`` is the answer.
+
+    >>> answer_text(ChatMessage(role="assistant", content="Thought: easy.\\nAnswer: 42"))
+    '42'
+    """
+    text = text_of(message)
+    if text.startswith("Thought:") and "Answer:" in text:
+        return text.rsplit("Answer:", 1)[1].strip() or text
+    return text
+
+
+def last_user_index(messages: Sequence[ChatMessage]) -> int:
+    """The index of the last user message (-1 if none)."""
+    for i in range(len(messages) - 1, -1, -1):
+        if messages[i].role == MessageRole.USER:
+            return i
+    return -1
+
+
 def last_user_text(messages: Sequence[ChatMessage]) -> str:
     for message in reversed(messages):
         if message.role == MessageRole.USER:
@@ -37,6 +58,6 @@ def finished_turns(messages: Sequence[ChatMessage]) -> list[tuple[str, str]]:
         if message.role == MessageRole.USER:
             question = text_of(message) or None
         elif question is not None and is_answer(message):
-            turns.append((question, text_of(message)))
+            turns.append((question, answer_text(message)))
             question = None
     return turns

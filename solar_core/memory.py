@@ -207,6 +207,12 @@ class SolarMemory:
         row: FloatVector = unit_rows(embed([str(text)]), self.dim, 1)[0]
         return row, None
 
+    def embed_query(self, query: str) -> FloatVector:
+        """``query`` as the unit vector a retrieval would use: embed once, retrieve several times
+        (e.g. look with ``record=False``, then record only what a prompt had room for)."""
+        row, scale = self._vector(query, None, "query")
+        return scaled(row, scale)
+
     # -- the step -------------------------------------------------------------------------------
     def retrieve(
         self,

@@ -81,8 +81,8 @@ async def test_each_turn_is_offered_once_without_its_tool_calls() -> None:
         "Human: what is 2 + 2?\nAI: 2 + 2 = 4.",
         "Human: capital of France?\nAI: Paris.",
     ]
-    stats = memory.memory.stats()
-    assert (stats["steps"], stats["retrievals"]) == (2, 2)  # one retrieval per user message
+    # Everything fit in the window, so nothing was recalled: no retrieval event to learn from.
+    assert memory.memory.stats()["steps"] == 2 and memory.memory.stats()["retrievals"] == 0
 
 
 async def test_recall_skips_turns_in_the_window_and_respects_its_token_share() -> None:
@@ -158,8 +158,10 @@ def test_reset_set_and_async_methods() -> None:
         )
         assert len(memory.memory) == 1  # a set history's turns are not offered
         assert [m.content for m in await memory.aget()][-2:] == ["a", "b"]
-        await memory.areset()
-        assert memory.get_all() == [] and len(memory.memory) == 0
+        await memory.areset()  # a new conversation: the experiences stay
+        assert memory.get_all() == [] and len(memory.memory) == 1
+        memory.forget()
+        assert len(memory.memory) == 0
 
     asyncio.run(steps())
 
@@ -200,9 +202,94 @@ def test_bad_input_is_refused_and_changes_nothing() -> None:
     memory = small_memory()
     with pytest.raises(ValueError, match="nothing to rate"):
         memory.feedback(like=True)
-    memory.put(ChatMessage(role="user", content="hi"))
-    memory.get()
+    recalling = small_memory(top_k=1)
+    for question, answer in [("the dog Rex likes walks", "ok"), *FILLER]:
+        recalling.put(ChatMessage(role="user", content=question))
+        recalling.put(ChatMessage(role="assistant", content=answer))
+    recalling.put(ChatMessage(role="user", content="which walks does Rex like?"))
+    recalling.get()
+    memory = recalling
     before = full_state(memory.memory)
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         memory.feedback(score=-0.5)
     assert full_state(memory.memory) == before
+
+
+def chat_through(memory: SolarChatMemory, turns: list[tuple[str, str]]) -> None:
+    for question, answer in turns:
+        memory.put(ChatMessage(role="user", content=question))
+        memory.put(ChatMessage(role="assistant", content=answer))
+
+
+def test_only_what_the_prompt_shows_is_credited_and_rated() -> None:
+    memory = small_memory(top_k=3)  # three hits would not fit in the 32-token recall share
+    chat_through(memory, [("the dog Rex likes beach walks", "noted"), *FILLER])
+    memory.put(ChatMessage(role="user", content="which walks does the dog Rex like?"))
+    system = memory.get()[0].content or ""
+    shown = [hit.id for hit in memory.recalled]
+    assert 0 < len(shown) < 3
+    assert all(memory.memory.get(i).metadata["human"] in system for i in shown)
+    alphas = {i.id: i.policy["alpha"] for i in memory.memory.items()}
+    assert {i for i, a in alphas.items() if a == 3.0} == set(shown)  # credited: shown only
+    memory.feedback(like=False)
+    betas = {i.id: i.policy["beta"] for i in memory.memory.items()}
+    assert {i for i, b in betas.items() if b == 2.0} == set(shown)
+
+
+def test_initial_token_count_is_honoured_like_chat_memory_buffer() -> None:
+    ours = small_memory(token_limit=64)
+    theirs = ChatMemoryBuffer.from_defaults(token_limit=64)
+    for memory in (ours, theirs):
+        memory.put(ChatMessage(role="user", content="hi"))
+    assert [m.content for m in ours.get(initial_token_count=50)] == ["hi"]
+    assert theirs.get(initial_token_count=50) == ours.get(initial_token_count=50)
+
+
+def test_serialised_form_round_trips_with_the_memory_reattached() -> None:
+    memory = small_memory(top_k=2)
+    data = memory.to_dict()
+    with pytest.raises(ValueError, match="not serialised"):
+        SolarChatMemory.from_dict(data)
+    again = SolarChatMemory.from_dict(data, memory=memory.memory)
+    assert (again.top_k, again.token_limit, again.memory) == (2, 64, memory.memory)
+
+
+def test_a_failed_offer_is_retried_with_the_next_answer() -> None:
+    class Flaky:
+        dim = 8
+        fail = True
+
+        def embed(self, texts: list[str]) -> object:
+            if Flaky.fail:
+                raise ConnectionError("embedding API down")
+            import numpy as np
+
+            return np.ones((len(texts), 8), dtype=np.float32) + np.arange(len(texts))[:, None]
+
+    memory = SolarChatMemory.from_defaults(embedder=Flaky(), token_limit=4000, policy="fifo")
+    memory.put(ChatMessage(role="user", content="q1"))
+    with pytest.raises(ConnectionError):
+        memory.put(ChatMessage(role="assistant", content="a1"))
+    Flaky.fail = False
+    chat_through(memory, [("q2", "a2")])
+    assert [i.metadata["human"] for i in memory.memory.items()] == ["q1", "q2"]
+
+
+async def test_the_question_is_stored_as_asked_even_when_the_agent_rewrites_it() -> None:
+    memory = small_memory(token_limit=4000)
+    llm, _ = scripted_llm(["Paris."])
+    runner = FunctionAgent(tools=[], llm=llm, initial_state={"user": "bob"})
+    await runner.run(user_msg="capital of France?", memory=memory)
+    assert [i.text for i in memory.memory.items()] == ["Human: capital of France?\nAI: Paris."]
+
+
+def test_react_reasoning_and_openai_style_tool_calls_are_not_remembered() -> None:
+    memory = small_memory(token_limit=4000)
+    memory.put(ChatMessage(role="user", content="what is 6 x 7?"))
+    calling = ChatMessage(
+        role="assistant", content="let me check", additional_kwargs={"tool_calls": [{"id": "c"}]}
+    )
+    memory.put(calling)  # an OpenAI-style tool call: not an answer
+    assert len(memory.memory) == 0
+    memory.put(ChatMessage(role="assistant", content="Thought: I know this.\nAnswer: 42"))
+    assert [i.text for i in memory.memory.items()] == ["Human: what is 6 x 7?\nAI: 42"]

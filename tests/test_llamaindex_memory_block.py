@@ -8,13 +8,20 @@ import pytest
 
 pytest.importorskip("llama_index.core")
 
-from li_fakes import as_text, scripted_llm  # noqa: E402
+from li_fakes import as_text, scripted_llm, tool_call  # noqa: E402
 from llama_index.core.agent.workflow import FunctionAgent  # noqa: E402
 from llama_index.core.base.llms.types import ChatMessage  # noqa: E402
 from llama_index.core.memory import Memory  # noqa: E402
+from llama_index.core.tools import FunctionTool  # noqa: E402
 
 from llamaindex_solar import SolarMemoryBlock  # noqa: E402
-from solar_core import Hit, Hits, SolarMemory  # noqa: E402
+from solar_core import SolarMemory  # noqa: E402
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers."""
+    return a + b
+
 
 FILLER = [
     ("what is the capital of France?", "Paris."),
@@ -58,8 +65,8 @@ async def test_it_learns_from_every_turn_even_with_a_large_token_budget() -> Non
     await converse(memory, FILLER)
     solar = block.memory_for("s1")
     assert [i.text for i in solar.items()] == [f"Human: {q}\nAI: {a}" for q, a in FILLER]
-    stats = solar.stats()
-    assert (stats["steps"], stats["retrievals"]) == (3, 3)  # one retrieval per user message
+    # All of it fits in the chat history: nothing recalled, so no retrieval to learn from.
+    assert (solar.stats()["steps"], solar.stats()["retrievals"]) == (3, 0)
 
 
 async def test_sessions_never_see_each_others_memories() -> None:
@@ -94,17 +101,36 @@ async def test_flushed_messages_are_offered_once() -> None:
     assert block.memory_for("s9").stats()["steps"] == 1
 
 
-def test_atruncate_drops_the_least_similar_first() -> None:
-    block = SolarMemoryBlock(embedder="hash")
-    hits = Hits(
-        [Hit("a", "Human: best\nAI: one", 0.9), Hit("b", "Human: worst of all three\nAI: x", 0.1)],
-        retrieval_id=None,
-    )
-    content = block._render(hits)  # noqa: SLF001 -- what _aget returns for these hits
+def test_atruncate_drops_the_least_similar_and_only_the_shown_are_credited() -> None:
+    block = SolarMemoryBlock(embedder="hash", top_k=2)
+    solar = block.memory_for("s")
+    best = solar.add("Human: the dog Rex likes beach walks\nAI: noted").item_id
+    other = solar.add("Human: my cat sleeps all day long\nAI: cats do").item_id
+    ask = [ChatMessage(role="user", content="which walks does the dog Rex like")]
+    content = asyncio.run(block.aget(ask, session_id="s"))
+    assert content.count("- Human:") == 2
     shorter = asyncio.run(block.atruncate(content, tokens_to_truncate=3))
-    assert shorter == "- Human: best\n  AI: one"
-    assert asyncio.run(block.atruncate(content, tokens_to_truncate=10_000)) is None
+    assert shorter == "- Human: the dog Rex likes beach walks\n  AI: noted"
+    assert [hit.id for hit in block.recalled("s")] == [best]
+    block.feedback(like=True, session_id="s")  # records the retrieval of what was shown
+    assert solar.get(best).policy["alpha"] == 4.0  # prior 2 + retrieved + liked
+    assert solar.get(other).policy["alpha"] == 2.0  # truncated away: no credit
     assert asyncio.run(block.atruncate("not ours", 1)) is None
+
+
+async def test_one_retrieval_per_user_message_and_a_repeated_message_recalls_afresh() -> None:
+    block = SolarMemoryBlock(embedder="hash", top_k=1, seed=0)
+    memory = memory_with(block, "s1")
+    await converse(memory, [("remember: my dog is called Rex", "Noted."), *FILLER])
+    solar = block.memory_for("s1")
+    llm, _ = scripted_llm([tool_call("add", "c1", a=1, b=2), "Rex, and 1 + 2 = 3."])
+    agent = FunctionAgent(tools=[FunctionTool.from_defaults(add)], llm=llm)
+    before = solar.stats()["retrievals"]
+    await agent.run(user_msg="what is my dog called? and 1 + 2?", memory=memory)
+    assert solar.stats()["retrievals"] == before + 1  # two LLM calls, one retrieval
+    for turn in (2, 3):  # the same words twice: each turn gets its own recall
+        await converse(memory, [("what is my dog called?", "Rex.")])
+        assert solar.stats()["retrievals"] == before + turn
 
 
 def test_one_shared_memory_and_bad_input() -> None:

@@ -1,0 +1,41 @@
+"""``record_shown``: make a retrieval event of exactly the hits a prompt ended up showing."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+
+from .memory import SolarMemory
+from .types import Hit, Hits
+from .validation import FloatVector
+
+
+def record_shown(
+    memory: SolarMemory,
+    embedding: FloatVector,
+    preview: Sequence[Hit],
+    shown: Collection[str],
+    exclude: Collection[str] = (),
+) -> Hits:
+    """Record the retrieval of the ``shown`` hits of a ``record=False`` ``preview``.
+
+    Adapters fit recalled experiences into a token budget after looking at them; only what the
+    prompt actually showed should gain the retrieval's credit, and only that should a like or a
+    dislike rate. The preview's other hits are excluded, so the ``len(shown)`` best of the rest
+    are exactly the shown ones. Returns the recorded ``Hits`` (empty and unrecorded when nothing
+    was shown).
+
+    >>> import numpy as np
+    >>> memory = SolarMemory("solar-e", capacity=5, dim=2)
+    >>> for i, v in enumerate([(1, 0), (0.9, 0.4), (0.5, 0.9)]):
+    ...     _ = memory.add(f"item {i}", embedding=np.array(v), item_id=f"i{i}")
+    >>> vector = np.array([1.0, 0.0], dtype=np.float32)
+    >>> preview = memory.retrieve(embedding=vector, k=3, record=False)
+    >>> hits = record_shown(memory, vector, preview, shown={"i0", "i2"})
+    >>> [h.id for h in hits], memory.get("i1").policy["alpha"]   # i1 was not shown: no credit
+    (['i0', 'i2'], 2.0)
+    """
+    shown_ids = [hit.id for hit in preview if hit.id in shown]
+    if not shown_ids:
+        return Hits([], None)
+    hidden = [hit.id for hit in preview if hit.id not in shown]
+    return memory.retrieve(embedding=embedding, k=len(shown_ids), exclude=[*exclude, *hidden])
