@@ -73,3 +73,32 @@ def test_queries_use_embed_queries_when_the_embedder_has_it() -> None:
         @ embedder.embed_queries(["retry with backoff"])[0]
     )
     assert hit.score == pytest.approx(expected, abs=1e-5)
+
+
+def test_embed_query_is_what_retrieve_uses_and_checks_its_input() -> None:
+    embedder = QueryPrefixEmbedder()
+    memory = SolarMemory("fifo", capacity=5, embedder=embedder)
+    memory.add("retry with backoff")
+    vector = memory.embed_query("retry with backoff")
+    assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-6)
+    by_text = memory.retrieve("retry with backoff", record=False)[0].score
+    by_vector = memory.retrieve(embedding=vector, record=False)[0].score
+    assert by_text == pytest.approx(by_vector, abs=1e-6)
+    before = full_state(memory)
+    with pytest.raises(ValueError, match="query must not be empty"):
+        memory.embed_query("  ")
+    assert full_state(memory) == before
+
+
+def test_record_shown_credits_exactly_the_shown_hits() -> None:
+    from solar_core.shown import record_shown
+
+    memory = memory_with(4)
+    vector = (onehot(0) + 0.9 * onehot(1) + 0.8 * onehot(2)).astype(np.float32)
+    vector /= np.linalg.norm(vector)
+    preview = memory.retrieve(embedding=vector, k=3, record=False)
+    assert [h.id for h in preview] == ["i0", "i1", "i2"]
+    hits = record_shown(memory, vector, preview, shown={"i0", "i2"})
+    assert [h.id for h in hits] == ["i0", "i2"] and hits.retrieval_id is not None
+    assert [memory.get(f"i{i}").policy["alpha"] for i in range(4)] == [3.0, 2.0, 3.0, 2.0]
+    assert record_shown(memory, vector, preview, shown=set()).retrieval_id is None
