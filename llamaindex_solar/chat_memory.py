@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -17,15 +18,17 @@ from llama_index.core.memory.types import DEFAULT_CHAT_STORE_KEY
 from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
 from llama_index.core.storage.chat_store.loading import load_chat_store
 from llama_index.core.utils import get_tokenizer
-from pydantic import ConfigDict, Field, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from solar_core import Decision, Hit, Hits
 from solar_core.shown import record_shown
 from solar_core.turns import HEADER, render, turn_id, turn_metadata, turn_text
-from solar_core.validation import FloatVector
+from solar_core.validation import FloatVector, check_feedback
 
 from ._params import SolarParams
 from .messages import answer_text, finished_turns, is_answer, last_user_index, text_of
+
+MIN_TURN_TOKENS = 16  # a short recalled turn, as rendered: below this the recall never fits
 
 
 class SolarChatMemory(SolarParams, ChatMemoryBuffer):
@@ -93,6 +96,19 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
     _recorded: int = PrivateAttr(default=-1)  # index of the last user message offered to SOLAR
     _last_decision: Decision | None = PrivateAttr(default=None)
 
+    @model_validator(mode="after")
+    def _recall_fits(self) -> SolarChatMemory:
+        budget = int(self.token_limit * self.recall_token_ratio)
+        header = len(self.tokenizer_fn(self.header))
+        if self.top_k > 0 and budget < header + MIN_TURN_TOKENS:
+            warnings.warn(
+                f"recall_token_ratio x token_limit = {budget} tokens: no room for a recalled turn "
+                f"(the header alone takes {header}); raise token_limit or recall_token_ratio",
+                UserWarning,
+                stacklevel=2,
+            )
+        return self
+
     @classmethod
     def class_name(cls) -> str:
         return "SolarChatMemory"
@@ -157,6 +173,8 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
         )
         query = self._question(user_index, history, input)
         if not query or self.top_k == 0 or budget <= 0:
+            if self._recalled_for != user_index:  # this message recalls nothing to rate
+                self._recalled, self._recalled_for = None, user_index
             return super().get(input=input, initial_token_count=initial_token_count, **kwargs)
         # The window if the recall took its whole share: turns in it need no recalling.
         least = super().get(input=input, initial_token_count=initial_token_count + budget, **kwargs)
@@ -282,10 +300,14 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
         """Rate the last answer: ``like=True/False`` or ``score`` in [0, 1].
 
         The turns recalled for it are credited (Thompson eviction: ``alpha += 1`` on a like,
-        ``beta += 1`` on a dislike), so helpful experiences outlive unhelpful ones.
+        ``beta += 1`` on a dislike), so helpful experiences outlive unhelpful ones. When its
+        prompt showed none, there is nothing to credit and nothing happens.
         """
+        check_feedback(like, score)  # bad input fails even when there is nothing to credit
+        if self._recalled_for < 0:
+            raise ValueError("nothing to rate: no user message has been read from memory yet")
         if self._recalled is None or self._recalled.retrieval_id is None:
-            raise ValueError("nothing to rate: nothing was recalled for the latest user message")
+            return  # the prompt showed no recalled turn: there is nothing to credit
         self.memory.feedback(like=like, score=score, retrieval=self._recalled)
 
     @property

@@ -18,7 +18,7 @@ from solar_core import Decision, Hit, Hits, ScopedMemories, SolarMemory
 from solar_core.adapter_params import check_not_both
 from solar_core.shown import record_shown
 from solar_core.turns import bulleted, turn_id, turn_metadata, turn_text
-from solar_core.validation import FloatVector
+from solar_core.validation import FloatVector, check_feedback
 
 from ._params import SolarParams
 from .messages import finished_turns, is_answer, last_user_text
@@ -242,13 +242,17 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     ) -> None:
         """Rate the experiences recalled for the session's latest user message: ``like`` or
         ``score`` in [0, 1] (Thompson eviction: ``alpha += 1`` on a like, ``beta += 1`` on a
-        dislike), so experiences that help outlive those that do not."""
+        dislike), so experiences that help outlive those that do not. When the prompt showed
+        none, there is nothing to credit and nothing happens."""
+        check_feedback(like, score)  # bad input fails even when there is nothing to credit
         key = _session(session_id)
         self._commit(key)
         with self._lock:
             recall = self._recalls.get(key)
-        if recall is None or recall.recorded is None or recall.recorded.retrieval_id is None:
-            raise ValueError(f"nothing to rate: nothing was recalled for session {key!r}")
+        if recall is None:
+            raise ValueError(f"nothing to rate: no user message of session {key!r} was read yet")
+        if recall.recorded is None or recall.recorded.retrieval_id is None:
+            return  # the prompt showed no recalled turn: there is nothing to credit
         self.memory_for(session_id).feedback(like=like, score=score, retrieval=recall.recorded)
 
     def recalled(self, session_id: str | None = None) -> Hits:

@@ -24,9 +24,9 @@ from .types import Decision, Hit, Hits, MemoryItem, UnknownItemError
 from .validation import (
     FloatVector,
     check_capacity,
+    check_feedback,
     check_k,
     check_metadata,
-    check_score,
     check_text,
     scaled,
     unit_rows,
@@ -294,13 +294,7 @@ class SolarMemory:
         that retrieval has not ended (no :meth:`add` since), ``score`` (else the like as 1/0)
         also sets the step cost ``1 - score`` for the regret gate.
         """
-        if like is None and score is None:
-            raise ValueError("pass like=True/False or score=<float in [0, 1]>")
-        if like is not None and not isinstance(like, bool | np.bool_):
-            raise TypeError(f"like must be a bool, got {type(like).__name__}")
-        value = check_score(score) if score is not None else None
-        reward = float(bool(like)) if like is not None else float(value)  # type: ignore[arg-type]
-        quality = value if value is not None else reward
+        reward, quality = check_feedback(like, score)
         with self._lock:
             last = self._resolve_retrieval(retrieval)
             if self._eviction.listens_to_feedback:

@@ -181,3 +181,19 @@ def unit_rows(matrix: object, dim: int, rows: int, what: str = "embeddings") -> 
         raise ValueError(f"{what} contain a zero vector")
     out: FloatVector = (wide / norms).astype(np.float32)
     return out
+
+
+def check_feedback(like: object, score: object) -> tuple[float, float]:
+    """``(reward, quality)`` of a rating: ``like`` as 1/0, else ``score``; quality prefers
+    ``score``.
+
+    >>> check_feedback(True, None), check_feedback(None, 0.25), check_feedback(False, 0.5)
+    ((1.0, 1.0), (0.25, 0.25), (0.0, 0.5))
+    """
+    if like is None and score is None:
+        raise ValueError("pass like=True/False or score=<float in [0, 1]>")
+    if like is not None and not isinstance(like, bool | np.bool_):
+        raise TypeError(f"like must be a bool, got {type(like).__name__}")
+    value = check_score(score) if score is not None else None
+    reward = float(bool(like)) if like is not None else float(value)  # type: ignore[arg-type]
+    return reward, value if value is not None else reward

@@ -293,3 +293,20 @@ def test_react_reasoning_and_openai_style_tool_calls_are_not_remembered() -> Non
     assert len(memory.memory) == 0
     memory.put(ChatMessage(role="assistant", content="Thought: I know this.\nAnswer: 42"))
     assert [i.text for i in memory.memory.items()] == ["Human: what is 6 x 7?\nAI: 42"]
+
+
+def test_rating_an_answer_that_recalled_nothing_does_nothing_but_bad_ratings_fail() -> None:
+    memory = small_memory(token_limit=4000)
+    chat_through(memory, [("hi", "hello")])
+    memory.put(ChatMessage(role="user", content="hi again"))
+    memory.get()  # the only turn is in the window: nothing recalled
+    before = full_state(memory.memory)
+    memory.feedback(like=True)  # a "rate every answer" loop must not crash
+    assert full_state(memory.memory) == before
+    with pytest.raises(TypeError, match="like must be a bool"):
+        memory.feedback(like="yes")  # type: ignore[arg-type]
+
+
+def test_a_recall_share_too_small_for_any_turn_is_warned_about() -> None:
+    with pytest.warns(UserWarning, match="no room for a recalled turn"):
+        SolarChatMemory.from_defaults(token_limit=96, recall_token_ratio=0.3, embedder="hash")

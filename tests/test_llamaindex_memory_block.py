@@ -145,3 +145,13 @@ def test_one_shared_memory_and_bad_input() -> None:
         SolarMemoryBlock(embedder="hash").feedback(like=True)
     with pytest.raises(ValueError, match="non-empty str"):
         SolarMemoryBlock(embedder="hash").memory_for(3.5)  # type: ignore[arg-type]
+
+
+def test_rating_a_turn_that_recalled_nothing_does_nothing() -> None:
+    block = SolarMemoryBlock(embedder="hash")
+    ask = [ChatMessage(role="user", content="first question")]
+    assert asyncio.run(block.aget(ask, session_id="s")) == ""  # empty memory: nothing shown
+    block.feedback(like=False, session_id="s")
+    assert block.memory_for("s").stats()["feedbacks"] == 0
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        block.feedback(score=3.0, session_id="s")
