@@ -32,7 +32,7 @@ budget ``T`` (``token_limit``, counted with LlamaIndex's default tokenizer as
 ``messages = memory.get()``; the turns shown (the window's user/assistant pairs, and the bullets
 of ``SolarChatMemory``'s recall system message) are scored as in part 1; SOLAR memories in the
 ``feedback`` setting get ``memory.feedback(like=s >= 0.5, score=s)`` whenever the prompt showed
-a recall (the adapter rates only what it showed, and refuses a rating when it showed none);
+a recall (the adapter rates only what it showed; rating a prompt that showed none is a no-op);
 ``memory.put(assistant "Correct: <answer>")``. ``T`` is chosen from the data so that the
 buffer's window holds about 4, 8 and 16 turns (mean tokens of a turn times n, plus a pending
 question, rounded up to 8).
