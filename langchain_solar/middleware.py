@@ -106,26 +106,21 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         self._lock = threading.Lock()
         self._last: dict[str, Hits] = {}
         self._decisions: dict[str, Decision] = {}
-        self._scoped: ScopedMemories | None = None
         if scope is not None:  # one memory per scope, all sharing one embedder
-            self._scoped = ScopedMemories(
+            self._memories = ScopedMemories(
                 policy, capacity, embedder=to_embedder(embedder), seed=seed
             )
-            self._single = None
         else:
-            self._single = (
+            single = (
                 memory if memory is not None else build_memory(policy, capacity, embedder, seed)
             )
+            self._memories = ScopedMemories.shared(single)
         self.tools: list[BaseTool] = [self._rating_tool()] if feedback_tool else []
 
     # -- memories per scope -------------------------------------------------------------------
     def memory_for(self, scope: str | None = None) -> SolarMemory:
         """The memory of ``scope`` (created empty on first use); unscoped: the one memory."""
-        key = self._key(scope)
-        if self._scoped is not None:
-            return self._scoped.get(key)
-        assert self._single is not None
-        return self._single
+        return self._memories.get(self._key(scope))
 
     def forget(self, scope: str | None = None) -> None:
         """Drop ``scope``'s memory (a user deleted their account, a thread ended); unscoped: empty
@@ -134,15 +129,12 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         with self._lock:
             self._last.pop(key, None)
             self._decisions.pop(key, None)
-        if self._scoped is not None:
-            self._scoped.forget(key)
-        elif self._single is not None:
-            self._single.clear()
+        self._memories.forget(key)
 
     @property
     def scopes(self) -> list[str]:
         """The scopes that have a memory so far."""
-        return self._scoped.names() if self._scoped is not None else []
+        return self._memories.names()
 
     def _key(self, scope: object) -> str:
         if self.scope is None:

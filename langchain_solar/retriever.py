@@ -16,10 +16,11 @@ from pydantic import ConfigDict, Field, PrivateAttr
 
 from solar_core import Decision, Hit, Hits
 from solar_core.batch import offer_batch
+from solar_core.shown import RETRIEVAL_ID, retrieval_of
 
 from ._params import SolarParams
 
-RESERVED = frozenset({"id", "score", "retrieval_id"})  # metadata keys of retrieved documents
+RESERVED = frozenset({"id", "score", RETRIEVAL_ID})  # metadata keys of retrieved documents
 
 
 class SolarRetriever(SolarParams, BaseRetriever):
@@ -110,13 +111,7 @@ class SolarRetriever(SolarParams, BaseRetriever):
         """
         retrieval: Hits | int | None = self._last
         if documents is not None:
-            ids = {d.metadata.get("retrieval_id") for d in documents}
-            if len(ids) != 1 or not isinstance(next(iter(ids)), int):
-                raise ValueError(
-                    "documents must all come from one recorded retrieval of a SolarRetriever "
-                    "(their metadata['retrieval_id'])"
-                )
-            retrieval = ids.pop()
+            retrieval = retrieval_of((d.metadata for d in documents), "documents")
         elif retrieval is None:
             raise ValueError("nothing to rate yet: invoke the retriever first")
         self.memory.feedback(like=like, score=score, retrieval=retrieval)
@@ -153,5 +148,5 @@ class SolarRetriever(SolarParams, BaseRetriever):
 def _document(hit: Hit, retrieval_id: int | None) -> Document:
     metadata = {**hit.metadata, "id": hit.id, "score": hit.score}
     if retrieval_id is not None:
-        metadata["retrieval_id"] = retrieval_id
+        metadata[RETRIEVAL_ID] = retrieval_id
     return Document(page_content=hit.text, metadata=metadata, id=hit.id)

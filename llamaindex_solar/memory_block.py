@@ -78,8 +78,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     tokenizer_fn: Callable[[str], list[Any]] | None = Field(default=None, exclude=True)
     """Counts tokens for ``atruncate``; pass the ``Memory``'s own if it is not the default."""
 
-    _single: SolarMemory | None = PrivateAttr(default=None)
-    _sessions: ScopedMemories | None = PrivateAttr(default=None)
+    _memories: ScopedMemories = PrivateAttr()
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _offered: dict[str, OrderedDict[str, None]] = PrivateAttr(default_factory=dict)
     _recalls: dict[str, _Recall] = PrivateAttr(default_factory=dict)
@@ -103,18 +102,15 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             raise TypeError(f"memory must be a SolarMemory, got {type(memory).__name__}")
         super().__init__(**fields)
         if memory is not None:
-            self._single = memory
+            self._memories = ScopedMemories.shared(memory)
         else:
             embedder = SolarParams.convert_embedder(embedder)
-            self._sessions = ScopedMemories(policy, capacity, embedder=embedder, seed=seed)
+            self._memories = ScopedMemories(policy, capacity, embedder=embedder, seed=seed)
 
     # -- sessions -----------------------------------------------------------------------------
     def memory_for(self, session_id: str | None = None) -> SolarMemory:
         """The memory of ``session_id`` (created empty on first use), or the one ``memory=``."""
-        if self._single is not None:
-            return self._single
-        assert self._sessions is not None
-        return self._sessions.get(_session(session_id))
+        return self._memories.get(_session(session_id))
 
     def forget(self, session_id: str | None = None) -> None:
         """Drop a session's memory (with one shared ``memory=``: empty it)."""
@@ -122,15 +118,12 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         with self._lock:
             for state in (self._offered, self._recalls, self._epochs, self._decisions):
                 state.pop(key, None)
-        if self._sessions is not None:
-            self._sessions.forget(key)
-        elif self._single is not None:
-            self._single.clear()
+        self._memories.forget(key)
 
     @property
     def sessions(self) -> list[str]:
         """The sessions that have a memory of their own so far."""
-        return self._sessions.names() if self._sessions is not None else []
+        return self._memories.names()
 
     # -- BaseMemoryBlock ----------------------------------------------------------------------
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:

@@ -13,10 +13,9 @@ from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, Query
 from solar_core import Decision, Hit, Hits, SolarMemory
 from solar_core.adapter_params import check_not_both
 from solar_core.batch import offer_batch
+from solar_core.shown import RETRIEVAL_ID, retrieval_of
 
 from ._params import SolarParams
-
-RETRIEVAL_ID = "retrieval_id"  # node metadata key: which retrieval returned the node
 
 
 class SolarRetriever(BaseRetriever):
@@ -109,13 +108,7 @@ class SolarRetriever(BaseRetriever):
         """
         retrieval: Hits | int | None = self._last
         if nodes is not None:
-            ids = {_base(n).metadata.get(RETRIEVAL_ID) for n in nodes}
-            if len(ids) != 1 or not isinstance(next(iter(ids)), int):
-                raise ValueError(
-                    "nodes must all come from one recorded retrieval of a SolarRetriever "
-                    f"(their metadata[{RETRIEVAL_ID!r}])"
-                )
-            retrieval = ids.pop()
+            retrieval = retrieval_of((_base(n).metadata for n in nodes), "nodes")
         elif retrieval is None:
             raise ValueError("nothing to rate yet: retrieve first")
         self.memory.feedback(like=like, score=score, retrieval=retrieval)

@@ -40,6 +40,23 @@ class ScopedMemories:
         self.embedder: Embedder | None = probe.embedder
         self._memories: dict[str, SolarMemory] = {}
         self._lock = threading.Lock()
+        self._shared: SolarMemory | None = None
+
+    @classmethod
+    def shared(cls, memory: SolarMemory) -> ScopedMemories:
+        """Every scope gets the same ``memory`` (one memory shared on purpose): ``forget``
+        empties it and ``names`` lists no scope. Adapters hold one kind of object either way.
+
+        >>> shared = SolarMemory("fifo", capacity=5, embedder="hash")
+        >>> scopes = ScopedMemories.shared(shared)
+        >>> scopes.get("alice") is scopes.get("bob") is shared, scopes.names()
+        (True, [])
+        """
+        scopes = cls.__new__(cls)
+        scopes.policy, scopes.capacity, scopes.seed = memory.policy, memory.capacity, None
+        scopes.embedder = memory.embedder
+        scopes._memories, scopes._lock, scopes._shared = {}, threading.Lock(), memory
+        return scopes
 
     @staticmethod
     def check(scope: object) -> str:
@@ -50,6 +67,8 @@ class ScopedMemories:
 
     def get(self, scope: str) -> SolarMemory:
         """The memory of ``scope``, created empty on first use."""
+        if self._shared is not None:
+            return self._shared
         key = self.check(scope)
         with self._lock:
             memory = self._memories.get(key)
@@ -60,7 +79,11 @@ class ScopedMemories:
             return memory
 
     def forget(self, scope: str) -> None:
-        """Drop ``scope``'s memory (a user deleted their account, a session ended)."""
+        """Drop ``scope``'s memory (a user deleted their account, a session ended); a shared
+        memory is emptied instead."""
+        if self._shared is not None:
+            self._shared.clear()
+            return
         key = self.check(scope)
         with self._lock:
             self._memories.pop(key, None)

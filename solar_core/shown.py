@@ -2,11 +2,34 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from typing import Any
 
 from .memory import SolarMemory
 from .types import Hit, Hits
 from .validation import FloatVector
+
+RETRIEVAL_ID = "retrieval_id"  # the metadata key of retrieved items that names their retrieval
+
+
+def retrieval_of(metadatas: Iterable[Mapping[str, Any]], what: str) -> int:
+    """The retrieval that returned items, from their metadata: retrievers' ``feedback(items)``.
+
+    >>> retrieval_of([{"retrieval_id": 7}, {"retrieval_id": 7}], "documents")
+    7
+    >>> retrieval_of([{"retrieval_id": 7}, {}], "documents")
+    Traceback (most recent call last):
+    ...
+    ValueError: documents must all come from one recorded retrieval of a SolarRetriever ...
+    """
+    ids = {metadata.get(RETRIEVAL_ID) for metadata in metadatas}
+    found = next(iter(ids)) if len(ids) == 1 else None
+    if not isinstance(found, int):
+        raise ValueError(
+            f"{what} must all come from one recorded retrieval of a SolarRetriever "
+            f"(their metadata[{RETRIEVAL_ID!r}])"
+        )
+    return found
 
 
 def record_shown(
