@@ -10,11 +10,19 @@ comparison.
 True
 """
 
-from .admission import AdmissionPolicy, AlwaysAdmit, Candidate, RegretGate, Verdict
+from .admission import (
+    AdmissionPolicy,
+    AlwaysAdmit,
+    Candidate,
+    CoverageGate,
+    RegretGate,
+    Verdict,
+)
 from .beta_posterior import BetaPosterior
 from .embedder import Embedder
 from .eviction import (
     ArcEviction,
+    CoverageEviction,
     EvictionPolicy,
     FifoEviction,
     LfuEviction,
@@ -53,6 +61,8 @@ __all__ = [
     "MiniLMEmbedder",
     "MultiScoreEviction",
     "Preset",
+    "CoverageEviction",
+    "CoverageGate",
     "RegretGate",
     "ScopedMemories",
     "SolarMemory",

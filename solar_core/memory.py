@@ -149,6 +149,7 @@ class SolarMemory:
         self._clock = clock
         self._store = VectorStore(self.dim, capacity, neighbours=self._eviction.neighbours)
         self._eviction.bind(self._store, self._rng)
+        self._admission.bind(self._eviction)
         self._trace: deque[Decision] = deque(maxlen=trace_size)
         self._lock = threading.RLock()
         self._id_counter = 0
@@ -258,6 +259,8 @@ class SolarMemory:
             if not record:
                 return Hits(hits, None)
             step = self._steps + 1
+            if self._eviction.needs_queries:
+                self._eviction.on_query(vector, slots, scores, step)
             self._eviction.on_retrieve(slots, step)
             self._retrievals += 1
             self._retrieval_seq += 1  # never reset: a Hits from before clear() stays unknown
@@ -389,7 +392,9 @@ class SolarMemory:
                 if admission.needs_similarities and score is None:
                     vector = scaled(row, scale)
                     sims = store.similarities(vector)
-                verdict = admission.admit(Candidate(len(store), self.capacity, score, sims))
+                if admission.needs_vector and vector is None:
+                    vector = scaled(row, scale)
+                verdict = admission.admit(Candidate(len(store), self.capacity, score, sims, vector))
             self._steps = step
             self._pending_score = None
             if again is not None:

@@ -7,9 +7,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .admission import AdmissionPolicy, AlwaysAdmit, RegretGate
+from .admission import AdmissionPolicy, AlwaysAdmit, CoverageGate, RegretGate
 from .eviction import (
     ArcEviction,
+    CoverageEviction,
     EvictionPolicy,
     FifoEviction,
     LfuEviction,
@@ -65,6 +66,12 @@ PRESETS: dict[str, Preset] = {
             "solar-e", "store every item; Thompson-sampling eviction", AlwaysAdmit, ThompsonEviction
         ),
         Preset(
+            "solar-adaptive",
+            "store when the gain beats the weakest item's value; evict by coverage value",
+            CoverageGate,
+            CoverageEviction,
+        ),
+        Preset(
             "unlimited",
             "store every item; never evict (capacity ignored)",
             AlwaysAdmit,
@@ -79,7 +86,7 @@ def available_policies() -> list[str]:
     """Names accepted by ``SolarMemory(policy=...)``.
 
     >>> available_policies()
-    ['arc', 'fifo', 'lfu', 'lru', 'solar', 'solar-a', 'solar-e', 'unlimited']
+    ['arc', 'fifo', 'lfu', 'lru', 'solar', 'solar-a', 'solar-adaptive', 'solar-e', 'unlimited']
     """
     return sorted(PRESETS)
 
@@ -102,7 +109,7 @@ def build_policies(
     >>> build_policies("lifo", 10, {})
     Traceback (most recent call last):
     ...
-    ValueError: unknown policy 'lifo'; known: arc, fifo, lfu, lru, solar, solar-a, solar-e, ...
+    ValueError: unknown policy 'lifo'; known: arc, fifo, lfu, lru, solar, ...
     """
     if not isinstance(name, str):
         raise TypeError(f"policy must be a str, got {type(name).__name__}")

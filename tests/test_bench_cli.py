@@ -106,7 +106,7 @@ def test_unknown_policy(capsys: pytest.CaptureFixture[str]) -> None:
         main(["cycling", "--policies", "fifo,nope"])
     assert err.value.code == 2
     msg = capsys.readouterr().err
-    assert "unknown policy nope" in msg
+    assert "unknown policy 'nope'" in msg
     for name in available_policies():
         assert name in msg
 
@@ -185,7 +185,8 @@ def test_locomo_reports_embedding_to_stderr(
 def test_latency(capsys: pytest.CaptureFixture[str]) -> None:
     rows = run_json(capsys, "latency", "--k", "20", "--steps", "50", "--embedder", "hash")
     assert [r["policy"] for r in rows] == [p for p in
-        ["fifo", "lru", "lfu", "arc", "solar-e", "solar-a", "solar", "unlimited"]
+        ["fifo", "lru", "lfu", "arc", "solar-e", "solar-a", "solar", "solar-adaptive",
+         "unlimited"]
         if p in available_policies()]  # fmt: skip
     for r in rows:
         assert r["workload"] == "latency" and r["capacity"] == 20 and r["steps"] == 50

@@ -11,8 +11,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from solar_core import HashEmbedder
-from solar_core.bench import locomo
+from solar_core import HashEmbedder, SolarMemory
+from solar_core.bench import locomo, policy_spec
 from solar_core.bench.embed_cache import EmbeddingCache, default_cache_dir
 from solar_core.bench.locomo import (
     QA,
@@ -292,12 +292,12 @@ def test_run_conversation_feedback_is_like_and_soft_hit(
 ) -> None:
     given: list[tuple[bool | None, float | None, int]] = []
 
-    class Spy(locomo.SolarMemory):
+    class Spy(SolarMemory):
         def feedback(self, *, like=None, score=None, retrieval=None):  # type: ignore[no-untyped-def]
             given.append((like, score, len(retrieval)))
             super().feedback(like=like, score=score, retrieval=retrieval)
 
-    monkeypatch.setattr(locomo, "SolarMemory", Spy)
+    monkeypatch.setattr(policy_spec, "SolarMemory", Spy)
     conv, vector = crafted()
     run_conversation(conv, vector, "solar", 10, 42, feedback=feedback)
     if not feedback:

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from ..eviction.base import EvictionPolicy
 
 
 @dataclass(slots=True)
@@ -20,12 +23,14 @@ class Candidate:
         score: the step's explicit quality from ``feedback()``, or ``None`` without feedback.
         similarities: cosine of the candidate to every used slot (``-inf`` for empty slots), or
             ``None`` when the policy did not ask for them (``needs_similarities``).
+        vector: the candidate's unit vector when the policy asked for it (``needs_vector``).
     """
 
     size: int
     capacity: int | None
     score: float | None = None
     similarities: npt.NDArray[np.float32] | None = None
+    vector: npt.NDArray[np.float32] | None = None
 
 
 class Verdict(NamedTuple):
@@ -50,6 +55,12 @@ class AdmissionPolicy(ABC):
     name = "base"
     #: whether :attr:`Candidate.similarities` must be filled in
     needs_similarities = False
+    #: whether :attr:`Candidate.vector` must be filled in
+    needs_vector = False
+
+    def bind(self, eviction: EvictionPolicy) -> None:
+        """Called once by the memory with its eviction policy (for gates that compare the
+        candidate with the item it would evict)."""
 
     def admit(self, candidate: Candidate) -> Verdict:
         if candidate.size < 0:

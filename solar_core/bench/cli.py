@@ -26,11 +26,22 @@ from .experiments import EXPERIMENTS, plan, run_job
 from .generators import SEEDS
 from .latency import embed_throughput, measure
 from .locomo import DEFAULT_K, distinct_texts, load_locomo, records
+from .policy_spec import parse_policy, split_policies
 from .progress import Progress
 
 WORKLOADS = (*EXPERIMENTS, "locomo", "latency", "demo")
 #: the paper's order: baselines, then the learned policies, then the no-eviction reference
-POLICY_ORDER = ["fifo", "lru", "lfu", "arc", "solar-e", "solar-a", "solar", "unlimited"]
+POLICY_ORDER = [
+    "fifo",
+    "lru",
+    "lfu",
+    "arc",
+    "solar-e",
+    "solar-a",
+    "solar",
+    "solar-adaptive",
+    "unlimited",
+]
 LATENCY_K = (100, 1000, 10000)
 LATENCY_STEPS = {100: 5000, 1000: 2000, 10000: 500}
 
@@ -74,13 +85,14 @@ COMPACT = {
 
 
 def _policies(text: str) -> list[str]:
-    names = [p.strip() for p in text.split(",") if p.strip()]
-    unknown = [p for p in names if p not in available_policies()]
-    if unknown or not names:
-        raise argparse.ArgumentTypeError(
-            f"unknown policy {', '.join(unknown) or '(none)'}; "
-            f"known: {', '.join(available_policies())}"
-        )
+    names = split_policies(text)
+    if not names:
+        raise argparse.ArgumentTypeError(f"no policy; known: {', '.join(available_policies())}")
+    for name in names:
+        try:
+            parse_policy(name)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
     return names
 
 
@@ -101,7 +113,11 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("workload", choices=WORKLOADS)
     default = [p for p in POLICY_ORDER if p in available_policies()]
     p.add_argument(
-        "--policies", type=_policies, default=default, help="comma-separated presets (default: all)"
+        "--policies",
+        type=_policies,
+        default=default,
+        help="comma-separated presets, each optionally with parameters for an ablation: "
+        "solar-adaptive[shift=0;hysteresis=0] (default: every preset)",
     )
     p.add_argument("--k", type=_positive, nargs="+", help="capacities (default: per workload)")
     p.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))

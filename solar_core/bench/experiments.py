@@ -14,6 +14,7 @@ from typing import Any
 
 from ..presets import PRESETS
 from .generators import GENERATORS
+from .policy_spec import policy_name
 from .replay import load_replay, replay_variants
 from .runner import run
 from .workload import Workload
@@ -57,7 +58,7 @@ class Job:
 def run_capacity(policy: str, capacity: int) -> int | None:
     """The capacity a run really uses: ``None`` for a policy that ignores it, which therefore gives
     the same run at every K (run it once, report it at each)."""
-    return None if PRESETS[policy].unbounded else capacity
+    return None if PRESETS[policy_name(policy)].unbounded else capacity
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ import numpy.typing as npt
 from ..admission import RegretGate
 from ..memory import SolarMemory
 from ..presets import PRESETS
+from .policy_spec import parse_policy, policy_name
 
 F32 = npt.NDArray[np.float32]
 
@@ -41,10 +42,10 @@ def full_memory(policy: str, capacity: int, items: F32) -> SolarMemory:
     """A memory of ``policy`` holding ``capacity`` items (steady state: evictions possible)."""
     # A gated policy would reject most of the prefill and be timed on a half-empty memory: let
     # its bootstrap run to full capacity, so every policy is timed on a full memory.
-    params: dict[str, Any] = {}
-    if PRESETS[policy].admission is RegretGate:
+    name, params = parse_policy(policy)
+    if PRESETS[name].admission is RegretGate:
         params["bootstrap"] = capacity
-    memory = SolarMemory(policy, capacity=capacity, dim=items.shape[1], seed=0, **params)
+    memory = SolarMemory(name, capacity=capacity, dim=items.shape[1], seed=0, **params)
     for i in range(capacity):
         memory.add(f"prefill {i}", embedding=items[i])
     return memory
@@ -90,7 +91,7 @@ def measure(
                     samples[p].append(elapsed)
         progress(min(block, total - first))
     for p, memory in memories.items():
-        if not PRESETS[p].unbounded and len(memory) != capacity:
+        if not PRESETS[policy_name(p)].unbounded and len(memory) != capacity:
             raise RuntimeError(f"{p}: memory not full ({len(memory)}/{capacity})")
     rows: list[dict[str, Any]] = []
     for p in policies:

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..memory import SolarMemory
 from .experiments import run_capacity
+from .policy_spec import memory_for
 from .runner import LAMBDA
 
 WARMUP_SHARE = 0.8
@@ -138,7 +138,7 @@ def run_conversation(
     order = list(conv.qa)
     random.Random(seed).shuffle(order)
     warmup = int(len(order) * WARMUP_SHARE)
-    memory = SolarMemory(
+    memory = memory_for(
         policy, capacity=capacity, dim=len(vector(order[0].question)), k=k, seed=seed, trace_size=1
     )
     soft: list[float] = []

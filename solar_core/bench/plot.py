@@ -23,6 +23,7 @@ COLOURS = {
     "solar-e": "#ff7f0e",
     "solar-a": "#8c564b",
     "solar": "#d62728",
+    "solar-adaptive": "#e377c2",
     "unlimited": "#7f7f7f",
 }
 

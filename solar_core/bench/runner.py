@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..memory import SolarMemory
+from .policy_spec import memory_for
 from .workload import NO_ITEM, Workload
 
 LAMBDA = 5.0  # paper Eq. 1: the price of one cache modification
@@ -80,7 +80,7 @@ def run(
     >>> round(r.metrics()["hit_rate"], 2), r.admitted
     (0.9, 100)
     """
-    memory = SolarMemory(policy, capacity=capacity, dim=workload.dim, k=k, seed=seed, trace_size=1)
+    memory = memory_for(policy, capacity=capacity, dim=workload.dim, k=k, seed=seed, trace_size=1)
     ids, items = workload.item_ids, workload.items
     for i in workload.prefill:
         memory.add(ids[i], embedding=items[i], item_id=ids[i])

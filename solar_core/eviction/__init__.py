@@ -2,6 +2,7 @@
 
 from .arc import ArcEviction
 from .base import EvictionPolicy, Victim
+from .coverage import CoverageEviction
 from .fifo import FifoEviction
 from .lfu import LfuEviction
 from .lru import LruEviction
@@ -10,6 +11,7 @@ from .thompson import ThompsonEviction
 
 __all__ = [
     "ArcEviction",
+    "CoverageEviction",
     "EvictionPolicy",
     "FifoEviction",
     "LfuEviction",

@@ -49,6 +49,8 @@ class EvictionPolicy(ABC):
     #: whether the class overrides :meth:`on_feedback` (set for every subclass): the memory
     #: skips working out which rated slots are still live for a policy that ignores ratings
     listens_to_feedback: ClassVar[bool] = False
+    #: whether :meth:`on_query` must be called (it needs the query vector and the scores)
+    needs_queries: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -81,6 +83,12 @@ class EvictionPolicy(ABC):
     # -- hooks ----------------------------------------------------------------------------------
     def on_retrieve(self, slots: Slots, step: int) -> None:
         """A retrieval returned ``slots``, best first (possibly none)."""
+
+    def on_query(
+        self, query: npt.NDArray[np.float32], slots: Slots, scores: list[float], step: int
+    ) -> None:
+        """Before :meth:`on_retrieve`, for a policy with :attr:`needs_queries`: the query's unit
+        vector and the similarity of each returned slot."""
 
     def on_feedback(self, slots: Slots, reward: float) -> None:
         """The caller rated the retrieval that returned ``slots``; ``reward`` in [0, 1]."""

@@ -1,0 +1,73 @@
+"""Policy specs: a preset name, optionally with constructor parameters, for ablations.
+
+``"solar-adaptive[shift=0]"`` is the ``solar-adaptive`` preset with ``shift=0``; several
+parameters are separated by ``;`` (``"solar-adaptive[shift=0;hysteresis=0]"``). The spec string
+is the policy's label in every table, so an ablation reads as one more column.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from ..memory import SolarMemory
+from ..presets import PRESETS, available_policies, build_policies
+
+_SPEC = re.compile(r"^([\w-]+)(?:\[(.*)\])?$")
+
+
+def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
+    """Split ``spec`` into the preset name and its parameters; raises ``ValueError`` on a bad
+    spec, an unknown preset or a parameter the preset does not take.
+
+    >>> parse_policy("solar-adaptive[shift=0;hysteresis=0.25]")
+    ('solar-adaptive', {'shift': 0, 'hysteresis': 0.25})
+    >>> parse_policy("fifo")
+    ('fifo', {})
+    >>> parse_policy("solar-adaptive[shift]")
+    Traceback (most recent call last):
+    ...
+    ValueError: bad parameter 'shift' in 'solar-adaptive[shift]': write name=value
+    """
+    match = _SPEC.match(spec.strip())
+    if match is None:
+        raise ValueError(f"bad policy spec {spec!r}: write name or name[param=value;...]")
+    name, body = match.group(1), match.group(2)
+    if name not in PRESETS:
+        raise ValueError(f"unknown policy {name!r}; known: {', '.join(available_policies())}")
+    params: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in (body or "").split(";"))):
+        key, eq, raw = part.partition("=")
+        if not eq or not key.strip().isidentifier():
+            raise ValueError(f"bad parameter {part!r} in {spec!r}: write name=value")
+        try:
+            value: Any = ast.literal_eval(raw.strip())
+        except (ValueError, SyntaxError):
+            value = raw.strip()  # a bare word: a string parameter
+        params[key.strip()] = value
+    try:
+        build_policies(name, 10, params)  # the preset's own checks: unknown names, bad values
+    except TypeError as err:
+        raise ValueError(str(err)) from None
+    return name, params
+
+
+def split_policies(text: str) -> list[str]:
+    """Comma-separated specs; commas inside ``[...]`` belong to the spec.
+
+    >>> split_policies("fifo, solar-adaptive[shift=0],solar")
+    ['fifo', 'solar-adaptive[shift=0]', 'solar']
+    """
+    return [p.strip() for p in re.findall(r"[^,\[]+(?:\[[^\]]*\])?", text) if p.strip()]
+
+
+def policy_name(spec: str) -> str:
+    """The preset name of a spec (``"solar-adaptive[shift=0]"`` -> ``"solar-adaptive"``)."""
+    return spec.split("[", 1)[0].strip()
+
+
+def memory_for(spec: str, **kwargs: Any) -> SolarMemory:
+    """A :class:`SolarMemory` for ``spec`` (``kwargs``: capacity, dim, k, seed, ...)."""
+    name, params = parse_policy(spec)
+    return SolarMemory(name, **kwargs, **params)
