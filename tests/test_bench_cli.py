@@ -100,6 +100,35 @@ def test_progress_and_timing_go_to_stderr(capsys: pytest.CaptureFixture[str]) ->
     assert all(json.loads(line) for line in captured.out.splitlines())
 
 
+def test_policy_specs_with_parameters_are_their_own_columns(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    spec = "solar-adaptive[hysteresis=0;shift=0]"
+    rows = run_json(
+        capsys, "cycling", "--seeds", "42", "--jobs", "1", "--policies", f"solar-adaptive,{spec}"
+    )
+    by = {(r["policy"], r["setting"]): r for r in rows}
+    assert {r["policy"] for r in rows} == {"solar-adaptive", spec}
+    # m/K = 5: without hysteresis the loop churns (the ablation, run for real here)
+    assert by[(spec, "m/K=5")]["store_rate"] > 5 * by[("solar-adaptive", "m/K=5")]["store_rate"]
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("solar-adaptive[bogus=1]", "unknown parameter(s) bogus"),
+        ("solar-adaptive[shift]", "write name=value"),
+        ("solar-adaptive[hysteresis=-1]", "hysteresis"),
+        ("fifo[", "bad policy spec"),
+    ],
+)
+def test_bad_policy_specs(spec: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as err:
+        main(["cycling", "--policies", spec])
+    assert err.value.code == 2
+    assert message in capsys.readouterr().err
+
+
 # -- argument errors ----------------------------------------------------------------------------
 def test_unknown_policy(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as err:

@@ -54,12 +54,22 @@ def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
 
 
 def split_policies(text: str) -> list[str]:
-    """Comma-separated specs; commas inside ``[...]`` belong to the spec.
+    """Comma-separated specs; commas inside ``[...]`` belong to the spec (a malformed spec is
+    kept whole, for :func:`parse_policy` to refuse).
 
     >>> split_policies("fifo, solar-adaptive[shift=0],solar")
     ['fifo', 'solar-adaptive[shift=0]', 'solar']
     """
-    return [p.strip() for p in re.findall(r"[^,\[]+(?:\[[^\]]*\])?", text) if p.strip()]
+    parts, depth, current = [], 0, ""
+    for char in text:
+        if char == "," and depth == 0:
+            parts.append(current)
+            current = ""
+            continue
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        current += char
+    parts.append(current)
+    return [p.strip() for p in parts if p.strip()]
 
 
 def policy_name(spec: str) -> str:
