@@ -148,8 +148,9 @@ class SolarMemory:
         self._rng = rng if rng is not None else np.random.default_rng(seed)
         self._clock = clock
         self._store = VectorStore(self.dim, capacity, neighbours=self._eviction.neighbours)
-        self._eviction.bind(self._store, self._rng)
+        # The gate first: a refused pairing must leave the eviction policy unbound, reusable.
         self._admission.bind(self._eviction)
+        self._eviction.bind(self._store, self._rng)
         self._trace: deque[Decision] = deque(maxlen=trace_size)
         self._lock = threading.RLock()
         self._id_counter = 0

@@ -120,6 +120,9 @@ def test_policy_specs_with_parameters_are_their_own_columns(
         ("solar-adaptive[shift]", "write name=value"),
         ("solar-adaptive[hysteresis=-1]", "hysteresis"),
         ("fifo[", "bad policy spec"),
+        ("solar-adaptive[shift=0]]", "bad policy spec"),
+        ("solar-adaptive[shift=0;shift=1]", "given twice"),
+        ("solar-adaptive[use_feedback=false]", "use_feedback must be a bool"),
     ],
 )
 def test_bad_policy_specs(spec: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -243,3 +243,99 @@ def test_the_gate_needs_its_eviction_policy() -> None:
         m.add("x", embedding=v)
     assert len(m) == 2
     m.check_invariants()
+
+
+# -- review findings ------------------------------------------------------------------------------
+def test_rating_an_older_retrieval_leaves_the_latest_credit_alone() -> None:
+    m = memory(capacity=3, dim=2, window=4)
+    m.add("A", embedding=[1, 0], item_id="A")
+    m.add("B", embedding=[0, 1], item_id="B")
+    h1 = m.retrieve(embedding=[1, 0.1])
+    h2 = m.retrieve(embedding=[1, 0.2])
+    both = value(m, "A")
+    m.feedback(score=0.0, retrieval=h1)  # older: no ring row is known for it
+    assert value(m, "A") == pytest.approx(both)
+    m.feedback(score=0.0, retrieval=h2)  # the latest: its margin goes
+    assert value(m, "A") == pytest.approx(h1[0].score - h1[1].score, abs=1e-6)
+    m.check_invariants()
+
+
+def test_a_slightly_worse_query_is_not_a_regime_shift() -> None:
+    m = memory(capacity=2, dim=3)
+    m.add("A", embedding=[1, 0, 0])
+    m.add("B", embedding=[0, 1, 0])
+    for i in range(50):
+        m.retrieve(embedding=[1, 0, 0] if i % 2 else [0, 1, 0])
+    assert m.add("junk1", embedding=[0, 0, 1]).reason == "gain <= value"
+    m.retrieve(embedding=[1, 0.05, 0])  # best 0.9988 instead of 1.0
+    assert m.add("junk2", embedding=[0, 0, 1]).reason == "gain <= value"
+    assert len(m) == 2 and {i.text for i in m.items()} == {"A", "B"}
+
+
+def test_a_shift_does_not_admit_what_serves_no_query() -> None:
+    m = memory(capacity=2, dim=3)
+    m.add("A", embedding=[1, 0, 0])
+    m.add("B", embedding=[0, 1, 0])
+    for i in range(50):
+        m.retrieve(embedding=[1, 0, 0] if i % 2 else [0, 1, 0])
+    for _ in range(3):
+        m.retrieve(embedding=[0, 0, 1])  # the queries move away: a shift
+    assert m._eviction.shifting  # type: ignore[attr-defined]
+    assert not m.add("junk", embedding=[-1, -1, 0]).admitted  # far from every query
+    assert m.add("new", embedding=[0, 0, 1]).reason == "regime shift"
+
+
+def test_values_of_items_that_serve_nothing_are_exactly_zero() -> None:
+    # float32 similarities once left ~6e-8 behind, which broke "oldest first among the worthless"
+    for a in np.linspace(0.05, 1.5, 120):
+        m = memory(capacity=3, dim=2, window=2, shift=0.0)
+        m.retrieve(embedding=[np.cos(a), np.sin(a)])
+        m.retrieve(embedding=[np.cos(0.7 * a), -np.sin(0.7 * a)])
+        m.add("A", embedding=[1, 0], item_id="A")
+        m.add("A2", embedding=[1, 0], item_id="A2")
+        m.retrieve(embedding=[1, 0])
+        m.retrieve(embedding=[1, 0])
+        m.add("B", embedding=[0, 1], item_id="B")
+        assert value(m, "A") == pytest.approx(0.0, abs=1e-12)
+        assert m.add("C", embedding=[0.6, 0.8], item_id="C").evicted == "A"
+
+
+def test_a_single_hit_is_credited_against_the_true_runner_up() -> None:
+    m = memory(capacity=3)
+    m.add("a", embedding=unit(1, 0, 0), item_id="a")
+    m.add("a2", embedding=unit(1, 0.1, 0), item_id="a2")
+    m.add("b", embedding=unit(0, 1, 0), item_id="b")
+    q = unit(1, 0.05, 0)
+    (hit,) = m.retrieve(embedding=q, k=1)
+    runner_up = max(float(m.vector(i) @ q) for i in ("a", "a2", "b") if i != hit.id)
+    assert value(m, hit.id) == pytest.approx(hit.score - runner_up, abs=1e-6)
+    m.check_invariants()
+
+
+def test_one_gate_serves_one_memory() -> None:
+    gate = CoverageGate()
+    SolarMemory(admission=gate, eviction=CoverageEviction(), capacity=2, dim=3)
+    with pytest.raises(ValueError, match="already serves another memory"):
+        SolarMemory(admission=gate, eviction=CoverageEviction(), capacity=2, dim=3)
+
+
+def test_a_refused_pairing_leaves_the_eviction_policy_usable() -> None:
+    fifo = FifoEviction()
+    with pytest.raises(TypeError):
+        SolarMemory(admission=CoverageGate(), eviction=fifo, capacity=2, dim=3)
+    SolarMemory(eviction=fifo, capacity=2, dim=3)  # not bound by the failed attempt
+
+
+@pytest.mark.parametrize(
+    ("params", "error"),
+    [
+        ({"use_feedback": "false"}, TypeError),
+        ({"use_feedback": None}, TypeError),
+        ({"fast": "0.5"}, TypeError),
+        ({"fast": 0.01, "slow": 0.5}, ValueError),
+        ({"min_rise": -0.1}, ValueError),
+    ],
+)
+def test_more_bad_parameters(params: dict[str, object], error: type[Exception]) -> None:
+    with pytest.raises(error):
+        memory(**params)

@@ -14,8 +14,9 @@ class CoverageGate(AdmissionPolicy):
 
     - A free slot takes any candidate: an empty slot serves no query, so filling it loses nothing
       (the faithful SOLAR gate leaves half of a K = 100 memory empty).
-    - During a regime shift (:attr:`CoverageEviction.shifting`) every candidate is admitted: the
-      memory must catch up with the new topics fast, as FIFO does.
+    - During a regime shift (:attr:`CoverageEviction.shifting`) every candidate that serves some
+      remembered query better (gain > 0) is admitted: the memory must catch up with the new
+      topics fast, as FIFO does, but not with junk.
     - Otherwise the candidate is admitted iff its gain beats ``(1 + hysteresis)`` times the value
       of the item it would evict, or that item is worth nothing. The hysteresis keeps a memory
       that serves a loop of topics from swapping one topic for an equally useful one at every
@@ -41,6 +42,10 @@ class CoverageGate(AdmissionPolicy):
     def bind(self, eviction: EvictionPolicy) -> None:
         if not isinstance(eviction, CoverageEviction):
             raise TypeError(f"CoverageGate needs a CoverageEviction, got {type(eviction).__name__}")
+        if self._eviction is not None and self._eviction is not eviction:
+            raise ValueError(
+                "this CoverageGate already serves another memory: create one per memory"
+            )
         self._eviction = eviction
 
     def _admit(self, candidate: Candidate) -> Verdict:
@@ -53,7 +58,9 @@ class CoverageGate(AdmissionPolicy):
         if candidate.capacity is None or candidate.size < candidate.capacity:
             return Verdict(True, "free slot")
         if eviction.shifting:
-            return Verdict(True, "regime shift")
+            gain = eviction.gain_of(sims)
+            if gain > 0.0:  # a shift opens the gate to what serves the new queries, not to junk
+                return Verdict(True, "regime shift", None, gain, 0.0)
         _, value = eviction.weakest()
         if value <= 0.0:
             return Verdict(True, "victim worthless", None, None, 0.0)

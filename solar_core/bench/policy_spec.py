@@ -14,7 +14,7 @@ from typing import Any
 from ..memory import SolarMemory
 from ..presets import PRESETS, available_policies, build_policies
 
-_SPEC = re.compile(r"^([\w-]+)(?:\[(.*)\])?$")
+_SPEC = re.compile(r"^([\w-]+)(?:\[([^\[\]]*)\])?$")
 
 
 def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
@@ -45,6 +45,8 @@ def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
             value: Any = ast.literal_eval(raw.strip())
         except (ValueError, SyntaxError):
             value = raw.strip()  # a bare word: a string parameter
+        if key.strip() in params:
+            raise ValueError(f"parameter {key.strip()!r} given twice in {spec!r}")
         params[key.strip()] = value
     try:
         build_policies(name, 10, params)  # the preset's own checks: unknown names, bad values

@@ -39,9 +39,10 @@ class CoverageEviction(EvictionPolicy):
       ceiling, where 4 x K gives 0.003); the ``max_window`` cap keeps a step near 2x the
       faithful ``solar`` step at K = 100.
     - *Regime shifts* (``shift``): when the queries suddenly miss more than usual (a fast
-      average of ``1 - best`` above the slow one by ``shift`` mean absolute deviations), the
-      gate admits everything until the memory catches up; a 16 x K window would otherwise hold
-      stale topics for several phases (drift with phase 50: 0.892 without, 0.902 with).
+      average of ``1 - best`` above the slow one by ``shift`` mean absolute deviations, and by
+      at least ``min_rise``), the gate admits every candidate with a positive gain until the
+      memory catches up; a 16 x K window would otherwise hold
+      stale topics for several phases (drift with phase 50: 0.892 without, 0.904 with).
     - *Feedback*: a rated retrieval scales its best item's margin by the reward (a like keeps
       it, a dislike erases it), so the value is utility, not mere retrieval (LoCoMo, K = 10:
       0.083 with, 0.064 without).
@@ -60,16 +61,22 @@ class CoverageEviction(EvictionPolicy):
         shift: float = 1.0,
         fast: float = 0.2,
         slow: float = 0.02,
+        min_rise: float = 0.05,
         use_feedback: bool = True,
     ) -> None:
         super().__init__()
         self.window_per_slot = check_k(window_per_slot, "window_per_slot")
         self.max_window = check_k(max_window, "max_window")
         self.fixed_window = None if window is None else check_k(window, "window")
-        check_nonnegative(shift=shift)
+        check_nonnegative(shift=shift, fast=fast, slow=slow, min_rise=min_rise)
         for name, rate in (("fast", fast), ("slow", slow)):
             if not 0.0 < rate <= 1.0:
                 raise ValueError(f"{name} must be in (0, 1], got {rate}")
+        if slow >= fast:
+            raise ValueError(f"slow must be < fast (slow={slow}, fast={fast})")
+        if not isinstance(use_feedback, bool):
+            raise TypeError(f"use_feedback must be a bool, got {use_feedback!r}")
+        self.min_rise = min_rise
         self.shift = shift
         self.fast = fast
         self.slow = slow
@@ -110,6 +117,7 @@ class CoverageEviction(EvictionPolicy):
         self._count = 0
         self._head = 0
         self._last = -1  # ring row of the latest query
+        self._last_slots: Slots | None = None  # the slots array of the latest retrieval
         self._fast_miss: float | None = None
         self._slow_miss = 0.0
         self._deviation = 0.0
@@ -132,11 +140,15 @@ class CoverageEviction(EvictionPolicy):
         else:
             self._count += 1
         self._queries[head] = query
+        self._last_slots = slots
         if scores:
             best = scores[0]
-            second = scores[1] if len(scores) > 1 else 0.0
-            margin = best - second if best > second else 0.0
             slot = int(slots[0])
+            if len(scores) > 1:
+                second = scores[1]
+            else:  # k = 1 (or exclude=) hides the runner-up: look it up, or the margin is inflated
+                second = self._runner_up(query, slot)
+            margin = best - second if best > second else 0.0
             self._owner[head] = slot
             self._owner_serial[head] = serial[slot]
             value[slot] += margin
@@ -155,18 +167,31 @@ class CoverageEviction(EvictionPolicy):
             self._deviation += self.slow * (abs(miss - self._slow_miss) - self._deviation)
             self._slow_miss += self.slow * (miss - self._slow_miss)
 
+    def _runner_up(self, query: F32, top: int) -> float:
+        """The best similarity to ``query`` of any stored item but ``top`` (0.0 if none)."""
+        if len(self.store) < 2:
+            return 0.0
+        sims = self.store.similarities(query)
+        sims[top] = -np.inf
+        return float(sims.max())
+
     @property
     def shifting(self) -> bool:
         """Whether the latest queries miss markedly more than the long-run average (a regime
-        shift: the gate then admits everything)."""
+        shift: the gate then admits every candidate with a positive gain)."""
         if self.shift <= 0 or self._fast_miss is None:
             return False
-        return self._fast_miss > self._slow_miss + self.shift * self._deviation
+        # The deviation of a long stable stretch decays to ~0: without a floor on the rise, one
+        # slightly worse query would read as a shift.
+        rise = self.shift * self._deviation
+        return self._fast_miss > self._slow_miss + (rise if rise > self.min_rise else self.min_rise)
 
     def on_feedback(self, slots: Slots, reward: float) -> None:
         # The latest query's best item keeps `reward` of its margin: utility, not retrieval.
         last = self._last
-        if not self.use_feedback or last < 0 or not len(slots):
+        # Only the latest retrieval maps to a known ring row: the memory hands back the very array
+        # on_query got (a rated older retrieval, or one whose items were removed since, is not).
+        if not self.use_feedback or last < 0 or not len(slots) or slots is not self._last_slots:
             return
         slot = int(slots[0])
         if slot != self._owner[last] or self._serial[slot] != self._owner_serial[last]:
@@ -243,7 +268,7 @@ class CoverageEviction(EvictionPolicy):
         for row, owner in zip(better.tolist(), self._owner[better].tolist(), strict=True):
             if owner >= 0 and serials[owner] == owner_serial[row]:
                 value[owner] -= margins[row]
-        margin = sims[better] - best[better]
+        margin = sims[better].astype(np.float64) - best[better]  # float64, as the ring keeps it
         self._margin[better] = margin
         best[better] = sims[better]
         self._owner[better] = slot
