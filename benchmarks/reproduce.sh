@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Full reproduction of the paper's offline experiments: every synthetic workload and the LoCoMo
-# protocol, all 8 presets, seeds 42 1337 2024. Writes docs/results/<workload>.jsonl (the data),
+# protocol, all 9 presets, seeds 42 1337 2024; then the experience-following study's RegAgent. Writes docs/results/<workload>.jsonl (the data),
 # docs/results/<workload>.txt (the table) and docs/figures/<workload>.png, and prints the
 # wall time of each workload and of the whole run.
 #
@@ -22,4 +22,5 @@ for workload in cycling working-set drift noise-static noise-stream; do
   run "$workload"
 done
 run locomo --data "$LOCOMO"
+run regagent
 echo "full reproduction: $SECONDS s" >&2

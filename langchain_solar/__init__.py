@@ -5,6 +5,8 @@
 - :class:`SolarRetriever` -- a ``BaseRetriever`` over a SOLAR memory, for any LCEL chain or agent.
 - :class:`SolarMemoryMiddleware` -- memory for LangChain v1 ``create_agent`` agents, per user or
   thread if asked.
+- :class:`LLMJudge` -- a chat model as the yes/no evaluator of evaluator-gated addition
+  (``SolarMemory(..., evaluator=LLMJudge(llm))``).
 - :class:`LangChainEmbedder` -- any LangChain ``Embeddings`` as the memory's embedder (every
   adapter also takes an ``Embeddings`` directly as ``embedder=``).
 
@@ -14,10 +16,12 @@ help. The adapters only translate; every decision is ``solar_core``'s.
 
 from .conversation_memory import SolarConversationMemory
 from .embeddings import LangChainEmbedder
+from .judge import LLMJudge
 from .middleware import SolarMemoryMiddleware, SolarMemoryState
 from .retriever import SolarRetriever
 
 __all__ = [
+    "LLMJudge",
     "LangChainEmbedder",
     "SolarConversationMemory",
     "SolarMemoryMiddleware",

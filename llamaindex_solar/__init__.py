@@ -13,7 +13,14 @@ help. The adapters only translate; every decision is ``solar_core``'s.
 
 from .chat_memory import SolarChatMemory
 from .embeddings import LlamaIndexEmbedder
+from .judge import LLMJudge
 from .memory_block import SolarMemoryBlock
 from .retriever import SolarRetriever
 
-__all__ = ["LlamaIndexEmbedder", "SolarChatMemory", "SolarMemoryBlock", "SolarRetriever"]
+__all__ = [
+    "LLMJudge",
+    "LlamaIndexEmbedder",
+    "SolarChatMemory",
+    "SolarMemoryBlock",
+    "SolarRetriever",
+]

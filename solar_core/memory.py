@@ -15,6 +15,8 @@ import numpy.typing as npt
 
 from .admission import AdmissionPolicy, AlwaysAdmit, Candidate
 from .admission.base import ALWAYS
+from .admission.evaluator_gate import Evaluator, EvaluatorGate
+from .deletion import DeletionPolicy
 from .embedder import Embedder, resolve_embedder
 from .eviction import EvictionPolicy, Victim
 from .hash_embedder import HashEmbedder
@@ -79,6 +81,11 @@ class SolarMemory:
         rng: a ``numpy.random.Generator`` to use instead of ``seed``.
         clock: returns the time in seconds (item ``created_at``); injected for tests.
         admission, eviction: a custom composition instead of a preset.
+        evaluator: ``(query, execution, metadata) -> bool | float``: store an offered experience
+            only if it accepts it, on top of the policy's own admission (an
+            :class:`~solar_core.admission.EvaluatorGate`; the study's addition evaluator).
+        deletion: a :class:`~solar_core.deletion.DeletionPolicy` swept at the end of every step
+            (periodic, history-based or combined deletion).
         trace_size: how many recent decisions :meth:`trace` keeps.
         **policy_params: constructor parameters of the preset's policies (e.g.
             ``novelty_bonus=0.0``, ``switching_cost=3.0``).
@@ -116,6 +123,8 @@ class SolarMemory:
         admission: AdmissionPolicy | None = None,
         eviction: EvictionPolicy | None = None,
         trace_size: int = 1000,
+        evaluator: Evaluator | None = None,
+        deletion: DeletionPolicy | None = None,
         **policy_params: Any,
     ) -> None:
         capacity = check_capacity(capacity)
@@ -141,6 +150,12 @@ class SolarMemory:
                 policy, capacity, policy_params
             )
             self.policy = policy
+        if evaluator is not None:
+            self._admission = EvaluatorGate(evaluator, inner=self._admission)
+            self.policy = f"{self.policy}+evaluator"
+        if deletion is not None and not isinstance(deletion, DeletionPolicy):
+            raise TypeError(f"deletion must be a DeletionPolicy, got {type(deletion).__name__}")
+        self._deletion = deletion
         self.capacity = capacity
         self._embedder, self.dim = self._resolve_embedder(embedder, dim)
         if rng is not None and seed is not None:
@@ -151,6 +166,8 @@ class SolarMemory:
         # The gate first: a refused pairing must leave the eviction policy unbound, reusable.
         self._admission.bind(self._eviction)
         self._eviction.bind(self._store, self._rng)
+        if deletion is not None:
+            deletion.bind(self._store)
         self._trace: deque[Decision] = deque(maxlen=trace_size)
         self._lock = threading.RLock()
         self._id_counter = 0
@@ -178,6 +195,7 @@ class SolarMemory:
         self._reoffered = 0  # offers of an already-stored id with the same text
         self._evicted = 0
         self._removed = 0
+        self._deleted = 0  # by the deletion policy
         self._feedbacks = 0
         self._score_sum = 0.0
         self._removals = 0  # evictions + removals, ever: detects stale retrievals
@@ -263,6 +281,8 @@ class SolarMemory:
             if self._eviction.needs_queries:
                 self._eviction.on_query(vector, slots, scores, step)
             self._eviction.on_retrieve(slots, step)
+            if self._deletion is not None:
+                self._deletion.on_retrieve(slots, step)
             self._retrievals += 1
             self._retrieval_seq += 1  # never reset: a Hits from before clear() stays unknown
             retrieval_id = self._retrieval_seq
@@ -301,8 +321,12 @@ class SolarMemory:
         reward, quality = check_feedback(like, score)
         with self._lock:
             last = self._resolve_retrieval(retrieval)
-            if self._eviction.listens_to_feedback:
-                self._eviction.on_feedback(self._live_slots(last), reward)
+            if self._eviction.listens_to_feedback or self._deletion is not None:
+                live = self._live_slots(last)
+                if self._eviction.listens_to_feedback:
+                    self._eviction.on_feedback(live, reward)
+                if self._deletion is not None:
+                    self._deletion.on_feedback(live, reward)
             last.rated = True
             if last.step == self._steps + 1:
                 self._pending_score = quality
@@ -395,7 +419,9 @@ class SolarMemory:
                     sims = store.similarities(vector)
                 if admission.needs_vector and vector is None:
                     vector = scaled(row, scale)
-                verdict = admission.admit(Candidate(len(store), self.capacity, score, sims, vector))
+                verdict = admission.admit(
+                    Candidate(len(store), self.capacity, score, sims, vector, text, meta)
+                )
             self._steps = step
             self._pending_score = None
             if again is not None:
@@ -431,7 +457,11 @@ class SolarMemory:
             slot = store.insert(new_id, vector, _Record(text, meta, step, now), sims)
             if len(store.matrix) != allocated:  # an unbounded store grew
                 eviction.reserve(store.slots)
+                if self._deletion is not None:
+                    self._deletion.reserve(store.slots)
             eviction.on_insert(slot, content_key, step)
+            if self._deletion is not None:
+                self._deletion.on_insert(slot, step)
             self._admitted += 1
             victim_score = victim.score if victim is not None else None
             return self._record(
@@ -441,6 +471,12 @@ class SolarMemory:
             )
 
     def _record(self, decision: Decision) -> Decision:
+        if self._deletion is not None:  # the step has ended: sweep
+            swept = self._deletion.sweep(decision.step)
+            if swept:
+                decision.deleted = tuple(
+                    [(self._drop(slot, evicted=False, deleted=True), why) for slot, why in swept]
+                )
         self._trace.append(decision)
         return decision
 
@@ -451,12 +487,16 @@ class SolarMemory:
             if candidate not in self._store:
                 return candidate
 
-    def _drop(self, slot: int, evicted: bool) -> str:
+    def _drop(self, slot: int, evicted: bool, deleted: bool = False) -> str:
         item_id = self._store.remove(slot)
         self._eviction.on_remove(slot, evicted)
+        if self._deletion is not None:
+            self._deletion.on_remove(slot)
         self._removals += 1
         if evicted:
             self._evicted += 1
+        elif deleted:
+            self._deleted += 1
         else:
             self._removed += 1
         return item_id
@@ -485,8 +525,14 @@ class SolarMemory:
             dict(record.metadata),
             record.step,
             record.created_at,
-            dict(self._eviction.describe(slot)),
+            self._describe(slot),
         )
+
+    def _describe(self, slot: int) -> dict[str, float]:
+        info = dict(self._eviction.describe(slot))
+        if self._deletion is not None:
+            info.update(self._deletion.describe(slot))
+        return info
 
     def _check_id(self, item_id: object) -> str:
         if not isinstance(item_id, str):
@@ -521,6 +567,9 @@ class SolarMemory:
             self._store.clear()
             self._eviction.clear()
             self._eviction.reserve(self._store.slots)
+            if self._deletion is not None:
+                self._deletion.clear()
+                self._deletion.reserve(self._store.slots)
             self._admission.clear()
             self._trace.clear()
             self._reset_counters()
@@ -546,6 +595,7 @@ class SolarMemory:
                 "reoffered": self._reoffered,
                 "evicted": self._evicted,
                 "removed": self._removed,
+                "deleted": self._deleted,
                 # paper Eq. 1: N = steps whose cache changed; every admission changes it
                 "modifications": self._admitted,
                 "store_rate": self._admitted / steps if steps else 0.0,
@@ -561,7 +611,7 @@ class SolarMemory:
             self._store.check_invariants()
             self._eviction.check_invariants()
             self._admission.check_invariants()
-            expected = self._admitted - self._evicted - self._removed
+            expected = self._admitted - self._evicted - self._removed - self._deleted
             if expected != len(self._store):
                 raise AssertionError(f"counters say {expected} items, store has {len(self)}")
             if self._admitted + self._rejected + self._reoffered != self._steps:

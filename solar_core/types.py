@@ -71,6 +71,8 @@ class Decision:
         tau: the admission threshold at that moment.
         victim_score: the eviction score that chose the victim (lowest wins), if the policy scores.
         contenders: the lowest-scored items considered for eviction, ``(id, score)``, victim first.
+        deleted: items the memory's deletion policy removed at the end of this step,
+            ``(id, reason)``, in deletion order.
     """
 
     step: int
@@ -83,3 +85,4 @@ class Decision:
     tau: float | None = None
     victim_score: float | None = None
     contenders: tuple[tuple[str, float], ...] = ()
+    deleted: tuple[tuple[str, str], ...] = ()

@@ -38,6 +38,15 @@ def check_k(k: object, what: str = "k") -> int:
     return int(number)
 
 
+def check_nonnegative_int(value: object, what: str) -> int:
+    """Return ``value`` if it is an int >= 0 (bools rejected)."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{what} must be >= 0, got {value}")
+    return int(value)
+
+
 def check_capacity(capacity: object) -> int | None:
     """Return ``capacity`` (``None`` = unbounded) if it is ``None`` or an int >= 1."""
     if capacity is None:

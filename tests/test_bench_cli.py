@@ -311,3 +311,17 @@ def test_out_without_quiet_also_shows_the_table(
     shown = capsys.readouterr().out
     assert shown.startswith("== cycling ==") and "0.900" in shown
     assert out.read_text(encoding="utf-8").startswith("workload,setting,policy,capacity")
+
+
+def test_regagent_smoke(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    rows = run_json(capsys, "regagent", "--seeds", "3", "--steps", "300")
+    assert {r["setting"] for r in rows} == {"standard", "shift", "constrained"}
+    assert {r["policy"] for r in rows} == {"fixed", "all", "C1", "C2", "C3", "strict"}
+    by = {(r["setting"], r["policy"], r["deletion"]): r for r in rows}
+    assert len(by) == len(rows) == 6 * 4 * 2 + 6
+    fixed = by[("standard", "fixed", "none")]
+    assert fixed["added"] == 0 and fixed["final_size"] == 100
+    assert by[("standard", "all", "none")]["added"] == 300
+    assert by[("constrained", "all", "combined")]["final_size"] <= 100
+    for r in rows:
+        assert 0.0 <= r["success_rate"] <= 1.0

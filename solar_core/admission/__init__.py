@@ -2,7 +2,9 @@
 
 from .base import AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
 from .coverage_gate import CoverageGate
+from .evaluator_gate import Evaluator, EvaluatorGate
 from .info_gain import information_gain
+from .never_admit import NeverAdmit
 from .regret_gate import RegretGate
 
 __all__ = [
@@ -10,6 +12,9 @@ __all__ = [
     "AlwaysAdmit",
     "Candidate",
     "CoverageGate",
+    "Evaluator",
+    "EvaluatorGate",
+    "NeverAdmit",
     "RegretGate",
     "Verdict",
     "information_gain",

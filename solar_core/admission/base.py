@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, NamedTuple
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +25,8 @@ class Candidate:
         similarities: cosine of the candidate to every used slot (``-inf`` for empty slots), or
             ``None`` when the policy did not ask for them (``needs_similarities``).
         vector: the candidate's unit vector when the policy asked for it (``needs_vector``).
+        text: the offered text (``None`` when a policy is driven directly, outside a memory).
+        metadata: the offered metadata (read-only by convention; ``{}`` when none).
     """
 
     size: int
@@ -31,6 +34,8 @@ class Candidate:
     score: float | None = None
     similarities: npt.NDArray[np.float32] | None = None
     vector: npt.NDArray[np.float32] | None = None
+    text: str | None = None
+    metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
 class Verdict(NamedTuple):

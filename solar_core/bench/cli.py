@@ -29,7 +29,7 @@ from .locomo import DEFAULT_K, distinct_texts, load_locomo, records
 from .policy_spec import parse_policy, split_policies
 from .progress import Progress
 
-WORKLOADS = (*EXPERIMENTS, "locomo", "latency", "demo")
+WORKLOADS = (*EXPERIMENTS, "locomo", "latency", "regagent", "demo")
 #: the paper's order: baselines, then the learned policies, then the no-eviction reference
 POLICY_ORDER = [
     "fifo",
@@ -131,7 +131,11 @@ def parser() -> argparse.ArgumentParser:
         default=default_workers(),
         help="worker processes for synthetic sweeps (default: one per core)",
     )
-    p.add_argument("--steps", type=_positive, help="latency: timed steps per policy and K")
+    p.add_argument(
+        "--steps",
+        type=_positive,
+        help="latency: timed steps per policy and K; regagent: tasks per run (default 4,000)",
+    )
     p.add_argument(
         "--embedder",
         choices=("minilm", "hash"),
@@ -228,7 +232,35 @@ def latency(args: argparse.Namespace, quick: bool = False) -> list[dict[str, Any
     return rows
 
 
+REGAGENT_COLUMNS = [
+    "setting",
+    "policy",
+    "deletion",
+    "success_rate",
+    "success_rate_se",
+    "first_quarter",
+    "last_quarter",
+    "final_size",
+    "added",
+    "deleted",
+    "pearson_r",
+]
+
+
+def regagent(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """The experience-following study's RegAgent (``solar_core/bench/regagent.py``)."""
+    from . import regagent as env
+
+    runs = len(env.ADDITION) * (len(env.DELETION) * 2 + 1) * len(args.seeds)
+    bar = Progress("regagent", runs, enabled=not args.quiet)
+    recs = env.records(args.seeds, tasks=args.steps or env.TASKS, progress=bar.advance)
+    bar.close()
+    return env.aggregate(recs)
+
+
 def columns_for(workload: str) -> list[str]:
+    if workload == "regagent":
+        return REGAGENT_COLUMNS
     if workload == "locomo":
         return LOCOMO_COLUMNS
     if workload == "latency":
@@ -306,6 +338,8 @@ def _main(args: argparse.Namespace) -> int:
         rows = locomo(args)
     elif name == "latency":
         rows = latency(args)
+    elif name == "regagent":
+        rows = regagent(args)
     else:
         rows = synthetic(args, name)
     text = render(rows, args.format, compact=name == "demo")

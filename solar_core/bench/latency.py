@@ -21,7 +21,7 @@ import numpy.typing as npt
 from ..admission import RegretGate
 from ..memory import SolarMemory
 from ..presets import PRESETS
-from .policy_spec import parse_policy, policy_name
+from .policy_spec import deletion_for, parse_policy, policy_name
 
 F32 = npt.NDArray[np.float32]
 
@@ -43,9 +43,13 @@ def full_memory(policy: str, capacity: int, items: F32) -> SolarMemory:
     # A gated policy would reject most of the prefill and be timed on a half-empty memory: let
     # its bootstrap run to full capacity, so every policy is timed on a full memory.
     name, params = parse_policy(policy)
+    deletion = deletion_for(params)
+    params = {k: v for k, v in params.items() if not k.startswith("deletion")}
     if PRESETS[name].admission is RegretGate:
         params["bootstrap"] = capacity
-    memory = SolarMemory(name, capacity=capacity, dim=items.shape[1], seed=0, **params)
+    memory = SolarMemory(
+        name, capacity=capacity, dim=items.shape[1], seed=0, deletion=deletion, **params
+    )
     for i in range(capacity):
         memory.add(f"prefill {i}", embedding=items[i])
     return memory

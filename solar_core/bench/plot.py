@@ -120,6 +120,33 @@ def _bars(ax: Any, rows: Rows, y: str, err: str | None, title: str, ylabel: str)
     ax.grid(axis="y", alpha=0.3)
 
 
+def _regagent(rows: Rows, path: str | Path, plt: Any) -> Path:
+    """Success rate over the task stream, one panel per variant, one line per addition policy
+    (no deletion; constrained: combined deletion at capacity 100)."""
+    variants = list(dict.fromkeys(r["setting"] for r in rows))
+    fig, axes = plt.subplots(1, len(variants), figsize=(6 * len(variants), 4.2), squeeze=False)
+    for ax, variant in zip(axes.flat, variants, strict=True):
+        for r in rows:
+            if r["setting"] != variant or r["deletion"] not in ("none", "combined"):
+                continue
+            if variant != "constrained" and r["deletion"] != "none":
+                continue
+            blocks = r["blocks"]
+            xs = [(i + 1) * 4000 / len(blocks) for i in range(len(blocks))]
+            ax.plot(xs, blocks, label=r["policy"], marker=".")
+        ax.set_title(f"RegAgent, {variant}: success rate per {4000 // max(len(blocks), 1)} tasks")
+        ax.set_xlabel("task")
+        ax.set_ylabel("success rate")
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    out = Path(path)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
 def plot(rows: Rows, path: str | Path) -> Path:
     """Draw one panel per workload in ``rows`` into the PNG ``path``; returns the path."""
     import matplotlib
@@ -128,6 +155,8 @@ def plot(rows: Rows, path: str | Path) -> Path:
     import matplotlib.pyplot as plt
 
     workloads = list(dict.fromkeys(r["workload"] for r in rows))
+    if workloads == ["regagent"]:
+        return _regagent(rows, path, plt)
     cols = min(len(workloads), 3)
     nrows = math.ceil(len(workloads) / cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(6 * cols, 4.2 * nrows), squeeze=False)

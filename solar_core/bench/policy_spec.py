@@ -3,6 +3,10 @@
 ``"solar-adaptive[shift=0]"`` is the ``solar-adaptive`` preset with ``shift=0``; several
 parameters are separated by ``;`` (``"solar-adaptive[shift=0;hysteresis=0]"``). The spec string
 is the policy's label in every table, so an ablation reads as one more column.
+
+``deletion=history|periodic|combined`` adds a deletion sweep (``solar_core.deletion``) with the
+study's RegAgent settings, which ``deletion_n``, ``deletion_beta``, ``deletion_window`` and
+``deletion_alpha`` override: ``"fifo[deletion=history;deletion_n=3]"``.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import ast
 import re
 from typing import Any
 
+from ..deletion import CombinedDeletion, DeletionPolicy, HistoryDeletion, PeriodicDeletion
 from ..memory import SolarMemory
 from ..presets import PRESETS, available_policies, build_policies
 
@@ -48,11 +53,36 @@ def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
         if key.strip() in params:
             raise ValueError(f"parameter {key.strip()!r} given twice in {spec!r}")
         params[key.strip()] = value
+    policy_params = {k: v for k, v in params.items() if k not in _DELETION_KEYS}
     try:
-        build_policies(name, 10, params)  # the preset's own checks: unknown names, bad values
+        build_policies(name, 10, policy_params)  # the preset's checks: unknown names, bad values
+        deletion_for(params)
     except TypeError as err:
         raise ValueError(str(err)) from None
     return name, params
+
+
+_DELETION_KEYS = {"deletion", "deletion_n", "deletion_beta", "deletion_window", "deletion_alpha"}
+
+
+def deletion_for(params: dict[str, Any]) -> DeletionPolicy | None:
+    """The deletion policy a spec's ``deletion*`` parameters describe (``None``: no deletion)."""
+    kind = params.get("deletion")
+    extra = sorted(k for k in params if k in _DELETION_KEYS - {"deletion"})
+    if kind is None:
+        if extra:
+            raise ValueError(f"{', '.join(extra)} need deletion=history|periodic|combined")
+        return None
+    history = HistoryDeletion(params.get("deletion_n", 5), params.get("deletion_beta", 0.5))
+    periodic = PeriodicDeletion(params.get("deletion_window", 500), params.get("deletion_alpha", 0))
+    choices: dict[str, DeletionPolicy] = {
+        "history": history,
+        "periodic": periodic,
+        "combined": CombinedDeletion(periodic, history),
+    }
+    if kind not in choices:
+        raise ValueError(f"deletion must be history, periodic or combined, got {kind!r}")
+    return choices[kind]
 
 
 def split_policies(text: str) -> list[str]:
@@ -82,4 +112,6 @@ def policy_name(spec: str) -> str:
 def memory_for(spec: str, **kwargs: Any) -> SolarMemory:
     """A :class:`SolarMemory` for ``spec`` (``kwargs``: capacity, dim, k, seed, ...)."""
     name, params = parse_policy(spec)
-    return SolarMemory(name, **kwargs, **params)
+    deletion = deletion_for(params)
+    policy_params = {k: v for k, v in params.items() if k not in _DELETION_KEYS}
+    return SolarMemory(name, **kwargs, **policy_params, deletion=deletion)

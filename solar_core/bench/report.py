@@ -87,6 +87,15 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "p99_us": ("p99 us", "{:.1f}"),
     "x_fifo": ("x fifo", "{:.2f}"),
     "sentences_per_s": ("sentences/s", "{:.0f}"),
+    "deletion": ("deletion", "{}"),
+    "success_rate": ("SR", "{:.3f}"),
+    "success_rate_se": ("±se", "{:.3f}"),
+    "first_quarter": ("1st 1/4", "{:.3f}"),
+    "last_quarter": ("last 1/4", "{:.3f}"),
+    "final_size": ("size", "{:.0f}"),
+    "added": ("added", "{:.0f}"),
+    "deleted": ("deleted", "{:.0f}"),
+    "pearson_r": ("r in/out", "{:.2f}"),
 }
 
 

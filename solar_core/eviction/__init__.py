@@ -8,6 +8,7 @@ from .lfu import LfuEviction
 from .lru import LruEviction
 from .multiscore import MultiScoreEviction
 from .thompson import ThompsonEviction
+from .utility import UtilityEviction
 
 __all__ = [
     "ArcEviction",
@@ -18,5 +19,6 @@ __all__ = [
     "LruEviction",
     "MultiScoreEviction",
     "ThompsonEviction",
+    "UtilityEviction",
     "Victim",
 ]

@@ -1,0 +1,32 @@
+"""An LLM judge for evaluator-gated addition, on any LlamaIndex LLM."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from llama_index.core.base.llms.types import ChatMessage
+from llama_index.core.llms import LLM
+
+from solar_core.judge import JUDGE_PROMPT, judge_prompt, parse_verdict
+
+
+class LLMJudge:
+    """``evaluator(query, execution, metadata) -> bool`` that asks ``llm`` "yes or no".
+
+    This is the study's coarse evaluator ``pi_automatic``. It sends one user message through
+    ``llm.chat``. Pass it to ``SolarMemory(..., evaluator=LLMJudge(llm))``. An answer that is
+    not a yes or a no raises, so the offer fails and the memory stays as it was.
+    """
+
+    def __init__(self, llm: LLM, template: str = JUDGE_PROMPT) -> None:
+        if not isinstance(llm, LLM):
+            raise TypeError(f"llm must be a LlamaIndex LLM, got {type(llm).__name__}")
+        judge_prompt("q", "e", {}, template)  # a bad template fails here, not at the first offer
+        self.llm = llm
+        self.template = template
+
+    def __call__(self, query: str | None, execution: str, metadata: Mapping[str, Any]) -> bool:
+        prompt = judge_prompt(query, execution, metadata, self.template)
+        reply = self.llm.chat([ChatMessage(role="user", content=prompt)])
+        return parse_verdict(reply.message.content or "")

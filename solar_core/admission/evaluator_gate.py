@@ -1,0 +1,121 @@
+"""Evaluator-gated addition: store an experience only if a judge accepts it."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from numbers import Real
+from typing import Any
+
+from ..eviction.base import EvictionPolicy
+from ..validation import check_nonnegative_int
+from .base import ALWAYS, AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
+
+#: ``(query, execution, metadata) -> bool | float``: does this execution deserve to be stored?
+Evaluator = Callable[[str | None, str, Mapping[str, Any]], Any]
+
+
+class EvaluatorGate(AdmissionPolicy):
+    """Store an offered experience only if ``evaluator`` accepts it, and ``inner`` too.
+
+    This is the experience-following study's addition rule ``pi``. A ground-truth check is its
+    "strict" (human) evaluator. An LLM judge is its "coarse" (automatic) one: see
+    ``langchain_solar.LLMJudge`` and ``llamaindex_solar.LLMJudge``.
+
+    The evaluator is called as ``evaluator(query, execution, metadata)``:
+
+    - ``execution`` is the offered text;
+    - ``query`` is ``metadata["query"]`` when the caller stored the task there, else ``None``.
+
+    A ``bool`` result is the verdict. A number is a score, and ``>= threshold`` accepts it.
+    Anything else, or a NaN, is an error naming the evaluator. The memory then stays as it was:
+    the offer is not counted.
+
+    ``inner`` is another gate, e.g. SOLAR's ``RegretGate``. It sees only the candidates the
+    evaluator accepted, and both must accept. A rejected execution therefore neither stores nor
+    resets SOLAR's regret. The first ``initial`` offers skip the evaluator (the curated seed
+    memory the study starts from), though not ``inner``.
+
+    >>> from solar_core.admission import Candidate
+    >>> gate = EvaluatorGate(lambda q, e, m: m["error"] <= 1.0)
+    >>> [gate.admit(Candidate(0, None, text="y=1", metadata={"error": e})).reason for e in (0.5, 2)]
+    ['evaluator accepts', 'evaluator rejects']
+    """
+
+    name = "evaluator"
+    evaluator: Evaluator
+    threshold: float
+    inner: AdmissionPolicy
+    initial: int
+    _offers: int
+
+    def __init__(
+        self,
+        evaluator: Evaluator,
+        *,
+        threshold: float = 0.5,
+        inner: AdmissionPolicy | None = None,
+        initial: int = 0,
+    ) -> None:
+        if not callable(evaluator):
+            raise TypeError(f"evaluator must be callable, got {type(evaluator).__name__}")
+        if isinstance(threshold, bool) or not isinstance(threshold, Real):
+            raise TypeError(f"threshold must be a number, got {type(threshold).__name__}")
+        if not math.isfinite(threshold):
+            raise ValueError(f"threshold must be finite, got {threshold}")
+        if inner is not None and not isinstance(inner, AdmissionPolicy):
+            raise TypeError(f"inner must be an AdmissionPolicy, got {type(inner).__name__}")
+        self.evaluator = evaluator
+        self.threshold = float(threshold)
+        self.inner = inner if inner is not None else AlwaysAdmit()
+        self.initial = check_nonnegative_int(initial, "initial")
+        self.needs_similarities = self.inner.needs_similarities
+        self.needs_vector = self.inner.needs_vector
+        self._offers = 0
+
+    def bind(self, eviction: EvictionPolicy) -> None:
+        self.inner.bind(eviction)
+
+    def judge(self, candidate: Candidate) -> bool:
+        """The evaluator's verdict on ``candidate`` (raises on an unusable answer)."""
+        if candidate.text is None:
+            raise ValueError("EvaluatorGate needs the candidate's text: use it inside a memory")
+        query = candidate.metadata.get("query")
+        answer = self.evaluator(
+            query if isinstance(query, str) else None, candidate.text, candidate.metadata
+        )
+        if isinstance(answer, bool):
+            return answer
+        if isinstance(answer, Real) and math.isfinite(answer):
+            return float(answer) >= self.threshold
+        name = getattr(self.evaluator, "__name__", type(self.evaluator).__name__)
+        raise ValueError(f"evaluator {name} returned {answer!r}: expected a bool or a number")
+
+    def _admit(self, candidate: Candidate) -> Verdict:
+        seeding = self._offers < self.initial
+        if not seeding and not self.judge(candidate):
+            self._offers += 1
+            return Verdict(False, "evaluator rejects")
+        self._offers += 1
+        verdict = self.inner.admit(candidate)
+        if verdict is ALWAYS:
+            return Verdict(True, "initial" if seeding else "evaluator accepts")
+        if not verdict.admitted:
+            return verdict
+        prefix = "initial" if seeding else "evaluator accepts"
+        return verdict._replace(reason=f"{prefix}; {verdict.reason}")
+
+    def clear(self) -> None:
+        self._offers = 0
+        self.inner.clear()
+
+    def check_invariants(self) -> None:
+        self.inner.check_invariants()
+
+    @property
+    def regret(self) -> float | None:
+        return self.inner.regret
+
+    @property
+    def tau(self) -> float | None:
+        return self.inner.tau

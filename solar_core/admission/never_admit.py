@@ -1,0 +1,32 @@
+"""Store nothing after an initial set: the experience-following study's fixed memory."""
+
+from __future__ import annotations
+
+from ..validation import check_nonnegative_int
+from .base import AdmissionPolicy, Candidate, Verdict
+
+
+class NeverAdmit(AdmissionPolicy):
+    """Admit the first ``initial`` offers (the seed memory), then nothing (the study's
+    ``pi_fixed``: a curated memory that the agent's own executions never change).
+
+    >>> from solar_core.admission import Candidate
+    >>> gate = NeverAdmit(initial=2)
+    >>> [gate.admit(Candidate(size=n, capacity=None)).reason for n in range(3)]
+    ['initial', 'initial', 'never']
+    """
+
+    name = "never"
+
+    def __init__(self, initial: int = 0) -> None:
+        self.initial = check_nonnegative_int(initial, "initial")
+        self._offers = 0
+
+    def _admit(self, candidate: Candidate) -> Verdict:
+        self._offers += 1
+        if self._offers <= self.initial:
+            return Verdict(True, "initial")
+        return Verdict(False, "never")
+
+    def clear(self) -> None:
+        self._offers = 0

@@ -1,0 +1,71 @@
+"""Combined deletion: delete what any of several policies would."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..store import VectorStore
+from .base import DeletionPolicy, Slots
+
+
+class CombinedDeletion(DeletionPolicy):
+    """Delete an item if any of ``policies`` would (the study's ``phi_per OR phi_hist``).
+
+    Every policy sees every event; a slot named by several is deleted once, with the first
+    reason.
+    """
+
+    name = "combined"
+
+    def __init__(self, *policies: DeletionPolicy) -> None:
+        super().__init__()
+        if not policies:
+            raise ValueError("CombinedDeletion needs at least one policy")
+        for p in policies:
+            if not isinstance(p, DeletionPolicy):
+                raise TypeError(f"expected DeletionPolicy instances, got {type(p).__name__}")
+        if len({id(p) for p in policies}) != len(policies):
+            raise ValueError("CombinedDeletion got the same policy object twice")
+        self.policies = policies
+
+    def bind(self, store: VectorStore) -> None:
+        super().bind(store)
+        for p in self.policies:
+            p.bind(store)
+
+    def reserve(self, slots: int) -> None:
+        for p in self.policies:
+            p.reserve(slots)
+
+    def on_insert(self, slot: int, step: int) -> None:
+        for p in self.policies:
+            p.on_insert(slot, step)
+
+    def on_remove(self, slot: int) -> None:
+        for p in self.policies:
+            p.on_remove(slot)
+
+    def on_retrieve(self, slots: Slots, step: int) -> None:
+        for p in self.policies:
+            p.on_retrieve(slots, step)
+
+    def on_feedback(self, slots: Slots, score: float) -> None:
+        for p in self.policies:
+            p.on_feedback(slots, score)
+
+    def sweep(self, step: int) -> list[tuple[int, str]]:
+        seen: dict[int, str] = {}
+        for p in self.policies:
+            for slot, reason in p.sweep(step):
+                seen.setdefault(slot, reason)
+        return list(seen.items())
+
+    def clear(self) -> None:
+        for p in self.policies:
+            p.clear()
+
+    def describe(self, slot: int) -> Mapping[str, float]:
+        out: dict[str, float] = {}
+        for p in self.policies:
+            out.update(p.describe(slot))
+        return out
