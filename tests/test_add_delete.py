@@ -215,3 +215,17 @@ def test_utility_eviction_drops_the_worst_informant() -> None:
     assert m.add("new", embedding=v(5)).evicted == ids[1]
     assert m.add("newer", embedding=v(6)).evicted == ids[2]  # 0.5 (rated) ~ prior: oldest first
     m.check_invariants()
+
+
+def test_metadata_threshold_is_the_ground_truth_evaluator() -> None:
+    from solar_core.admission import MetadataThreshold
+
+    m = SolarMemory("fifo", capacity=5, dim=8, evaluator=MetadataThreshold("error", at_most=1.0))
+    assert m.add("good", embedding=v(0), metadata={"error": 0.3}).admitted
+    assert not m.add("bad", embedding=v(1), metadata={"error": 1.2}).admitted
+    with pytest.raises(ValueError, match="must be a number"):
+        m.add("unknown", embedding=v(2))
+    both = MetadataThreshold("score", at_least=0.2, at_most=0.8)
+    assert [both(None, "x", {"score": s}) for s in (0.1, 0.5, 0.9)] == [False, True, False]
+    with pytest.raises(ValueError, match="at_most, at_least or both"):
+        MetadataThreshold("error")

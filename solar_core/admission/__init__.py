@@ -2,7 +2,7 @@
 
 from .base import AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
 from .coverage_gate import CoverageGate
-from .evaluator_gate import Evaluator, EvaluatorGate
+from .evaluator_gate import Evaluator, EvaluatorGate, MetadataThreshold
 from .info_gain import information_gain
 from .never_admit import NeverAdmit
 from .regret_gate import RegretGate
@@ -14,6 +14,7 @@ __all__ = [
     "CoverageGate",
     "Evaluator",
     "EvaluatorGate",
+    "MetadataThreshold",
     "NeverAdmit",
     "RegretGate",
     "Verdict",

@@ -119,3 +119,40 @@ class EvaluatorGate(AdmissionPolicy):
     @property
     def tau(self) -> float | None:
         return self.inner.tau
+
+
+class MetadataThreshold:
+    """A ground-truth evaluator: accept iff ``metadata[key]`` is at most ``at_most`` and at
+    least ``at_least`` (either bound optional). This is the study's strict ("human") evaluator
+    when the key holds the true error. A missing or non-numeric value is an error.
+
+    >>> strict = MetadataThreshold("error", at_most=1.0)
+    >>> strict(None, "y=3.1", {"error": 0.4}), strict(None, "y=9", {"error": 5.0})
+    (True, False)
+    """
+
+    def __init__(
+        self, key: str, *, at_most: float | None = None, at_least: float | None = None
+    ) -> None:
+        if not isinstance(key, str) or not key:
+            raise TypeError("key must be a non-empty str")
+        if at_most is None and at_least is None:
+            raise ValueError("give at_most, at_least or both")
+        for name, bound in (("at_most", at_most), ("at_least", at_least)):
+            if bound is not None and (
+                isinstance(bound, bool) or not isinstance(bound, Real) or math.isnan(bound)
+            ):
+                raise ValueError(f"{name} must be a number, got {bound!r}")
+        self.key = key
+        self.at_most = at_most
+        self.at_least = at_least
+        self.__name__ = f"{key} threshold"
+
+    def __call__(self, query: str | None, execution: str, metadata: Mapping[str, Any]) -> bool:
+        value = metadata.get(self.key)
+        if isinstance(value, bool) or not isinstance(value, Real) or math.isnan(value):
+            raise ValueError(f"metadata[{self.key!r}] must be a number, got {value!r}")
+        number = float(value)
+        if self.at_most is not None and number > self.at_most:
+            return False
+        return not (self.at_least is not None and number < self.at_least)

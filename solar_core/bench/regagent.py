@@ -33,14 +33,14 @@ reconstruction; every choice the description leaves open is stated here.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..admission import AdmissionPolicy, EvaluatorGate, NeverAdmit
+from ..admission import AdmissionPolicy, EvaluatorGate, MetadataThreshold, NeverAdmit
 from ..deletion import CombinedDeletion, DeletionPolicy, HistoryDeletion, PeriodicDeletion
 from ..eviction import FifoEviction
 from ..eviction.utility import UtilityEviction
@@ -141,21 +141,11 @@ class Features:
         return float(np.exp(-self.gamma * float(np.sum((a - b) ** 2))))
 
 
-def error_evaluator(limit: float) -> Callable[[str | None, str, Mapping[str, Any]], bool]:
-    """The ground-truth evaluator: accept iff the record's true error is at most ``limit``."""
-
-    def accept(query: str | None, execution: str, metadata: Mapping[str, Any]) -> bool:
-        return bool(metadata["error"] <= limit)
-
-    accept.__name__ = f"error<={limit:g}"
-    return accept
-
-
 def _admission(addition: str) -> AdmissionPolicy:
     limit = ADDITION[addition]
     if limit is None:
         return NeverAdmit(initial=INITIAL)
-    return EvaluatorGate(error_evaluator(limit), initial=INITIAL)
+    return EvaluatorGate(MetadataThreshold("error", at_most=limit), initial=INITIAL)
 
 
 def _deletion(name: str) -> DeletionPolicy | None:
