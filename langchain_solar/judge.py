@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import BaseMessage
 
-from solar_core.judge import JUDGE_PROMPT, judge_prompt, parse_verdict
+from solar_core.judge import JUDGE_PROMPT, PromptJudge
 
 
-class LLMJudge:
+class LLMJudge(PromptJudge):
     """``evaluator(query, execution, metadata) -> bool`` that asks ``llm`` "yes or no".
 
     This is the study's coarse evaluator ``pi_automatic``. Pass it to
@@ -29,11 +28,9 @@ class LLMJudge:
     def __init__(self, llm: BaseLanguageModel[Any], template: str = JUDGE_PROMPT) -> None:
         if not isinstance(llm, BaseLanguageModel):
             raise TypeError(f"llm must be a LangChain language model, got {type(llm).__name__}")
-        judge_prompt("q", "e", {}, template)  # a bad template fails here, not at the first offer
+        super().__init__(template)
         self.llm = llm
-        self.template = template
 
-    def __call__(self, query: str | None, execution: str, metadata: Mapping[str, Any]) -> bool:
-        reply = self.llm.invoke(judge_prompt(query, execution, metadata, self.template))
-        text = reply.text if isinstance(reply, BaseMessage) else str(reply)
-        return parse_verdict(text)
+    def ask(self, prompt: str) -> str:
+        reply = self.llm.invoke(prompt)
+        return reply.text if isinstance(reply, BaseMessage) else str(reply)

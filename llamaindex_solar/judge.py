@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.llms import LLM
 
-from solar_core.judge import JUDGE_PROMPT, judge_prompt, parse_verdict
+from solar_core.judge import JUDGE_PROMPT, PromptJudge
 
 
-class LLMJudge:
+class LLMJudge(PromptJudge):
     """``evaluator(query, execution, metadata) -> bool`` that asks ``llm`` "yes or no".
 
     This is the study's coarse evaluator ``pi_automatic``. It sends one user message through
@@ -22,11 +19,9 @@ class LLMJudge:
     def __init__(self, llm: LLM, template: str = JUDGE_PROMPT) -> None:
         if not isinstance(llm, LLM):
             raise TypeError(f"llm must be a LlamaIndex LLM, got {type(llm).__name__}")
-        judge_prompt("q", "e", {}, template)  # a bad template fails here, not at the first offer
+        super().__init__(template)
         self.llm = llm
-        self.template = template
 
-    def __call__(self, query: str | None, execution: str, metadata: Mapping[str, Any]) -> bool:
-        prompt = judge_prompt(query, execution, metadata, self.template)
+    def ask(self, prompt: str) -> str:
         reply = self.llm.chat([ChatMessage(role="user", content=prompt)])
-        return parse_verdict(reply.message.content or "")
+        return reply.message.content or ""

@@ -8,6 +8,7 @@ chat model and read the verdict with :func:`parse_verdict`.
 from __future__ import annotations
 
 import re
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any
 
@@ -46,3 +47,22 @@ def parse_verdict(text: str) -> bool:
     if words and words[0] in ("yes", "no"):
         return words[0] == "yes"
     raise ValueError(f"the judge answered {text[:80]!r}: expected yes or no")
+
+
+class PromptJudge(ABC):
+    """An evaluator that asks a model :func:`judge_prompt` and reads :func:`parse_verdict`.
+
+    Subclasses send the prompt in :meth:`ask`. A bad ``template`` fails here, not at the first
+    offer.
+    """
+
+    def __init__(self, template: str = JUDGE_PROMPT) -> None:
+        judge_prompt("q", "e", {}, template)
+        self.template = template
+
+    @abstractmethod
+    def ask(self, prompt: str) -> str:
+        """The model's answer to ``prompt``."""
+
+    def __call__(self, query: str | None, execution: str, metadata: Mapping[str, Any]) -> bool:
+        return parse_verdict(self.ask(judge_prompt(query, execution, metadata, self.template)))

@@ -232,21 +232,6 @@ def latency(args: argparse.Namespace, quick: bool = False) -> list[dict[str, Any
     return rows
 
 
-REGAGENT_COLUMNS = [
-    "setting",
-    "policy",
-    "deletion",
-    "success_rate",
-    "success_rate_se",
-    "first_quarter",
-    "last_quarter",
-    "final_size",
-    "added",
-    "deleted",
-    "pearson_r",
-]
-
-
 def regagent(args: argparse.Namespace) -> list[dict[str, Any]]:
     """The experience-following study's RegAgent (``solar_core/bench/regagent.py``)."""
     from . import regagent as env
@@ -260,7 +245,9 @@ def regagent(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def columns_for(workload: str) -> list[str]:
     if workload == "regagent":
-        return REGAGENT_COLUMNS
+        from .regagent import COLUMNS
+
+        return list(COLUMNS)
     if workload == "locomo":
         return LOCOMO_COLUMNS
     if workload == "latency":

@@ -139,6 +139,10 @@ def _regagent(rows: Rows, path: str | Path, plt: Any) -> Path:
         ax.set_ylabel("success rate")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
+    return _save(fig, path, plt)
+
+
+def _save(fig: Any, path: str | Path, plt: Any) -> Path:
     fig.tight_layout()
     out = Path(path)
     out.parent.mkdir(parents=True, exist_ok=True)
@@ -185,9 +189,4 @@ def plot(rows: Rows, path: str | Path) -> Path:
         ax.legend(fontsize=6, ncol=2)
     for ax in list(axes.flat)[len(workloads) :]:
         ax.set_visible(False)
-    fig.tight_layout()
-    out = Path(path)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
-    return out
+    return _save(fig, path, plt)

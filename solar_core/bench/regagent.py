@@ -259,6 +259,8 @@ METRICS = (
     "deleted",
     "pearson_r",
 )
+#: the table's columns (``solar-bench regagent``)
+COLUMNS = ("setting", "policy", "deletion", METRICS[0], "success_rate_se", *METRICS[1:])
 
 
 def aggregate(recs: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
