@@ -155,6 +155,9 @@ class SolarMemory:
             self.policy = f"{self.policy}+evaluator"
         if deletion is not None and not isinstance(deletion, DeletionPolicy):
             raise TypeError(f"deletion must be a DeletionPolicy, got {type(deletion).__name__}")
+        if deletion is not None and deletion.bound:  # refuse before binding anything else
+            name = type(deletion).__name__
+            raise ValueError(f"this {name} already serves another memory: create one per memory")
         self._deletion = deletion
         self.capacity = capacity
         self._embedder, self.dim = self._resolve_embedder(embedder, dim)
@@ -325,8 +328,8 @@ class SolarMemory:
                 live = self._live_slots(last)
                 if self._eviction.listens_to_feedback:
                     self._eviction.on_feedback(live, reward)
-                if self._deletion is not None:
-                    self._deletion.on_feedback(live, reward)
+                if self._deletion is not None:  # the step's quality: the score when given
+                    self._deletion.on_feedback(live, quality)
             last.rated = True
             if last.step == self._steps + 1:
                 self._pending_score = quality
@@ -394,6 +397,7 @@ class SolarMemory:
         if item_id is not None:
             check_text(item_id, "item_id")
         row, scale = self._vector(text, embedding, "text")
+        prepared = self._admission.prepare(text, meta)  # outside the lock: may call an LLM
         vector = None  # the unit vector, made when first needed: a rejected offer never needs it
         with self._lock:
             store = self._store
@@ -420,7 +424,7 @@ class SolarMemory:
                 if admission.needs_vector and vector is None:
                     vector = scaled(row, scale)
                 verdict = admission.admit(
-                    Candidate(len(store), self.capacity, score, sims, vector, text, meta)
+                    Candidate(len(store), self.capacity, score, sims, vector, text, meta, prepared)
                 )
             self._steps = step
             self._pending_score = None

@@ -70,14 +70,13 @@ def test_an_unusable_verdict_fails_the_offer_and_changes_nothing(answer: object)
     m.check_invariants()
 
 
-def test_the_regret_gate_sees_only_accepted_executions() -> None:
+def test_both_must_accept_and_the_regret_gate_sees_every_step() -> None:
     gate = EvaluatorGate(accept_if_ok, inner=RegretGate(bootstrap=0))
     m = SolarMemory(admission=gate, eviction=FifoEviction(), capacity=10, dim=8)
     rejected = m.add("bad", embedding=v(0), metadata={"ok": False})
-    assert rejected.reason == "evaluator rejects" and gate.regret == 0.0  # not seen
+    assert rejected.reason == "evaluator rejects" and gate.regret == 1.0  # seen, not stored
     d = m.add("good", embedding=v(1))  # accepted by the evaluator; the regret gate decides
-    assert (d.admitted, d.reason, d.regret) == (False, "regret <= tau", 1.0)
-    assert gate.regret == 1.0  # the rejected execution added nothing to it
+    assert (d.admitted, d.reason, d.regret) == (False, "regret <= tau", 2.0)
 
 
 def test_initial_offers_skip_the_evaluator() -> None:
@@ -108,11 +107,12 @@ def test_never_admit_keeps_the_seed_memory_fixed() -> None:
         (lambda: NeverAdmit(initial=True), TypeError),
         (lambda: PeriodicDeletion(window=0), ValueError),
         (lambda: PeriodicDeletion(alpha=-1), ValueError),
-        (lambda: HistoryDeletion(n=0), ValueError),
+        (lambda: HistoryDeletion(n=-1), ValueError),
         (lambda: HistoryDeletion(beta=1.5), ValueError),
         (lambda: CombinedDeletion(), ValueError),
         (lambda: CombinedDeletion("periodic"), TypeError),  # type: ignore[arg-type]
         (lambda: UtilityEviction(prior=2.0), ValueError),
+        (lambda: UtilityEviction(prior=True), TypeError),
         (lambda: SolarMemory("fifo", dim=8, deletion="history"), TypeError),  # type: ignore[arg-type]
     ],
 )

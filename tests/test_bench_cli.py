@@ -123,6 +123,8 @@ def test_policy_specs_with_parameters_are_their_own_columns(
         ("solar-adaptive[shift=0]]", "bad policy spec"),
         ("solar-adaptive[shift=0;shift=1]", "given twice"),
         ("solar-adaptive[use_feedback=false]", "use_feedback must be a bool"),
+        ("fifo[deletion=history;deletion_window=3]", "do not apply to deletion=history"),
+        ("fifo[deletion_n=3]", "need deletion="),
     ],
 )
 def test_bad_policy_specs(spec: str, message: str, capsys: pytest.CaptureFixture[str]) -> None:

@@ -27,6 +27,7 @@ class Candidate:
         vector: the candidate's unit vector when the policy asked for it (``needs_vector``).
         text: the offered text (``None`` when a policy is driven directly, outside a memory).
         metadata: the offered metadata (read-only by convention; ``{}`` when none).
+        prepared: what the policy's :meth:`AdmissionPolicy.prepare` returned for this offer.
     """
 
     size: int
@@ -36,6 +37,7 @@ class Candidate:
     vector: npt.NDArray[np.float32] | None = None
     text: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    prepared: object = None
 
 
 class Verdict(NamedTuple):
@@ -76,6 +78,17 @@ class AdmissionPolicy(ABC):
 
     @abstractmethod
     def _admit(self, candidate: Candidate) -> Verdict: ...
+
+    def observe(self, candidate: Candidate) -> Verdict:
+        """See a step whose item another rule refused (e.g. an evaluator): learn from it as from
+        any step, store nothing. Returns the verdict ``admit`` would have given, without its side
+        effects on storage (a gate that resets state on a store does not reset it here)."""
+        return Verdict(False, "refused elsewhere")
+
+    def prepare(self, text: str, metadata: Mapping[str, Any]) -> object:
+        """Work that needs no memory state, done before the memory takes its lock (e.g. an LLM
+        judge's call); the result reaches :meth:`admit` as ``Candidate.prepared``."""
+        return None
 
     def clear(self) -> None:
         """Forget learned state (the memory was cleared)."""

@@ -7,6 +7,8 @@ from collections.abc import Callable, Mapping
 from numbers import Real
 from typing import Any
 
+import numpy as np
+
 from ..eviction.base import EvictionPolicy
 from ..validation import check_nonnegative_int
 from .base import ALWAYS, AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
@@ -31,10 +33,13 @@ class EvaluatorGate(AdmissionPolicy):
     Anything else, or a NaN, is an error naming the evaluator. The memory then stays as it was:
     the offer is not counted.
 
-    ``inner`` is another gate, e.g. SOLAR's ``RegretGate``. It sees only the candidates the
-    evaluator accepted, and both must accept. A rejected execution therefore neither stores nor
-    resets SOLAR's regret. The first ``initial`` offers skip the evaluator (the curated seed
+    ``inner`` is another gate, e.g. SOLAR's ``RegretGate``. Both must accept. The inner gate sees
+    every step: a step the evaluator rejects still adds its cost to SOLAR's regret, but it never
+    stores and never resets it. The first ``initial`` offers skip the evaluator (the curated seed
     memory the study starts from), though not ``inner``.
+
+    The evaluator runs in :meth:`prepare`, before the memory takes its lock, so a slow LLM judge
+    does not block other threads.
 
     >>> from solar_core.admission import Candidate
     >>> gate = EvaluatorGate(lambda q, e, m: m["error"] <= 1.0)
@@ -76,16 +81,25 @@ class EvaluatorGate(AdmissionPolicy):
     def bind(self, eviction: EvictionPolicy) -> None:
         self.inner.bind(eviction)
 
+    def prepare(self, text: str, metadata: Mapping[str, Any]) -> object:
+        if self._offers < self.initial:  # (read without the lock: at worst one extra call)
+            return None
+        return self.verdict(text, metadata)
+
     def judge(self, candidate: Candidate) -> bool:
         """The evaluator's verdict on ``candidate`` (raises on an unusable answer)."""
+        if isinstance(candidate.prepared, bool):
+            return candidate.prepared
         if candidate.text is None:
             raise ValueError("EvaluatorGate needs the candidate's text: use it inside a memory")
-        query = candidate.metadata.get("query")
-        answer = self.evaluator(
-            query if isinstance(query, str) else None, candidate.text, candidate.metadata
-        )
-        if isinstance(answer, bool):
-            return answer
+        return self.verdict(candidate.text, candidate.metadata)
+
+    def verdict(self, text: str, metadata: Mapping[str, Any]) -> bool:
+        """The evaluator's verdict on an execution (raises on an unusable answer)."""
+        query = metadata.get("query")
+        answer = self.evaluator(query if isinstance(query, str) else None, text, metadata)
+        if isinstance(answer, bool | np.bool_):
+            return bool(answer)
         if isinstance(answer, Real) and math.isfinite(answer):
             return float(answer) >= self.threshold
         name = getattr(self.evaluator, "__name__", type(self.evaluator).__name__)
@@ -95,7 +109,8 @@ class EvaluatorGate(AdmissionPolicy):
         seeding = self._offers < self.initial
         if not seeding and not self.judge(candidate):
             self._offers += 1
-            return Verdict(False, "evaluator rejects")
+            seen = self.inner.observe(candidate)
+            return Verdict(False, "evaluator rejects", seen.cost, seen.regret, seen.tau)
         self._offers += 1
         verdict = self.inner.admit(candidate)
         if verdict is ALWAYS:
@@ -138,6 +153,8 @@ class MetadataThreshold:
             raise TypeError("key must be a non-empty str")
         if at_most is None and at_least is None:
             raise ValueError("give at_most, at_least or both")
+        if at_most is not None and at_least is not None and at_least > at_most:
+            raise ValueError(f"at_least {at_least} > at_most {at_most}: nothing would pass")
         for name, bound in (("at_most", at_most), ("at_least", at_least)):
             if bound is not None and (
                 isinstance(bound, bool) or not isinstance(bound, Real) or math.isnan(bound)

@@ -151,6 +151,13 @@ class RegretGate(AdmissionPolicy):
             return Verdict(True, "regret > tau", cost, regret, self._tau)
         return Verdict(False, "regret <= tau", cost, regret, self._tau)
 
+    def observe(self, candidate: Candidate) -> Verdict:
+        # The step's cost counts as for any rejected offer: it stays in R and in the cost window.
+        cost = self.cost(candidate)
+        self._regret += cost
+        self._record(cost)
+        return Verdict(False, "refused elsewhere", cost, self._regret, self._tau)
+
     def check_invariants(self) -> None:
         if not (self._regret >= 0 and math.isfinite(self._regret)):
             raise AssertionError(f"regret {self._regret} must be finite and >= 0")

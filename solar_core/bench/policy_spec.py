@@ -73,6 +73,14 @@ def deletion_for(params: dict[str, Any]) -> DeletionPolicy | None:
         if extra:
             raise ValueError(f"{', '.join(extra)} need deletion=history|periodic|combined")
         return None
+    applies = {
+        "history": {"deletion_n", "deletion_beta"},
+        "periodic": {"deletion_window", "deletion_alpha"},
+        "combined": {"deletion_n", "deletion_beta", "deletion_window", "deletion_alpha"},
+    }
+    if kind in applies and set(extra) - applies[kind]:
+        unused = ", ".join(sorted(set(extra) - applies[kind]))
+        raise ValueError(f"{unused} do not apply to deletion={kind}")
     history = HistoryDeletion(params.get("deletion_n", 5), params.get("deletion_beta", 0.5))
     periodic = PeriodicDeletion(params.get("deletion_window", 500), params.get("deletion_alpha", 0))
     choices: dict[str, DeletionPolicy] = {

@@ -40,6 +40,15 @@ class DeletionPolicy(ABC):
         self.reserve(store.slots)
 
     @property
+    def bound(self) -> bool:
+        """Whether a memory already uses this policy."""
+        return self._store is not None
+
+    def members(self) -> list[DeletionPolicy]:
+        """This policy and every policy it combines (for duplicate checks)."""
+        return [self]
+
+    @property
     def store(self) -> VectorStore:
         if self._store is None:
             raise RuntimeError(f"{type(self).__name__} is not bound to a memory")

@@ -24,9 +24,15 @@ class CombinedDeletion(DeletionPolicy):
         for p in policies:
             if not isinstance(p, DeletionPolicy):
                 raise TypeError(f"expected DeletionPolicy instances, got {type(p).__name__}")
-        if len({id(p) for p in policies}) != len(policies):
+        members = [m for p in policies for m in p.members()]
+        if len({id(m) for m in members}) != len(members):
             raise ValueError("CombinedDeletion got the same policy object twice")
+        if any(m.bound for m in members):
+            raise ValueError("CombinedDeletion got a policy that already serves a memory")
         self.policies = policies
+
+    def members(self) -> list[DeletionPolicy]:
+        return [self, *(m for p in self.policies for m in p.members())]
 
     def bind(self, store: VectorStore) -> None:
         super().bind(store)

@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..eviction.base import grow_array
-from ..validation import check_k, check_score
+from ..validation import check_nonnegative_int, check_score
 from .base import DeletionPolicy, Slots
 
 
@@ -37,7 +37,7 @@ class HistoryDeletion(DeletionPolicy):
 
     def __init__(self, n: int = 5, beta: float = 0.5) -> None:
         super().__init__()
-        self.n = check_k(n, "n")
+        self.n = check_nonnegative_int(n, "n")
         self.beta = check_score(beta, "beta")
         self._sum: npt.NDArray[np.float64] = np.zeros(0)
         self._uses: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)

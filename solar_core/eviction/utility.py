@@ -7,7 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 import numpy.typing as npt
 
-from ..validation import check_positive
+from ..validation import check_positive, check_score
 from .base import EvictionPolicy, Slots, Victim, grow_array, lowest
 
 
@@ -35,9 +35,7 @@ class UtilityEviction(EvictionPolicy):
     def __init__(self, prior: float = 0.5, strength: float = 1.0) -> None:
         super().__init__()
         check_positive(strength=strength)
-        if not 0.0 <= prior <= 1.0:
-            raise ValueError(f"prior must be in [0, 1], got {prior}")
-        self.prior = float(prior)
+        self.prior = check_score(prior, "prior")
         self.strength = float(strength)
         self._sum: npt.NDArray[np.float64] = np.zeros(0)
         self._uses: npt.NDArray[np.float64] = np.zeros(0)
@@ -83,4 +81,4 @@ class UtilityEviction(EvictionPolicy):
         self._serial[:] = 0.0
 
     def describe(self, slot: int) -> Mapping[str, float]:
-        return {"utility": float(self.utility(np.asarray([slot]))[0]), "uses": self._uses[slot]}
+        return {"utility": float(self.utility(np.asarray([slot]))[0]), "rated": self._uses[slot]}
