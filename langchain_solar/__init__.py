@@ -5,6 +5,7 @@
 - :class:`SolarRetriever` -- a ``BaseRetriever`` over a SOLAR memory, for any LCEL chain or agent.
 - :class:`SolarMemoryMiddleware` -- memory for LangChain v1 ``create_agent`` agents, per user or
   thread if asked.
+- :class:`SolarSemanticCache` -- ``set_llm_cache`` over the scoped semantic response cache.
 - :class:`LLMJudge` -- a chat model as the yes/no evaluator of evaluator-gated addition
   (``SolarMemory(..., evaluator=LLMJudge(llm))``).
 - :class:`LangChainEmbedder` -- any LangChain ``Embeddings`` as the memory's embedder (every
@@ -19,6 +20,7 @@ from .embeddings import LangChainEmbedder
 from .judge import LLMJudge
 from .middleware import SolarMemoryMiddleware, SolarMemoryState
 from .retriever import SolarRetriever
+from .semantic_cache import SolarSemanticCache
 
 __all__ = [
     "LLMJudge",
@@ -27,4 +29,5 @@ __all__ = [
     "SolarMemoryMiddleware",
     "SolarMemoryState",
     "SolarRetriever",
+    "SolarSemanticCache",
 ]

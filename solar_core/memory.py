@@ -173,6 +173,7 @@ class SolarMemory:
             deletion.bind(self._store)
         self._trace: deque[Decision] = deque(maxlen=trace_size)
         self._lock = threading.RLock()
+        self._subscribers: list[Callable[[str, str, FloatVector, dict[str, Any]], None]] = []
         self._id_counter = 0
         self._retrieval_seq = 0
         self._reset_counters()
@@ -467,6 +468,8 @@ class SolarMemory:
             if self._deletion is not None:
                 self._deletion.on_insert(slot, step)
             self._admitted += 1
+            for callback in self._subscribers:  # e.g. a response cache invalidating its entries
+                callback(new_id, text, vector, meta)
             victim_score = victim.score if victim is not None else None
             return self._record(
                 Decision(
@@ -504,6 +507,15 @@ class SolarMemory:
         else:
             self._removed += 1
         return item_id
+
+    def subscribe(self, callback: Callable[[str, str, FloatVector, dict[str, Any]], None]) -> None:
+        """Call ``callback(item_id, text, unit_vector, metadata)`` after every stored item (under
+        the memory's lock: keep it short). :meth:`ResponseCache.watch` uses it to invalidate
+        cached answers when a new fact lands."""
+        if not callable(callback):
+            raise TypeError(f"callback must be callable, got {type(callback).__name__}")
+        with self._lock:
+            self._subscribers.append(callback)
 
     # -- inspection and editing ----------------------------------------------------------------
     @property

@@ -327,3 +327,19 @@ def test_regagent_smoke(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> N
     assert by[("constrained", "all", "combined")]["final_size"] <= 100
     for r in rows:
         assert 0.0 <= r["success_rate"] <= 1.0
+
+
+def test_response_cache_bench_smoke(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    data = write_locomo(tmp_path)
+    argv = ["response-cache", "--data", str(data), "--embedder", "hash", "--cache-dir",
+            str(tmp_path / "c"), "--seeds", "1"]  # fmt: skip
+    rows = run_json(capsys, *argv)
+    kinds = [r["setting"] for r in rows]
+    assert kinds.count("pairs") == kinds.count("stream") == 7 and kinds.count("latency") == 1
+    pairs = [r for r in rows if r["setting"] == "pairs"]
+    rates = [r["hit_rate"] for r in pairs]
+    assert rates == sorted(rates, reverse=True)  # a higher threshold never serves more
+    latency = next(r for r in rows if r["setting"] == "latency")
+    assert latency["tier2_us"] > 0 and latency["tier3_us"] > 0
+    assert main([*argv, "--quiet"]) == 0
+    assert "paraphrase hit" in capsys.readouterr().out

@@ -53,3 +53,13 @@ def test_llamaindex_block_example_keeps_sessions_apart(capsys: pytest.CaptureFix
     memories = out.split("never shared):\n")[1]
     assert "alice: 'Please always answer me in French.'  alpha=4" in memories
     assert "bob: 'Where is my order A-17?'" in memories and "bob: 'Please" not in memories
+
+
+def test_response_cache_example_tiers_invalidation_and_scopes(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    lines = run("response_cache_chain.py", capsys).splitlines()
+    tiers = [line.split("] tier ")[1][0] for line in lines if "] tier " in line]
+    assert tiers == ["3", "1", "2", "3", "3"]
+    assert lines[3].endswith("'You are on the Team plan now.'")  # the stale answer was evicted
+    assert lines[4].startswith("[bob]") and lines[4].endswith("'Free plan.'")

@@ -29,7 +29,7 @@ from .locomo import DEFAULT_K, distinct_texts, load_locomo, records
 from .policy_spec import parse_policy, split_policies
 from .progress import Progress
 
-WORKLOADS = (*EXPERIMENTS, "locomo", "latency", "regagent", "demo")
+WORKLOADS = (*EXPERIMENTS, "locomo", "latency", "regagent", "response-cache", "demo")
 #: the paper's order: baselines, then the learned policies, then the no-eviction reference
 POLICY_ORDER = [
     "fifo",
@@ -243,6 +243,21 @@ def regagent(args: argparse.Namespace) -> list[dict[str, Any]]:
     return env.aggregate(recs)
 
 
+def response_cache(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Tier-2 hit and false-hit rates on LoCoMo question pairs, and tier-2 vs tier-3 latency."""
+    from . import response_cache as bench
+
+    if args.data is None or not args.data.is_file():
+        raise SystemExit("solar-bench response-cache: --data must name a LoCoMo-format JSON file")
+    convs = [c for c in load_locomo(args.data) if len(c.qa) >= 2]
+    lookup = _vector_lookup(args, distinct_texts(convs))
+    return [
+        *bench.pair_rows(convs, lookup),
+        *bench.stream_rows(convs, lookup, args.seeds),
+        *bench.latency_rows(convs, lookup),
+    ]
+
+
 def columns_for(workload: str) -> list[str]:
     if workload == "regagent":
         from .regagent import COLUMNS
@@ -265,6 +280,11 @@ def render(rows: Sequence[dict[str, Any]], fmt: str, compact: bool = False) -> s
     parts = []
     for workload in dict.fromkeys(r["workload"] for r in rows):
         mine = [r for r in rows if r["workload"] == workload]
+        if workload == "response-cache":
+            from .response_cache import render as render_cache
+
+            parts.append(render_cache(mine).rstrip("\n"))
+            continue
         timed = [r for r in mine if "sentences_per_s" in r]
         mine = [r for r in mine if r not in timed]
         if compact:
@@ -327,6 +347,8 @@ def _main(args: argparse.Namespace) -> int:
         rows = latency(args)
     elif name == "regagent":
         rows = regagent(args)
+    elif name == "response-cache":
+        rows = response_cache(args)
     else:
         rows = synthetic(args, name)
     text = render(rows, args.format, compact=name == "demo")
