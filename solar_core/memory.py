@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import threading
 import time
 from collections import OrderedDict, deque
@@ -20,6 +21,7 @@ from .deletion import DeletionPolicy
 from .embedder import Embedder, resolve_embedder
 from .eviction import EvictionPolicy, Victim
 from .hash_embedder import HashEmbedder
+from .lifecycle import INITIAL_IMPORTANCE, Lifecycle, check_category
 from .presets import build_policies
 from .store import VectorStore
 from .types import Decision, Hit, Hits, MemoryItem, UnknownItemError
@@ -50,6 +52,9 @@ class _Record:
     metadata: dict[str, Any]
     step: int
     created_at: float
+    category: str = "context"
+    importance: float = 0.5
+    valid_until: float | None = None
 
 
 @dataclass(slots=True)
@@ -86,6 +91,11 @@ class SolarMemory:
             :class:`~solar_core.admission.EvaluatorGate`; the study's addition evaluator).
         deletion: a :class:`~solar_core.deletion.DeletionPolicy` swept at the end of every step
             (periodic, history-based or combined deletion).
+        importance_weight: ``w`` in the ranking ``cosine * (1 - w + w * importance)``; 0 (the
+            default) ranks by cosine alone (see :mod:`solar_core.lifecycle`).
+        ttl_days: age at which :meth:`Lifecycle.expire` removes context items.
+        trace_retention_days: ``{"decision": days, "retrieval": days}`` for
+            :meth:`Lifecycle.sweep_traces` (30 each by default).
         trace_size: how many recent decisions :meth:`trace` keeps.
         **policy_params: constructor parameters of the preset's policies (e.g.
             ``novelty_bonus=0.0``, ``switching_cost=3.0``).
@@ -125,6 +135,9 @@ class SolarMemory:
         trace_size: int = 1000,
         evaluator: Evaluator | None = None,
         deletion: DeletionPolicy | None = None,
+        importance_weight: float = 0.0,
+        ttl_days: float = 7.0,
+        trace_retention_days: Mapping[str, float] | None = None,
         **policy_params: Any,
     ) -> None:
         capacity = check_capacity(capacity)
@@ -172,10 +185,18 @@ class SolarMemory:
         if deletion is not None:
             deletion.bind(self._store)
         self._trace: deque[Decision] = deque(maxlen=trace_size)
+        self._trace_times: deque[tuple[float]] = deque(maxlen=trace_size)  # aligned with _trace
+        self._retrieval_trace: deque[tuple[float, dict[str, Any]]] = deque(maxlen=trace_size)
+        if isinstance(importance_weight, bool) or not isinstance(importance_weight, int | float):
+            raise TypeError(f"importance_weight must be a number, got {importance_weight!r}")
+        if not 0.0 <= importance_weight <= 1.0:
+            raise ValueError(f"importance_weight must be in [0, 1], got {importance_weight}")
+        self.importance_weight = float(importance_weight)
         self._lock = threading.RLock()
         self._subscribers: list[Callable[[str, str, FloatVector, dict[str, Any]], None]] = []
         self._id_counter = 0
         self._retrieval_seq = 0
+        self.lifecycle = Lifecycle(self, ttl_days=ttl_days, retention_days=trace_retention_days)
         self._reset_counters()
 
     @staticmethod
@@ -200,6 +221,7 @@ class SolarMemory:
         self._evicted = 0
         self._removed = 0
         self._deleted = 0  # by the deletion policy
+        self._expired = 0  # by lifecycle.expire()
         self._feedbacks = 0
         self._score_sum = 0.0
         self._removals = 0  # evictions + removals, ever: detects stale retrievals
@@ -268,7 +290,9 @@ class SolarMemory:
         vector = scaled(row, scale)
         with self._lock:
             store = self._store
-            if exclude:
+            if self.importance_weight > 0.0:
+                slots, scores = self._weighted_nearest(vector, k, exclude)
+            elif exclude:
                 slots, scores = self._nearest_except(vector, k, exclude)
             else:
                 slots, scores = store.nearest(vector, k)
@@ -281,6 +305,20 @@ class SolarMemory:
                 hits.append(Hit(ids[slot], rec.text, score, rec.metadata.copy(), rank))
             if not record:
                 return Hits(hits, None)
+            now = self._clock()  # before any change: a failing clock leaves the memory as it was
+            for rec in records:  # reinforcement: returned to a caller, so more important
+                boosted = rec.importance * 1.1
+                rec.importance = boosted if boosted < 1.0 else 1.0
+            self._retrieval_trace.append(
+                (
+                    now,
+                    {
+                        "query": query,
+                        "ids": [h.id for h in hits],
+                        "scores": [h.score for h in hits],
+                    },
+                )
+            )
             step = self._steps + 1
             if self._eviction.needs_queries:
                 self._eviction.on_query(vector, slots, scores, step)
@@ -294,6 +332,28 @@ class SolarMemory:
             if len(self._recent) > FEEDBACK_WINDOW:
                 self._recent.popitem(last=False)
             return Hits(hits, retrieval_id)
+
+    def _weighted_nearest(
+        self, vector: FloatVector, k: int, exclude: Collection[str]
+    ) -> tuple[npt.NDArray[np.int64], list[float]]:
+        """Top-k by ``cosine * (1 - w + w * importance)`` (a pass over every item: opt-in)."""
+        store = self._store
+        sims = store.similarities(vector).astype(np.float64)
+        _, payloads = store.slot_lists()
+        w = self.importance_weight
+        for slot in store.active_slots().tolist():
+            sims[slot] *= 1.0 - w + w * payloads[slot].importance
+        for item_id in exclude:
+            if item_id in store:
+                sims[store.slot_of(item_id)] = -np.inf
+        n = int(np.isfinite(sims).sum())
+        order = np.argsort(-sims, kind="stable")[: min(k, n)]
+        return order.astype(np.int64), sims[order].tolist()
+
+    def _records(self) -> list[tuple[str, _Record]]:
+        """Every stored ``(id, record)``, oldest insert first."""
+        store = self._store
+        return [(i, store.payload_at(store.slot_of(i))) for i in store.ids()]
 
     def _nearest_except(
         self, vector: FloatVector, k: int, exclude: Collection[str]
@@ -386,14 +446,27 @@ class SolarMemory:
         embedding: object = None,
         metadata: Mapping[str, Any] | None = None,
         item_id: str | None = None,
+        category: str = "context",
+        valid_until: float | None = None,
     ) -> Decision:
         """Offer this step's experience; the policy decides whether to store it. Ends the step.
+
+        ``category`` (``"identity"``, ``"knowledge"`` or ``"context"``) sets the item's initial
+        importance and lifecycle; ``valid_until`` (a clock time) is when
+        :meth:`Lifecycle.expire` removes it whatever its category.
 
         ``item_id`` names the new item. Offering an id that is already stored with the same text is
         a re-offer: the step ends and the admission policy sees the candidate, but nothing is
         stored (``Decision.reason == "already stored"``); with a different text it is an error.
         """
         text = check_text(text)
+        category = check_category(category)
+        if valid_until is not None and (
+            isinstance(valid_until, bool)
+            or not isinstance(valid_until, int | float)
+            or not math.isfinite(valid_until)
+        ):
+            raise ValueError(f"valid_until must be a finite clock time, got {valid_until!r}")
         meta = {} if metadata is None else check_metadata(metadata)
         if item_id is not None:
             check_text(item_id, "item_id")
@@ -436,11 +509,18 @@ class SolarMemory:
                 self._eviction.on_reoffer(again, step)
                 self._reoffered += 1
                 reason = "already stored"
-                return self._record(Decision(step, False, item_id, None, reason, *verdict[2:]))
+                return self._record(Decision(step, False, item_id, None, reason, *verdict[2:]), now)
             _, reason, cost, regret, tau = verdict
             if not verdict.admitted:
                 self._rejected += 1
-                return self._record(Decision(step, False, None, None, reason, cost, regret, tau))
+                refused = Decision(step, False, None, None, reason, cost, regret, tau)
+                return self._record(refused, now)
+            if store.full and store.evictable == 0:
+                # Only identity items left: nothing may be evicted to make room.
+                self._rejected += 1
+                reason = "full of protected items"
+                refused = Decision(step, False, None, None, reason, cost, regret, tau)
+                return self._record(refused, now)
             new_id = item_id if item_id is not None else self._new_id()
             eviction = self._eviction
             content_key = _content_key(text) if eviction.uses_content_key else ""
@@ -459,7 +539,12 @@ class SolarMemory:
             if vector is None:
                 vector = scaled(row, scale)
             allocated = len(store.matrix)
-            slot = store.insert(new_id, vector, _Record(text, meta, step, now), sims)
+            record = _Record(
+                text, meta, step, now, category, INITIAL_IMPORTANCE[category], valid_until
+            )
+            slot = store.insert(new_id, vector, record, sims)
+            if category == "identity":
+                store.protected.add(slot)
             if len(store.matrix) != allocated:  # an unbounded store grew
                 eviction.reserve(store.slots)
                 if self._deletion is not None:
@@ -474,10 +559,11 @@ class SolarMemory:
             return self._record(
                 Decision(
                     step, True, new_id, evicted, reason, cost, regret, tau, victim_score, contenders
-                )
+                ),
+                now,
             )
 
-    def _record(self, decision: Decision) -> Decision:
+    def _record(self, decision: Decision, now: float) -> Decision:
         if self._deletion is not None:  # the step has ended: sweep
             swept = self._deletion.sweep(decision.step)
             if swept:
@@ -485,6 +571,7 @@ class SolarMemory:
                     [(self._drop(slot, evicted=False, deleted=True), why) for slot, why in swept]
                 )
         self._trace.append(decision)
+        self._trace_times.append((now,))  # the step's time, read before anything changed
         return decision
 
     def _new_id(self) -> str:
@@ -494,7 +581,7 @@ class SolarMemory:
             if candidate not in self._store:
                 return candidate
 
-    def _drop(self, slot: int, evicted: bool, deleted: bool = False) -> str:
+    def _drop(self, slot: int, evicted: bool, deleted: bool = False, expired: bool = False) -> str:
         item_id = self._store.remove(slot)
         self._eviction.on_remove(slot, evicted)
         if self._deletion is not None:
@@ -504,6 +591,8 @@ class SolarMemory:
             self._evicted += 1
         elif deleted:
             self._deleted += 1
+        elif expired:
+            self._expired += 1
         else:
             self._removed += 1
         return item_id
@@ -542,6 +631,9 @@ class SolarMemory:
             record.step,
             record.created_at,
             self._describe(slot),
+            record.category,
+            record.importance,
+            record.valid_until,
         )
 
     def _describe(self, slot: int) -> dict[str, float]:
@@ -588,7 +680,43 @@ class SolarMemory:
                 self._deletion.reserve(self._store.slots)
             self._admission.clear()
             self._trace.clear()
+            self._trace_times.clear()
+            self._retrieval_trace.clear()
             self._reset_counters()
+
+    def retrieval_trace(self) -> list[dict[str, Any]]:
+        """The recorded retrievals kept (query, ids, scores, ``at``), oldest first."""
+        with self._lock:
+            return [{"at": at, **entry} for at, entry in self._retrieval_trace]
+
+    def state(self) -> dict[str, Any]:
+        """The whole memory as plain data: items (with category, importance, created_at,
+        valid_until and policy statistics), counters, lifecycle settings and traces."""
+        with self._lock:
+            return {
+                "policy": self.policy,
+                "capacity": self.capacity,
+                "items": [
+                    {
+                        "id": i.id,
+                        "text": i.text,
+                        "metadata": dict(i.metadata),
+                        "category": i.category,
+                        "importance": i.importance,
+                        "created_at": i.created_at,
+                        "valid_until": i.valid_until,
+                        "policy": dict(i.policy),
+                    }
+                    for i in self.items()
+                ],
+                "stats": self.stats(),
+                "lifecycle": self.lifecycle.state(),
+                "decisions": [
+                    {"at": at, **{f: getattr(d, f) for f in d.__slots__}}
+                    for (at,), d in zip(self._trace_times, self._trace, strict=True)
+                ],
+                "retrievals": self.retrieval_trace(),
+            }
 
     def trace(self, last: int | None = None) -> list[Decision]:
         """The most recent decisions, oldest first (at most ``trace_size`` are kept)."""
@@ -612,6 +740,7 @@ class SolarMemory:
                 "evicted": self._evicted,
                 "removed": self._removed,
                 "deleted": self._deleted,
+                "expired": self._expired,
                 # paper Eq. 1: N = steps whose cache changed; every admission changes it
                 "modifications": self._admitted,
                 "store_rate": self._admitted / steps if steps else 0.0,
@@ -627,7 +756,9 @@ class SolarMemory:
             self._store.check_invariants()
             self._eviction.check_invariants()
             self._admission.check_invariants()
-            expected = self._admitted - self._evicted - self._removed - self._deleted
+            expected = (
+                self._admitted - self._evicted - self._removed - self._deleted - self._expired
+            )
             if expected != len(self._store):
                 raise AssertionError(f"counters say {expected} items, store has {len(self)}")
             if self._admitted + self._rejected + self._reoffered != self._steps:

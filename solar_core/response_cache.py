@@ -122,6 +122,8 @@ class ResponseCache:
         enabled: bool = True,
         relate: float = 0.5,
         trace_size: int = 1000,
+        clock: Callable[[], float] = time.time,
+        trace_retention_days: float = 30.0,
     ) -> None:
         for name, value in (("threshold", threshold), ("relate", relate)):
             if isinstance(value, bool) or not isinstance(value, int | float):
@@ -140,6 +142,16 @@ class ResponseCache:
         self._lock = threading.RLock()
         self._ids = 0
         self._trace: deque[dict[str, Any]] = deque(maxlen=check_k(trace_size, "trace_size"))
+        if not callable(clock):
+            raise TypeError(f"clock must be callable, got {type(clock).__name__}")
+        self._clock = clock
+        if isinstance(trace_retention_days, bool) or not isinstance(
+            trace_retention_days, int | float
+        ):
+            raise TypeError("trace_retention_days must be a number")
+        if not trace_retention_days > 0:
+            raise ValueError(f"trace_retention_days must be > 0, got {trace_retention_days}")
+        self.trace_retention_days = float(trace_retention_days)
 
     # -- embedding ----------------------------------------------------------------------------
     def _embed(self, text: str) -> F32:
@@ -271,7 +283,7 @@ class ResponseCache:
             self._trace.append(
                 {
                     "kind": "response",
-                    "at": time.time(),
+                    "at": self._clock(),
                     "scope": dict(scope_key(scope)),
                     "query": query,
                     "tier": hit.tier,
@@ -337,6 +349,16 @@ class ResponseCache:
         """Forget every entry of every scope (for LangChain's ``BaseCache.clear``)."""
         with self._lock:
             self._scopes.clear()
+
+    def sweep_traces(self) -> int:
+        """Drop the response traces older than ``trace_retention_days``; returns how many."""
+        with self._lock:
+            limit = self._clock() - self.trace_retention_days * 86_400.0
+            n = 0
+            while self._trace and self._trace[0]["at"] < limit:
+                self._trace.popleft()
+                n += 1
+            return n
 
     def trace(self) -> list[dict[str, Any]]:
         """The latest resolutions, oldest first."""

@@ -44,6 +44,7 @@ class VectorStore:
         self._ids: list[str | None] = [None] * slots
         self._payloads: list[Any] = [None] * slots
         self._slot_of: dict[str, int] = {}  # insertion-ordered: items() lists oldest first
+        self.protected: set[int] = set()  # slots eviction must not choose (identity items)
         self._free = list(range(slots - 1, -1, -1))  # pop() hands out the lowest slot first
         self.high_water = 0  # every active slot is below this
         self.neighbours = (
@@ -81,6 +82,19 @@ class VectorStore:
         """
         high = self.high_water
         return slice(0, high) if len(self._slot_of) == high else self.active_slots()
+
+    def evictable_selection(self) -> npt.NDArray[np.int64] | slice:
+        """:meth:`active_selection` without the protected slots (what eviction may choose)."""
+        if not self.protected:
+            return self.active_selection()
+        active = self.active_slots()
+        keep: npt.NDArray[np.int64] = active[~np.isin(active, list(self.protected))]
+        return keep
+
+    @property
+    def evictable(self) -> int:
+        """How many stored items eviction may choose."""
+        return len(self._slot_of) - len(self.protected)
 
     # -- lookup -------------------------------------------------------------------------------
     def slot_of(self, item_id: str) -> int:
@@ -194,6 +208,7 @@ class VectorStore:
         self.active_full[slot] = False
         self._ids[slot] = None
         self._payloads[slot] = None
+        self.protected.discard(slot)
         self._free.append(slot)
         # an empty slot has no id: a list lookup, cheaper than reading the numpy mask
         while self.high_water > 0 and self._ids[self.high_water - 1] is None:

@@ -52,6 +52,9 @@ class MemoryItem:
     created_step: int
     created_at: float
     policy: Mapping[str, float] = field(default_factory=dict)
+    category: str = "context"
+    importance: float = 0.5
+    valid_until: float | None = None
 
 
 @dataclass(slots=True)

@@ -149,3 +149,14 @@ def test_update_and_lookup_round_trip_generations() -> None:
     cache.update("p", "model-1", gens)
     assert cache.lookup("p", "model-1") == gens
     assert cache.lookup("p", "model-2") is None  # another model configuration
+
+
+def test_response_traces_have_their_own_retention() -> None:
+    now = [0.0]
+    cache = ResponseCache("hash", clock=lambda: now[0], trace_retention_days=2)
+    cache.resolve("first question", lambda q: "a")
+    now[0] += 3 * 86_400
+    cache.resolve("second question", lambda q: "b")
+    assert cache.sweep_traces() == 1
+    assert [t["query"] for t in cache.trace()] == ["second question"]
+    assert cache.trace()[0]["at"] == now[0]

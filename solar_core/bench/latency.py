@@ -21,7 +21,7 @@ import numpy.typing as npt
 from ..admission import RegretGate
 from ..memory import SolarMemory
 from ..presets import PRESETS
-from .policy_spec import deletion_for, parse_policy, policy_name
+from .policy_spec import deletion_for, parse_policy, policy_name, split_params
 
 F32 = npt.NDArray[np.float32]
 
@@ -44,7 +44,7 @@ def full_memory(policy: str, capacity: int, items: F32) -> SolarMemory:
     # its bootstrap run to full capacity, so every policy is timed on a full memory.
     name, params = parse_policy(policy)
     deletion = deletion_for(params)
-    params = {k: v for k, v in params.items() if not k.startswith("deletion")}
+    params, _ = split_params(params)
     if PRESETS[name].admission is RegretGate:
         params["bootstrap"] = capacity
     memory = SolarMemory(

@@ -53,16 +53,19 @@ def parse_policy(spec: str) -> tuple[str, dict[str, Any]]:
         if key.strip() in params:
             raise ValueError(f"parameter {key.strip()!r} given twice in {spec!r}")
         params[key.strip()] = value
-    policy_params = {k: v for k, v in params.items() if k not in _DELETION_KEYS}
+    policy_params = {k: v for k, v in params.items() if k not in _DELETION_KEYS | _MEMORY_KEYS}
     try:
         build_policies(name, 10, policy_params)  # the preset's checks: unknown names, bad values
         deletion_for(params)
+        SolarMemory(name, dim=2, **{k: v for k, v in params.items() if k in _MEMORY_KEYS})
     except TypeError as err:
         raise ValueError(str(err)) from None
     return name, params
 
 
 _DELETION_KEYS = {"deletion", "deletion_n", "deletion_beta", "deletion_window", "deletion_alpha"}
+#: SolarMemory settings a spec may carry besides the policy's own parameters
+_MEMORY_KEYS = {"importance_weight"}
 
 
 def deletion_for(params: dict[str, Any]) -> DeletionPolicy | None:
@@ -123,3 +126,11 @@ def memory_for(spec: str, **kwargs: Any) -> SolarMemory:
     deletion = deletion_for(params)
     policy_params = {k: v for k, v in params.items() if k not in _DELETION_KEYS}
     return SolarMemory(name, **kwargs, **policy_params, deletion=deletion)
+
+
+def split_params(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``params`` as (the policy's own and memory settings, the deletion ones)."""
+    return (
+        {k: v for k, v in params.items() if k not in _DELETION_KEYS},
+        {k: v for k, v in params.items() if k in _DELETION_KEYS},
+    )

@@ -90,14 +90,17 @@ class ArcEviction(EvictionPolicy):
                 self._pop_lru(self.b2)  # (B) directory full: delete the LRU page of B2
 
     def _victim(self, step: int) -> Victim:
-        if self._drop_t1_lru:
-            return Victim(next(iter(self.t1)))
+        protected = self.store.protected
+        t1 = [s for s in self.t1 if s not in protected] if protected else self.t1
+        t2 = [s for s in self.t2 if s not in protected] if protected else self.t2
+        if self._drop_t1_lru and t1:
+            return Victim(next(iter(t1)))
         # REPLACE(x, p): T1's LRU if |T1| > p (or == p, p real, on a B2 hit), else T2's LRU.
-        if self.t1 and (len(self.t1) > self.p or (self._in_b2 and len(self.t1) == self.p)):
-            return Victim(next(iter(self.t1)))
-        if self.t2:
-            return Victim(next(iter(self.t2)))
-        return Victim(next(iter(self.t1)))
+        if t1 and (len(t1) > self.p or (self._in_b2 and len(t1) == self.p)):
+            return Victim(next(iter(t1)))
+        if t2:
+            return Victim(next(iter(t2)))
+        return Victim(next(iter(t1)))
 
     def on_remove(self, slot: int, evicted: bool) -> None:
         key = self._key.pop(slot)

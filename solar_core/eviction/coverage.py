@@ -223,7 +223,7 @@ class CoverageEviction(EvictionPolicy):
         cached = self._weakest
         if cached is not None and cached[0] == self._version:
             return cached[1], cached[2]
-        slots = self.store.active_selection()
+        slots = self.store.evictable_selection()
         values = self._value[slots]
         # Lowest value, oldest insert among (near-)equals, in one pass: serials are < 1e6 in
         # any realistic run, so the nudge stays below 1e-6, far under any real margin.

@@ -28,6 +28,9 @@ class FifoEviction(EvictionPolicy):
         del self._order[slot]
 
     def _victim(self, step: int) -> Victim:
+        protected = self.store.protected
+        if protected:
+            return Victim(next(s for s in self._order if s not in protected))
         return Victim(next(iter(self._order)))
 
     def clear(self) -> None:

@@ -65,7 +65,7 @@ class LfuEviction(EvictionPolicy):
         self._count[slot] = 0
 
     def _victim(self, step: int) -> Victim:
-        slots = self.store.active_selection()
+        slots = self.store.evictable_selection()
         # One int64 key orders by count, then by sequence: a single vectorised argmin.
         key = (self._count[slots] << 32) + self._order[slots]
         best = int(key.argmin())

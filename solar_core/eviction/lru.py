@@ -44,6 +44,9 @@ class LruEviction(EvictionPolicy):
         del self._last_use[slot]
 
     def _victim(self, step: int) -> Victim:
+        protected = self.store.protected
+        if protected:
+            return Victim(next(s for s in self._recency if s not in protected))
         return Victim(next(iter(self._recency)))
 
     def clear(self) -> None:

@@ -67,7 +67,7 @@ class MultiScoreEviction(EvictionPolicy):
         # exactly in float64; -age / scale == age / -scale; maximum/minimum clip as np.clip.
         #   score = w_rec * exp(-age / age_scale) + w_freq * count / max(step, 1)
         #           + w_div * clip(1 - max_similarity, 0, 1)
-        slots = self.store.active_selection()
+        slots = self.store.evictable_selection()
         w_rec, w_freq, w_div = self.weights
         score = np.subtract(step, self._last[slots], dtype=np.float64)  # age
         score /= -self.age_scale

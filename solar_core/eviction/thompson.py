@@ -119,7 +119,7 @@ class ThompsonEviction(EvictionPolicy):
         return novelty
 
     def _victim(self, step: int) -> Victim:
-        slots = self.store.active_selection()
+        slots = self.store.evictable_selection()
         scores = self._rng.beta(self._alpha[slots], self._beta[slots])
         if self.novelty_bonus > 0:
             bonus = self.novelty(slots)

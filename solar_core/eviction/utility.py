@@ -70,7 +70,7 @@ class UtilityEviction(EvictionPolicy):
         return out
 
     def _victim(self, step: int) -> Victim:
-        slots = self.store.active_selection()
+        slots = self.store.evictable_selection()
         # Ties by insert order: nudges far below any utility difference (1 / (strength + uses)).
         scores = self.utility(slots) + 1e-12 * self._serial[slots]
         return lowest(scores, slots)

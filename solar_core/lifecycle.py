@@ -1,0 +1,208 @@
+"""Memory lifecycle: categories, importance, decay, expiry and trace retention.
+
+From the agent-memory product page (``shared/seeds/003_*``), on top of :class:`SolarMemory`:
+
+- Every item has a **category**. ``identity`` starts at importance 1.0, ``knowledge`` at 0.8 and
+  ``context`` (the default: conversation turns) at 0.5.
+- **Reinforcement**: each recorded retrieval that returns an item multiplies its importance by
+  1.1, capped at 1.0.
+- **Ranking**: with ``SolarMemory(importance_weight=w)``, hits are ranked by
+  ``cosine * (1 - w + w * importance)``, and ``Hit.score`` is that product. The default ``w = 0``
+  ranks by cosine alone, the paper's protocol. Importance never enters SOLAR's posterior: the
+  posterior learns from retrievals and ratings, and importance only decides which items are
+  retrieved.
+- **Eviction**: identity items are never evicted to make room, only removed explicitly. A memory
+  full of identity items rejects other offers ("full of protected items"). Other categories are
+  evicted by the policy as usual.
+- :meth:`Lifecycle.decay` multiplies importance by 0.95 per day for context and 0.995 for
+  knowledge, counting the days elapsed since the last decay. Identity does not decay.
+- :meth:`Lifecycle.expire` removes context items older than ``ttl_days`` (7 by default), and any
+  item past its ``valid_until``.
+- :meth:`Lifecycle.sweep_traces` drops decision and retrieval traces older than their retention
+  (days, per kind).
+- :meth:`Lifecycle.start` runs decay, expire and sweep on a background schedule;
+  :meth:`Lifecycle.stop` stops it.
+
+Time comes from the memory's injected ``clock``, so tests never sleep.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .memory import SolarMemory
+
+DAY = 86_400.0
+CATEGORIES = ("identity", "knowledge", "context")
+INITIAL_IMPORTANCE: Mapping[str, float] = {"identity": 1.0, "knowledge": 0.8, "context": 0.5}
+DAILY_DECAY: Mapping[str, float] = {"identity": 1.0, "knowledge": 0.995, "context": 0.95}
+REINFORCE = 1.1
+TRACE_KINDS = ("decision", "retrieval")
+
+
+def check_category(category: object) -> str:
+    """``category`` if it is one of :data:`CATEGORIES`."""
+    if category not in CATEGORIES:
+        raise ValueError(f"category must be one of {', '.join(CATEGORIES)}, got {category!r}")
+    return str(category)
+
+
+def _positive_days(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"{name} must be a positive number of days, got {value!r}")
+    if not math.isfinite(float(value)):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return float(value)
+
+
+class Lifecycle:
+    """The lifecycle sweeps of one memory (``memory.lifecycle``).
+
+    >>> from solar_core import SolarMemory
+    >>> now = [0.0]
+    >>> m = SolarMemory("fifo", capacity=10, dim=2, clock=lambda: now[0])
+    >>> fact = m.add("likes tea", embedding=[1, 0]).item_id        # a context item: 0.5
+    >>> now[0] += 30 * 86_400                                          # 30 days later
+    >>> round(m.lifecycle.decay()[fact], 4)                            # 0.5 * 0.95 ** 30
+    0.1073
+    >>> m.lifecycle.expire()                                           # past the 7-day TTL
+    ['m1']
+    """
+
+    def __init__(
+        self,
+        memory: SolarMemory,
+        *,
+        ttl_days: float = 7.0,
+        retention_days: Mapping[str, float] | None = None,
+    ) -> None:
+        self._memory = memory
+        self.ttl_days = _positive_days("ttl_days", ttl_days)
+        retention = {"decision": 30.0, "retrieval": 30.0}
+        for kind, days in (retention_days or {}).items():
+            if kind not in TRACE_KINDS:
+                raise ValueError(f"retention kinds are {', '.join(TRACE_KINDS)}, got {kind!r}")
+            retention[kind] = _positive_days(f"retention_days[{kind!r}]", days)
+        self.retention_days = retention
+        self._last_decay: float | None = None  # no clock call here: a clock may be stateful
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self.ticks = 0  # background runs completed
+
+    # -- sweeps -------------------------------------------------------------------------------
+    def decay(self) -> dict[str, float]:
+        """Apply the per-day factors for the days each item has lived since the last decay (or
+        since it was stored, if later); returns the new importance of every item."""
+        memory = self._memory
+        with memory._lock:
+            now = memory._clock()
+            last = self._last_decay
+            out = {}
+            for item_id, record in memory._records():
+                start = record.created_at if last is None else max(last, record.created_at)
+                days = max(now - start, 0.0) / DAY
+                record.importance *= DAILY_DECAY[record.category] ** days
+                out[item_id] = record.importance
+            self._last_decay = now
+            return out
+
+    def expire(self) -> list[str]:
+        """Remove context items older than ``ttl_days`` and items past ``valid_until``; returns
+        their ids, oldest first."""
+        memory = self._memory
+        with memory._lock:
+            now = memory._clock()
+            doomed = [
+                item_id
+                for item_id, r in memory._records()
+                if (r.category == "context" and now - r.created_at >= self.ttl_days * DAY)
+                or (r.valid_until is not None and now >= r.valid_until)
+            ]
+            for item_id in doomed:
+                memory._drop(memory._store.slot_of(item_id), evicted=False, expired=True)
+            return doomed
+
+    def sweep_traces(self) -> dict[str, int]:
+        """Drop the decision and retrieval traces older than their retention; returns how many
+        of each kind went."""
+        memory = self._memory
+        with memory._lock:
+            now = memory._clock()
+            dropped = {}
+            for kind, trace in (
+                ("decision", memory._trace_times),
+                ("retrieval", memory._retrieval_trace),
+            ):
+                limit = now - self.retention_days[kind] * DAY
+                n = 0
+                while trace and trace[0][0] < limit:
+                    trace.popleft()
+                    n += 1
+                if kind == "decision":
+                    for _ in range(n):
+                        memory._trace.popleft()
+                dropped[kind] = n
+            return dropped
+
+    def run(self) -> None:
+        """Decay, expire and sweep the traces, once."""
+        self.decay()
+        self.expire()
+        self.sweep_traces()
+
+    # -- the background schedule -------------------------------------------------------------
+    def start(self, every_seconds: float) -> None:
+        """Run :meth:`run` now and then every ``every_seconds`` in a daemon thread, until
+        :meth:`stop`."""
+        if isinstance(every_seconds, bool) or not isinstance(every_seconds, int | float):
+            raise TypeError("every_seconds must be a number")
+        if not every_seconds > 0:
+            raise ValueError(f"every_seconds must be > 0, got {every_seconds}")
+        if self._thread is not None and self._thread.is_alive():
+            raise RuntimeError("the lifecycle schedule is already running: stop() it first")
+        self._stop.clear()
+
+        def loop() -> None:
+            while True:
+                self.run()
+                self.ticks += 1
+                if self._stop.wait(every_seconds):
+                    return
+
+        self._thread = threading.Thread(target=loop, name="solar-lifecycle", daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout: float | None = 5.0) -> None:
+        """Stop the background schedule (a no-op when it is not running)."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join(timeout)
+            self._thread = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # A thread and an event do not pickle; a restored memory starts without a schedule.
+        state = self.__dict__.copy()
+        state["_thread"] = None
+        del state["_stop"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._stop = threading.Event()
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def state(self) -> dict[str, Any]:
+        """The lifecycle's settings as plain data."""
+        return {
+            "ttl_days": self.ttl_days,
+            "retention_days": dict(self.retention_days),
+            "last_decay": self._last_decay,
+            "running": self.running,
+        }
