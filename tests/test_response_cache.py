@@ -160,3 +160,17 @@ def test_response_traces_have_their_own_retention() -> None:
     assert cache.sweep_traces() == 1
     assert [t["query"] for t in cache.trace()] == ["second question"]
     assert cache.trace()[0]["at"] == now[0]
+
+
+def test_the_5000_cap_holds_and_drops_the_oldest() -> None:
+    cache = ResponseCache("hash")
+
+    def q(i: int) -> str:
+        return f"question number {i} about item {i} of the catalogue"
+
+    for i in range(5001):
+        assert cache.store(q(i), f"a{i}", response_text=" ")
+    assert cache.size() == 5000
+    assert cache.lookup(q(0)) is None
+    first_kept = cache.lookup(q(1))
+    assert first_kept is not None and first_kept.response == "a1"
