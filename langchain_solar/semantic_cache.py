@@ -17,8 +17,8 @@ class SolarSemanticCache(BaseCache):
     an earlier prompt has cosine similarity above ``threshold`` (tier 2, 0.95 by default). The
     match must also come from the same model configuration (LangChain's ``llm_string``) and the
     same ``scope`` (e.g. ``{"user": "alice"}``). A cached answer is never returned to another
-    user or model. Connect a memory with ``cache.responses.watch(memory, scope=...)``: new
-    facts then evict the answers they make stale.
+    user or model. Connect a memory with :meth:`watch`: new facts then evict the answers they
+    make stale, for every model.
 
     >>> from langchain_core.globals import set_llm_cache
     >>> from langchain_core.language_models import FakeListLLM
@@ -45,6 +45,11 @@ class SolarSemanticCache(BaseCache):
         self.scope = dict(scope or {})
         if "llm" in self.scope:
             raise ValueError("the scope key 'llm' is reserved for the model's llm_string")
+
+    def watch(self, memory: Any) -> None:
+        """Evict cached answers of this cache's scope (every model) when ``memory`` stores a
+        related fact."""
+        self.responses.watch(memory, scope=self.scope)
 
     def _scope(self, llm_string: str) -> dict[str, str]:
         return {**self.scope, "llm": llm_string}

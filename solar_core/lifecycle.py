@@ -11,9 +11,10 @@ From the agent-memory product page (``shared/seeds/003_*``), on top of :class:`S
   ranks by cosine alone, the paper's protocol. Importance never enters SOLAR's posterior: the
   posterior learns from retrievals and ratings, and importance only decides which items are
   retrieved.
-- **Eviction**: identity items are never evicted to make room, only removed explicitly. A memory
-  full of identity items rejects other offers ("full of protected items"). Other categories are
-  evicted by the policy as usual.
+- **Eviction**: identity items are never evicted to make room. They go only by deletion: an
+  explicit ``remove()``, or a deletion policy the user configured (a deliberate rule, not
+  capacity pressure). A memory full of identity items rejects other offers ("full of protected
+  items"). Other categories are evicted by the policy as usual.
 - :meth:`Lifecycle.decay` multiplies importance by 0.95 per day for context and 0.995 for
   knowledge, counting the days elapsed since the last decay. Identity does not decay.
 - :meth:`Lifecycle.expire` removes context items older than ``ttl_days`` (7 by default), and any
@@ -92,6 +93,7 @@ class Lifecycle:
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self.ticks = 0  # background runs completed
+        self.last_error: Exception | None = None  # the latest failure of a background run
 
     # -- sweeps -------------------------------------------------------------------------------
     def decay(self) -> dict[str, float]:
@@ -101,6 +103,8 @@ class Lifecycle:
         with memory._lock:
             now = memory._clock()
             last = self._last_decay
+            if last is not None and now < last:  # the clock went back: no time has passed
+                now = last
             out = {}
             for item_id, record in memory._records():
                 start = record.created_at if last is None else max(last, record.created_at)
@@ -168,7 +172,10 @@ class Lifecycle:
 
         def loop() -> None:
             while True:
-                self.run()
+                try:
+                    self.run()
+                except Exception as err:  # keep the schedule alive; the error is inspectable
+                    self.last_error = err
                 self.ticks += 1
                 if self._stop.wait(every_seconds):
                     return
@@ -181,7 +188,8 @@ class Lifecycle:
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
-            self._thread = None
+            if not self._thread.is_alive():  # still running (join timed out): keep the handle
+                self._thread = None
 
     def __getstate__(self) -> dict[str, Any]:
         # A thread and an event do not pickle; a restored memory starts without a schedule.

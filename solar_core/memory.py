@@ -321,7 +321,10 @@ class SolarMemory:
             )
             step = self._steps + 1
             if self._eviction.needs_queries:
-                self._eviction.on_query(vector, slots, scores, step)
+                cosines = scores
+                if self.importance_weight > 0.0:  # the policy learns from similarity, not rank
+                    cosines = store.matrix[slots].dot(vector).tolist()
+                self._eviction.on_query(vector, slots, cosines, step)
             self._eviction.on_retrieve(slots, step)
             if self._deletion is not None:
                 self._deletion.on_retrieve(slots, step)
@@ -489,6 +492,14 @@ class SolarMemory:
             score = self._pending_score
             sims = None
             admission = self._admission
+            if again is None and store.full and store.evictable == 0:
+                # Only identity items left: nothing may be evicted to make room. Refused before
+                # the gate sees it, so no gate state (regret, ...) moves for an impossible store.
+                self._steps = step
+                self._pending_score = None
+                self._rejected += 1
+                refused = Decision(step, False, None, None, "full of protected items")
+                return self._record(refused, now)
             if type(admission) is AlwaysAdmit:
                 verdict = ALWAYS  # what it returns for every candidate: skip building one
             else:
@@ -513,12 +524,6 @@ class SolarMemory:
             _, reason, cost, regret, tau = verdict
             if not verdict.admitted:
                 self._rejected += 1
-                refused = Decision(step, False, None, None, reason, cost, regret, tau)
-                return self._record(refused, now)
-            if store.full and store.evictable == 0:
-                # Only identity items left: nothing may be evicted to make room.
-                self._rejected += 1
-                reason = "full of protected items"
                 refused = Decision(step, False, None, None, reason, cost, regret, tau)
                 return self._record(refused, now)
             new_id = item_id if item_id is not None else self._new_id()
@@ -553,15 +558,18 @@ class SolarMemory:
             if self._deletion is not None:
                 self._deletion.on_insert(slot, step)
             self._admitted += 1
-            for callback in self._subscribers:  # e.g. a response cache invalidating its entries
-                callback(new_id, text, vector, meta)
             victim_score = victim.score if victim is not None else None
-            return self._record(
+            decision = self._record(
                 Decision(
                     step, True, new_id, evicted, reason, cost, regret, tau, victim_score, contenders
                 ),
                 now,
             )
+            # After the step is complete and traced: a callback that raises cannot leave it
+            # half done (e.g. a response cache invalidating its entries).
+            for callback in self._subscribers:
+                callback(new_id, text, vector, meta)
+            return decision
 
     def _record(self, decision: Decision, now: float) -> Decision:
         if self._deletion is not None:  # the step has ended: sweep
@@ -768,6 +776,7 @@ class SolarMemory:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         del state["_lock"]
+        state["_subscribers"] = []  # callbacks (closures, caches) are not state: re-attach them
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

@@ -167,9 +167,11 @@ class ResponseCache:
     def _scope(self, key: ScopeKey) -> _Scope:
         scope = self._scopes.get(key)
         if scope is None:
+            # Unbounded stores that grow on demand (the cache enforces its own cap): a bounded
+            # store would allocate all 5,000 rows for a scope holding one entry.
             scope = _Scope(
-                VectorStore(self.dim, self.capacity, initial_slots=64),
-                VectorStore(self.dim, self.capacity, initial_slots=64),
+                VectorStore(self.dim, None, initial_slots=16),
+                VectorStore(self.dim, None, initial_slots=16),
             )
             self._scopes[key] = scope
         return scope
@@ -189,6 +191,7 @@ class ResponseCache:
         key = scope_key(scope)
         if not self.enabled or session_turns:
             return None
+        given = None if vector is None else self._unit(query, vector)  # checked on every path
         with self._lock:
             found = self._scopes.get(key)
             if found is None or len(found.queries) == 0:
@@ -197,7 +200,7 @@ class ResponseCache:
             if entry_id is not None:
                 entry: _Entry = found.queries.payload_at(found.queries.slot_of(entry_id))
                 return Resolution(query, entry.response, 1, True, 1.0, entry.query)
-        unit = self._unit(query, vector)  # outside the lock: embedding is the slow part
+        unit = given if given is not None else self._embed(query)  # outside the lock: slow part
         with self._lock:
             found = self._scopes.get(key)
             if found is None or len(found.queries) == 0:
@@ -225,8 +228,12 @@ class ResponseCache:
         key = scope_key(scope)
         if not self.enabled or session_turns:
             return False
+        if response_text is not None and not isinstance(response_text, str):
+            raise TypeError(f"response_text must be a str, got {type(response_text).__name__}")
         text = response_text if response_text is not None else str(response)
-        q_vec, r_vec = self._unit(query, vector), self._embed(text) if text.strip() else None
+        q_vec = self._unit(query, vector)
+        # A response with no text is related to what its query is related to.
+        r_vec = self._embed(text) if text.strip() else q_vec
         with self._lock:
             found = self._scope(key)
             norm = normalise(query)
@@ -238,9 +245,7 @@ class ResponseCache:
             self._ids += 1
             entry_id = f"c{self._ids}"
             found.queries.insert(entry_id, q_vec, _Entry(query, response))
-            found.responses.insert(
-                entry_id, r_vec if r_vec is not None else np.zeros(self.dim, np.float32), None
-            )
+            found.responses.insert(entry_id, r_vec, None)
             found.exact[norm] = entry_id
             found.order[entry_id] = None
             return True
@@ -299,27 +304,34 @@ class ResponseCache:
     def learn(
         self, fact: str, *, scope: Mapping[str, str] | None = None, vector: object = None
     ) -> int:
-        """A new fact landed in ``scope``: evict the entries it relates to; returns how many.
+        """A new fact landed in ``scope``: evict the entries it relates to, in ``scope`` and in
+        every narrower scope (``{"user": "alice"}`` reaches ``{"user": "alice", "llm": ...}``);
+        returns how many.
 
         ``vector`` is the fact's embedding when the caller has it (a connected memory does).
         """
-        key = scope_key(scope)
+        key = set(scope_key(scope))
         unit = self._unit(check_text(fact, "fact"), vector)
+        evicted = 0
         with self._lock:
-            found = self._scopes.get(key)
-            if found is None or len(found.queries) == 0:
-                return 0
-            doomed = set()
-            for store in (found.queries, found.responses):
-                sims = store.similarities(unit)
-                for slot in np.flatnonzero(sims >= self.relate).tolist():
-                    doomed.add(store.id_at(slot))
-            for entry_id in doomed:
-                self._drop(found, entry_id)
-            return len(doomed)
+            for scope_items, found in self._scopes.items():
+                if not key <= set(scope_items) or len(found.queries) == 0:
+                    continue
+                doomed = set()
+                for store in (found.queries, found.responses):
+                    sims = store.similarities(unit)
+                    for slot in np.flatnonzero(sims >= self.relate).tolist():
+                        doomed.add(store.id_at(slot))
+                for entry_id in doomed:
+                    self._drop(found, entry_id)
+                evicted += len(doomed)
+        return evicted
 
     def watch(self, memory: Any, *, scope: Mapping[str, str] | None = None) -> None:
-        """Invalidate this cache's ``scope`` automatically whenever ``memory`` stores an item."""
+        """Invalidate this cache's ``scope`` (and narrower ones) automatically whenever
+        ``memory`` stores an item. Every stored item counts as a fact, conversation turns
+        included: store turns in a memory the cache does not watch if they should not
+        invalidate answers. A pickled memory does not keep the connection: watch it again."""
         key = scope_key(scope)
         if memory.dim != self.dim:
             raise ValueError(f"memory dim {memory.dim} differs from the cache's {self.dim}")

@@ -257,3 +257,72 @@ def test_a_failing_clock_during_retrieval_changes_nothing() -> None:
     with pytest.raises(OSError):
         m.retrieve(embedding=v(0))
     assert (m.get(item).importance, m.get(item).policy, m.stats()) == before
+
+
+# -- review findings ------------------------------------------------------------------------------
+@pytest.mark.parametrize("policy", [p for p in available_policies() if not PRESETS[p].unbounded])
+def test_every_bounded_preset_refuses_politely_when_full_of_identity(policy: str) -> None:
+    m = memory(Clock(), policy, capacity=2)
+    m.add("a", embedding=v(0), category="identity")
+    m.add("b", embedding=v(1), category="identity")
+    m.retrieve(embedding=v(2))
+    d = m.add("c", embedding=v(2))
+    assert (d.admitted, d.reason) == (False, "full of protected items")
+    m.check_invariants()
+
+
+def test_the_policy_learns_from_cosines_not_from_weighted_scores() -> None:
+    m = memory(Clock(), "solar-adaptive", importance_weight=0.5)
+    m.add("x", embedding=v(0))
+    m.add("y", embedding=v(5))
+    hits = m.retrieve(embedding=v(0), k=2)
+    assert hits[0].score == pytest.approx(0.75 * 1.0, abs=1e-6)  # importance 0.5, weight 0.5
+    eviction = m._eviction
+    assert eviction._best[eviction._last] == pytest.approx(1.0, abs=1e-6)  # type: ignore[attr-defined]
+
+
+def test_decay_ignores_a_clock_that_goes_back() -> None:
+    clock = Clock()
+    m = memory(clock, ttl_days=1000)
+    item = m.add("k", embedding=v(0), category="knowledge").item_id
+    clock.advance(20)
+    m.lifecycle.decay()
+    clock.advance(-5)
+    m.lifecycle.decay()
+    clock.advance(5)
+    assert m.lifecycle.decay()[item] == pytest.approx(0.8 * 0.995**20)
+
+
+def test_a_failing_background_run_keeps_the_schedule_alive() -> None:
+    import threading
+
+    calls = [0]
+
+    def clock() -> float:
+        calls[0] += 1
+        if calls[0] == 2:
+            raise OSError("clock broke")
+        return 0.0
+
+    m = SolarMemory("fifo", capacity=5, dim=8, clock=clock)
+    m.lifecycle.start(every_seconds=0.001)
+    waiter = threading.Event()
+    for _ in range(5000):  # wait on the schedule's progress, not a fixed sleep
+        if m.lifecycle.ticks >= 3:
+            break
+        waiter.wait(0.001)
+    m.lifecycle.stop()
+    assert m.lifecycle.ticks >= 3 and isinstance(m.lifecycle.last_error, OSError)
+
+
+def test_a_failing_subscriber_leaves_a_complete_step() -> None:
+    m = memory(Clock())
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("subscriber failed")
+
+    m.subscribe(broken)
+    with pytest.raises(RuntimeError):
+        m.add("x", embedding=v(0))
+    assert len(m) == 1 and len(m.trace()) == 1 and m.stats()["steps"] == 1
+    m.check_invariants()

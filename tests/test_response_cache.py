@@ -174,3 +174,41 @@ def test_the_5000_cap_holds_and_drops_the_oldest() -> None:
     assert cache.lookup(q(0)) is None
     first_kept = cache.lookup(q(1))
     assert first_kept is not None and first_kept.response == "a1"
+
+
+def test_a_scope_allocates_what_it_holds_not_the_cap() -> None:
+    cache = ResponseCache("hash")
+    cache.store("hello", "hi", scope={"user": "a"})
+    found = cache._scopes[(("user", "a"),)]
+    assert found.queries.slots <= 16 and found.responses.slots <= 16
+
+
+def test_watch_reaches_narrower_scopes_of_the_langchain_cache() -> None:
+    lc = SolarSemanticCache(embedder="hash", scope={"user": "alice"})
+    lc.responses.relate = 0.3
+    lc.update("What plan am I on?", "llm-x", [Generation(text="Enterprise")])
+    lc.update("What plan am I on?", "llm-y", [Generation(text="Enterprise")])
+    memory = SolarMemory("fifo", capacity=10, embedder="hash")
+    lc.watch(memory)
+    memory.add("I am on the Team plan now")
+    assert lc.lookup("What plan am I on?", "llm-x") is None
+    assert lc.lookup("What plan am I on?", "llm-y") is None
+
+
+def test_a_watched_memory_still_pickles() -> None:
+    import pickle
+
+    memory = SolarMemory("fifo", capacity=10, embedder="hash")
+    ResponseCache("hash").watch(memory)
+    memory.add("a fact")
+    copy = pickle.loads(pickle.dumps(memory))
+    assert len(copy) == 1
+
+
+def test_response_text_must_be_text_and_empty_text_relates_like_its_query() -> None:
+    cache = ResponseCache("hash", relate=0.3)
+    with pytest.raises(TypeError, match="response_text"):
+        cache.store("q", "a", response_text=123)  # type: ignore[arg-type]
+    cache.store("What plan am I on?", [1, 2], response_text="")
+    assert cache.learn("zebra xylophone") == 0
+    assert cache.learn("I am on the Team plan now") == 1
