@@ -136,21 +136,20 @@ class Lifecycle:
         memory = self._memory
         with memory._lock:
             now = memory._clock()
-            dropped = {}
-            for kind, trace in (
-                ("decision", memory._trace_times),
-                ("retrieval", memory._retrieval_trace),
-            ):
-                limit = now - self.retention_days[kind] * DAY
-                n = 0
-                while trace and trace[0][0] < limit:
-                    trace.popleft()
-                    n += 1
-                if kind == "decision":
-                    for _ in range(n):
-                        memory._trace.popleft()
-                dropped[kind] = n
-            return dropped
+            times, decisions = memory._trace_times, memory._trace
+            limit = now - self.retention_days["decision"] * DAY
+            old_decisions = 0
+            while times and times[0] < limit:
+                times.popleft()
+                decisions.popleft()
+                old_decisions += 1
+            retrievals = memory._retrieval_trace
+            limit = now - self.retention_days["retrieval"] * DAY
+            old_retrievals = 0
+            while retrievals and retrievals[0][0] < limit:
+                retrievals.popleft()
+                old_retrievals += 1
+            return {"decision": old_decisions, "retrieval": old_retrievals}
 
     def run(self) -> None:
         """Decay, expire and sweep the traces, once."""

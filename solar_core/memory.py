@@ -172,6 +172,7 @@ class SolarMemory:
             name = type(deletion).__name__
             raise ValueError(f"this {name} already serves another memory: create one per memory")
         self._deletion = deletion
+        self._prepares = type(self._admission).prepare is not AdmissionPolicy.prepare
         self.capacity = capacity
         self._embedder, self.dim = self._resolve_embedder(embedder, dim)
         if rng is not None and seed is not None:
@@ -185,8 +186,8 @@ class SolarMemory:
         if deletion is not None:
             deletion.bind(self._store)
         self._trace: deque[Decision] = deque(maxlen=trace_size)
-        self._trace_times: deque[tuple[float]] = deque(maxlen=trace_size)  # aligned with _trace
-        self._retrieval_trace: deque[tuple[float, dict[str, Any]]] = deque(maxlen=trace_size)
+        self._trace_times: deque[float] = deque(maxlen=trace_size)  # aligned with _trace
+        self._retrieval_trace: deque[tuple[float, str | None, list[Hit]]] = deque(maxlen=trace_size)
         if isinstance(importance_weight, bool) or not isinstance(importance_weight, int | float):
             raise TypeError(f"importance_weight must be a number, got {importance_weight!r}")
         if not 0.0 <= importance_weight <= 1.0:
@@ -309,16 +310,7 @@ class SolarMemory:
             for rec in records:  # reinforcement: returned to a caller, so more important
                 boosted = rec.importance * 1.1
                 rec.importance = boosted if boosted < 1.0 else 1.0
-            self._retrieval_trace.append(
-                (
-                    now,
-                    {
-                        "query": query,
-                        "ids": [h.id for h in hits],
-                        "scores": [h.score for h in hits],
-                    },
-                )
-            )
+            self._retrieval_trace.append((now, query, hits))  # dicts built when asked for
             step = self._steps + 1
             if self._eviction.needs_queries:
                 cosines = scores
@@ -463,7 +455,8 @@ class SolarMemory:
         stored (``Decision.reason == "already stored"``); with a different text it is an error.
         """
         text = check_text(text)
-        category = check_category(category)
+        if category != "context":  # the default needs no checking
+            category = check_category(category)
         if valid_until is not None and (
             isinstance(valid_until, bool)
             or not isinstance(valid_until, int | float)
@@ -474,7 +467,8 @@ class SolarMemory:
         if item_id is not None:
             check_text(item_id, "item_id")
         row, scale = self._vector(text, embedding, "text")
-        prepared = self._admission.prepare(text, meta)  # outside the lock: may call an LLM
+        # Outside the lock: it may call an LLM. Skipped for gates that prepare nothing.
+        prepared = self._admission.prepare(text, meta) if self._prepares else None
         vector = None  # the unit vector, made when first needed: a rejected offer never needs it
         with self._lock:
             store = self._store
@@ -492,7 +486,7 @@ class SolarMemory:
             score = self._pending_score
             sims = None
             admission = self._admission
-            if again is None and store.full and store.evictable == 0:
+            if store.protected and again is None and store.full and store.evictable == 0:
                 # Only identity items left: nothing may be evicted to make room. Refused before
                 # the gate sees it, so no gate state (regret, ...) moves for an impossible store.
                 self._steps = step
@@ -579,7 +573,7 @@ class SolarMemory:
                     [(self._drop(slot, evicted=False, deleted=True), why) for slot, why in swept]
                 )
         self._trace.append(decision)
-        self._trace_times.append((now,))  # the step's time, read before anything changed
+        self._trace_times.append(now)  # the step's time, read before anything changed
         return decision
 
     def _new_id(self) -> str:
@@ -695,7 +689,10 @@ class SolarMemory:
     def retrieval_trace(self) -> list[dict[str, Any]]:
         """The recorded retrievals kept (query, ids, scores, ``at``), oldest first."""
         with self._lock:
-            return [{"at": at, **entry} for at, entry in self._retrieval_trace]
+            return [
+                {"at": at, "query": q, "ids": [h.id for h in hs], "scores": [h.score for h in hs]}
+                for at, q, hs in self._retrieval_trace
+            ]
 
     def state(self) -> dict[str, Any]:
         """The whole memory as plain data: items (with category, importance, created_at,
@@ -721,7 +718,7 @@ class SolarMemory:
                 "lifecycle": self.lifecycle.state(),
                 "decisions": [
                     {"at": at, **{f: getattr(d, f) for f in d.__slots__}}
-                    for (at,), d in zip(self._trace_times, self._trace, strict=True)
+                    for at, d in zip(self._trace_times, self._trace, strict=True)
                 ],
                 "retrievals": self.retrieval_trace(),
             }
