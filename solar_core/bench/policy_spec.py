@@ -123,9 +123,8 @@ def policy_name(spec: str) -> str:
 def memory_for(spec: str, **kwargs: Any) -> SolarMemory:
     """A :class:`SolarMemory` for ``spec`` (``kwargs``: capacity, dim, k, seed, ...)."""
     name, params = parse_policy(spec)
-    deletion = deletion_for(params)
-    policy_params = {k: v for k, v in params.items() if k not in _DELETION_KEYS}
-    return SolarMemory(name, **kwargs, **policy_params, deletion=deletion)
+    policy_params, _ = split_params(params)
+    return SolarMemory(name, **kwargs, **policy_params, deletion=deletion_for(params))
 
 
 def split_params(params: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

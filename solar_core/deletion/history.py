@@ -66,8 +66,8 @@ class HistoryDeletion(DeletionPolicy):
         out = []
         for slot in sorted(self._dirty):
             uses = int(self._uses[slot])
-            mean = float(self._sum[slot]) / uses if uses else 1.0
-            if uses > self.n and mean <= self.beta:
+            mean = self.mean_quality(slot)
+            if uses > self.n and mean is not None and mean <= self.beta:
                 reason = f"history: mean downstream quality {mean:.2f} <= {self.beta:g}"
                 out.append((slot, f"{reason} over {uses} uses"))
         self._dirty.clear()
@@ -83,8 +83,8 @@ class HistoryDeletion(DeletionPolicy):
         return float(self._sum[slot]) / uses if uses else None
 
     def describe(self, slot: int) -> Mapping[str, float]:
-        uses = int(self._uses[slot])
-        info = {"uses": float(uses)}
-        if uses:
-            info["mean_quality"] = float(self._sum[slot]) / uses
+        info = {"uses": float(self._uses[slot])}
+        mean = self.mean_quality(slot)
+        if mean is not None:
+            info["mean_quality"] = mean
         return info
