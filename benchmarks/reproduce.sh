@@ -23,4 +23,10 @@ for workload in cycling working-set drift noise-static noise-stream; do
 done
 run locomo --data "$LOCOMO"
 run regagent
+# Steps per second in memory, on SQLite and on PostgreSQL (a throwaway server when the binaries
+# are installed: scripts/install_postgres.sh; else its rows say "skipped"). A timing: quiet host.
+start=$SECONDS
+"$BENCH" persistence --format json --out docs/results/persistence.jsonl \
+  | tee docs/results/persistence.txt
+echo "persistence: $((SECONDS - start)) s" >&2
 echo "full reproduction: $SECONDS s" >&2

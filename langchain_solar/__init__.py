@@ -13,6 +13,11 @@
 
 Each exposes ``feedback(like=...)`` / ``feedback(score=...)``: the memory learns which experiences
 help. The adapters only translate; every decision is ``solar_core``'s.
+
+Persistence: ``SolarMemoryMiddleware(store="agent.db", scope="user_id")`` keeps each user's memory
+in a :class:`~solar_core.persistence.MemoryStore` (SQLite, or a ``postgresql://`` URL) that a later
+process reopens exactly; the adapters that take ``memory=`` accept a persistent memory such as
+``MemoryStore("agent.db").scope(user="alice")``.
 """
 
 from .conversation_memory import SolarConversationMemory

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from solar_core import SolarMemory
 from solar_core.adapter_params import MemoryParams
+from solar_core.persistence import MemoryStore
 
 from .embeddings import to_embedder
 
@@ -25,3 +28,9 @@ def build_memory(
 ) -> SolarMemory:
     """A new memory; ``embedder`` may also be a LangChain ``Embeddings``."""
     return SolarParams.build_memory(policy, capacity, embedder, seed)
+
+
+def open_store(store: object, build: dict[str, Any]) -> tuple[MemoryStore, bool]:
+    """An adapter's ``store=`` (see :meth:`~solar_core.adapter_params.MemoryParams.open_store`);
+    ``embedder`` may be a framework embedding model."""
+    return SolarParams.open_store(store, build)

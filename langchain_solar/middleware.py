@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
@@ -18,10 +19,23 @@ from typing_extensions import NotRequired
 
 from solar_core import Decision, Hits, ScopedMemories, SolarMemory
 from solar_core.adapter_params import check_not_both
+from solar_core.persistence import MemoryStore, ScopeView
 from solar_core.turns import HEADER, HUMAN, render, turn_metadata, turn_text
 
-from ._params import build_memory
+from ._params import build_memory, open_store
 from .embeddings import to_embedder
+
+#: the scope part a ``scope=`` key names in a ``MemoryStore`` (any other key names a session)
+STORE_PARTS = {
+    "user_id": "user",
+    "user": "user",
+    "org_id": "org",
+    "org": "org",
+    "project_id": "project",
+    "project": "project",
+}
+#: the session of an unscoped middleware's memory in a ``MemoryStore``
+DEFAULT_SESSION = "default"
 
 
 class SolarMemoryState(AgentState[Any]):
@@ -56,8 +70,23 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
     ``config["configurable"]`` (e.g. ``scope="thread_id"``). A run without that key is refused,
     so two users never share memories. Without ``scope`` every run shares one memory.
 
+    Persistence: with ``store=`` every memory lives in a
+    :class:`~solar_core.persistence.MemoryStore` (a SQLite file, or PostgreSQL), every step is
+    logged, and a middleware opened later on the same database -- in another process, after a
+    restart -- continues each memory exactly where it stopped. ``scope="user_id"`` (or
+    ``"user"``) keys the store's ``user`` scopes, ``"org_id"``/``"org"`` its ``org`` scopes,
+    ``"project_id"``/``"project"`` its ``project`` scopes, any other key (``"thread_id"``,
+    ``"session_id"``) its ``session`` scopes; without ``scope`` every run uses the memory of
+    ``session="default"``. Scope values must then be valid store identifiers (no control
+    characters, at most 256 characters): anything else fails the run with a ``ValueError``.
+    A store opened from a path is the middleware's: :meth:`close` snapshots and closes it.
+
     Args:
-        memory: a ready :class:`~solar_core.SolarMemory` (unscoped only).
+        memory: a ready :class:`~solar_core.SolarMemory` (unscoped only; it may be a persistent
+            one, e.g. ``store.scope(user="alice")``).
+        store: a :class:`~solar_core.persistence.MemoryStore` (its settings apply; its owner
+            closes it), or a SQLite path / ``postgresql://`` URL to open one with ``policy``,
+            ``capacity``, ``embedder`` and ``seed`` (owned: call :meth:`close`).
         policy, capacity, embedder, seed: how to build each memory (``embedder`` may be any
             LangChain ``Embeddings``; it is loaded once and shared by all scopes).
         top_k: experiences recalled per invoke.
@@ -70,6 +99,21 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         >>> mw = SolarMemoryMiddleware(embedder="hash", seed=0, scope="user_id")
         >>> mw.memory_for("alice") is mw.memory_for("bob")
         False
+
+        Persistent, one memory per user in a SQLite file, reopened by a new middleware:
+
+        >>> import os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, "agent.db")
+        >>> mw = SolarMemoryMiddleware(store=path, scope="user_id", embedder="hash", seed=0)
+        >>> _ = mw.memory_for("alice").add("Human: call me Al. AI: Sure, Al.")
+        >>> mw.close()
+        >>> again = SolarMemoryMiddleware(store=path, scope="user_id", embedder="hash", seed=0)
+        >>> again.scopes, [item.text for item in again.memory_for("alice").items()]
+        (['alice'], ['Human: call me Al. AI: Sure, Al.'])
+        >>> again.store.names()
+        ['user=alice']
+        >>> again.close(); tmp.cleanup()
     """
 
     state_schema = SolarMemoryState
@@ -78,6 +122,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         self,
         memory: SolarMemory | None = None,
         *,
+        store: MemoryStore | str | os.PathLike[str] | None = None,
         policy: str = "solar",
         capacity: int | None = 50,
         embedder: object = None,
@@ -94,19 +139,29 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
             raise ValueError(f"top_k must be a positive int, got {top_k!r}")
         if scope is not None and (not isinstance(scope, str) or not scope):
             raise ValueError(f"scope must be a non-empty key name, got {scope!r}")
+        build = {"policy": policy, "capacity": capacity, "embedder": embedder, "seed": seed}
         if memory is not None:
             if not isinstance(memory, SolarMemory):
                 raise TypeError(f"memory must be a SolarMemory, got {type(memory).__name__}")
             if scope is not None:
                 raise ValueError("one memory= cannot be split by scope; pass the policy instead")
-            build = {"policy": policy, "capacity": capacity, "embedder": embedder, "seed": seed}
+            if store is not None:
+                raise ValueError("pass memory= or store=, not both")
             check_not_both(memory, build)
         self.top_k, self.scope, self.header = top_k, scope, header
         self.human_prefix, self.ai_prefix = human_prefix, ai_prefix
         self._lock = threading.Lock()
         self._last: dict[str, Hits] = {}
         self._decisions: dict[str, Decision] = {}
-        if scope is not None:  # one memory per scope, all sharing one embedder
+        self._store: MemoryStore | None = None
+        self._owns_store = False
+        self._memories: ScopedMemories | ScopeView
+        self.tools: list[BaseTool] = [self._rating_tool()] if feedback_tool else []
+        if store is not None:  # last: nothing after it can fail and leave an opened store
+            self._store, self._owns_store = open_store(store, build)
+            part = "session" if scope is None else STORE_PARTS.get(scope, "session")
+            self._memories = self._store.view(part)
+        elif scope is not None:  # one memory per scope, all sharing one embedder
             self._memories = ScopedMemories(
                 policy, capacity, embedder=to_embedder(embedder), seed=seed
             )
@@ -115,33 +170,47 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
                 memory if memory is not None else build_memory(policy, capacity, embedder, seed)
             )
             self._memories = ScopedMemories.shared(single)
-        self.tools: list[BaseTool] = [self._rating_tool()] if feedback_tool else []
 
     # -- memories per scope -------------------------------------------------------------------
     def memory_for(self, scope: str | None = None) -> SolarMemory:
-        """The memory of ``scope`` (created empty on first use); unscoped: the one memory."""
-        return self._memories.get(self._key(scope))
+        """The memory of ``scope`` (created empty on first use, or reopened from the store);
+        unscoped: the one memory."""
+        return self._memories.get(self._key(scope) or DEFAULT_SESSION)
 
     def forget(self, scope: str | None = None) -> None:
         """Drop ``scope``'s memory (a user deleted their account, a thread ended); unscoped: empty
-        the one memory."""
+        the one memory. With a store, the scope's rows are deleted from the database."""
         key = self._key(scope)
         with self._lock:
             self._last.pop(key, None)
             self._decisions.pop(key, None)
-        self._memories.forget(key)
+        self._memories.forget(key or DEFAULT_SESSION)
 
     @property
     def scopes(self) -> list[str]:
-        """The scopes that have a memory so far."""
+        """The scopes that have a memory so far (with a store: every one it holds for this
+        middleware's scope part, including those of earlier processes)."""
+        if self.scope is None:
+            return []
         return self._memories.names()
+
+    @property
+    def store(self) -> MemoryStore | None:
+        """The :class:`~solar_core.persistence.MemoryStore` holding the memories, if any."""
+        return self._store
+
+    def close(self) -> None:
+        """Snapshot and close the store this middleware opened from a path (a no-op without
+        one; a ``MemoryStore`` passed in is its owner's to close). Its memories stop working."""
+        if self._store is not None and self._owns_store:
+            self._store.close()
 
     def _key(self, scope: object) -> str:
         if self.scope is None:
             if scope not in (None, ""):
                 raise ValueError("this middleware has no scope= key; call without scope")
             return ""
-        return ScopedMemories.check(scope)
+        return self._memories.check(scope)
 
     def _scope_of_run(self, runtime: Runtime[Any]) -> str:
         """The run's scope value: from its context, else its ``config["configurable"]``."""

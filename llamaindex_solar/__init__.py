@@ -9,6 +9,11 @@
 
 Each exposes ``feedback(like=...)`` / ``feedback(score=...)``: the memory learns which experiences
 help. The adapters only translate; every decision is ``solar_core``'s.
+
+Persistence: ``SolarChatMemory`` and ``SolarMemoryBlock`` take ``store=`` (a
+:class:`~solar_core.persistence.MemoryStore`, a SQLite path or a ``postgresql://`` URL): each
+session's memory is ``store.scope(session=...)``, reopened exactly by a later process. Every adapter
+that takes ``memory=`` also accepts a persistent memory, e.g. ``store.scope(user="alice")``.
 """
 
 from .chat_memory import SolarChatMemory

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from solar_core.adapter_params import MemoryParams
+from solar_core.persistence import MemoryStore
 
 from .embeddings import to_embedder
 
@@ -14,3 +17,9 @@ class SolarParams(MemoryParams):
     @classmethod
     def convert_embedder(cls, embedder: object) -> object:
         return to_embedder(embedder)
+
+
+def open_store(store: object, build: dict[str, Any]) -> tuple[MemoryStore, bool]:
+    """An adapter's ``store=`` (see :meth:`~solar_core.adapter_params.MemoryParams.open_store`);
+    ``embedder`` may be a framework embedding model."""
+    return SolarParams.open_store(store, build)

@@ -21,11 +21,13 @@ from llama_index.core.utils import get_tokenizer
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from solar_core import Decision, Hit, Hits
+from solar_core.adapter_params import BUILD_DEFAULTS
+from solar_core.persistence import MemoryStore
 from solar_core.shown import record_shown
 from solar_core.turns import HEADER, render, turn_id, turn_metadata, turn_text
 from solar_core.validation import FloatVector, check_feedback
 
-from ._params import SolarParams
+from ._params import SolarParams, open_store
 from .messages import answer_text, finished_turns, is_answer, last_user_index, text_of
 
 MIN_TURN_TOKENS = 16  # a short recalled turn, as rendered: below this the recall never fits
@@ -52,6 +54,14 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
     conversation (``chat_store_key``) with its own SOLAR memory, unless you pass the same
     ``memory=`` to several.
 
+    Persistence: ``store=`` (a :class:`~solar_core.persistence.MemoryStore`, or a SQLite path /
+    ``postgresql://`` URL opened with ``policy``, ``capacity``, ``embedder``, ``seed``) makes the
+    SOLAR memory the store's ``store.scope(session=chat_store_key)``: every step is logged, and
+    a ``SolarChatMemory`` opened later with the same ``chat_store_key`` (another process, after
+    a restart) recalls what earlier ones stored. Pair it with a persistent ``chat_store`` to keep
+    the window too. A store opened from a path is this memory's: :meth:`close` closes it. For a
+    memory shared by a user's conversations, pass ``memory=store.scope(user=...)`` instead.
+
     Example:
         >>> from llama_index.core.base.llms.types import ChatMessage
         >>> memory = SolarChatMemory.from_defaults(
@@ -73,6 +83,26 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
         ['recommend a book about space', 'Cosmos, by Carl Sagan.', 'what is 2 + 2?', '4',
          'HTTP 429 again']
         >>> memory.feedback(like=True)
+
+        Persistent: a new instance (here in the same process) with the same ``chat_store_key``
+        recalls the turns the first one stored.
+
+        >>> import os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, "agent.db")
+        >>> first = SolarChatMemory.from_defaults(
+        ...     store=path, chat_store_key="alice", top_k=1, embedder="hash", seed=0)
+        >>> first.put(ChatMessage(role="user", content="my locker code is 1234"))
+        >>> first.put(ChatMessage(role="assistant", content="Noted."))
+        >>> first.close()
+        >>> later = SolarChatMemory.from_defaults(
+        ...     store=path, chat_store_key="alice", top_k=1, embedder="hash", seed=0)
+        >>> later.put(ChatMessage(role="user", content="what is my locker code?"))
+        >>> print(later.get()[0].content)
+        Relevant past experiences (from memory; they may be outdated):
+        - Human: my locker code is 1234
+          AI: Noted.
+        >>> later.close(); tmp.cleanup()
     """
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
@@ -95,6 +125,27 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
     _questions: dict[int, str] = PrivateAttr(default_factory=dict)  # user texts as first put
     _recorded: int = PrivateAttr(default=-1)  # index of the last user message offered to SOLAR
     _last_decision: Decision | None = PrivateAttr(default=None)
+    _store: MemoryStore | None = PrivateAttr(default=None)
+    _owns_store: bool = PrivateAttr(default=False)
+
+    def __init__(self, **data: Any) -> None:
+        store = data.pop("store", None)
+        if store is None:
+            super().__init__(**data)
+            return
+        if data.get("memory") is not None:
+            raise ValueError("pass memory= or store=, not both")
+        build = {name: data.pop(name) for name in list(data) if name in BUILD_DEFAULTS}
+        opened, owned = open_store(store, build)
+        try:
+            session = data.get("chat_store_key", DEFAULT_CHAT_STORE_KEY)
+            data["memory"] = opened.view("session").get(session)
+            super().__init__(**data)
+        except BaseException:
+            if owned:
+                opened.close()
+            raise
+        self._store, self._owns_store = opened, owned
 
     @model_validator(mode="after")
     def _recall_fits(self) -> SolarChatMemory:
@@ -125,7 +176,7 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
         **solar: Any,
     ) -> SolarChatMemory:
         """As ``ChatMemoryBuffer.from_defaults``; ``solar``: ``top_k``, ``recall_token_ratio``,
-        ``header``, ``memory`` or
+        ``header``, ``memory`` or ``store`` or
         ``policy``/``capacity``/``embedder``/``seed``. A ``chat_history`` seeds the window (its
         turns are not offered to SOLAR)."""
         if llm is not None:
@@ -149,11 +200,12 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
     @classmethod
     def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> SolarChatMemory:
         """Rebuild from :meth:`to_dict`. The SOLAR memory is not part of that form: pass
-        ``memory=`` to reattach one (or ``policy=``... to start a new one)."""
-        if not kwargs.keys() & {"memory", "policy", "capacity", "embedder", "seed"}:
+        ``memory=`` to reattach one, ``store=`` to reopen the ``chat_store_key``'s persistent one
+        (or ``policy=``... to start a new one)."""
+        if not kwargs.keys() & {"memory", "store", "policy", "capacity", "embedder", "seed"}:
             raise ValueError(
-                "the SOLAR memory is not serialised with the chat history: pass memory= "
-                "(or policy=/capacity=/embedder=/seed= to start a new one)"
+                "the SOLAR memory is not serialised with the chat history: pass memory= or "
+                "store= (or policy=/capacity=/embedder=/seed= to start a new one)"
             )
         data = {k: v for k, v in data.items() if k != "class_name"}
         if "chat_store" in data:
@@ -296,6 +348,17 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
         self._last_decision = None
 
     # -- SOLAR --------------------------------------------------------------------------------
+    @property
+    def store(self) -> MemoryStore | None:
+        """The :class:`~solar_core.persistence.MemoryStore` given as ``store=``, if any."""
+        return self._store
+
+    def close(self) -> None:
+        """Snapshot and close the store this memory opened from a path (a no-op without one; a
+        ``MemoryStore`` passed in is its owner's to close). The SOLAR memory stops working."""
+        if self._store is not None and self._owns_store:
+            self._store.close()
+
     def feedback(self, *, like: bool | None = None, score: float | None = None) -> None:
         """Rate the last answer: ``like=True/False`` or ``score`` in [0, 1].
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
@@ -16,11 +17,12 @@ from pydantic import Field, PrivateAttr
 
 from solar_core import Decision, Hit, Hits, ScopedMemories, SolarMemory
 from solar_core.adapter_params import check_not_both
+from solar_core.persistence import MemoryStore, ScopeView
 from solar_core.shown import record_shown
 from solar_core.turns import bulleted, turn_id, turn_metadata, turn_text
 from solar_core.validation import FloatVector, check_feedback
 
-from ._params import SolarParams
+from ._params import SolarParams, open_store
 from .messages import finished_turns, is_answer, last_user_text
 
 OFFERED_PER_SESSION = 4096  # turn ids remembered as offered; more than any chat window holds
@@ -44,10 +46,20 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     sessions never see each other's experiences. ``atruncate`` (when ``Memory`` is over its token
     limit and this block's ``priority`` is not 0) drops the least similar experiences first.
 
+    Persistence: with ``store=`` a session's memory is the
+    :class:`~solar_core.persistence.MemoryStore`'s ``store.scope(session=session_id)``
+    (``"default"`` without a ``session_id``): every step is logged, and a block opened later on
+    the same database (another process, after a restart) continues each session's memory
+    exactly. Session ids must then be valid store identifiers (no control characters, at most
+    256 characters). A store opened from a path is the block's: :meth:`close` closes it.
+
     Args:
         memory: one :class:`~solar_core.SolarMemory` for every session (else one per session,
             built from ``policy``, ``capacity``, ``embedder``, ``seed``; ``embedder`` may be any
             LlamaIndex ``BaseEmbedding``, shared by all sessions).
+        store: a :class:`~solar_core.persistence.MemoryStore` (its settings apply; its owner
+            closes it), or a SQLite path / ``postgresql://`` URL to open one with ``policy``,
+            ``capacity``, ``embedder`` and ``seed`` (owned: call :meth:`close`).
         top_k: experiences recalled per user message.
         name, description, priority: as for every memory block (``priority`` 1 by default, so
             the block can be truncated rather than crowd out the chat history).
@@ -66,6 +78,23 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
           AI: Back off and retry.
         >>> asyncio.run(block.aget(later, session_id="s2"))  # another session: its own memory
         ''
+
+        Persistent: a new block on the same database recalls the session's turns.
+
+        >>> import os, tempfile
+        >>> tmp = tempfile.TemporaryDirectory()
+        >>> path = os.path.join(tmp.name, "agent.db")
+        >>> block = SolarMemoryBlock(store=path, embedder="hash", top_k=1, seed=0)
+        >>> asyncio.run(block.aget(chat, session_id="s1"))
+        ''
+        >>> block.close()
+        >>> again = SolarMemoryBlock(store=path, embedder="hash", top_k=1, seed=0)
+        >>> print(asyncio.run(again.aget(later, session_id="s1")))
+        - Human: our API returns HTTP 429
+          AI: Back off and retry.
+        >>> again.sessions
+        ['s1']
+        >>> again.close(); tmp.cleanup()
     """
 
     name: str = "solar_memories"
@@ -78,7 +107,9 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     tokenizer_fn: Callable[[str], list[Any]] | None = Field(default=None, exclude=True)
     """Counts tokens for ``atruncate``; pass the ``Memory``'s own if it is not the default."""
 
-    _memories: ScopedMemories = PrivateAttr()
+    _memories: ScopedMemories | ScopeView = PrivateAttr()
+    _store: MemoryStore | None = PrivateAttr(default=None)
+    _owns_store: bool = PrivateAttr(default=False)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _offered: dict[str, OrderedDict[str, None]] = PrivateAttr(default_factory=dict)
     _recalls: dict[str, _Recall] = PrivateAttr(default_factory=dict)
@@ -90,6 +121,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         self,
         memory: SolarMemory | None = None,
         *,
+        store: MemoryStore | str | os.PathLike[str] | None = None,
         policy: str = "solar",
         capacity: int | None = 50,
         embedder: object = None,
@@ -100,8 +132,13 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         check_not_both(memory, build)
         if memory is not None and not isinstance(memory, SolarMemory):
             raise TypeError(f"memory must be a SolarMemory, got {type(memory).__name__}")
+        if memory is not None and store is not None:
+            raise ValueError("pass memory= or store=, not both")
         super().__init__(**fields)
-        if memory is not None:
+        if store is not None:  # last: nothing after it can fail and leave an opened store
+            self._store, self._owns_store = open_store(store, build)
+            self._memories = self._store.view("session")
+        elif memory is not None:
             self._memories = ScopedMemories.shared(memory)
         else:
             embedder = SolarParams.convert_embedder(embedder)
@@ -109,12 +146,14 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
 
     # -- sessions -----------------------------------------------------------------------------
     def memory_for(self, session_id: str | None = None) -> SolarMemory:
-        """The memory of ``session_id`` (created empty on first use), or the one ``memory=``."""
-        return self._memories.get(_session(session_id))
+        """The memory of ``session_id`` (created empty on first use, or reopened from the
+        store), or the one ``memory=``."""
+        return self._memories.get(self._session(session_id))
 
     def forget(self, session_id: str | None = None) -> None:
-        """Drop a session's memory (with one shared ``memory=``: empty it)."""
-        key = _session(session_id)
+        """Drop a session's memory (with one shared ``memory=``: empty it; with a store: delete
+        its rows from the database)."""
+        key = self._session(session_id)
         with self._lock:
             for state in (self._offered, self._recalls, self._epochs, self._decisions):
                 state.pop(key, None)
@@ -122,12 +161,30 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
 
     @property
     def sessions(self) -> list[str]:
-        """The sessions that have a memory of their own so far."""
+        """The sessions that have a memory of their own so far (with a store: every session
+        scope it holds, including those of earlier processes)."""
         return self._memories.names()
+
+    @property
+    def store(self) -> MemoryStore | None:
+        """The :class:`~solar_core.persistence.MemoryStore` holding the memories, if any."""
+        return self._store
+
+    def close(self) -> None:
+        """Snapshot and close the store this block opened from a path (a no-op without one; a
+        ``MemoryStore`` passed in is its owner's to close). Its memories stop working."""
+        if self._store is not None and self._owns_store:
+            self._store.close()
+
+    def _session(self, session_id: object) -> str:
+        """``Memory`` passes its ``session_id``; a block used on its own has none."""
+        if session_id is None or session_id == "":
+            return "default"
+        return self._memories.check(session_id)
 
     # -- BaseMemoryBlock ----------------------------------------------------------------------
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
-        session = _session(block_kwargs.get("session_id"))
+        session = self._session(block_kwargs.get("session_id"))
         # Embedding is CPU-bound: keep it off the event loop.
         return await asyncio.to_thread(self._recall, list(messages or []), session)
 
@@ -173,7 +230,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         """Messages flushed out of the short-term FIFO: offer their finished turns, if new."""
         by_session: dict[str, list[ChatMessage]] = {}
         for message in messages:
-            session = _session(message.additional_kwargs.get("session_id"))
+            session = self._session(message.additional_kwargs.get("session_id"))
             by_session.setdefault(session, []).append(message)
         for session, chunk in by_session.items():
             new = self._unoffered(finished_turns(chunk), session)
@@ -238,7 +295,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         dislike), so experiences that help outlive those that do not. When the prompt showed
         none, there is nothing to credit and nothing happens."""
         check_feedback(like, score)  # bad input fails even when there is nothing to credit
-        key = _session(session_id)
+        key = self._session(session_id)
         self._commit(key)
         with self._lock:
             recall = self._recalls.get(key)
@@ -251,7 +308,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     def recalled(self, session_id: str | None = None) -> Hits:
         """What the prompt showed of the session's latest recall, best first."""
         with self._lock:
-            recall = self._recalls.get(_session(session_id))
+            recall = self._recalls.get(self._session(session_id))
         if recall is None:
             return Hits([], None)
         if recall.recorded is not None and recall.recorded.retrieval_id is not None:
@@ -261,7 +318,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     def last_decision(self, session_id: str | None = None) -> Decision | None:
         """Why the session's last offered turn was (or was not) stored."""
         with self._lock:
-            return self._decisions.get(_session(session_id))
+            return self._decisions.get(self._session(session_id))
 
     # -- helpers ------------------------------------------------------------------------------
     def _render(self, recall: _Recall) -> str:
@@ -290,10 +347,3 @@ class _Recall:
 
     def shown_hits(self) -> list[Hit]:
         return [hit for hit in self.preview if hit.id in self.shown]
-
-
-def _session(session_id: object) -> str:
-    """``Memory`` passes its ``session_id``; a block used on its own has none."""
-    if session_id is None or session_id == "":
-        return "default"
-    return ScopedMemories.check(session_id)

@@ -34,6 +34,7 @@ from .eviction import (
 from .hash_embedder import HashEmbedder
 from .memory import SolarMemory
 from .minilm import MiniLMEmbedder
+from .persistence import MemoryStore, PersistenceError, Scope
 from .presets import PRESETS, Preset, available_policies
 from .scoped_memories import ScopedMemories
 from .store import VectorStore
@@ -65,6 +66,9 @@ __all__ = [
     "CoverageGate",
     "RegretGate",
     "ScopedMemories",
+    "MemoryStore",
+    "PersistenceError",
+    "Scope",
     "SolarMemory",
     "ThompsonEviction",
     "UnknownItemError",

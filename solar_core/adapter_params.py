@@ -4,11 +4,13 @@ accept (:meth:`MemoryParams.convert_embedder`)."""
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from .memory import SolarMemory
+from .persistence import MemoryStore
 
 BUILD_DEFAULTS: dict[str, Any] = {"policy": "solar", "capacity": 50, "embedder": None, "seed": None}
 
@@ -76,3 +78,45 @@ class MemoryParams(BaseModel):
     @property
     def capacity(self) -> int | None:
         return self.memory.capacity
+
+    @classmethod
+    def open_store(cls, store: object, build: dict[str, Any]) -> tuple[MemoryStore, bool]:
+        """An adapter's ``store=``: ``(the MemoryStore, whether the adapter owns it)``.
+
+        A :class:`~solar_core.persistence.MemoryStore` is used as given (its settings are its
+        own: building parameters beside it are refused; its owner closes it). A path or
+        database URL is opened with the adapter's ``build`` parameters (the embedder converted
+        by :meth:`convert_embedder`), and the adapter owns (closes) it.
+
+        >>> build = {"policy": "fifo", "embedder": "hash"}
+        >>> store, owned = MemoryParams.open_store(":memory:", build)
+        >>> store.policy, owned
+        ('fifo', True)
+        >>> MemoryParams.open_store(store, {"policy": "lru"})
+        Traceback (most recent call last):
+        ...
+        ValueError: store= is a MemoryStore with its own settings: ... (policy), not both
+        >>> store.close()
+        """
+        if isinstance(store, MemoryStore):
+            given = sorted(name for name, value in build.items() if value != BUILD_DEFAULTS[name])
+            if given:
+                raise ValueError(
+                    "store= is a MemoryStore with its own settings: pass it or the parameters to "
+                    f"open one ({', '.join(given)}), not both"
+                )
+            return store, False
+        if isinstance(store, str | os.PathLike):
+            params = {**BUILD_DEFAULTS, **build}
+            opened = MemoryStore(
+                store,
+                policy=params["policy"],
+                capacity=params["capacity"],
+                embedder=cls.convert_embedder(params["embedder"]),
+                seed=params["seed"],
+            )
+            return opened, True
+        raise TypeError(
+            "store must be a MemoryStore, a file path or a database URL, "
+            f"got {type(store).__name__}"
+        )

@@ -99,57 +99,63 @@ class Lifecycle:
     def decay(self) -> dict[str, float]:
         """Apply the per-day factors for the days each item has lived since the last decay (or
         since it was stored, if later); returns the new importance of every item."""
+        return self._memory._mutate("decay", {}, self._decay)
+
+    def _decay(self) -> dict[str, float]:
         memory = self._memory
-        with memory._lock:
-            now = memory._clock()
-            last = self._last_decay
-            if last is not None and now < last:  # the clock went back: no time has passed
-                now = last
-            out = {}
-            for item_id, record in memory._records():
-                start = record.created_at if last is None else max(last, record.created_at)
-                days = max(now - start, 0.0) / DAY
-                record.importance *= DAILY_DECAY[record.category] ** days
-                out[item_id] = record.importance
-            self._last_decay = now
-            return out
+        now = memory._clock()
+        last = self._last_decay
+        if last is not None and now < last:  # the clock went back: no time has passed
+            now = last
+        out = {}
+        for item_id, record in memory._records():
+            start = record.created_at if last is None else max(last, record.created_at)
+            days = max(now - start, 0.0) / DAY
+            record.importance *= DAILY_DECAY[record.category] ** days
+            out[item_id] = record.importance
+        self._last_decay = now
+        return out
 
     def expire(self) -> list[str]:
         """Remove context items older than ``ttl_days`` and items past ``valid_until``; returns
         their ids, oldest first."""
+        return self._memory._mutate("expire", {}, self._expire)
+
+    def _expire(self) -> list[str]:
         memory = self._memory
-        with memory._lock:
-            now = memory._clock()
-            doomed = [
-                item_id
-                for item_id, r in memory._records()
-                if (r.category == "context" and now - r.created_at >= self.ttl_days * DAY)
-                or (r.valid_until is not None and now >= r.valid_until)
-            ]
-            for item_id in doomed:
-                memory._drop(memory._store.slot_of(item_id), evicted=False, expired=True)
-            return doomed
+        now = memory._clock()
+        doomed = [
+            item_id
+            for item_id, r in memory._records()
+            if (r.category == "context" and now - r.created_at >= self.ttl_days * DAY)
+            or (r.valid_until is not None and now >= r.valid_until)
+        ]
+        for item_id in doomed:
+            memory._drop(memory._store.slot_of(item_id), evicted=False, expired=True)
+        return doomed
 
     def sweep_traces(self) -> dict[str, int]:
         """Drop the decision and retrieval traces older than their retention; returns how many
         of each kind went."""
+        return self._memory._mutate("sweep", {}, self._sweep_traces)
+
+    def _sweep_traces(self) -> dict[str, int]:
         memory = self._memory
-        with memory._lock:
-            now = memory._clock()
-            times, decisions = memory._trace_times, memory._trace
-            limit = now - self.retention_days["decision"] * DAY
-            old_decisions = 0
-            while times and times[0] < limit:
-                times.popleft()
-                decisions.popleft()
-                old_decisions += 1
-            retrievals = memory._retrieval_trace
-            limit = now - self.retention_days["retrieval"] * DAY
-            old_retrievals = 0
-            while retrievals and retrievals[0][0] < limit:
-                retrievals.popleft()
-                old_retrievals += 1
-            return {"decision": old_decisions, "retrieval": old_retrievals}
+        now = memory._clock()
+        times, decisions = memory._trace_times, memory._trace
+        limit = now - self.retention_days["decision"] * DAY
+        old_decisions = 0
+        while times and times[0] < limit:
+            times.popleft()
+            decisions.popleft()
+            old_decisions += 1
+        retrievals = memory._retrieval_trace
+        limit = now - self.retention_days["retrieval"] * DAY
+        old_retrievals = 0
+        while retrievals and retrievals[0][0] < limit:
+            retrievals.popleft()
+            old_retrievals += 1
+        return {"decision": old_decisions, "retrieval": old_retrievals}
 
     def run(self) -> None:
         """Decay, expire and sweep the traces, once."""
@@ -194,6 +200,7 @@ class Lifecycle:
         # A thread and an event do not pickle; a restored memory starts without a schedule.
         state = self.__dict__.copy()
         state["_thread"] = None
+        state["last_error"] = None  # a background failure is not state (nor always picklable)
         del state["_stop"]
         return state
 

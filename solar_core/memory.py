@@ -9,7 +9,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +36,11 @@ from .validation import (
     unit_rows,
     unit_scale,
 )
+
+if TYPE_CHECKING:
+    from .persistence.journal import Journal
+
+_T = TypeVar("_T")
 
 #: how many recent retrievals stay rateable by feedback(retrieval=...)
 FEEDBACK_WINDOW = 1000
@@ -194,6 +199,7 @@ class SolarMemory:
             raise ValueError(f"importance_weight must be in [0, 1], got {importance_weight}")
         self.importance_weight = float(importance_weight)
         self._lock = threading.RLock()
+        self._journal: Journal | None = None  # set by a MemoryStore: every step is logged
         self._subscribers: list[Callable[[str, str, FloatVector, dict[str, Any]], None]] = []
         self._id_counter = 0
         self._retrieval_seq = 0
@@ -289,44 +295,58 @@ class SolarMemory:
             exclude = set(exclude)
         row, scale = self._vector(query, embedding, "query")
         vector = scaled(row, scale)
+        journal = self._journal
+        if journal is not None:  # persisted: logged, and caught up with other writers first
+            return journal.retrieve(self, vector, query, k, record, exclude)
         with self._lock:
-            store = self._store
-            if self.importance_weight > 0.0:
-                slots, scores = self._weighted_nearest(vector, k, exclude)
-            elif exclude:
-                slots, scores = self._nearest_except(vector, k, exclude)
-            else:
-                slots, scores = store.nearest(vector, k)
-            ids, payloads = store.slot_lists()
-            records: list[_Record] = []
-            hits: list[Hit] = []
-            for rank, (slot, score) in enumerate(zip(slots.tolist(), scores, strict=True)):
-                rec = payloads[slot]
-                records.append(rec)
-                hits.append(Hit(ids[slot], rec.text, score, rec.metadata.copy(), rank))
-            if not record:
-                return Hits(hits, None)
-            now = self._clock()  # before any change: a failing clock leaves the memory as it was
-            for rec in records:  # reinforcement: returned to a caller, so more important
-                boosted = rec.importance * 1.1
-                rec.importance = boosted if boosted < 1.0 else 1.0
-            self._retrieval_trace.append((now, query, hits))  # dicts built when asked for
-            step = self._steps + 1
-            if self._eviction.needs_queries:
-                cosines = scores
-                if self.importance_weight > 0.0:  # the policy learns from similarity, not rank
-                    cosines = store.matrix[slots].dot(vector).tolist()
-                self._eviction.on_query(vector, slots, cosines, step)
-            self._eviction.on_retrieve(slots, step)
-            if self._deletion is not None:
-                self._deletion.on_retrieve(slots, step)
-            self._retrievals += 1
-            self._retrieval_seq += 1  # never reset: a Hits from before clear() stays unknown
-            retrieval_id = self._retrieval_seq
-            self._recent[retrieval_id] = _Retrieval(slots, records, step, self._removals)
-            if len(self._recent) > FEEDBACK_WINDOW:
-                self._recent.popitem(last=False)
-            return Hits(hits, retrieval_id)
+            return self._retrieve(vector, query, k, record, exclude)
+
+    def _retrieve(
+        self,
+        vector: FloatVector,
+        query: str | None,
+        k: int,
+        record: bool,
+        exclude: Collection[str],
+    ) -> Hits:
+        """:meth:`retrieve` on a checked unit vector, under the lock (also replays a log)."""
+        store = self._store
+        if self.importance_weight > 0.0:
+            slots, scores = self._weighted_nearest(vector, k, exclude)
+        elif exclude:
+            slots, scores = self._nearest_except(vector, k, exclude)
+        else:
+            slots, scores = store.nearest(vector, k)
+        ids, payloads = store.slot_lists()
+        records: list[_Record] = []
+        hits: list[Hit] = []
+        for rank, (slot, score) in enumerate(zip(slots.tolist(), scores, strict=True)):
+            rec = payloads[slot]
+            records.append(rec)
+            hits.append(Hit(ids[slot], rec.text, score, rec.metadata.copy(), rank))
+        if not record:
+            return Hits(hits, None)
+        now = self._clock()  # before any change: a failing clock leaves the memory as it was
+        for rec in records:  # reinforcement: returned to a caller, so more important
+            boosted = rec.importance * 1.1
+            rec.importance = boosted if boosted < 1.0 else 1.0
+        self._retrieval_trace.append((now, query, hits))  # dicts built when asked for
+        step = self._steps + 1
+        if self._eviction.needs_queries:
+            cosines = scores
+            if self.importance_weight > 0.0:  # the policy learns from similarity, not rank
+                cosines = store.matrix[slots].dot(vector).tolist()
+            self._eviction.on_query(vector, slots, cosines, step)
+        self._eviction.on_retrieve(slots, step)
+        if self._deletion is not None:
+            self._deletion.on_retrieve(slots, step)
+        self._retrievals += 1
+        self._retrieval_seq += 1  # never reset: a Hits from before clear() stays unknown
+        retrieval_id = self._retrieval_seq
+        self._recent[retrieval_id] = _Retrieval(slots, records, step, self._removals)
+        if len(self._recent) > FEEDBACK_WINDOW:
+            self._recent.popitem(last=False)
+        return Hits(hits, retrieval_id)
 
     def _weighted_nearest(
         self, vector: FloatVector, k: int, exclude: Collection[str]
@@ -378,19 +398,25 @@ class SolarMemory:
         also sets the step cost ``1 - score`` for the regret gate.
         """
         reward, quality = check_feedback(like, score)
+        journal = self._journal
+        if journal is not None:
+            journal.feedback(self, reward, quality, retrieval)
+            return
         with self._lock:
-            last = self._resolve_retrieval(retrieval)
-            if self._eviction.listens_to_feedback or self._deletion is not None:
-                live = self._live_slots(last)
-                if self._eviction.listens_to_feedback:
-                    self._eviction.on_feedback(live, reward)
-                if self._deletion is not None:  # the step's quality: the score when given
-                    self._deletion.on_feedback(live, quality)
-            last.rated = True
-            if last.step == self._steps + 1:
-                self._pending_score = quality
-            self._feedbacks += 1
-            self._score_sum += quality
+            self._feedback(reward, quality, self._resolve_retrieval(retrieval)[1])
+
+    def _feedback(self, reward: float, quality: float, last: _Retrieval) -> None:
+        if self._eviction.listens_to_feedback or self._deletion is not None:
+            live = self._live_slots(last)
+            if self._eviction.listens_to_feedback:
+                self._eviction.on_feedback(live, reward)
+            if self._deletion is not None:  # the step's quality: the score when given
+                self._deletion.on_feedback(live, quality)
+        last.rated = True
+        if last.step == self._steps + 1:
+            self._pending_score = quality
+        self._feedbacks += 1
+        self._score_sum += quality
 
     def _live_slots(self, retrieval: _Retrieval) -> npt.NDArray[np.int64]:
         """The slots ``retrieval`` returned that still hold the items it returned."""
@@ -407,16 +433,18 @@ class SolarMemory:
             return np.asarray(live, dtype=np.int64)
         return slots
 
-    def _resolve_retrieval(self, retrieval: object) -> _Retrieval:
+    def _resolve_retrieval(self, retrieval: object) -> tuple[int, _Retrieval]:
+        """The rateable retrieval ``retrieval`` names, with its id."""
         if retrieval is None:
             if not self._recent:
                 raise ValueError("feedback() rates a retrieval: call retrieve() first")
-            found = self._recent[next(reversed(self._recent))]
+            key = next(reversed(self._recent))
+            found = self._recent[key]
         else:
             if isinstance(retrieval, Hits):
-                key = retrieval.retrieval_id
-                if key is None:
+                if retrieval.retrieval_id is None:
                     raise ValueError("a record=False lookup cannot be rated")
+                key = retrieval.retrieval_id
             elif isinstance(retrieval, int) and not isinstance(retrieval, bool):
                 key = retrieval
             else:
@@ -432,7 +460,7 @@ class SolarMemory:
             found = self._recent[key]
         if found.rated:
             raise ValueError("this retrieval already has feedback")
-        return found
+        return key, found
 
     def add(
         self,
@@ -467,103 +495,133 @@ class SolarMemory:
         if item_id is not None:
             check_text(item_id, "item_id")
         row, scale = self._vector(text, embedding, "text")
+        journal = self._journal
+        if journal is not None:
+            meta = journal.plain_metadata(meta)  # what a replay of the log will see
         # Outside the lock: it may call an LLM. Skipped for gates that prepare nothing.
         prepared = self._admission.prepare(text, meta) if self._prepares else None
-        vector = None  # the unit vector, made when first needed: a rejected offer never needs it
+        if journal is not None:
+            unit = scaled(row, scale)
+            return journal.add(self, text, unit, meta, item_id, category, valid_until, prepared)
         with self._lock:
-            store = self._store
-            again = None
-            if item_id is not None and item_id in store:
-                again = store.slot_of(item_id)
-                if store.payload_at(again).text != text:
-                    raise ValueError(
-                        f"an item with id {item_id!r} is already stored, with a different text"
-                    )
-            now = (
-                self._clock()
-            )  # before any change: a failing clock must leave the memory as it was
-            step = self._steps + 1
-            score = self._pending_score
-            sims = None
-            admission = self._admission
-            if store.protected and again is None and store.full and store.evictable == 0:
-                # Only identity items left: nothing may be evicted to make room. Refused before
-                # the gate sees it, so no gate state (regret, ...) moves for an impossible store.
-                self._steps = step
-                self._pending_score = None
-                self._rejected += 1
-                refused = Decision(step, False, None, None, "full of protected items")
-                return self._record(refused, now)
-            if type(admission) is AlwaysAdmit:
-                verdict = ALWAYS  # what it returns for every candidate: skip building one
-            else:
-                if admission.needs_similarities and score is None:
-                    vector = scaled(row, scale)
-                    sims = store.similarities(vector)
-                if admission.needs_vector and vector is None:
-                    vector = scaled(row, scale)
-                verdict = admission.admit(
-                    Candidate(len(store), self.capacity, score, sims, vector, text, meta, prepared)
+            decision, vector = self._add(
+                text, row, scale, meta, item_id, category, valid_until, prepared
+            )
+            if decision.admitted and self._subscribers:
+                self._notify(decision, text, vector, meta)
+            return decision
+
+    def _notify(
+        self, decision: Decision, text: str, vector: FloatVector | None, meta: dict[str, Any]
+    ) -> None:
+        """Tell the subscribers of a stored item, once its step is complete and traced (a
+        callback that raises cannot leave the step half done)."""
+        assert decision.item_id is not None and vector is not None
+        for callback in self._subscribers:
+            callback(decision.item_id, text, vector, meta)
+
+    def _add(
+        self,
+        text: str,
+        row: FloatVector,
+        scale: float | None,
+        meta: dict[str, Any],
+        item_id: str | None,
+        category: str,
+        valid_until: float | None,
+        prepared: object,
+    ) -> tuple[Decision, FloatVector | None]:
+        """:meth:`add` on checked input, under the lock; returns the decision and the stored
+        unit vector (``None`` when it was never needed)."""
+        vector = None  # the unit vector, made when first needed: a rejected offer never needs it
+        store = self._store
+        again = None
+        if item_id is not None and item_id in store:
+            again = store.slot_of(item_id)
+            if store.payload_at(again).text != text:
+                raise ValueError(
+                    f"an item with id {item_id!r} is already stored, with a different text"
                 )
+        now = self._clock()  # before any change: a failing clock must leave the memory as it was
+        step = self._steps + 1
+        score = self._pending_score
+        sims = None
+        admission = self._admission
+        if store.protected and again is None and store.full and store.evictable == 0:
+            # Only identity items left: nothing may be evicted to make room. Refused before
+            # the gate sees it, so no gate state (regret, ...) moves for an impossible store.
             self._steps = step
             self._pending_score = None
-            if again is not None:
-                # The same experience offered again: nothing to store, but the step ends and the
-                # gate has seen it (its cost ~0, as it is its own nearest neighbour). ARC counts
-                # it as a request for a cached key. Mirrors the reference runners' duplicates.
-                self._eviction.on_reoffer(again, step)
-                self._reoffered += 1
-                reason = "already stored"
-                return self._record(Decision(step, False, item_id, None, reason, *verdict[2:]), now)
-            _, reason, cost, regret, tau = verdict
-            if not verdict.admitted:
-                self._rejected += 1
-                refused = Decision(step, False, None, None, reason, cost, regret, tau)
-                return self._record(refused, now)
-            new_id = item_id if item_id is not None else self._new_id()
-            eviction = self._eviction
-            content_key = _content_key(text) if eviction.uses_content_key else ""
-            eviction.prepare_insert(content_key)
-            victim: Victim | None = None
-            evicted = None
-            contenders: tuple[tuple[str, float], ...] = ()
-            while store.full:
-                victim = eviction.victim(step)
-                contenders = (
-                    tuple([(store.id_at(s), sc) for s, sc in victim.contenders])
-                    if victim.contenders  # only scoring policies name any
-                    else ()
-                )
-                evicted = self._drop(victim.slot, evicted=True)
-            if vector is None:
+            self._rejected += 1
+            refused = Decision(step, False, None, None, "full of protected items")
+            return self._record(refused, now), None
+        if type(admission) is AlwaysAdmit:
+            verdict = ALWAYS  # what it returns for every candidate: skip building one
+        else:
+            if admission.needs_similarities and score is None:
                 vector = scaled(row, scale)
-            allocated = len(store.matrix)
-            record = _Record(
-                text, meta, step, now, category, INITIAL_IMPORTANCE[category], valid_until
+                sims = store.similarities(vector)
+            if admission.needs_vector and vector is None:
+                vector = scaled(row, scale)
+            verdict = admission.admit(
+                Candidate(len(store), self.capacity, score, sims, vector, text, meta, prepared)
             )
-            slot = store.insert(new_id, vector, record, sims)
-            if category == "identity":
-                store.protected.add(slot)
-            if len(store.matrix) != allocated:  # an unbounded store grew
-                eviction.reserve(store.slots)
-                if self._deletion is not None:
-                    self._deletion.reserve(store.slots)
-            eviction.on_insert(slot, content_key, step)
+        self._steps = step
+        self._pending_score = None
+        if again is not None:
+            # The same experience offered again: nothing to store, but the step ends and the
+            # gate has seen it (its cost ~0, as it is its own nearest neighbour). ARC counts
+            # it as a request for a cached key. Mirrors the reference runners' duplicates.
+            self._eviction.on_reoffer(again, step)
+            self._reoffered += 1
+            reason = "already stored"
+            decision = Decision(step, False, item_id, None, reason, *verdict[2:])
+            return self._record(decision, now), None
+        _, reason, cost, regret, tau = verdict
+        if not verdict.admitted:
+            self._rejected += 1
+            refused = Decision(step, False, None, None, reason, cost, regret, tau)
+            return self._record(refused, now), None
+        new_id = item_id if item_id is not None else self._new_id()
+        eviction = self._eviction
+        content_key = _content_key(text) if eviction.uses_content_key else ""
+        eviction.prepare_insert(content_key)
+        victim: Victim | None = None
+        evicted = None
+        contenders: tuple[tuple[str, float], ...] = ()
+        while store.full:
+            victim = eviction.victim(step)
+            contenders = (
+                tuple([(store.id_at(s), sc) for s, sc in victim.contenders])
+                if victim.contenders  # only scoring policies name any
+                else ()
+            )
+            evicted = self._drop(victim.slot, evicted=True)
+        if vector is None:
+            vector = scaled(row, scale)
+        allocated = len(store.matrix)
+        record = _Record(text, meta, step, now, category, INITIAL_IMPORTANCE[category], valid_until)
+        slot = store.insert(new_id, vector, record, sims)
+        if category == "identity":
+            store.protected.add(slot)
+        if len(store.matrix) != allocated:  # an unbounded store grew
+            eviction.reserve(store.slots)
             if self._deletion is not None:
-                self._deletion.on_insert(slot, step)
-            self._admitted += 1
-            victim_score = victim.score if victim is not None else None
-            decision = self._record(
-                Decision(
-                    step, True, new_id, evicted, reason, cost, regret, tau, victim_score, contenders
-                ),
-                now,
-            )
-            # After the step is complete and traced: a callback that raises cannot leave it
-            # half done (e.g. a response cache invalidating its entries).
-            for callback in self._subscribers:
-                callback(new_id, text, vector, meta)
-            return decision
+                self._deletion.reserve(store.slots)
+        eviction.on_insert(slot, content_key, step)
+        if self._deletion is not None:
+            self._deletion.on_insert(slot, step)
+        self._admitted += 1
+        victim_score = victim.score if victim is not None else None
+        if self._journal is not None:
+            self._journal.inserted(new_id, record, vector)
+        decision = self._record(
+            Decision(
+                step, True, new_id, evicted, reason, cost, regret, tau, victim_score, contenders
+            ),
+            now,
+        )
+        return decision, vector
 
     def _record(self, decision: Decision, now: float) -> Decision:
         if self._deletion is not None:  # the step has ended: sweep
@@ -585,6 +643,8 @@ class SolarMemory:
 
     def _drop(self, slot: int, evicted: bool, deleted: bool = False, expired: bool = False) -> str:
         item_id = self._store.remove(slot)
+        if self._journal is not None:
+            self._journal.removed(item_id)
         self._eviction.on_remove(slot, evicted)
         if self._deletion is not None:
             self._deletion.on_remove(slot)
@@ -615,10 +675,21 @@ class SolarMemory:
         return self._embedder
 
     def __len__(self) -> int:
+        if self._journal is not None:
+            with self._lock:
+                self._journal.sync(self)
         return len(self._store)
 
     def __contains__(self, item_id: object) -> bool:
+        if self._journal is not None:
+            with self._lock:
+                self._journal.sync(self)
         return item_id in self._store
+
+    def _sync(self) -> None:
+        """Persisted: catch up with steps other processes logged (call under the lock)."""
+        if self._journal is not None:
+            self._journal.sync(self)
 
     def __iter__(self) -> Iterator[MemoryItem]:
         return iter(self.items())
@@ -654,41 +725,59 @@ class SolarMemory:
     def get(self, item_id: str) -> MemoryItem:
         """The stored item ``item_id``; raises :class:`UnknownItemError` if absent."""
         with self._lock:
+            self._sync()
             return self._item(self._check_id(item_id))
 
     def items(self) -> list[MemoryItem]:
         """Every stored item, oldest insert first."""
         with self._lock:
+            self._sync()
             return [self._item(i) for i in self._store.ids()]
 
     def vector(self, item_id: str) -> FloatVector:
         """A copy of the stored unit vector of ``item_id``."""
         with self._lock:
+            self._sync()
             return self._store.vector(self._store.slot_of(self._check_id(item_id)))
 
     def remove(self, item_id: str) -> None:
         """Delete ``item_id`` now (not counted as an eviction)."""
-        with self._lock:
-            self._drop(self._store.slot_of(self._check_id(item_id)), evicted=False)
+        self._mutate("remove", {"id": item_id}, lambda: self._remove(item_id))
+
+    def _remove(self, item_id: str) -> None:
+        self._drop(self._store.slot_of(self._check_id(item_id)), evicted=False)
 
     def clear(self) -> None:
         """Remove every item and reset learned policy state and counters."""
-        with self._lock:
-            self._store.clear()
-            self._eviction.clear()
-            self._eviction.reserve(self._store.slots)
-            if self._deletion is not None:
-                self._deletion.clear()
-                self._deletion.reserve(self._store.slots)
-            self._admission.clear()
-            self._trace.clear()
-            self._trace_times.clear()
-            self._retrieval_trace.clear()
-            self._reset_counters()
+        self._mutate("clear", {}, self._clear)
+
+    def _mutate(self, kind: str, args: dict[str, Any], apply: Callable[[], _T]) -> _T:
+        """Run ``apply`` under the lock; in a persisted memory, as one logged step."""
+        journal = self._journal
+        if journal is None:
+            with self._lock:
+                return apply()
+        return journal.run(self, kind, args, None, apply)
+
+    def _clear(self) -> None:
+        if self._journal is not None:
+            self._journal.cleared()
+        self._store.clear()
+        self._eviction.clear()
+        self._eviction.reserve(self._store.slots)
+        if self._deletion is not None:
+            self._deletion.clear()
+            self._deletion.reserve(self._store.slots)
+        self._admission.clear()
+        self._trace.clear()
+        self._trace_times.clear()
+        self._retrieval_trace.clear()
+        self._reset_counters()
 
     def retrieval_trace(self) -> list[dict[str, Any]]:
         """The recorded retrievals kept (query, ids, scores, ``at``), oldest first."""
         with self._lock:
+            self._sync()
             return [
                 {"at": at, "query": q, "ids": [h.id for h in hs], "scores": [h.score for h in hs]}
                 for at, q, hs in self._retrieval_trace
@@ -698,6 +787,7 @@ class SolarMemory:
         """The whole memory as plain data: items (with category, importance, created_at,
         valid_until and policy statistics), counters, lifecycle settings and traces."""
         with self._lock:
+            self._sync()
             return {
                 "policy": self.policy,
                 "capacity": self.capacity,
@@ -726,12 +816,14 @@ class SolarMemory:
     def trace(self, last: int | None = None) -> list[Decision]:
         """The most recent decisions, oldest first (at most ``trace_size`` are kept)."""
         with self._lock:
+            self._sync()
             decisions = list(self._trace)
         return decisions if last is None else decisions[-check_k(last, "last") :]
 
     def stats(self) -> dict[str, Any]:
         """Counters: size, capacity, steps, admitted, rejected, evicted, modifications, tau, ..."""
         with self._lock:
+            self._sync()
             steps = self._steps
             return {
                 "policy": self.policy,
@@ -774,6 +866,10 @@ class SolarMemory:
         state = self.__dict__.copy()
         del state["_lock"]
         state["_subscribers"] = []  # callbacks (closures, caches) are not state: re-attach them
+        journal = state.pop("_journal", None)
+        state["_journal"] = None  # a copy is not persisted: it would write to the same scope
+        if journal is not None:
+            state["_clock"] = journal.user_clock  # not the journal's recording wrapper
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:

@@ -75,3 +75,43 @@ def minilm() -> object:
     from solar_core import MiniLMEmbedder
 
     return MiniLMEmbedder()
+
+
+# -- persistence: a database URL per test, SQLite and PostgreSQL --------------------------------
+def _postgres_admin_url() -> str:
+    """The throwaway server's URL; a failure when CI requires PostgreSQL, else a skip."""
+    import os
+
+    from solar_core.bench.pg_server import start_postgres
+
+    url, reason = start_postgres()
+    if url is None:
+        if os.environ.get("SOLAR_REQUIRE_POSTGRES"):
+            pytest.fail(f"PostgreSQL is required here (SOLAR_REQUIRE_POSTGRES) but: {reason}")
+        pytest.skip(f"no PostgreSQL server could be started: {reason}")
+    return url
+
+
+def postgres_schema_url(name: str) -> str:
+    """A URL whose tables live in a new, empty schema ``name`` (one per test: isolation without
+    the cost of a database per test)."""
+    import psycopg
+
+    admin = _postgres_admin_url()
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA IF EXISTS "{name}" CASCADE')  # name from the test itself
+        conn.execute(f'CREATE SCHEMA "{name}"')
+    sep = "&" if "?" in admin else "?"
+    return f"{admin}{sep}options=-csearch_path%3D{name}"
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def db_url(request: pytest.FixtureRequest, tmp_path: object) -> str:
+    """A fresh database: a SQLite file, or a PostgreSQL schema of the test server."""
+    import re
+    from pathlib import Path
+
+    if request.param == "sqlite":
+        return str(Path(str(tmp_path)) / "memory.db")
+    name = "t_" + re.sub(r"[^a-z0-9]+", "_", request.node.name.lower())[-50:]
+    return postgres_schema_url(name)

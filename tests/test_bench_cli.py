@@ -343,3 +343,39 @@ def test_response_cache_bench_smoke(capsys: pytest.CaptureFixture[str], tmp_path
     assert latency["tier2_us"] > 0 and latency["tier3_us"] > 0
     assert main([*argv, "--quiet"]) == 0
     assert "paraphrase hit" in capsys.readouterr().out
+
+
+def test_persistence_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    argv = ["persistence", "--capacities", "10", "--steps", "6", "--repeats", "1",
+            "--processes", "2", "--no-postgres"]  # fmt: skip
+    rows = run_json(capsys, *argv)
+    runs = [r for r in rows if r["setting"] == "run"]
+    assert [(r["backend"], r["durability"], r["processes"], r["scope"]) for r in runs] == [
+        ("memory", None, 1, "own"),
+        ("sqlite", "normal", 1, "own"),
+        ("sqlite", "full", 1, "own"),
+        ("memory", None, 2, "independent"),
+        ("sqlite", "normal", 2, "same"),
+        ("sqlite", "normal", 2, "separate"),
+    ]
+    for r in runs:
+        assert r["capacity"] == 10 and r["steps"] == 6 and r["full"]
+        assert r["steps_per_s"] > 0 and r["median_ms"] > 0 and r["mean_ms"] > 0
+    assert all(r["overhead_median_ms"] == 0.0 for r in runs if r["backend"] == "memory")
+    (check,) = [r for r in rows if r["setting"] == "check"]
+    assert check["ok"] and check["expected"] == 10 + 2 * 6 and check["found"] == [22]
+    (skipped,) = [r for r in rows if r["setting"] == "skipped"]
+    assert skipped["reason"] == "--no-postgres"
+    out = tmp_path / "persistence.txt"
+    assert main([*argv, "--processes", "1", "--quiet", "--out", str(out)]) == 0
+    text = out.read_text(encoding="utf-8")
+    assert text.startswith("== persistence: solar") and "goal (SQLite" in text
+    assert "sqlite    full" in text and "postgres: skipped: --no-postgres" in text
+    assert "same" not in text  # one process: no multi-process rows
+
+
+def test_persistence_bad_capacities(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as err:
+        main(["persistence", "--capacities", "100,x"])
+    assert err.value.code == 2
+    assert "expected numbers like 100,1000" in capsys.readouterr().err

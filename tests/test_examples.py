@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import runpy
+import sys
 from pathlib import Path
 
 import pytest
@@ -63,3 +65,38 @@ def test_response_cache_example_tiers_invalidation_and_scopes(
     assert tiers == ["3", "1", "2", "3", "3"]
     assert lines[3].endswith("'You are on the Team plan now.'")  # the stale answer was evicted
     assert lines[4].startswith("[bob]") and lines[4].endswith("'Free plan.'")
+
+
+def test_persistent_example_resumes_in_a_new_process(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    pytest.importorskip("llama_index.core")
+    monkeypatch.setattr(sys, "argv", ["persistent_conversation.py", "--keep", str(tmp_path)])
+    out = run("persistent_conversation.py", capsys)
+    first, resumed = out.split("process 2 (pid ")
+    assert first.split("process 1 (pid ")[1].split(")")[0] != resumed.split(")")[0]
+    # the same memories, with the same posteriors, before and after the restart
+    stored = first.split("as process 1 leaves them:\n")[1].split("\n\n")[0]
+    reopened = resumed.split("reopened:\n")[1].split("\n\n")[0]
+    assert stored == reopened
+    assert "alice: 'Please always answer me in French.'  (alpha=4, beta=1, mean=0.8)" in stored
+    assert "bob: 'Where is my order A-17?'" in stored
+    lc_prompt = resumed.split("the model's system message:\n")[1].split("\n\nLlamaIndex")[0]
+    assert "- Human: Please always answer me in French." in lc_prompt
+    assert "A-17" not in lc_prompt  # bob's memory stays bob's
+    trip = first.split("as process 1 leaves it:\n")[1].split("\n\n")[0]
+    assert trip == resumed.split("'alice-trip', reopened:\n")[1].split("\n\n")[0]
+    li_prompt = resumed.split("the LLM was sent:\n")[1]
+    assert "- Human: I'm vegetarian, by the way." in li_prompt
+    assert "OK: the resumed process recalled exactly what the first one stored." in out
+
+    # A resumed process whose memories differ from what was stored exits non-zero.
+    expected = json.loads((tmp_path / "stored.json").read_text())
+    (alice,) = [k for k, v in expected["langchain"]["alice"].items() if "French" in v["text"]]
+    expected["langchain"]["alice"][alice]["policy"]["alpha"] = 5.0
+    (tmp_path / "stored.json").write_text(json.dumps(expected))
+    monkeypatch.setattr(sys, "argv", ["persistent_conversation.py", "--resume", str(tmp_path)])
+    with pytest.raises(SystemExit) as exit_:
+        run("persistent_conversation.py", capsys)
+    assert exit_.value.code == 1
+    assert "WRONG:\n  LangChain memories differ after reopening" in capsys.readouterr().out

@@ -77,6 +77,7 @@ class EvaluatorGate(AdmissionPolicy):
         self.needs_similarities = self.inner.needs_similarities
         self.needs_vector = self.inner.needs_vector
         self._offers = 0
+        self.judged: bool | None = None  # the verdict on the latest offer (None: not judged)
 
     def bind(self, eviction: EvictionPolicy) -> None:
         self.inner.bind(eviction)
@@ -89,10 +90,14 @@ class EvaluatorGate(AdmissionPolicy):
     def judge(self, candidate: Candidate) -> bool:
         """The evaluator's verdict on ``candidate`` (raises on an unusable answer)."""
         if isinstance(candidate.prepared, bool):
-            return candidate.prepared
-        if candidate.text is None:
+            verdict = candidate.prepared
+        elif candidate.text is None:
             raise ValueError("EvaluatorGate needs the candidate's text: use it inside a memory")
-        return self.verdict(candidate.text, candidate.metadata)
+        else:
+            verdict = self.verdict(candidate.text, candidate.metadata)
+        # What this offer was judged: a persisted memory logs it, so a replay never asks again
+        self.judged = verdict
+        return verdict
 
     def verdict(self, text: str, metadata: Mapping[str, Any]) -> bool:
         """The evaluator's verdict on an execution (raises on an unusable answer)."""
@@ -106,6 +111,7 @@ class EvaluatorGate(AdmissionPolicy):
         raise ValueError(f"evaluator {name} returned {answer!r}: expected a bool or a number")
 
     def _admit(self, candidate: Candidate) -> Verdict:
+        self.judged = None
         seeding = self._offers < self.initial
         if not seeding and not self.judge(candidate):
             self._offers += 1

@@ -3,7 +3,8 @@
     solar-bench <workload> [--policies fifo,lru,...] [--k 10 20 50 100] [--seeds 42 1337 2024]
                            [--format table|csv|json] [--out FILE] [--plot FILE.png] [--data PATH]
 
-Workloads: cycling | working-set | drift | noise-static | noise-stream | locomo | latency | demo.
+Workloads: cycling | working-set | drift | noise-static | noise-stream | locomo | latency |
+regagent | response-cache | persistence | demo.
 ``--data`` is a LoCoMo-format JSON file for ``locomo`` (and ``demo``), or the reference
 implementation's ``solar_synthetic`` folder to replay its workload files for a synthetic workload.
 """
@@ -29,7 +30,15 @@ from .locomo import DEFAULT_K, distinct_texts, load_locomo, records
 from .policy_spec import parse_policy, split_policies
 from .progress import Progress
 
-WORKLOADS = (*EXPERIMENTS, "locomo", "latency", "regagent", "response-cache", "demo")
+WORKLOADS = (
+    *EXPERIMENTS,
+    "locomo",
+    "latency",
+    "regagent",
+    "response-cache",
+    "persistence",
+    "demo",
+)
 #: the paper's order: baselines, then the learned policies, then the no-eviction reference
 POLICY_ORDER = [
     "fifo",
@@ -103,6 +112,17 @@ def _positive(text: str) -> int:
     return value
 
 
+def _positives(text: str) -> list[int]:
+    """A comma-separated list of positive ints: ``100,1000``."""
+    try:
+        values = [_positive(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected numbers like 100,1000, got {text!r}") from None
+    if not values:
+        raise argparse.ArgumentTypeError(f"expected numbers like 100,1000, got {text!r}")
+    return values
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="solar-bench",
@@ -134,8 +154,30 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--steps",
         type=_positive,
-        help="latency: timed steps per policy and K; regagent: tasks per run (default 4,000)",
+        help="latency: timed steps per policy and K; regagent: tasks per run (default 4,000); "
+        "persistence: timed steps per process (default 500)",
     )
+    p.add_argument(
+        "--capacities",
+        type=_positives,
+        help="persistence: comma-separated capacities (default 100,1000)",
+    )
+    p.add_argument(
+        "--repeats", type=_positive, default=3, help="persistence: repeats of each configuration"
+    )
+    p.add_argument(
+        "--processes",
+        type=_positive,
+        default=4,
+        help="persistence: processes of the multi-process rows (1: single-process rows only)",
+    )
+    p.add_argument(
+        "--postgres",
+        metavar="URL",
+        help="persistence: a postgresql:// URL to use (each run in its own new schema; default: "
+        "start a throwaway server, or skip PostgreSQL if none can be started)",
+    )
+    p.add_argument("--no-postgres", action="store_true", help="persistence: memory and SQLite only")
     p.add_argument(
         "--embedder",
         choices=("minilm", "hash"),
@@ -258,6 +300,30 @@ def response_cache(args: argparse.Namespace) -> list[dict[str, Any]]:
     ]
 
 
+def persistence(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Steps per second in memory, on SQLite and on PostgreSQL, in one and several processes."""
+    from . import persistence as bench
+
+    bar = Progress("persistence", 0, unit="runs", enabled=not args.quiet)
+
+    def total(n: int) -> None:
+        bar.total = n
+
+    rows = bench.run(
+        args.capacities or args.k or list(bench.CAPACITIES),
+        steps=args.steps or bench.STEPS,
+        repeats=args.repeats,
+        processes=args.processes,
+        postgres=args.postgres,
+        use_postgres=not args.no_postgres,
+        blas_threads=args.blas_threads,
+        progress=bar.advance,
+        total=total,
+    )
+    bar.close()
+    return rows
+
+
 def columns_for(workload: str) -> list[str]:
     if workload == "regagent":
         from .regagent import COLUMNS
@@ -284,6 +350,11 @@ def render(rows: Sequence[dict[str, Any]], fmt: str, compact: bool = False) -> s
             from .response_cache import render as render_cache
 
             parts.append(render_cache(mine).rstrip("\n"))
+            continue
+        if workload == "persistence":
+            from .persistence import render as render_persistence
+
+            parts.append(render_persistence(mine).rstrip("\n"))
             continue
         timed = [r for r in mine if "sentences_per_s" in r]
         mine = [r for r in mine if r not in timed]
@@ -349,6 +420,8 @@ def _main(args: argparse.Namespace) -> int:
         rows = regagent(args)
     elif name == "response-cache":
         rows = response_cache(args)
+    elif name == "persistence":
+        rows = persistence(args)
     else:
         rows = synthetic(args, name)
     text = render(rows, args.format, compact=name == "demo")

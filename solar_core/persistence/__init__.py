@@ -1,0 +1,14 @@
+"""Persistent, scoped memories: SQLite by default, PostgreSQL for many processes.
+
+>>> from solar_core.persistence import MemoryStore, Scope
+>>> with MemoryStore(":memory:", policy="fifo", capacity=3, embedder="hash") as store:
+...     _ = store.scope(user="alice", org="acme").add("prefers tea")
+...     store.names()
+['org=acme&user=alice']
+"""
+
+from .errors import PersistenceError
+from .memory_store import MemoryStore, ScopeView, open_backend
+from .scope import Scope
+
+__all__ = ["MemoryStore", "PersistenceError", "Scope", "ScopeView", "open_backend"]

@@ -1,0 +1,253 @@
+"""Where persisted memories live: the tables, and the SQL both backends share.
+
+The data model (one set of tables per database, every row keyed by its scope):
+
+- ``solar_scopes`` -- one row per scope: its key and parts, the settings it was created with,
+  ``seq`` (the last logged step) and ``snapshot_seq``;
+- ``solar_ops`` -- the log: one row per step since the snapshot (its kind, its inputs as JSON,
+  the query or item vector as float32 bytes, the clock readings, a digest of the outcome);
+- ``solar_snapshots`` -- the latest full state of each scope (see :mod:`.codec`);
+- ``solar_items`` -- what each scope stores now (id, text, metadata, vector, category,
+  created_at, valid_until, step): the log's outcome, kept in the same transaction for queries
+  and audits ("what do we remember about this user?").
+
+Every statement is parameterised: no value is ever formatted into SQL.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any
+
+#: the schema this code writes; a database with a newer one is refused
+SCHEMA_VERSION = 1
+FORMAT = "solar-memory"
+
+_TABLES = """
+CREATE TABLE IF NOT EXISTS solar_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS solar_scopes (
+    id {serial} PRIMARY KEY,
+    key TEXT NOT NULL UNIQUE,
+    org TEXT, project TEXT, user_id TEXT, session TEXT,
+    config TEXT NOT NULL,
+    seq BIGINT NOT NULL DEFAULT 0,
+    snapshot_seq BIGINT NOT NULL DEFAULT 0,
+    created_at DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE IF NOT EXISTS solar_ops (
+    scope_id BIGINT NOT NULL,
+    seq BIGINT NOT NULL,
+    kind TEXT NOT NULL,
+    args TEXT NOT NULL,
+    vector {blob},
+    clocks TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (scope_id, seq)
+);
+CREATE TABLE IF NOT EXISTS solar_snapshots (
+    scope_id BIGINT PRIMARY KEY,
+    seq BIGINT NOT NULL,
+    state {blob} NOT NULL,
+    at DOUBLE PRECISION NOT NULL
+);
+CREATE TABLE IF NOT EXISTS solar_items (
+    scope_id BIGINT NOT NULL,
+    item_id TEXT NOT NULL,
+    text TEXT NOT NULL,
+    metadata TEXT NOT NULL,
+    vector {blob} NOT NULL,
+    category TEXT NOT NULL,
+    created_at DOUBLE PRECISION NOT NULL,
+    valid_until DOUBLE PRECISION,
+    step BIGINT NOT NULL,
+    PRIMARY KEY (scope_id, item_id)
+)
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeRow:
+    id: int
+    key: str
+    config: str
+    seq: int
+    snapshot_seq: int
+
+
+@dataclass(frozen=True, slots=True)
+class OpRow:
+    seq: int
+    kind: str
+    args: str
+    vector: bytes | None
+    clocks: str
+    digest: str
+
+
+#: an item change a step made: ("put", id, columns...) or ("del", id)
+ItemChange = tuple[Any, ...]
+
+
+class Backend(ABC):
+    """A database connection and the statements of the data model.
+
+    Every method runs inside :meth:`transaction`, which holds :attr:`lock`: one connection
+    serves every scope of a store, one statement at a time.
+    """
+
+    #: the SQL of a locking read of a scope row (PostgreSQL: ``FOR UPDATE``)
+    lock_clause = ""
+    url: str
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+
+    # -- connection ---------------------------------------------------------------------------
+    @abstractmethod
+    def transaction(self, write: bool) -> AbstractContextManager[None]:
+        """One transaction; ``write=True`` takes the write lock for the whole of it."""
+
+    @abstractmethod
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        """Run one parameterised statement (``?`` placeholders); return its cursor."""
+
+    def version_token(self) -> object:
+        """Changes whenever another connection commits (``None``: unknown, always check)."""
+        return None
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def _schema(self, serial: str, blob: str) -> list[str]:
+        return [s.format(serial=serial, blob=blob) for s in _TABLES.split(";")]
+
+    # -- scopes -------------------------------------------------------------------------------
+    def find_scope(self, key: str, lock: bool = False) -> ScopeRow | None:
+        row = self._execute(
+            "SELECT id, key, config, seq, snapshot_seq FROM solar_scopes WHERE key = ?"
+            + (self.lock_clause if lock else ""),
+            (key,),
+        ).fetchone()
+        return None if row is None else ScopeRow(*row)
+
+    def create_scope(self, key: str, parts: dict[str, str], config: str, now: float) -> None:
+        self._execute(
+            "INSERT INTO solar_scopes (key, org, project, user_id, session, config, created_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
+            (
+                key,
+                parts.get("org"),
+                parts.get("project"),
+                parts.get("user"),
+                parts.get("session"),
+                config,
+                now,
+            ),
+        )
+
+    def scope_seqs(self, scope_id: int, lock: bool) -> tuple[int, int] | None:
+        """``(seq, snapshot_seq)`` of the scope, or ``None`` if it was forgotten."""
+        row = self._execute(
+            "SELECT seq, snapshot_seq FROM solar_scopes WHERE id = ?"
+            + (self.lock_clause if lock else ""),
+            (scope_id,),
+        ).fetchone()
+        return None if row is None else (int(row[0]), int(row[1]))
+
+    def scope_keys(self, where: dict[str, str] | None = None) -> list[str]:
+        """Every scope's key, oldest first; ``where`` filters on parts."""
+        columns = {"org": "org", "project": "project", "user": "user_id", "session": "session"}
+        clauses, params = [], []
+        for part, value in (where or {}).items():
+            clauses.append(f"{columns[part]} = ?")  # column names from a fixed table
+            params.append(value)
+        sql = "SELECT key FROM solar_scopes"
+        if clauses:
+            sql += " WHERE " + " AND ".join(clauses)
+        return [r[0] for r in self._execute(sql + " ORDER BY id", params).fetchall()]
+
+    def delete_scope(self, scope_id: int) -> None:
+        for table in ("solar_ops", "solar_snapshots", "solar_items"):
+            self._execute(f"DELETE FROM {table} WHERE scope_id = ?", (scope_id,))
+        self._execute("DELETE FROM solar_scopes WHERE id = ?", (scope_id,))
+
+    # -- the log ------------------------------------------------------------------------------
+    def ops_after(self, scope_id: int, seq: int, upto: int) -> Iterator[OpRow]:
+        """The logged steps ``seq < s <= upto`` in order (``upto``: the seq read with them)."""
+        rows = self._execute(
+            "SELECT seq, kind, args, vector, clocks, digest FROM solar_ops "
+            "WHERE scope_id = ? AND seq > ? AND seq <= ? ORDER BY seq",
+            (scope_id, seq, upto),
+        ).fetchall()
+        for row in rows:
+            vector = None if row[3] is None else bytes(row[3])
+            yield OpRow(int(row[0]), row[1], row[2], vector, row[4], row[5])
+
+    def append_op(
+        self,
+        scope_id: int,
+        op: OpRow,
+        at: float,
+        items: list[ItemChange],
+    ) -> None:
+        self._execute(
+            "INSERT INTO solar_ops (scope_id, seq, kind, args, vector, clocks, digest, at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (scope_id, op.seq, op.kind, op.args, op.vector, op.clocks, op.digest, at),
+        )
+        for change in items:
+            if change[0] == "put":
+                self._execute(
+                    "INSERT INTO solar_items (scope_id, item_id, text, metadata, vector, "
+                    "category, created_at, valid_until, step) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (scope_id, *change[1:]),
+                )
+            elif change[0] == "del":
+                self._execute(
+                    "DELETE FROM solar_items WHERE scope_id = ? AND item_id = ?",
+                    (scope_id, change[1]),
+                )
+            else:  # "clear"
+                self._execute("DELETE FROM solar_items WHERE scope_id = ?", (scope_id,))
+        self._execute("UPDATE solar_scopes SET seq = ? WHERE id = ?", (op.seq, scope_id))
+
+    # -- snapshots ----------------------------------------------------------------------------
+    def read_snapshot(self, scope_id: int) -> tuple[int, bytes] | None:
+        row = self._execute(
+            "SELECT seq, state FROM solar_snapshots WHERE scope_id = ?", (scope_id,)
+        ).fetchone()
+        return None if row is None else (int(row[0]), bytes(row[1]))
+
+    def write_snapshot(self, scope_id: int, seq: int, state: bytes, at: float) -> None:
+        """Replace the scope's snapshot and drop the log it makes redundant."""
+        self._execute(
+            "INSERT INTO solar_snapshots (scope_id, seq, state, at) VALUES (?, ?, ?, ?) "
+            "ON CONFLICT (scope_id) DO UPDATE SET seq = excluded.seq, state = excluded.state, "
+            "at = excluded.at",
+            (scope_id, seq, state, at),
+        )
+        self._execute("DELETE FROM solar_ops WHERE scope_id = ? AND seq <= ?", (scope_id, seq))
+        self._execute("UPDATE solar_scopes SET snapshot_seq = ? WHERE id = ?", (seq, scope_id))
+
+    # -- inspection ---------------------------------------------------------------------------
+    def item_rows(self, scope_id: int) -> list[tuple[Any, ...]]:
+        """``(item_id, text, metadata, vector, category, created_at, valid_until, step)`` rows."""
+        return [
+            tuple(r)
+            for r in self._execute(
+                "SELECT item_id, text, metadata, vector, category, created_at, valid_until, step "
+                "FROM solar_items WHERE scope_id = ? ORDER BY step",
+                (scope_id,),
+            ).fetchall()
+        ]
+
+    def op_count(self, scope_id: int) -> int:
+        row = self._execute(
+            "SELECT COUNT(*) FROM solar_ops WHERE scope_id = ?", (scope_id,)
+        ).fetchone()
+        return int(row[0])

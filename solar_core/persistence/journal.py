@@ -1,0 +1,475 @@
+"""``Journal``: makes one :class:`~solar_core.SolarMemory` persistent, step by step.
+
+Every step that changes a memory (a recorded retrieval, feedback, an add, a removal, a clear, a
+lifecycle sweep) is logged as its *inputs* -- the unit vector, the texts, the clock readings,
+an evaluator's verdict -- in the same transaction that advances the scope's ``seq``. The memory
+is deterministic given its state and those inputs (its random generator is part of its state),
+so replaying the log over the latest snapshot rebuilds it bit for bit: the same posteriors, the
+same gate state, the same next random draw. That is what makes
+
+- **exact resume**: reopen = load the snapshot, replay the steps after it;
+- **crash safety**: a step is one transaction; a killed writer leaves whole steps only;
+- **many writers**: a step first locks its scope, replays whatever other processes logged since
+  this process last looked, then applies itself. Steps on one scope serialise and none is lost.
+
+Why inputs rather than the changed state: a retrieval touches the statistics of every item (a
+Thompson policy ages all of them), so the state that changes per step is O(capacity); the
+inputs are O(1). Snapshots (every ``snapshot_every`` steps and on close) bound the replay.
+
+Each replayed step is checked against a digest of what it did the first time (the ids it
+returned, admitted, evicted): a process whose replay disagrees -- another numpy build or
+library version sharing the scope -- stops with :class:`PersistenceError` instead of drifting.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+from collections import deque
+from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+
+from ..types import Decision, Hits
+from . import codec
+from .backend import Backend, ItemChange, OpRow
+from .errors import PersistenceError
+from .scope import Scope
+
+if TYPE_CHECKING:
+    from ..memory import SolarMemory, _Record
+    from ..validation import FloatVector
+
+_T = TypeVar("_T")
+#: errors a step raises before it changes anything (checked input): nothing to undo
+_BAD_INPUT = (ValueError, TypeError, LookupError)
+#: attributes of a memory that belong to the running process, not to its state
+_RUNTIME = ("_lock", "_subscribers", "_journal", "_clock", "lifecycle")
+_LIFECYCLE_RUNTIME = ("_memory", "_thread", "_stop", "ticks", "last_error")
+
+
+def adopt(memory: SolarMemory, donor: SolarMemory) -> None:
+    """Give ``memory`` the state of ``donor`` in place (adapters keep their reference)."""
+    for name, value in vars(donor).items():
+        if name not in _RUNTIME:
+            setattr(memory, name, value)
+    live = memory.lifecycle
+    for name, value in vars(donor.lifecycle).items():
+        if name not in _LIFECYCLE_RUNTIME:
+            setattr(live, name, value)
+
+
+def plain_json(value: object, what: str) -> str:
+    try:
+        return json.dumps(value, allow_nan=True)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{what} must be JSON-serialisable to be persisted: {err}") from None
+
+
+def _digest(kind: str, result: object) -> str:
+    """What a step did, to check its replay against."""
+    if kind == "add":
+        assert isinstance(result, Decision)
+        deleted = ",".join(i for i, _ in result.deleted)
+        return f"{int(result.admitted)}|{result.item_id}|{result.evicted}|{deleted}"
+    if kind == "retrieve":
+        assert isinstance(result, Hits)
+        return ",".join(h.id for h in result)
+    if kind == "expire":
+        assert isinstance(result, list)
+        return ",".join(result)
+    return ""
+
+
+class Journal:
+    """The link between one live memory and its scope's rows (made by :class:`MemoryStore`)."""
+
+    def __init__(
+        self,
+        backend: Backend,
+        scope_id: int,
+        scope: Scope,
+        blank: Callable[[], SolarMemory],
+        *,
+        snapshot_every: int,
+        runtime: Mapping[str, object],
+    ) -> None:
+        self.backend = backend
+        self.scope_id = scope_id
+        self.scope = scope
+        self._blank = blank
+        self.snapshot_every = snapshot_every
+        self._runtime = dict(runtime)
+        self.seq = 0  # the last step this process's memory has applied
+        self.snapshot_seq = 0
+        self._token: object = object()  # never equal to a backend's: the first look reads
+        self._stale = False  # the memory may differ from the database: rebuild before use
+        self._closed = False
+        self._clocks: list[float] | None = None  # readings of the step being logged
+        self._replay: deque[float] | None = None  # readings of the step being replayed
+        self._items: list[ItemChange] | None = None
+        self.user_clock: Callable[[], float] = time.time
+        self._clock: Callable[[], float] = self._read_clock  # one bound method: an identity
+
+    # -- wiring -------------------------------------------------------------------------------
+    def attach(self, memory: SolarMemory) -> None:
+        """Take over ``memory``'s clock and bring it up to the scope's latest step."""
+        self.user_clock = memory._clock
+        memory._clock = self._clock
+        memory._journal = self
+        with memory._lock, self.backend.transaction(write=False):
+            self._catch_up(memory, lock=False)
+
+    def _read_clock(self) -> float:
+        replay = self._replay
+        if replay is not None:
+            if not replay:
+                raise PersistenceError("a replayed step read the clock more often than logged")
+            return replay.popleft()
+        now = self.user_clock()
+        if self._clocks is not None:
+            self._clocks.append(now)
+        return now
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise PersistenceError(
+                f"the memory of scope {self.scope.key!r} was closed or forgotten; "
+                "get it from an open MemoryStore again"
+            )
+
+    # -- logging a step -----------------------------------------------------------------------
+    def run(
+        self,
+        memory: SolarMemory,
+        kind: str,
+        args: dict[str, Any],
+        vector: FloatVector | None,
+        apply: Callable[[], _T],
+        after: Callable[[_T], None] | None = None,
+    ) -> _T:
+        """Apply one step and log it in one transaction (after catching up with the log)."""
+        backend = self.backend
+        with memory._lock:
+            self._check_open()
+            applied = False
+            try:
+                with backend.transaction(write=True):
+                    self._catch_up(memory, lock=True)
+                    self._clocks, self._items = [], []
+                    try:
+                        result = apply()
+                    except _BAD_INPUT:
+                        raise  # checked before any change: rolling back the transaction suffices
+                    except BaseException:
+                        self._stale = True
+                        raise
+                    finally:
+                        clocks, items = self._clocks, self._items
+                        self._clocks = self._items = None
+                    applied = True
+                    seq = self.seq + 1
+                    op = OpRow(
+                        seq,
+                        kind,
+                        plain_json(args, "a step's input"),
+                        None if vector is None else vector.tobytes(),
+                        json.dumps(clocks),
+                        _digest(kind, result),
+                    )
+                    backend.append_op(self.scope_id, op, time.time(), items or [])
+                    snapshot = seq - self.snapshot_seq >= self.snapshot_every
+                    if snapshot:
+                        self._write_snapshot(memory, seq)
+            except BaseException:
+                if applied:  # applied here but not committed: the database is the truth
+                    self._stale = True
+                raise
+            self.seq = seq
+            if snapshot:
+                self.snapshot_seq = seq
+            if after is not None:
+                after(result)
+            return result
+
+    def _write_snapshot(self, memory: SolarMemory, seq: int) -> None:
+        blob = codec.dumps(self._state_of(memory))
+        self.backend.write_snapshot(self.scope_id, seq, blob, time.time())
+
+    def _state_of(self, memory: SolarMemory) -> dict[str, Any]:
+        """``memory``'s pickled state without the run-time objects (embedder, clock, an
+        evaluator): they are the store's, put back on load. Swapped out here rather than
+        recognised object by object while pickling, which costs ~1 us for each of the tens of
+        thousands of objects in a memory's traces."""
+        state = memory.__getstate__()
+        state["_embedder"] = state["_clock"] = None
+        lifecycle = copy.copy(memory.lifecycle)
+        lifecycle._memory = None  # type: ignore[assignment]  # the back reference: put back on load
+        state["lifecycle"] = lifecycle
+        gate = state["_admission"]
+        if hasattr(gate, "evaluator"):
+            gate = copy.copy(gate)  # only the memory holds its gate: a shallow copy is enough
+            gate.evaluator = None
+            state["_admission"] = gate
+        return state
+
+    def _memory_from(self, state: dict[str, Any], what: str) -> SolarMemory:
+        from ..memory import SolarMemory
+
+        if not isinstance(state, dict) or "_store" not in state or "_admission" not in state:
+            raise PersistenceError(f"{what} does not hold a memory")
+        state["_embedder"] = self._runtime.get("embedder")
+        state["_clock"] = self._clock
+        gate = state["_admission"]
+        if hasattr(gate, "evaluator"):
+            gate.evaluator = self._runtime.get("evaluator")
+        donor = SolarMemory.__new__(SolarMemory)
+        donor.__setstate__(state)
+        donor.lifecycle._memory = donor
+        return donor
+
+    # item rows, collected while a step runs (not while one is replayed: they are written)
+    def inserted(self, item_id: str, record: _Record, vector: FloatVector) -> None:
+        if self._items is not None:
+            self._items.append(
+                (
+                    "put",
+                    item_id,
+                    record.text,
+                    json.dumps(record.metadata),
+                    vector.tobytes(),
+                    record.category,
+                    record.created_at,
+                    record.valid_until,
+                    record.step,
+                )
+            )
+
+    def removed(self, item_id: str) -> None:
+        if self._items is not None:
+            self._items.append(("del", item_id))
+
+    def cleared(self) -> None:
+        if self._items is not None:
+            self._items.append(("clear",))
+
+    @staticmethod
+    def plain_metadata(meta: dict[str, Any]) -> dict[str, Any]:
+        """``meta`` as the log will give it back (JSON), so live and replayed steps agree."""
+        loaded: dict[str, Any] = json.loads(plain_json(meta, "metadata"))
+        return loaded
+
+    # -- the steps ----------------------------------------------------------------------------
+    def retrieve(
+        self,
+        memory: SolarMemory,
+        vector: FloatVector,
+        query: str | None,
+        k: int,
+        record: bool,
+        exclude: Collection[str],
+    ) -> Hits:
+        if not record:  # a look changes nothing: nothing to log, but see the latest state
+            with memory._lock:
+                self.sync(memory)
+                return memory._retrieve(vector, query, k, False, exclude)
+        args = {"q": query, "k": k, "x": list(exclude)}
+        return self.run(
+            memory,
+            "retrieve",
+            args,
+            vector,
+            lambda: memory._retrieve(vector, query, k, True, exclude),
+        )
+
+    def feedback(
+        self, memory: SolarMemory, reward: float, quality: float, retrieval: object
+    ) -> None:
+        args: dict[str, Any] = {"rw": reward, "ql": quality}
+
+        def apply() -> None:
+            key, found = memory._resolve_retrieval(retrieval)
+            args["r"] = key  # "the latest" as it was, not as a replay would find it
+            memory._feedback(reward, quality, found)
+
+        self.run(memory, "feedback", args, None, apply)
+
+    def add(
+        self,
+        memory: SolarMemory,
+        text: str,
+        vector: FloatVector,
+        meta: dict[str, Any],
+        item_id: str | None,
+        category: str,
+        valid_until: float | None,
+        prepared: object,
+    ) -> Decision:
+        args: dict[str, Any] = {
+            "t": text,
+            "m": meta,
+            "id": item_id,
+            "c": category,
+            "vu": valid_until,
+            "p": prepared,
+        }
+
+        def apply() -> Decision:
+            decision, _ = memory._add(
+                text, vector, None, meta, item_id, category, valid_until, prepared
+            )
+            judged = getattr(memory._admission, "judged", None)
+            if judged is not None:  # an evaluator's verdict: a replay must not ask it again
+                args["p"] = judged
+            return decision
+
+        def after(decision: Decision) -> None:
+            if decision.admitted and memory._subscribers:
+                memory._notify(decision, text, vector, meta)
+
+        return self.run(memory, "add", args, vector, apply, after)
+
+    # -- catching up --------------------------------------------------------------------------
+    def sync(self, memory: SolarMemory) -> None:
+        """Apply the steps other processes logged since this one last looked (under the
+        memory's lock). A no-op when the backend can tell nobody else wrote."""
+        self._check_open()
+        if not self._stale:
+            token = self.backend.version_token()
+            if token is not None and token == self._token:
+                return
+        with self.backend.transaction(write=False):
+            self._catch_up(memory, lock=False)
+
+    def _catch_up(self, memory: SolarMemory, lock: bool) -> None:
+        backend = self.backend
+        token = backend.version_token()
+        if not self._stale and token is not None and token == self._token:
+            return  # nobody else committed since we last looked
+        seqs = backend.scope_seqs(self.scope_id, lock)
+        if seqs is None:
+            self._closed = True
+            raise PersistenceError(f"scope {self.scope.key!r} was forgotten by another process")
+        db_seq, snapshot_seq = seqs
+        if self._stale or db_seq < self.seq or self.seq < snapshot_seq:
+            self._load_base(memory, snapshot_seq)
+        if db_seq > self.seq:
+            for op in backend.ops_after(self.scope_id, self.seq, db_seq):
+                if op.seq != self.seq + 1:
+                    raise PersistenceError(
+                        f"scope {self.scope.key!r}: the log jumps from step {self.seq} to "
+                        f"{op.seq}; the database was edited by hand"
+                    )
+                self._apply_logged(memory, op)
+                self.seq = op.seq
+        if self.seq != db_seq:
+            self._stale = True
+            raise PersistenceError(
+                f"scope {self.scope.key!r}: the log ends at step {self.seq}, the scope says "
+                f"{db_seq}; the database was edited by hand"
+            )
+        self.snapshot_seq = snapshot_seq
+        self._stale = False
+        self._token = token
+
+    def _load_base(self, memory: SolarMemory, snapshot_seq: int) -> None:
+        """Reset ``memory`` to the snapshot (or to a new memory when there is none)."""
+        self._stale = True  # until the replay on top of it completes
+        if snapshot_seq > 0:
+            found = self.backend.read_snapshot(self.scope_id)
+            if found is None or found[0] != snapshot_seq:
+                raise PersistenceError(f"scope {self.scope.key!r}: its snapshot is missing")
+            seq, blob = found
+            what = f"the snapshot of scope {self.scope.key!r} (step {seq})"
+            donor = self._memory_from(codec.loads(blob, what), what)
+        else:
+            seq, donor = 0, self._blank()
+        adopt(memory, donor)
+        self.seq = seq
+
+    def _apply_logged(self, memory: SolarMemory, op: OpRow) -> None:
+        where = f"scope {self.scope.key!r}, step {op.seq} ({op.kind})"
+        try:
+            args = json.loads(op.args)
+            vector = None if op.vector is None else np.frombuffer(op.vector, np.float32).copy()
+            self._replay = deque(json.loads(op.clocks))
+            result = self._replay_step(memory, op.kind, args, vector)
+            if self._replay:
+                raise PersistenceError("it read the clock less often than logged")
+        except PersistenceError as err:
+            self._stale = True
+            raise PersistenceError(f"{where} cannot be replayed: {err}") from err
+        except Exception as err:
+            self._stale = True
+            raise PersistenceError(f"{where} cannot be replayed: {err!r}") from err
+        finally:
+            self._replay = None
+        digest = _digest(op.kind, result)
+        if digest != op.digest:
+            self._stale = True
+            raise PersistenceError(
+                f"{where} replays differently (logged {op.digest!r}, now {digest!r}): every "
+                "process sharing a scope must run the same solar-memory and numpy builds"
+            )
+
+    @staticmethod
+    def _replay_step(
+        memory: SolarMemory, kind: str, args: dict[str, Any], vector: FloatVector | None
+    ) -> object:
+        if kind == "retrieve":
+            assert vector is not None
+            return memory._retrieve(vector, args["q"], args["k"], True, set(args["x"]))
+        if kind == "feedback":
+            _, found = memory._resolve_retrieval(args["r"])
+            memory._feedback(args["rw"], args["ql"], found)
+            return None
+        if kind == "add":
+            assert vector is not None
+            decision, _ = memory._add(
+                args["t"], vector, None, args["m"], args["id"], args["c"], args["vu"], args["p"]
+            )
+            if decision.admitted and memory._subscribers:  # e.g. a response cache to update
+                memory._notify(decision, args["t"], vector, args["m"])
+            return decision
+        if kind == "remove":
+            memory._remove(args["id"])
+            return None
+        if kind == "clear":
+            memory._clear()
+            return None
+        if kind == "decay":
+            return memory.lifecycle._decay()
+        if kind == "expire":
+            return memory.lifecycle._expire()
+        if kind == "sweep":
+            return memory.lifecycle._sweep_traces()
+        raise PersistenceError(f"unknown step kind {kind!r}")
+
+    # -- closing ------------------------------------------------------------------------------
+    def close(self, memory: SolarMemory, snapshot: bool = True) -> None:
+        """Write a snapshot of the latest state (so a reopen replays nothing) and detach."""
+        with memory._lock:
+            if self._closed:
+                return
+            try:
+                if snapshot and not self._stale:
+                    with self.backend.transaction(write=True):
+                        self._catch_up(memory, lock=True)
+                        if self.seq > self.snapshot_seq:
+                            self._write_snapshot(memory, self.seq)
+                            written = True
+                        else:
+                            written = False
+                    if written:
+                        self.snapshot_seq = self.seq
+            finally:
+                self._closed = True
+
+    def forgotten(self) -> None:
+        self._closed = True

@@ -1,0 +1,103 @@
+"""PostgreSQL for many processes and machines (psycopg 3)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from .backend import FORMAT, SCHEMA_VERSION, Backend, ItemChange, OpRow
+from .errors import PersistenceError
+
+#: ``pg_advisory_xact_lock`` key that serialises schema creation by concurrent first users
+_SCHEMA_LOCK = 0x534F4C52
+
+
+class PostgresBackend(Backend):
+    """A PostgreSQL database, reached by a libpq URL (``postgresql://user@host/db``).
+
+    Each step is one transaction that starts by locking its scope's row
+    (``SELECT ... FOR UPDATE``): steps on one scope serialise across processes and machines,
+    steps on different scopes lock different rows and never wait for each other. A row lock
+    rather than an advisory lock because it is part of the transaction that updates that row:
+    released by the commit or by the rollback the server makes when a client dies, and it
+    cannot be forgotten or leaked by a code path that skips an unlock.
+
+    Vectors are ``bytea`` (float32, little-endian): per-scope memories are small by design and
+    similarity is computed in the process, so the database never needs to search them.
+    """
+
+    lock_clause = " FOR UPDATE"
+
+    def __init__(self, url: str) -> None:
+        super().__init__()
+        try:
+            import psycopg
+        except ImportError as err:  # pragma: no cover - depends on the install
+            raise ImportError(
+                "PostgreSQL needs psycopg 3: pip install 'solar-memory[postgres]'"
+            ) from err
+        self._psycopg = psycopg
+        self.url = url
+        self._conn = self._connect()
+        try:
+            self._create()
+        except BaseException:
+            self._conn.close()
+            raise
+
+    def _connect(self) -> Any:
+        try:
+            return self._psycopg.connect(self.url, autocommit=True)
+        except self._psycopg.Error as err:
+            raise PersistenceError(f"cannot connect to PostgreSQL: {err}") from err
+
+    def _create(self) -> None:
+        with self.transaction(write=True):
+            self._execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
+            exists = self._execute("SELECT to_regclass('solar_meta') IS NOT NULL").fetchone()[0]
+            if exists:
+                rows = dict(self._execute("SELECT key, value FROM solar_meta").fetchall())
+                if rows.get("format") != FORMAT:
+                    raise PersistenceError(
+                        "this PostgreSQL database has a solar_meta table of another "
+                        "application; it was left untouched"
+                    )
+                if int(rows.get("schema", "0")) > SCHEMA_VERSION:
+                    raise PersistenceError(
+                        f"the database has schema version {rows['schema']}; this library "
+                        f"reads up to {SCHEMA_VERSION}: upgrade solar-memory"
+                    )
+                return
+            for statement in self._schema("BIGSERIAL", "BYTEA"):
+                self._execute(statement)
+            self._execute(
+                "INSERT INTO solar_meta (key, value) VALUES ('format', ?), ('schema', ?)",
+                (FORMAT, str(SCHEMA_VERSION)),
+            )
+
+    @contextmanager
+    def transaction(self, write: bool) -> Iterator[None]:
+        with self.lock:
+            if self._conn.closed or self._conn.broken:  # a lost connection: start a new one
+                self._conn = self._connect()
+            with self._conn.transaction():
+                if not write:
+                    # One snapshot for the whole read: under the default READ COMMITTED a
+                    # catch-up could see a scope's seq and then a log that has moved on since.
+                    # (A step needs no such thing: the scope's row lock keeps its writers out.)
+                    self._conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                yield
+
+    def append_op(self, scope_id: int, op: OpRow, at: float, items: list[ItemChange]) -> None:
+        # The writes of a step need no answers: one round trip for all of them (pipeline mode)
+        # instead of one each, while the scope's row lock is held.
+        with self._conn.pipeline():
+            super().append_op(scope_id, op, at, items)
+
+    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self._conn.execute(sql.replace("?", "%s"), params)
+
+    def close(self) -> None:
+        with self.lock:
+            self._conn.close()

@@ -1,0 +1,588 @@
+"""Persistence: exact resume, isolation of scopes, bad input and foreign files (SQLite and
+PostgreSQL: every test that takes ``db_url`` runs on both)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import pickle
+import sqlite3
+import zlib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from solar_core import MemoryStore, PersistenceError, Scope, SolarMemory, UnknownItemError
+from solar_core.deletion import HistoryDeletion
+from solar_core.persistence import codec
+from solar_core.response_cache import ResponseCache
+
+DIM = 16
+T0 = 1_000_000.0
+
+
+class Clock:
+    """A clock the test moves: decay and expiry see days pass, and a replay must log them."""
+
+    def __init__(self) -> None:
+        self.now = T0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def scope_seed(seed: int, key: str) -> int:
+    """The seed a store gives a scope (so a plain memory can run the same stream)."""
+    return (seed + zlib.crc32(key.encode())) % 2**32
+
+
+def core_state(memory: SolarMemory) -> dict[str, Any]:
+    """Everything that makes a memory's next decisions, as comparable plain data."""
+    return {
+        "state": memory.state(),
+        "rng": memory._rng.bit_generator.state,
+        "recent": [(k, r.slots.tolist(), r.step, r.rated) for k, r in memory._recent.items()],
+        "pending": memory._pending_score,
+        "matrix": memory._store.matrix[: memory._store.high_water].tobytes(),
+    }
+
+
+_SKIP = {"_lock", "_clock", "_embedder", "_journal", "_subscribers", "_memory", "_thread", "_stop"}
+
+
+def deep_diff(a: Any, b: Any, path: str = "memory", seen: set[int] | None = None) -> str | None:
+    """Where two object graphs differ (values, not identities), or ``None``: policy internals,
+    gate state, counters, traces and the random generator, compared field by field."""
+    seen = set() if seen is None else seen
+    if id(a) in seen:
+        return None
+    seen.add(id(a))
+    if type(a) is not type(b):
+        return f"{path}: {type(a).__name__} != {type(b).__name__}"
+    if isinstance(a, np.ndarray):
+        same_arrays = a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+        return None if same_arrays else f"{path}: arrays differ"
+    if isinstance(a, np.random.Generator):
+        return deep_diff(a.bit_generator.state, b.bit_generator.state, path, seen)
+    if isinstance(a, float):
+        return None if a == b or (a != a and b != b) else f"{path}: {a!r} != {b!r}"
+    if isinstance(a, dict):
+        if [k for k in a if k not in _SKIP] != [k for k in b if k not in _SKIP]:
+            return f"{path}: keys {list(a)[:5]} != {list(b)[:5]}"
+        for k in a:
+            if k in _SKIP:
+                continue
+            found = deep_diff(a[k], b[k], f"{path}.{k}", seen)
+            if found:
+                return found
+        return None
+    if isinstance(a, list | tuple) or type(a).__name__ == "deque":
+        if len(a) != len(b):
+            return f"{path}: length {len(a)} != {len(b)}"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            found = deep_diff(x, y, f"{path}[{i}]", seen)
+            if found:
+                return found
+        return None
+    if isinstance(a, set | frozenset):
+        return None if a == b else f"{path}: {a} != {b}"
+    if hasattr(a, "__dict__") or hasattr(type(a), "__slots__"):
+        fields = dict(vars(a)) if hasattr(a, "__dict__") else {}
+        for name in getattr(type(a), "__slots__", ()):
+            if hasattr(a, name):
+                fields[name] = getattr(a, name)
+        other = dict(vars(b)) if hasattr(b, "__dict__") else {}
+        for name in getattr(type(b), "__slots__", ()):
+            if hasattr(b, name):
+                other[name] = getattr(b, name)
+        # attribute order is not state (unpickling sets the lock last): compare sorted
+        return deep_diff(dict(sorted(fields.items())), dict(sorted(other.items())), path, seen)
+    return None if a == b else f"{path}: {a!r} != {b!r}"
+
+
+def same(a: SolarMemory, b: SolarMemory) -> None:
+    assert core_state(a) == core_state(b)
+    assert deep_diff(a, b) is None, deep_diff(a, b)
+
+
+# A stream of operations that touches every persisted thing: retrievals (posteriors, traces),
+# feedback (on the latest and on an older retrieval), adds with metadata, categories and
+# valid_until, removals, lifecycle sweeps, and the clock moving on.
+def stream(n: int, seed: int = 0) -> list[tuple[str, Any]]:
+    rng = np.random.default_rng(seed)
+    centres = rng.normal(size=(6, DIM))
+    ops: list[tuple[str, Any]] = []
+    for i in range(n):
+        v = centres[i % 6] + rng.normal(scale=0.4, size=DIM)
+        ops.append(("retrieve", v.astype(np.float32)))
+        if i % 3 == 0:
+            ops.append(("feedback", float(rng.random())))
+        category = ("context", "knowledge", "identity")[i % 7 % 3] if i % 5 else "context"
+        ops.append(("add", (f"experience {i}", v.astype(np.float32), category, i)))
+        if i % 17 == 16:
+            ops.append(("remove", None))
+        if i % 23 == 22:
+            ops.append(("tick", None))
+    return ops
+
+
+def apply(memory: SolarMemory, op: tuple[str, Any], clock: Clock) -> object:
+    kind, arg = op
+    if kind == "retrieve":
+        return [h.id for h in memory.retrieve(embedding=arg, k=3)]
+    if kind == "feedback":
+        try:
+            memory.feedback(score=arg)
+        except ValueError:  # nothing retrieved yet, or already rated
+            return "refused"
+        return None
+    if kind == "add":
+        text, v, category, i = arg
+        valid = T0 + 86_400.0 * 3 if i % 11 == 0 else None
+        d = memory.add(
+            text,
+            embedding=v,
+            metadata={"i": i, "tags": ["a", i]},
+            category=category,
+            valid_until=valid,
+        )
+        return (d.admitted, d.item_id, d.evicted, d.reason)
+    if kind == "remove":
+        items = memory.items()
+        if not items:
+            return None
+        victim = items[len(items) // 2].id
+        memory.remove(victim)
+        return victim
+    assert kind == "tick"
+    clock.now += 86_400.0
+    return (memory.lifecycle.decay(), memory.lifecycle.expire(), memory.lifecycle.sweep_traces())
+
+
+SETTINGS: list[tuple[str, dict[str, Any]]] = [
+    ("solar", {}),
+    ("solar-adaptive", {}),
+    ("arc", {}),
+    ("lru", {"importance_weight": 0.3}),
+    ("solar", {"deletion": "history"}),
+]
+
+
+def make_store(
+    url: str, policy: str, extra: dict[str, Any], clock: Clock, **kw: Any
+) -> MemoryStore:
+    extra = dict(extra)
+    deletion: Callable[[], HistoryDeletion] | None = None
+    if extra.pop("deletion", None) == "history":
+        deletion = lambda: HistoryDeletion(n=3, beta=0.35)  # noqa: E731
+    return MemoryStore(
+        url,
+        policy=policy,
+        capacity=12,
+        dim=DIM,
+        seed=5,
+        clock=clock,
+        deletion=deletion,
+        trace_size=50,
+        **extra,
+        **kw,
+    )
+
+
+def reference(policy: str, extra: dict[str, Any], clock: Clock, key: str) -> SolarMemory:
+    extra = dict(extra)
+    deletion = HistoryDeletion(n=3, beta=0.35) if extra.pop("deletion", None) else None
+    return SolarMemory(
+        policy,
+        12,
+        dim=DIM,
+        seed=scope_seed(5, key),
+        clock=clock,
+        deletion=deletion,
+        trace_size=50,
+        **extra,
+    )
+
+
+@pytest.mark.parametrize(("policy", "extra"), SETTINGS, ids=[f"{p}-{e}" for p, e in SETTINGS])
+def test_exact_resume_across_close_crash_and_snapshots(
+    db_url: str, policy: str, extra: dict[str, Any]
+) -> None:
+    """A memory closed, abandoned (a crash: no close, no final snapshot) and reopened at random
+    points makes exactly the decisions of one that never stopped, Thompson sampling included."""
+    ops = stream(140)
+    key = Scope(user="alice").key
+    ref_clock, clock = Clock(), Clock()
+    ref = reference(policy, extra, ref_clock, key)
+    expected = [apply(ref, op, ref_clock) for op in ops]
+
+    rng = np.random.default_rng(1)
+    cuts = sorted(rng.choice(np.arange(1, len(ops)), size=6, replace=False).tolist())
+    got: list[object] = []
+    start = 0
+    stores = []
+    for n, cut in enumerate([*cuts, len(ops)]):
+        store = make_store(db_url, policy, extra, clock, snapshot_every=9)
+        stores.append(store)
+        memory = store.scope(user="alice")
+        got += [apply(memory, op, clock) for op in ops[start:cut]]
+        start = cut
+        if n % 2 == 0:
+            store.close()  # a clean stop: snapshot; odd ones are abandoned (replayed from log)
+    assert got == expected
+    final = make_store(db_url, policy, extra, clock)
+    resumed = final.scope(user="alice")
+    same(resumed, ref)
+    resumed.check_invariants()
+    # And it goes on identically: the next random draws are the same.
+    more = stream(30, seed=9)
+    assert [apply(resumed, op, clock) for op in more] == [apply(ref, op, ref_clock) for op in more]
+    for store in [*stores, final]:
+        store.close()
+
+
+def test_a_replay_checks_itself_and_a_store_that_catches_up_matches(tmp_path: Path) -> None:
+    """Two stores on one file (two processes, in one): each step catches up with the other's
+    log first, so the interleaved run equals one memory that saw every step."""
+    url = str(tmp_path / "m.db")
+    clock = Clock()
+    a = make_store(url, "solar", {}, clock).scope(user="u")
+    b = make_store(url, "solar", {}, clock).scope(user="u")
+    ref = reference("solar", {}, clock, "user=u")
+    for i, op in enumerate(stream(60)):
+        if op[0] == "tick":
+            continue
+        memory = a if (i // 3) % 2 else b
+        assert apply(memory, op, clock) == apply(ref, op, clock)
+    a.check_invariants()
+    same(a, ref)  # a catches up on its next look
+    same(b, ref)
+
+
+def test_the_items_table_mirrors_the_memory(db_url: str) -> None:
+    clock = Clock()
+    store = make_store(db_url, "solar", {}, clock)
+    memory = store.scope(user="alice", org="acme")
+    for op in stream(50):
+        apply(memory, op, clock)
+    journal = memory._journal
+    assert journal is not None
+    with store.backend.transaction(write=False):
+        rows = store.backend.item_rows(journal.scope_id)
+    by_id = {r[0]: r for r in rows}
+    items = memory.items()
+    assert sorted(by_id) == sorted(i.id for i in items)
+    for item in items:
+        _, text, meta, vector, category, created_at, valid_until, step = by_id[item.id]
+        assert (text, json.loads(meta), category, created_at, valid_until, step) == (
+            item.text,
+            item.metadata,
+            item.category,
+            item.created_at,
+            item.valid_until,
+            item.created_step,
+        )
+        assert (
+            np.frombuffer(bytes(vector), np.float32).tobytes() == memory.vector(item.id).tobytes()
+        )
+    store.close()
+
+
+# -- scopes ---------------------------------------------------------------------------------
+def test_scopes_are_isolated(db_url: str) -> None:
+    store = MemoryStore(db_url, policy="fifo", capacity=3, embedder="hash", seed=0)
+    alice = store.scope(user="alice", org="acme")
+    bob = store.scope(user="bob", org="acme")
+    alice_only = store.scope(user="alice")
+    for i in range(5):  # alice's evictions cannot touch bob
+        alice.add(f"alice secret {i}")
+    bob.add("bob secret")
+    assert [i.text for i in bob.items()] == ["bob secret"]
+    assert len(alice_only) == 0 and len(alice) == 3
+    assert all(h.text.startswith("bob") for h in bob.retrieve("alice secret", k=5))
+    assert [i.id for i in alice.items()] == ["m3", "m4", "m5"] and "m5" not in bob
+    with pytest.raises(UnknownItemError):
+        bob.remove("m5")
+    assert store.names() == ["org=acme&user=alice", "org=acme&user=bob", "user=alice"]
+    assert store.names(org="acme") == ["org=acme&user=alice", "org=acme&user=bob"]
+    assert store.erase(user="alice") == ["org=acme&user=alice", "user=alice"]
+    assert store.names() == ["org=acme&user=bob"]
+    with pytest.raises(PersistenceError, match="forgotten"):
+        alice.add("written back?")
+    assert len(store.scope(user="alice", org="acme")) == 0  # a new, empty memory
+    assert [i.text for i in store.scope(user="bob", org="acme").items()] == ["bob secret"]
+    assert store.forget({"user": "bob", "org": "acme"}) and not store.forget(Scope(user="zed"))
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("parts", "error"),
+    [
+        ({}, ValueError),
+        ({"user": ""}, ValueError),
+        ({"user": "   "}, ValueError),
+        ({"user": "a\x00b"}, ValueError),
+        ({"user": "line\nbreak"}, ValueError),
+        ({"user": "\u202eevil"}, ValueError),  # a bidi override: a format character
+        ({"user": "x" * 257}, ValueError),
+        ({"user": True}, TypeError),
+        ({"user": 3.5}, TypeError),
+        ({"user": ["a"]}, TypeError),
+    ],
+)
+def test_scope_identifiers_are_validated(parts: dict[str, Any], error: type) -> None:
+    with pytest.raises(error, match="scope"):
+        Scope(**parts)
+
+
+def test_hostile_identifiers_are_plain_data(db_url: str) -> None:
+    """Quotes, SQL and separators in ids are stored as text, never run, never confused."""
+    store = MemoryStore(db_url, policy="fifo", capacity=3, embedder="hash")
+    evil = "x'); DROP TABLE solar_items; --"
+    store.scope(user=evil).add("one")
+    store.scope(user="a&user=b").add("two")  # would collide with a naive key format
+    store.scope(user="a", session="b").add("three")
+    assert sorted(store.names()) == sorted(
+        [
+            "user=x%27%29%3B%20DROP%20TABLE%20solar_items%3B%20--",
+            "user=a%26user%3Db",
+            "user=a&session=b",
+        ]
+    )
+    assert [s.user for s in store.scopes()] == [evil, "a&user=b", "a"]
+    assert [i.text for i in store.scope(user=evil).items()] == ["one"]
+    store.close()
+
+
+def test_a_scope_keeps_the_settings_it_was_created_with(db_url: str) -> None:
+    MemoryStore(db_url, policy="fifo", capacity=3, embedder="hash").scope(user="a").add("x")
+    with pytest.raises(PersistenceError, match="capacity=3"):
+        MemoryStore(db_url, policy="fifo", capacity=4, embedder="hash").scope(user="a")
+    with pytest.raises(PersistenceError, match="policy='fifo'"):
+        MemoryStore(db_url, policy="lru", capacity=3, embedder="hash").scope(user="a")
+    other = MemoryStore(db_url, policy="lru", capacity=4, embedder="hash")
+    assert len(other.scope(user="b")) == 0  # a new scope takes the new settings
+    other.close()
+
+
+# -- bad input leaves the database and the memory as they were -----------------------------
+def test_bad_input_changes_nothing(db_url: str) -> None:
+    clock = Clock()
+    store = make_store(db_url, "solar", {}, clock)
+    memory = store.scope(user="a")
+    for op in stream(20):
+        apply(memory, op, clock)
+    journal = memory._journal
+    assert journal is not None
+    before = core_state(memory)
+    with store.backend.transaction(write=False):
+        ops_before = store.backend.op_count(journal.scope_id)
+    bad: list[Callable[[], object]] = [
+        lambda: memory.add("x", embedding=np.ones(DIM), metadata={"f": object()}),
+        lambda: memory.add("x", embedding=np.ones(DIM + 1)),
+        lambda: memory.add("", embedding=np.ones(DIM)),
+        lambda: memory.retrieve(embedding=[np.nan] * DIM),
+        lambda: memory.feedback(like=True, retrieval=10**6),
+        lambda: memory.feedback(score=2.0),
+        lambda: memory.remove("no such id"),
+        lambda: memory.remove(42),  # type: ignore[arg-type]
+        lambda: memory.add("x", embedding=np.ones(DIM), category="secret"),
+    ]
+    for call in bad:
+        with pytest.raises((ValueError, TypeError, KeyError)):
+            call()
+    assert core_state(memory) == before
+    with store.backend.transaction(write=False):
+        assert store.backend.op_count(journal.scope_id) == ops_before
+    store.close()
+    reopened = make_store(db_url, "solar", {}, clock).scope(user="a")
+    assert core_state(reopened) == before
+
+
+# -- files that are not ours -----------------------------------------------------------------
+def digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_file_that_is_not_a_database_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "notes.db"
+    path.write_bytes(b"my notes, not a database\n" * 100)
+    before = digest(path)
+    with pytest.raises(PersistenceError, match="not a SQLite database"):
+        MemoryStore(path, embedder="hash")
+    assert digest(path) == before
+    assert sorted(os.listdir(tmp_path)) == ["notes.db"]
+
+
+def test_another_applications_database_is_refused_untouched(tmp_path: Path) -> None:
+    path = tmp_path / "app.db"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.execute("INSERT INTO users (name) VALUES ('ada')")
+    conn.close()
+    before = digest(path)
+    with pytest.raises(PersistenceError, match="another application"):
+        MemoryStore(path, embedder="hash")
+    assert digest(path) == before
+
+
+def test_a_database_from_a_newer_version_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    MemoryStore(path, embedder="hash").close()
+    with sqlite3.connect(path) as conn:
+        conn.execute("PRAGMA user_version = 99")
+    conn.close()
+    with pytest.raises(PersistenceError, match="schema version 99"):
+        MemoryStore(path, embedder="hash")
+
+
+def test_a_foreign_postgres_schema_is_refused() -> None:
+    import psycopg
+
+    from tests.conftest import postgres_schema_url
+
+    url = postgres_schema_url("t_foreign_meta")
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute("CREATE TABLE solar_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        conn.execute("INSERT INTO solar_meta VALUES ('format', 'someone-else')")
+    with pytest.raises(PersistenceError, match="another application"):
+        MemoryStore(url, embedder="hash")
+    with psycopg.connect(url, autocommit=True) as conn:
+        tables = conn.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 't_foreign_meta'"
+        ).fetchone()
+    assert tables == (1,)  # nothing created beside it
+
+
+def _corrupt_snapshot(url: str, blob: bytes) -> None:
+    with sqlite3.connect(url) as conn:
+        conn.execute("UPDATE solar_snapshots SET state = ?", (blob,))
+    conn.close()
+
+
+@pytest.mark.parametrize("damage", ["flip", "truncate", "foreign", "evil"])
+def test_a_damaged_snapshot_is_a_clear_error_and_runs_nothing(tmp_path: Path, damage: str) -> None:
+    url = str(tmp_path / "m.db")
+    store = MemoryStore(url, policy="solar", capacity=5, embedder="hash", seed=0)
+    store.scope(user="a").add("fact")
+    store.close()  # writes a snapshot
+    with sqlite3.connect(url) as conn:
+        (blob,) = conn.execute("SELECT state FROM solar_snapshots").fetchone()
+    conn.close()
+    marker = tmp_path / "pwned"
+
+    class Evil:
+        def __reduce__(self) -> tuple[Any, ...]:
+            return (os.system, (f"touch {marker}",))
+
+    if damage == "flip":
+        bad = blob[:-10] + bytes([blob[-10] ^ 0xFF]) + blob[-9:]
+    elif damage == "truncate":
+        bad = blob[: len(blob) // 2]
+    elif damage == "foreign":
+        bad = pickle.dumps({"hello": "world"})
+    else:  # a valid header and checksum around a payload that calls os.system
+        payload = pickle.dumps(Evil())
+        bad = codec.MAGIC + hashlib.blake2b(payload, digest_size=16).digest() + payload
+    _corrupt_snapshot(url, bad)
+    with pytest.raises(PersistenceError, match="snapshot"):
+        MemoryStore(url, policy="solar", capacity=5, embedder="hash", seed=0).scope(user="a")
+    assert not marker.exists()
+
+
+# -- run-time objects ------------------------------------------------------------------------
+def test_an_evaluator_is_never_asked_again_on_replay(tmp_path: Path) -> None:
+    url = str(tmp_path / "m.db")
+    calls: list[str] = []
+
+    def judge(query: str | None, execution: str, metadata: dict[str, Any]) -> bool:
+        calls.append(execution)
+        return "good" in execution
+
+    store = MemoryStore(url, policy="fifo", capacity=5, embedder="hash", evaluator=judge)
+    memory = store.scope(user="a")
+    decisions = [memory.add(f"{'good' if i % 2 else 'bad'} {i}").admitted for i in range(6)]
+    assert decisions == [False, True, False, True, False, True] and len(calls) == 6
+    # abandoned (no snapshot): the reopen replays six adds without calling the judge
+    again = MemoryStore(url, policy="fifo", capacity=5, embedder="hash", evaluator=judge)
+    assert [i.text for i in again.scope(user="a").items()] == ["good 1", "good 3", "good 5"]
+    assert len(calls) == 6
+    again.close()
+
+
+def test_a_response_cache_watching_a_persistent_memory_hears_other_writers(
+    tmp_path: Path,
+) -> None:
+    url = str(tmp_path / "m.db")
+    writer = MemoryStore(url, policy="fifo", capacity=5, embedder="hash")
+    reader = MemoryStore(url, policy="fifo", capacity=5, embedder="hash")
+    watched = reader.scope(user="a")
+    cache = ResponseCache(embedder="hash")
+    cache.store("what is alice's locker code?", "alice's locker code is 1234")
+    cache.watch(watched)
+    assert cache.size() == 1
+    writer.scope(user="a").add("alice's locker code is 9999")
+    watched.retrieve("locker code")  # the reader catches up: the new fact reaches the cache
+    assert cache.size() == 0
+    writer.close()
+    reader.close()
+
+
+def test_closed_memories_and_stores_refuse_work(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "m.db", policy="fifo", capacity=3, embedder="hash")
+    memory = store.scope(user="a")
+    memory.add("x")
+    store.close()
+    with pytest.raises(PersistenceError, match="closed"):
+        memory.add("y")
+    with pytest.raises(PersistenceError, match="closed"):
+        store.scope(user="a")
+    store.close()  # twice is fine
+    reopened = MemoryStore(tmp_path / "m.db", policy="fifo", capacity=3, embedder="hash")
+    assert [i.text for i in reopened.scope(user="a").items()] == ["x"]
+    reopened.close()
+
+
+def test_a_copy_of_a_persistent_memory_is_a_plain_memory(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "m.db", policy="solar", capacity=3, embedder="hash")
+    memory = store.scope(user="a")
+    memory.add("x")
+    copy = pickle.loads(pickle.dumps(memory))
+    assert copy._journal is None and copy._clock is not memory._clock
+    copy.add("only in the copy")
+    assert len(memory) == 1 and len(copy) == 2
+    store.close()
+
+
+def test_store_arguments_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(TypeError, match="factory"):
+        MemoryStore(tmp_path / "a.db", embedder="hash", deletion=HistoryDeletion())  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="snapshot_every"):
+        MemoryStore(tmp_path / "a.db", embedder="hash", snapshot_every=0)
+    with pytest.raises(ValueError, match="durability"):
+        MemoryStore(tmp_path / "a.db", embedder="hash", durability="sometimes")
+    with pytest.raises(ValueError, match="unsupported database URL"):
+        MemoryStore("mysql://host/db", embedder="hash")
+    with pytest.raises(PersistenceError, match="directory"):
+        MemoryStore(tmp_path, embedder="hash")
+    assert not (tmp_path / "a.db").exists()  # refused before anything was created
+
+
+def test_each_scope_has_its_own_response_cache(tmp_path: Path) -> None:
+    store = MemoryStore(tmp_path / "m.db", policy="fifo", capacity=5, embedder="hash")
+    alice = store.response_cache({"user": "alice"})
+    assert store.response_cache(Scope(user="alice")) is alice
+    assert store.response_cache({"user": "bob"}) is not alice
+    alice.store("what is my locker code?", "your locker code is 1234")
+    assert store.response_cache({"user": "bob"}).size() == 0
+    store.scope(user="bob").add("your locker code is 9999")  # bob's fact: alice's cache stays
+    assert alice.size() == 1
+    store.scope(user="alice").add("your locker code is 9999")  # alice's: her answer goes
+    assert alice.size() == 0
+    with pytest.raises(ValueError, match="exists already"):
+        store.response_cache({"user": "alice"}, threshold=0.9)
+    store.close()
