@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -56,6 +59,19 @@ def open_store(url: str, snapshot_every: int = 25) -> MemoryStore:
         clock=lambda: CLOCK,
         snapshot_every=snapshot_every,
         trace_size=100,
+    )
+
+
+def spawn(*args: str) -> subprocess.Popen[str]:
+    """This module as a child process (text pipes), with ``args`` on its command line."""
+    root = Path(__file__).resolve().parents[1]
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.persistence_worker", *args],
+        cwd=root,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(root)},
     )
 
 

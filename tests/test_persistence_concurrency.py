@@ -5,9 +5,6 @@ no item is lost or duplicated, and the database replays to exactly the live memo
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import threading
 import time
 from collections import Counter
@@ -18,10 +15,8 @@ import numpy as np
 import pytest
 
 from solar_core import MemoryStore, PersistenceError, SolarMemory, UnknownItemError
-from tests.persistence_worker import DIM, open_store
+from tests.persistence_worker import DIM, open_store, spawn
 from tests.test_persistence import same
-
-ROOT = Path(__file__).resolve().parents[1]
 
 
 class Tally:
@@ -123,25 +118,7 @@ def test_eight_threads_ten_thousand_mixed_operations_on_one_sqlite_store(tmp_pat
 
 def workers(url: str, users: list[str], steps: int) -> list[dict[str, Any]]:
     procs = [
-        subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "tests.persistence_worker",
-                url,
-                "--steps",
-                str(steps),
-                "--user",
-                user,
-                "--worker",
-                str(w),
-            ],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "PYTHONPATH": str(ROOT)},
-        )
+        spawn(url, "--steps", str(steps), "--user", user, "--worker", str(w))
         for w, user in enumerate(users)
     ]
     summaries = []

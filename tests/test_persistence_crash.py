@@ -5,38 +5,20 @@ client, whose open transaction the server rolls back)."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 
 from solar_core import SolarMemory
-from tests.persistence_worker import CLOCK, DIM, crash_ops, open_store, run_op
+from tests.persistence_worker import CLOCK, DIM, crash_ops, open_store, run_op, spawn
 from tests.test_persistence import same, scope_seed
 
-ROOT = Path(__file__).resolve().parents[1]
 INTERACTIONS = 400
 
 
 def writer(url: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "tests.persistence_worker",
-            url,
-            "--interactions",
-            str(INTERACTIONS),
-        ],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-    )
+    return spawn(url, "--interactions", str(INTERACTIONS))
 
 
 def test_sigkill_at_random_points_loses_no_acknowledged_step(db_url: str) -> None:
