@@ -586,3 +586,157 @@ def test_each_scope_has_its_own_response_cache(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="exists already"):
         store.response_cache({"user": "alice"}, threshold=0.9)
     store.close()
+
+
+# -- regressions found in review -------------------------------------------------------------
+@pytest.mark.parametrize(
+    ("module", "name"),
+    [
+        ("solar_core.bench.pg_server", "subprocess.Popen"),  # a dotted walk out of our modules
+        ("solar_core.memory", "np.memmap"),
+        ("solar_core.bench.cli", "attrgetter"),  # imported there, not defined there
+        ("solar_core.persistence.sqlite_backend", "SQLiteBackend"),  # ours, but not state
+        ("solar_core.memory", "SolarMemory"),
+        ("os", "system"),
+        ("builtins", "eval"),
+    ],
+)
+def test_a_snapshot_can_name_only_state_classes(tmp_path: Path, module: str, name: str) -> None:
+    marker = tmp_path / "ran"
+
+    # GLOBAL-free protocol-4 pickle: STACK_GLOBAL of (module, name), then call it
+    def s(text: str) -> bytes:
+        raw = text.encode()
+        return b"\x8c" + bytes([len(raw)]) + raw
+
+    payload = b"\x80\x04" + s(module) + s(name) + b"\x93" + s(f"touch {marker}") + b"\x85R."
+    blob = codec.MAGIC + hashlib.blake2b(payload, digest_size=16).digest() + payload
+    with pytest.raises(PersistenceError, match="may not name"):
+        codec.loads(blob, "a crafted snapshot")
+    assert not marker.exists()
+
+
+def test_a_forgotten_scope_id_is_never_given_to_a_new_scope(tmp_path: Path) -> None:
+    url = str(tmp_path / "m.db")
+    one = MemoryStore(url, policy="fifo", capacity=5, embedder="hash")
+    two = MemoryStore(url, policy="fifo", capacity=5, embedder="hash")
+    alice = two.scope(user="alice")
+    alice.add("alice's PIN is 1234")
+    assert one.forget({"user": "alice"})
+    one.scope(user="bob").add("bob likes tea")
+    with pytest.raises(PersistenceError, match="forgotten"):
+        alice.add("alice's password is hunter2")
+    assert [i.text for i in one.scope(user="bob").items()] == ["bob likes tea"]
+    one.close()
+    two.close()
+
+
+def test_forget_waits_for_a_step_in_flight_and_leaves_no_rows(tmp_path: Path) -> None:
+    import threading
+
+    url = str(tmp_path / "m.db")
+    store = MemoryStore(url, policy="fifo", capacity=50, embedder="hash")
+    for trial in range(30):
+        memory = store.scope(user=f"u{trial}")
+        memory.add("first")
+        go = threading.Event()
+
+        def writer(m: SolarMemory = memory, go: threading.Event = go) -> None:
+            go.wait()
+            for i in range(5):
+                try:
+                    m.add(f"secret {i}")
+                except PersistenceError:
+                    return
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        go.set()
+        store.forget({"user": f"u{trial}"})
+        thread.join()
+    with sqlite3.connect(url) as conn:
+        counts = [
+            conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
+            for t in ("solar_scopes", "solar_items", "solar_ops", "solar_snapshots")
+        ]
+    conn.close()
+    assert counts == [0, 0, 0, 0]
+    store.close()
+
+
+def test_custom_policy_classes_are_refused_when_the_store_opens(tmp_path: Path) -> None:
+    class MyDeletion(HistoryDeletion):
+        pass
+
+    with pytest.raises(TypeError, match="cannot be persisted"):
+        MemoryStore(tmp_path / "m.db", embedder="hash", deletion=MyDeletion)
+    assert not (tmp_path / "m.db").exists()
+
+
+def test_subscribers_hear_other_writers_once_and_may_read_the_memory(tmp_path: Path) -> None:
+    url = str(tmp_path / "m.db")
+    writer = MemoryStore(url, policy="fifo", capacity=5, embedder="hash")
+    reader = MemoryStore(url, policy="fifo", capacity=5, embedder="hash")
+    watched = reader.scope(user="a")
+    heard: list[tuple[str, int]] = []
+    watched.subscribe(lambda item_id, text, v, meta: heard.append((item_id, len(watched))))
+    for i in range(3):
+        writer.scope(user="a").add(f"fact {i}")
+    assert len(watched) == 3  # the catch-up, then the subscribers, outside its transaction
+    assert heard == [("m1", 3), ("m2", 3), ("m3", 3)]
+    journal = watched._journal
+    assert journal is not None
+    journal._stale = True  # a rebuild replays every step: nobody is told twice
+    assert len(watched) == 3 and len(heard) == 3
+    watched.add("own fact")
+    assert [h[0] for h in heard] == ["m1", "m2", "m3", "m4"]
+    writer.close()
+    reader.close()
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.add("lone \ud800 surrogate"),
+        lambda m: m.add("a NUL \x00 inside"),
+        lambda m: m.add("fine", item_id="id\x00"),
+        lambda m: m.retrieve("q", exclude=[b"m1"]),
+    ],
+)
+def test_text_a_database_cannot_hold_is_refused_before_the_step(
+    db_url: str, call: Callable[[SolarMemory], object]
+) -> None:
+    store = MemoryStore(db_url, policy="fifo", capacity=5, embedder="hash")
+    memory = store.scope(user="a")
+    memory.add("first")
+    before = core_state(memory)
+    with pytest.raises((ValueError, TypeError), match="persist"):
+        call(memory)
+    assert core_state(memory) == before
+    assert memory._journal is not None and not memory._journal._stale
+    store.close()
+
+
+def test_close_snapshots_every_scope_even_if_one_was_forgotten_elsewhere(tmp_path: Path) -> None:
+    url = str(tmp_path / "m.db")
+    one = MemoryStore(url, policy="fifo", capacity=5, embedder="hash")
+    two = MemoryStore(url, policy="fifo", capacity=5, embedder="hash")
+    one.scope(user="alice").add("x")
+    one.scope(user="bob").add("y")
+    two.forget({"user": "alice"})
+    with pytest.raises(PersistenceError, match="1 scope"):
+        one.close()
+    with sqlite3.connect(url) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM solar_snapshots").fetchone() == (1,)
+    conn.close()
+    two.close()
+
+
+def test_the_evaluator_and_deletion_settings_are_part_of_a_scope(tmp_path: Path) -> None:
+    url = str(tmp_path / "m.db")
+    MemoryStore(url, embedder="hash", evaluator=lambda q, e, m: True).scope(user="a").add("x")
+    with pytest.raises(PersistenceError, match="evaluator=True"):
+        MemoryStore(url, embedder="hash").scope(user="a")
+    MemoryStore(url, embedder="hash", deletion=lambda: HistoryDeletion(n=3)).scope(user="b")
+    with pytest.raises(PersistenceError, match="deletion"):
+        MemoryStore(url, embedder="hash", deletion=lambda: HistoryDeletion(n=4)).scope(user="b")

@@ -30,7 +30,7 @@ FORMAT = "solar-memory"
 _TABLES = """
 CREATE TABLE IF NOT EXISTS solar_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS solar_scopes (
-    id {serial} PRIMARY KEY,
+    id {serial},  -- never reused: a stale handle cannot write into a new scope
     key TEXT NOT NULL UNIQUE,
     org TEXT, project TEXT, user_id TEXT, session TEXT,
     config TEXT NOT NULL,
@@ -150,12 +150,12 @@ class Backend(ABC):
             ),
         )
 
-    def scope_seqs(self, scope_id: int, lock: bool) -> tuple[int, int] | None:
+    def scope_seqs(self, scope_id: int, key: str, lock: bool) -> tuple[int, int] | None:
         """``(seq, snapshot_seq)`` of the scope, or ``None`` if it was forgotten."""
         row = self._execute(
-            "SELECT seq, snapshot_seq FROM solar_scopes WHERE id = ?"
+            "SELECT seq, snapshot_seq FROM solar_scopes WHERE id = ? AND key = ?"
             + (self.lock_clause if lock else ""),
-            (scope_id,),
+            (scope_id, key),
         ).fetchone()
         return None if row is None else (int(row[0]), int(row[1]))
 

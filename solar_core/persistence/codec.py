@@ -23,7 +23,7 @@ from .errors import PersistenceError
 MAGIC = b"SOLAR-SNAPSHOT-1\n"
 _DIGEST = 16
 
-#: (module, name) pairs a snapshot may name besides the library's own classes
+#: (module, name) pairs a snapshot may name besides the library's state classes
 _ALLOWED = {
     ("collections", "OrderedDict"),
     ("collections", "deque"),
@@ -31,8 +31,6 @@ _ALLOWED = {
     ("builtins", "frozenset"),
     ("builtins", "slice"),
     ("builtins", "complex"),
-    ("copyreg", "_reconstructor"),
-    ("builtins", "object"),
     ("numpy", "ndarray"),
     ("numpy", "dtype"),
     ("numpy.core.multiarray", "_reconstruct"),
@@ -43,12 +41,49 @@ _ALLOWED = {
     ("numpy._core.multiarray", "scalar"),
     ("numpy.random._pickle", "__generator_ctor"),
     ("numpy.random._pickle", "__bit_generator_ctor"),
-    ("numpy.random._pickle", "__randomstate_ctor"),
     ("numpy.random.bit_generator", "SeedSequence"),
     # Cython's generated restorer: checks a layout checksum, then sets the fields
     ("numpy.random.bit_generator", "__pyx_unpickle_SeedSequence"),
+    ("numpy.random._pcg64", "PCG64"),
+    ("numpy.random._pcg64", "PCG64DXSM"),
+    ("numpy.random._mt19937", "MT19937"),
+    ("numpy.random._philox", "Philox"),
+    ("numpy.random._sfc64", "SFC64"),
 }
-_BIT_GENERATORS = {"PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"}
+_state_classes: set[tuple[str, str]] | None = None
+
+
+def state_classes() -> set[tuple[str, str]]:
+    """The library's classes a memory's state is made of, by (module, name): policies, the
+    store and its index, records, decisions, hits, the lifecycle. Not ``SolarMemory`` (a
+    snapshot holds its parts), not evaluators, embedders or anything else that could act."""
+    global _state_classes
+    if _state_classes is None:
+        from .. import admission, deletion, eviction, lifecycle, memory, neighbours, store, types
+        from ..beta_posterior import BetaPosterior
+
+        classes: list[type] = [
+            memory._Record,
+            memory._Retrieval,
+            store.VectorStore,
+            neighbours.NeighbourIndex,
+            lifecycle.Lifecycle,
+            BetaPosterior,
+            types.Hit,
+            types.Hits,
+            types.Decision,
+        ]
+        for package, base in (
+            (admission, admission.AdmissionPolicy),
+            (eviction, eviction.EvictionPolicy),
+            (deletion, deletion.DeletionPolicy),
+        ):
+            classes += [
+                c for c in vars(package).values() if isinstance(c, type) and issubclass(c, base)
+            ]
+        classes += [admission.base.Verdict, admission.base.Candidate, eviction.base.Victim]
+        _state_classes = {(c.__module__, c.__qualname__) for c in classes}
+    return _state_classes
 
 
 class _SafeUnpickler(pickle.Unpickler):
@@ -56,17 +91,11 @@ class _SafeUnpickler(pickle.Unpickler):
         super().__init__(io.BytesIO(data))
 
     def find_class(self, module: str, name: str) -> Any:
-        if (module, name) in _ALLOWED or (
-            module.startswith("numpy.random.") and name in _BIT_GENERATORS
-        ):
-            return super().find_class(module, name)
-        if module == "numpy.dtypes" and name.endswith("DType"):
-            return super().find_class(module, name)
-        if module.split(".")[0] == "solar_core":
+        # Exact (module, name) pairs only: no dotted name (pickle would walk attributes from
+        # an allowed module to anything it imports), no function but numpy's restorers.
+        if "." not in name and ((module, name) in _ALLOWED or (module, name) in state_classes()):
             found = super().find_class(module, name)
-            # Classes only, so no function can be called by name; never a whole memory, which
-            # would bring its embedder and clock (a snapshot holds a memory's parts).
-            if isinstance(found, type) and name != "SolarMemory":
+            if module.startswith("numpy") or getattr(found, "__module__", None) == module:
                 return found
         raise pickle.UnpicklingError(f"a snapshot may not name {module}.{name}")
 

@@ -46,7 +46,7 @@ _T = TypeVar("_T")
 #: errors a step raises before it changes anything (checked input): nothing to undo
 _BAD_INPUT = (ValueError, TypeError, LookupError)
 #: attributes of a memory that belong to the running process, not to its state
-_RUNTIME = ("_lock", "_subscribers", "_journal", "_clock", "lifecycle")
+_RUNTIME = ("_lock", "_subscribers", "_journal", "_clock", "lifecycle", "k")  # k: the caller's
 _LIFECYCLE_RUNTIME = ("_memory", "_thread", "_stop", "ticks", "last_error")
 
 
@@ -66,6 +66,37 @@ def plain_json(value: object, what: str) -> str:
         return json.dumps(value, allow_nan=True)
     except (TypeError, ValueError) as err:
         raise TypeError(f"{what} must be JSON-serialisable to be persisted: {err}") from None
+
+
+def snapshot_state(memory: SolarMemory) -> dict[str, Any]:
+    """``memory``'s pickled state without the run-time objects (embedder, clock, an
+    evaluator): they are the store's, put back on load. Swapped out here rather than
+    recognised object by object while pickling, which costs ~1 us for each of the tens of
+    thousands of objects in a memory's traces."""
+    state = memory.__getstate__()
+    state["_embedder"] = state["_clock"] = None
+    lifecycle = copy.copy(memory.lifecycle)
+    lifecycle._memory = None  # type: ignore[assignment]  # the back reference: put back on load
+    state["lifecycle"] = lifecycle
+    gate = state["_admission"]
+    if hasattr(gate, "evaluator"):
+        gate = copy.copy(gate)  # only the memory holds its gate: a shallow copy is enough
+        gate.evaluator = None
+        state["_admission"] = gate
+    return state
+
+
+def storable(text: str, what: str) -> None:
+    """A text every backend can store as is: UTF-8 encodable (no lone surrogate) and without
+    NUL (PostgreSQL's text cannot hold one). Checked before the step changes anything."""
+    if "\x00" in text:
+        raise ValueError(f"{what} contains a NUL character, which cannot be persisted")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ValueError(
+            f"{what} is not valid Unicode ({err.reason}): cannot be persisted"
+        ) from None
 
 
 def _digest(kind: str, result: object) -> str:
@@ -110,6 +141,8 @@ class Journal:
         self._clocks: list[float] | None = None  # readings of the step being logged
         self._replay: deque[float] | None = None  # readings of the step being replayed
         self._items: list[ItemChange] | None = None
+        self._notified = 0  # the last step whose stored item the subscribers were told of
+        self._pending_notes: list[tuple[Decision, str, FloatVector | None, Any, int]] = []
         self.user_clock: Callable[[], float] = time.time
         self._clock: Callable[[], float] = self._read_clock  # one bound method: an identity
 
@@ -121,6 +154,8 @@ class Journal:
         memory._journal = self
         with memory._lock, self.backend.transaction(write=False):
             self._catch_up(memory, lock=False)
+        self._pending_notes.clear()  # nobody subscribed yet: what was stored is not news
+        self._notified = self.seq
 
     def _read_clock(self) -> float:
         replay = self._replay
@@ -194,6 +229,8 @@ class Journal:
             self.seq = seq
             if snapshot:
                 self.snapshot_seq = seq
+            self._deliver(memory)
+            self._notified = max(self._notified, seq)
             if after is not None:
                 after(result)
             return result
@@ -203,21 +240,7 @@ class Journal:
         self.backend.write_snapshot(self.scope_id, seq, blob, time.time())
 
     def _state_of(self, memory: SolarMemory) -> dict[str, Any]:
-        """``memory``'s pickled state without the run-time objects (embedder, clock, an
-        evaluator): they are the store's, put back on load. Swapped out here rather than
-        recognised object by object while pickling, which costs ~1 us for each of the tens of
-        thousands of objects in a memory's traces."""
-        state = memory.__getstate__()
-        state["_embedder"] = state["_clock"] = None
-        lifecycle = copy.copy(memory.lifecycle)
-        lifecycle._memory = None  # type: ignore[assignment]  # the back reference: put back on load
-        state["lifecycle"] = lifecycle
-        gate = state["_admission"]
-        if hasattr(gate, "evaluator"):
-            gate = copy.copy(gate)  # only the memory holds its gate: a shallow copy is enough
-            gate.evaluator = None
-            state["_admission"] = gate
-        return state
+        return snapshot_state(memory)
 
     def _memory_from(self, state: dict[str, Any], what: str) -> SolarMemory:
         from ..memory import SolarMemory
@@ -234,6 +257,15 @@ class Journal:
         donor.lifecycle._memory = donor
         return donor
 
+    def _deliver(self, memory: SolarMemory) -> None:
+        """Tell the subscribers of the items other processes stored (after the transaction)."""
+        notes, self._pending_notes = self._pending_notes, []
+        for decision, text, vector, meta, seq in notes:
+            if seq > self._notified:
+                self._notified = seq
+                if memory._subscribers:
+                    memory._notify(decision, text, vector, meta)
+
     # item rows, collected while a step runs (not while one is replayed: they are written)
     def inserted(self, item_id: str, record: _Record, vector: FloatVector) -> None:
         if self._items is not None:
@@ -245,8 +277,8 @@ class Journal:
                     json.dumps(record.metadata),
                     vector.tobytes(),
                     record.category,
-                    record.created_at,
-                    record.valid_until,
+                    float(record.created_at),
+                    None if record.valid_until is None else float(record.valid_until),
                     record.step,
                 )
             )
@@ -280,6 +312,7 @@ class Journal:
                 self.sync(memory)
                 return memory._retrieve(vector, query, k, False, exclude)
         args = {"q": query, "k": k, "x": list(exclude)}
+        plain_json(args["x"], "exclude")  # checked before the step, not after it ran
         return self.run(
             memory,
             "retrieve",
@@ -311,6 +344,9 @@ class Journal:
         valid_until: float | None,
         prepared: object,
     ) -> Decision:
+        storable(text, "text")
+        if item_id is not None:
+            storable(item_id, "item_id")
         args: dict[str, Any] = {
             "t": text,
             "m": meta,
@@ -346,13 +382,14 @@ class Journal:
                 return
         with self.backend.transaction(write=False):
             self._catch_up(memory, lock=False)
+        self._deliver(memory)
 
     def _catch_up(self, memory: SolarMemory, lock: bool) -> None:
         backend = self.backend
         token = backend.version_token()
         if not self._stale and token is not None and token == self._token:
             return  # nobody else committed since we last looked
-        seqs = backend.scope_seqs(self.scope_id, lock)
+        seqs = backend.scope_seqs(self.scope_id, self.scope.key, lock)
         if seqs is None:
             self._closed = True
             raise PersistenceError(f"scope {self.scope.key!r} was forgotten by another process")
@@ -410,6 +447,15 @@ class Journal:
             raise PersistenceError(f"{where} cannot be replayed: {err!r}") from err
         finally:
             self._replay = None
+        if (
+            op.kind == "add"
+            and isinstance(result, Decision)
+            and result.admitted
+            and op.seq > self._notified
+        ):
+            # Another process's new fact (e.g. for a response cache): told once the
+            # transaction is over, so a subscriber may use the memory; never twice.
+            self._pending_notes.append((result, args["t"], vector, args["m"], op.seq))
         digest = _digest(op.kind, result)
         if digest != op.digest:
             self._stale = True
@@ -434,8 +480,6 @@ class Journal:
             decision, _ = memory._add(
                 args["t"], vector, None, args["m"], args["id"], args["c"], args["vu"], args["p"]
             )
-            if decision.admitted and memory._subscribers:  # e.g. a response cache to update
-                memory._notify(decision, args["t"], vector, args["m"])
             return decision
         if kind == "remove":
             memory._remove(args["id"])

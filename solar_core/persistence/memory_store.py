@@ -17,13 +17,26 @@ from ..embedder import Embedder
 from ..memory import SolarMemory
 from ..response_cache import ResponseCache
 from ..validation import check_k
+from . import codec
 from .backend import Backend
 from .errors import PersistenceError
-from .journal import Journal, plain_json
+from .journal import Journal, plain_json, snapshot_state
 from .scope import PARTS, Scope, check_identifier
 
 #: settings that shape a memory's decisions: a scope keeps the ones it was created with
-_SHAPING = ("policy", "capacity", "dim", "params", "deletion")
+_SHAPING = ("policy", "capacity", "dim", "params", "deletion", "evaluator")
+
+
+def _deletion_settings(policy: DeletionPolicy | None) -> dict[str, Any] | None:
+    """A deletion policy's class and public parameters (a scope keeps the ones it began with)."""
+    if policy is None:
+        return None
+    params = {
+        name: value
+        for name, value in vars(policy).items()
+        if not name.startswith("_") and isinstance(value, bool | int | float | str | None)
+    }
+    return {"class": type(policy).__name__, "params": params}
 
 
 def open_backend(url: str | os.PathLike[str], durability: str = "normal") -> Backend:
@@ -136,7 +149,16 @@ class MemoryStore:
         self._evaluator = evaluator
         self._deletion = deletion
         self._params = dict(memory_params)
-        self._deletion_name = type(probe._deletion).__name__ if probe._deletion else None
+        self._deletion_settings = _deletion_settings(probe._deletion)
+        # Every scope will be snapshotted: find out now if something in it cannot be (a policy
+        # class of your own is not among the classes a snapshot may rebuild).
+        try:
+            codec.loads(codec.dumps(snapshot_state(probe)), "a snapshot of this store's memories")
+        except PersistenceError as err:
+            raise TypeError(
+                f"these settings cannot be persisted: {err} (MemoryStore persists the library's "
+                "own policies; custom policy classes need a plain SolarMemory)"
+            ) from err
         self.backend = open_backend(url, durability)
         self.url = self.backend.url
         self._memories: dict[str, SolarMemory] = {}
@@ -164,6 +186,7 @@ class MemoryStore:
             self._check_open()
             memory = self._memories.get(key)
             if memory is None or memory._journal is None or memory._journal.closed:
+                self._drop_cache(key)  # it watched the old memory
                 memory = self._open(wanted)
                 self._memories[key] = memory
             return memory
@@ -179,8 +202,8 @@ class MemoryStore:
             "capacity": self.capacity,
             "dim": self.dim,
             "params": self._params,
-            "deletion": self._deletion_name,
-            "k": self.k,
+            "deletion": self._deletion_settings,
+            "evaluator": self._evaluator is not None,
             "seed": seed,
         }
 
@@ -251,6 +274,13 @@ class MemoryStore:
                 raise ValueError(f"the response cache of {wanted.key!r} exists already")
             return cache
 
+    def _drop_cache(self, key: str) -> None:
+        """Empty and let go of a scope's response cache (its memory is gone): a caller still
+        holding it finds no answer of a forgotten user there."""
+        cache = self._caches.pop(key, None)
+        if cache is not None:
+            cache.clear()
+
     def forget(self, scope: Scope | Mapping[str, str] | str) -> bool:
         """Delete ``scope``'s memory and every row of it (items, log, snapshot); returns whether
         it existed. Its memory object stops working (it would otherwise write it back)."""
@@ -284,14 +314,17 @@ class MemoryStore:
             backend = self.backend
             for key in keys:
                 memory = self._memories.pop(key, None)
-                self._caches.pop(key, None)
+                self._drop_cache(key)
+                if memory is not None and memory._journal is not None:
+                    # First: a step in flight finishes (it holds the lock), none starts after,
+                    # so nothing of this scope can be written once its rows are gone.
+                    with memory._lock:
+                        memory._journal.forgotten()
                 with backend.transaction(write=True):
                     row = backend.find_scope(key, lock=True)
                     if row is not None:
                         backend.delete_scope(row.id)
                         gone.append(key)
-                if memory is not None and memory._journal is not None:
-                    memory._journal.forgotten()
         return gone
 
     def names(self, **parts: str) -> list[str]:
@@ -334,15 +367,23 @@ class MemoryStore:
         with self._lock:
             if self._closed:
                 return
+            errors: list[Exception] = []
             try:
                 for memory in self._memories.values():
                     if memory._journal is not None:
-                        memory._journal.close(memory)
+                        try:  # one scope's trouble (forgotten elsewhere) spares the others
+                            memory._journal.close(memory)
+                        except Exception as err:
+                            errors.append(err)
             finally:
                 self._closed = True
                 self._memories.clear()
                 self._caches.clear()
                 self.backend.close()
+            if errors:
+                raise PersistenceError(
+                    f"{len(errors)} scope(s) could not be snapshotted on close: {errors[0]}"
+                ) from errors[0]
 
     def __enter__(self) -> MemoryStore:
         return self

@@ -69,7 +69,7 @@ class PostgresBackend(Backend):
                         f"reads up to {SCHEMA_VERSION}: upgrade solar-memory"
                     )
                 return
-            for statement in self._schema("BIGSERIAL", "BYTEA"):
+            for statement in self._schema("BIGSERIAL PRIMARY KEY", "BYTEA"):
                 self._execute(statement)
             self._execute(
                 "INSERT INTO solar_meta (key, value) VALUES ('format', ?), ('schema', ?)",
@@ -81,13 +81,17 @@ class PostgresBackend(Backend):
         with self.lock:
             if self._conn.closed or self._conn.broken:  # a lost connection: start a new one
                 self._conn = self._connect()
-            with self._conn.transaction():
-                if not write:
-                    # One snapshot for the whole read: under the default READ COMMITTED a
-                    # catch-up could see a scope's seq and then a log that has moved on since.
-                    # (A step needs no such thing: the scope's row lock keeps its writers out.)
-                    self._conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-                yield
+            try:
+                with self._conn.transaction():
+                    if not write:
+                        # One snapshot for the whole read: under the default READ COMMITTED a
+                        # catch-up could see a scope's seq and then a log that has moved on.
+                        # (A step needs no such thing: the scope's row lock keeps its other
+                        # writers out.)
+                        self._conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+                    yield
+            except self._psycopg.Error as err:  # the driver's words, under our name
+                raise PersistenceError(f"PostgreSQL: {err}") from err
 
     def append_op(self, scope_id: int, op: OpRow, at: float, items: list[ItemChange]) -> None:
         # The writes of a step need no answers: one round trip for all of them (pipeline mode)

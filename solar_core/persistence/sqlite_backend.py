@@ -116,7 +116,7 @@ class SQLiteBackend(Backend):
         try:
             # Another process may have created it since we looked.
             if conn.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
-                for statement in self._schema("INTEGER", "BLOB"):
+                for statement in self._schema("INTEGER PRIMARY KEY AUTOINCREMENT", "BLOB"):
                     conn.execute(statement)
                 conn.execute(
                     "INSERT INTO solar_meta (key, value) VALUES ('format', ?), ('schema', ?)",
@@ -133,17 +133,25 @@ class SQLiteBackend(Backend):
     def transaction(self, write: bool) -> Iterator[None]:
         with self.lock:
             conn = self._conn
-            # (SQLite's busy handler does the waiting. Polling at sub-millisecond intervals was
-            # measured instead: with 4 processes on 2 cores the pollers took the CPU from the
-            # lock holder, and steps/s fell by 40 %.)
-            conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                # (SQLite's busy handler does the waiting. Polling at sub-millisecond intervals
+                # was measured instead: with 4 processes on 2 cores the pollers took the CPU
+                # from the lock holder, and steps/s fell by 40 %.)
+                conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            except sqlite3.Error as err:
+                raise self._error(err) from err
             try:
                 yield
-            except BaseException:
+                conn.execute("COMMIT")
+            except BaseException as err:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
+                if isinstance(err, sqlite3.Error):  # the driver's words, under our name
+                    raise self._error(err) from err
                 raise
-            conn.execute("COMMIT")
+
+    def _error(self, err: sqlite3.Error) -> PersistenceError:
+        return PersistenceError(f"{self.path}: {err}")
 
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self._conn.execute(sql, params)
@@ -151,7 +159,10 @@ class SQLiteBackend(Backend):
     def version_token(self) -> object:
         # Changes iff another connection committed: a single writer never re-reads its scope.
         with self.lock:
-            return self._conn.execute("PRAGMA data_version").fetchone()[0]
+            try:
+                return self._conn.execute("PRAGMA data_version").fetchone()[0]
+            except sqlite3.Error as err:
+                raise self._error(err) from err
 
     def close(self) -> None:
         with self.lock:
