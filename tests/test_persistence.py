@@ -740,3 +740,42 @@ def test_the_evaluator_and_deletion_settings_are_part_of_a_scope(tmp_path: Path)
     MemoryStore(url, embedder="hash", deletion=lambda: HistoryDeletion(n=3)).scope(user="b")
     with pytest.raises(PersistenceError, match="deletion"):
         MemoryStore(url, embedder="hash", deletion=lambda: HistoryDeletion(n=4)).scope(user="b")
+
+
+def test_items_another_process_folded_into_a_snapshot_still_reach_subscribers(
+    tmp_path: Path,
+) -> None:
+    url = str(tmp_path / "m.db")
+    reader = MemoryStore(url, policy="fifo", capacity=5, embedder="hash")
+    watched = reader.scope(user="a")
+    watched.add("I am on the Enterprise plan")
+    heard: list[str] = []
+    watched.subscribe(lambda item_id, text, v, meta: heard.append(text))
+    writer = MemoryStore(url, policy="fifo", capacity=5, embedder="hash")
+    writer.scope(user="a").add("I am on the Team plan now")
+    writer.close()  # a snapshot: the reader's catch-up loads it instead of replaying the add
+    assert len(watched) == 2
+    assert heard == ["I am on the Team plan now"]
+    reader.close()
+
+
+def test_a_removal_or_clear_purges_the_text_from_the_log(tmp_path: Path) -> None:
+    url = str(tmp_path / "m.db")
+    store = MemoryStore(url, policy="fifo", capacity=5, embedder="hash")
+    memory = store.scope(user="a")
+    secret = memory.add("my SSN is 078-05-1120").item_id
+    memory.add("I like tea")
+    assert secret is not None
+    memory.remove(secret)
+    with sqlite3.connect(url) as conn:
+        rows = conn.execute("SELECT COUNT(*) FROM solar_ops WHERE args LIKE '%078-05%'").fetchone()
+        (blob,) = conn.execute("SELECT state FROM solar_snapshots").fetchone()
+    conn.close()
+    assert rows == (0,) and b"078-05" not in bytes(blob)
+    memory.clear()
+    with sqlite3.connect(url) as conn:
+        (blob,) = conn.execute("SELECT state FROM solar_snapshots").fetchone()
+        assert conn.execute("SELECT COUNT(*) FROM solar_ops").fetchone() == (0,)
+    conn.close()
+    assert b"I like tea" not in bytes(blob)
+    store.close()

@@ -142,7 +142,7 @@ class Journal:
         self._replay: deque[float] | None = None  # readings of the step being replayed
         self._items: list[ItemChange] | None = None
         self._notified = 0  # the last step whose stored item the subscribers were told of
-        self._pending_notes: list[tuple[Decision, str, FloatVector | None, Any, int]] = []
+        self._pending_notes: list[tuple[str, str, FloatVector, Any, int]] = []
         self.user_clock: Callable[[], float] = time.time
         self._clock: Callable[[], float] = self._read_clock  # one bound method: an identity
 
@@ -219,7 +219,12 @@ class Journal:
                         _digest(kind, result),
                     )
                     backend.append_op(self.scope_id, op, time.time(), items or [])
-                    snapshot = seq - self.snapshot_seq >= self.snapshot_every
+                    # A removal or a clear is a request to forget: a snapshot now prunes the
+                    # log that still holds the text (evicted items go at the next snapshot).
+                    snapshot = seq - self.snapshot_seq >= self.snapshot_every or kind in (
+                        "remove",
+                        "clear",
+                    )
                     if snapshot:
                         self._write_snapshot(memory, seq)
             except BaseException:
@@ -260,11 +265,13 @@ class Journal:
     def _deliver(self, memory: SolarMemory) -> None:
         """Tell the subscribers of the items other processes stored (after the transaction)."""
         notes, self._pending_notes = self._pending_notes, []
-        for decision, text, vector, meta, seq in notes:
-            if seq > self._notified:
-                self._notified = seq
-                if memory._subscribers:
-                    memory._notify(decision, text, vector, meta)
+        fresh = [note for note in notes if note[-1] > self._notified]
+        if not fresh:
+            return
+        self._notified = max(note[-1] for note in fresh)
+        for item_id, text, vector, meta, _ in fresh:
+            for callback in memory._subscribers:
+                callback(item_id, text, vector, meta)
 
     # item rows, collected while a step runs (not while one is replayed: they are written)
     def inserted(self, item_id: str, record: _Record, vector: FloatVector) -> None:
@@ -427,8 +434,19 @@ class Journal:
             donor = self._memory_from(codec.loads(blob, what), what)
         else:
             seq, donor = 0, self._blank()
+        news = seq > self._notified and bool(memory._subscribers)
+        before = {(i, r.step, r.text) for i, r in memory._records()} if news else set()
         adopt(memory, donor)
         self.seq = seq
+        if news:
+            # Steps folded into a snapshot by another process are not replayed: tell the
+            # subscribers of the items it brought (a response cache must hear of them too).
+            store = memory._store
+            for item_id, record in memory._records():
+                if (item_id, record.step, record.text) not in before:
+                    vector = store.vector(store.slot_of(item_id))
+                    note = (item_id, record.text, vector, dict(record.metadata), seq)
+                    self._pending_notes.append(note)
 
     def _apply_logged(self, memory: SolarMemory, op: OpRow) -> None:
         where = f"scope {self.scope.key!r}, step {op.seq} ({op.kind})"
@@ -455,7 +473,8 @@ class Journal:
         ):
             # Another process's new fact (e.g. for a response cache): told once the
             # transaction is over, so a subscriber may use the memory; never twice.
-            self._pending_notes.append((result, args["t"], vector, args["m"], op.seq))
+            assert result.item_id is not None and vector is not None
+            self._pending_notes.append((result.item_id, args["t"], vector, args["m"], op.seq))
         digest = _digest(op.kind, result)
         if digest != op.digest:
             self._stale = True
