@@ -19,10 +19,10 @@ from typing_extensions import NotRequired
 
 from solar_core import Decision, Hits, ScopedMemories, SolarMemory
 from solar_core.adapter_params import check_not_both
-from solar_core.persistence import MemoryStore, ScopeView
+from solar_core.persistence import MemoryStore, Scope, ScopeView
 from solar_core.turns import HEADER, HUMAN, render, turn_metadata, turn_text
 
-from ._params import build_memory, open_store
+from ._params import build_memory, existing_memory, open_store
 from .embeddings import to_embedder
 
 #: the scope part a ``scope=`` key names in a ``MemoryStore`` (any other key names a session)
@@ -34,7 +34,10 @@ STORE_PARTS = {
     "project_id": "project",
     "project": "project",
 }
-#: the session of an unscoped middleware's memory in a ``MemoryStore``
+#: the memory of an unscoped middleware in a ``MemoryStore``: a scope of two parts, which no
+#: scope value can name (a scoped middleware's are one part each, e.g. ``session=default``)
+DEFAULT_SCOPE = Scope(project="langchain_solar", session="default")
+#: the name of an unscoped middleware's one memory in memory (no store): never a scope's
 DEFAULT_SESSION = "default"
 
 
@@ -76,10 +79,17 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
     restart -- continues each memory exactly where it stopped. ``scope="user_id"`` (or
     ``"user"``) keys the store's ``user`` scopes, ``"org_id"``/``"org"`` its ``org`` scopes,
     ``"project_id"``/``"project"`` its ``project`` scopes, any other key (``"thread_id"``,
-    ``"session_id"``) its ``session`` scopes; without ``scope`` every run uses the memory of
-    ``session="default"``. Scope values must then be valid store identifiers (no control
-    characters, at most 256 characters): anything else fails the run with a ``ValueError``.
-    A store opened from a path is the middleware's: :meth:`close` snapshots and closes it.
+    ``"session_id"``) its ``session`` scopes; without ``scope`` every run uses the reserved
+    scope :data:`DEFAULT_SCOPE` (``project="langchain_solar", session="default"``: two parts,
+    so no scope value -- not even a thread named ``"default"`` -- reaches it). Scope values must
+    then be valid store identifiers (no control characters, at most 256 characters): anything
+    else fails the run with a ``ValueError``. A store opened from a path is the middleware's:
+    :meth:`close` snapshots and closes it; a copy (``copy.copy``) shares it but never owns it.
+
+    Forgetting: what the middleware remembers of a scope's last invoke (:meth:`recalled`,
+    :meth:`last_decision`, what :meth:`feedback` rates) belongs to that scope's memory object:
+    once the scope is forgotten -- :meth:`forget`, ``store.forget``/``store.erase``, here or in
+    another process -- it is gone too, and rating the scope is refused rather than recreating it.
 
     Args:
         memory: a ready :class:`~solar_core.SolarMemory` (unscoped only; it may be a persistent
@@ -151,16 +161,18 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         self.top_k, self.scope, self.header = top_k, scope, header
         self.human_prefix, self.ai_prefix = human_prefix, ai_prefix
         self._lock = threading.Lock()
-        self._last: dict[str, Hits] = {}
-        self._decisions: dict[str, Decision] = {}
+        # per scope: the memory it was made with, and the last recall / decision
+        self._last: dict[str, tuple[SolarMemory, Hits]] = {}
+        self._decisions: dict[str, tuple[SolarMemory, Decision]] = {}
         self._store: MemoryStore | None = None
         self._owns_store = False
+        self._part = "session"  # the store's scope part the scope values name
         self._memories: ScopedMemories | ScopeView
         self.tools: list[BaseTool] = [self._rating_tool()] if feedback_tool else []
         if store is not None:  # last: nothing after it can fail and leave an opened store
             self._store, self._owns_store = open_store(store, build)
-            part = "session" if scope is None else STORE_PARTS.get(scope, "session")
-            self._memories = self._store.view(part)
+            self._part = "session" if scope is None else STORE_PARTS.get(scope, "session")
+            self._memories = self._store.view(self._part)
         elif scope is not None:  # one memory per scope, all sharing one embedder
             self._memories = ScopedMemories(
                 policy, capacity, embedder=to_embedder(embedder), seed=seed
@@ -175,7 +187,36 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
     def memory_for(self, scope: str | None = None) -> SolarMemory:
         """The memory of ``scope`` (created empty on first use, or reopened from the store);
         unscoped: the one memory."""
-        return self._memories.get(self._key(scope) or DEFAULT_SESSION)
+        return self._memory(self._key(scope))
+
+    def _memory(self, key: str) -> SolarMemory:
+        if self._store is not None and not key:
+            return self._store.get(DEFAULT_SCOPE)
+        return self._memories.get(key or DEFAULT_SESSION)
+
+    def _existing(self, key: str) -> SolarMemory | None:
+        """The memory of ``key`` if it exists (never creates one): ``None`` once forgotten, here
+        or by another process."""
+        if self._store is None:
+            if self.scope is not None and key not in self._memories.names():
+                return None
+            return self._memory(key)
+        scope = DEFAULT_SCOPE if not key else Scope.of({self._part: key})
+        return existing_memory(self._store, scope)
+
+    def _cached(self, table: dict[str, tuple[SolarMemory, Any]], key: str) -> Any:
+        """``table``'s entry for ``key`` if it belongs to the scope's current memory; an entry of
+        a forgotten memory is dropped."""
+        with self._lock:
+            entry = table.get(key)
+        if entry is None:
+            return None
+        if self._existing(key) is entry[0]:
+            return entry[1]
+        with self._lock:
+            if table.get(key) is entry:
+                del table[key]
+        return None
 
     def forget(self, scope: str | None = None) -> None:
         """Drop ``scope``'s memory (a user deleted their account, a thread ended); unscoped: empty
@@ -184,7 +225,10 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         with self._lock:
             self._last.pop(key, None)
             self._decisions.pop(key, None)
-        self._memories.forget(key or DEFAULT_SESSION)
+        if self._store is not None and not key:
+            self._store.forget(DEFAULT_SCOPE)
+        else:
+            self._memories.forget(key or DEFAULT_SESSION)
 
     @property
     def scopes(self) -> list[str]:
@@ -204,6 +248,13 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         one; a ``MemoryStore`` passed in is its owner's to close). Its memories stop working."""
         if self._store is not None and self._owns_store:
             self._store.close()
+
+    def __copy__(self) -> SolarMemoryMiddleware:
+        """A shallow copy shares the store but never owns it: closing the copy leaves it open."""
+        twin = type(self).__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin._owns_store = False
+        return twin
 
     def _key(self, scope: object) -> str:
         if self.scope is None:
@@ -247,7 +298,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         if query:
             hits = memory.retrieve(query, k=self.top_k, exclude=_in_messages(memory, state))
         with self._lock:  # feedback() now rates this invoke's recall, never an older one
-            self._last[scope] = hits
+            self._last[scope] = (memory, hits)
         text = render(hits, self.header)
         return {"solar_memories": text, "solar_retrieval": hits.retrieval_id, "solar_scope": scope}
 
@@ -296,7 +347,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         text = turn_text(human, answer, self.human_prefix, self.ai_prefix)
         decision = memory.add(text, metadata=turn_metadata(human, answer))
         with self._lock:
-            self._decisions[scope] = decision
+            self._decisions[scope] = (memory, decision)
         turns = [i for i in state.get("solar_turns", []) if i in memory]  # forget evicted ones
         if decision.item_id is not None:
             turns.append(decision.item_id)
@@ -317,25 +368,32 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         dislike), so experiences that help outlive those that do not. When runs of one scope may
         overlap, pass ``retrieval=result["solar_retrieval"]`` (from the invoke's output state) to
         rate that very invoke.
+
+        A scope without a memory (never used, or forgotten) is refused with a ``ValueError``:
+        feedback never creates a memory, nor rates a new one with a forgotten user's rating.
         """
         key = self._key(scope)
+        memory = self._existing(key)
+        if memory is None:
+            raise ValueError(f"nothing to rate: {scope!r} has no memory (never used, or forgotten)")
         target: Hits | int | None = retrieval
         if target is None:
-            with self._lock:
-                target = self._last.get(key)
+            target = self._cached(self._last, key)
             if target is None or (isinstance(target, Hits) and target.retrieval_id is None):
                 raise ValueError(f"nothing to rate: the last invoke for {scope!r} recalled nothing")
-        self.memory_for(key).feedback(like=like, score=score, retrieval=target)
+        memory.feedback(like=like, score=score, retrieval=target)
 
     def recalled(self, scope: str | None = None) -> Hits:
-        """What ``scope``'s last invoke recalled (and injected), best first."""
-        with self._lock:
-            return self._last.get(self._key(scope), Hits([], None))
+        """What ``scope``'s last invoke recalled (and injected), best first (nothing once the
+        scope is forgotten)."""
+        hits: Hits | None = self._cached(self._last, self._key(scope))
+        return hits if hits is not None else Hits([], None)
 
     def last_decision(self, scope: str | None = None) -> Decision | None:
-        """Why ``scope``'s last finished turn was (or was not) stored."""
-        with self._lock:
-            return self._decisions.get(self._key(scope))
+        """Why ``scope``'s last finished turn was (or was not) stored (``None`` once the scope
+        is forgotten)."""
+        decision: Decision | None = self._cached(self._decisions, self._key(scope))
+        return decision
 
     def _rating_tool(self) -> BaseTool:
         middleware = self
@@ -350,7 +408,9 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
             retrieval = state.get("solar_retrieval")
             if retrieval is None:
                 return "No memories were recalled for this request; nothing to rate."
-            memory = middleware.memory_for(state.get("solar_scope", "") or None)
+            memory = middleware._existing(state.get("solar_scope", ""))
+            if memory is None:
+                return "Not recorded: this memory was forgotten meanwhile."
             try:
                 memory.feedback(like=helpful, retrieval=retrieval)
             except ValueError as exc:  # already rated, or expired

@@ -28,7 +28,14 @@ from solar_core.turns import HEADER, render, turn_id, turn_metadata, turn_text
 from solar_core.validation import FloatVector, check_feedback
 
 from ._params import SolarParams, open_store
-from .messages import answer_text, finished_turns, is_answer, last_user_index, text_of
+from .messages import (
+    answer_text,
+    finished_turns,
+    is_answer,
+    last_finished_question,
+    last_user_index,
+    text_of,
+)
 
 MIN_TURN_TOKENS = 16  # a short recalled turn, as rendered: below this the recall never fits
 
@@ -58,9 +65,14 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
     ``postgresql://`` URL opened with ``policy``, ``capacity``, ``embedder``, ``seed``) makes the
     SOLAR memory the store's ``store.scope(session=chat_store_key)``: every step is logged, and
     a ``SolarChatMemory`` opened later with the same ``chat_store_key`` (another process, after
-    a restart) recalls what earlier ones stored. Pair it with a persistent ``chat_store`` to keep
-    the window too. A store opened from a path is this memory's: :meth:`close` closes it. For a
-    memory shared by a user's conversations, pass ``memory=store.scope(user=...)`` instead.
+    a restart) recalls what earlier ones stored. ``chat_store_key`` must then name the
+    conversation: the default ``"chat_history"`` is refused, as it would silently make every
+    conversation share one persistent memory. Pair it with a persistent ``chat_store`` to keep
+    the window too: the turns already in the chat store when an instance is built count as
+    offered (the earlier process offered them), so a restarted instance makes exactly the
+    steps one that never stopped would have. A store opened from a path is this memory's:
+    :meth:`close` closes it; a copy (``model_copy``) shares it but never owns it. For a memory
+    shared by a user's conversations, pass ``memory=store.scope(user=...)`` instead.
 
     Example:
         >>> from llama_index.core.base.llms.types import ChatMessage
@@ -132,20 +144,35 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
         store = data.pop("store", None)
         if store is None:
             super().__init__(**data)
+            self._recorded = last_finished_question(self.get_all())
             return
         if data.get("memory") is not None:
             raise ValueError("pass memory= or store=, not both")
+        session = data.get("chat_store_key", DEFAULT_CHAT_STORE_KEY)
+        if session == DEFAULT_CHAT_STORE_KEY:
+            raise ValueError(
+                f"with store=, pass chat_store_key= naming this conversation (e.g. a user or "
+                f"thread id): the default {DEFAULT_CHAT_STORE_KEY!r} would make every "
+                "conversation share one persistent memory"
+            )
         build = {name: data.pop(name) for name in list(data) if name in BUILD_DEFAULTS}
         opened, owned = open_store(store, build)
         try:
-            session = data.get("chat_store_key", DEFAULT_CHAT_STORE_KEY)
             data["memory"] = opened.view("session").get(session)
             super().__init__(**data)
+            # the turns already in the chat store were offered by the process that put them
+            self._recorded = last_finished_question(self.get_all())
         except BaseException:
             if owned:
                 opened.close()
             raise
         self._store, self._owns_store = opened, owned
+
+    def __copy__(self) -> SolarChatMemory:
+        """A shallow copy (``model_copy()``) shares the store but never owns it."""
+        twin = super().__copy__()
+        twin._owns_store = False
+        return twin
 
     @model_validator(mode="after")
     def _recall_fits(self) -> SolarChatMemory:
@@ -178,7 +205,7 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
         """As ``ChatMemoryBuffer.from_defaults``; ``solar``: ``top_k``, ``recall_token_ratio``,
         ``header``, ``memory`` or ``store`` or
         ``policy``/``capacity``/``embedder``/``seed``. A ``chat_history`` seeds the window (its
-        turns are not offered to SOLAR)."""
+        turns are not offered to SOLAR), as do the turns already in ``chat_store``."""
         if llm is not None:
             token_limit = token_limit or int(
                 llm.metadata.context_window * DEFAULT_TOKEN_LIMIT_RATIO
@@ -201,7 +228,8 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
     def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> SolarChatMemory:
         """Rebuild from :meth:`to_dict`. The SOLAR memory is not part of that form: pass
         ``memory=`` to reattach one, ``store=`` to reopen the ``chat_store_key``'s persistent one
-        (or ``policy=``... to start a new one)."""
+        (or ``policy=``... to start a new one). The turns in the serialised history count as
+        offered already: the rebuilt memory offers only the turns that finish after."""
         if not kwargs.keys() & {"memory", "store", "policy", "capacity", "embedder", "seed"}:
             raise ValueError(
                 "the SOLAR memory is not serialised with the chat history: pass memory= or "

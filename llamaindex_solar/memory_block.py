@@ -17,16 +17,21 @@ from pydantic import Field, PrivateAttr
 
 from solar_core import Decision, Hit, Hits, ScopedMemories, SolarMemory
 from solar_core.adapter_params import check_not_both
-from solar_core.persistence import MemoryStore, ScopeView
+from solar_core.persistence import MemoryStore, Scope, ScopeView
 from solar_core.shown import record_shown
 from solar_core.turns import bulleted, turn_id, turn_metadata, turn_text
 from solar_core.validation import FloatVector, check_feedback
 
-from ._params import SolarParams, open_store
-from .messages import finished_turns, is_answer, last_user_text
+from ._params import SolarParams, existing_memory, open_store
+from .messages import finished_turns, is_answer, last_user_index, last_user_text
 
 OFFERED_PER_SESSION = 4096  # turn ids remembered as offered; more than any chat window holds
 RENDERED_KEPT = 256  # rendered contents remembered for atruncate
+#: the memory of a block used without a ``session_id``, in a ``MemoryStore``: a scope of two
+#: parts, which no session id can name (a session's is one part, e.g. ``session=default``)
+DEFAULT_SCOPE = Scope(project="llamaindex_solar", session="default")
+#: its name without a store (in a memory holder of its own: no session id reaches it either)
+DEFAULT_SESSION = "default"
 
 
 class SolarMemoryBlock(BaseMemoryBlock[str]):
@@ -40,7 +45,12 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     has not offered yet, then retrieves once per user message, skipping the turns still in the
     history (the LLM sees them already). So every turn is offered exactly once: at the end of
     its run with the agents of ``llama_index.core.agent.workflow``, else when the next turn
-    starts or the FIFO flushes it, whichever comes first.
+    starts or the FIFO flushes it, whichever comes first. The first time the block sees a
+    session whose memory was offered turns already (a new process on a persistent memory), the
+    finished turns before the latest user message (and the turns flushed to it) count as
+    offered already -- the earlier process offered them -- so a restarted block makes exactly
+    the steps one that never stopped would have, and never re-stores turns SOLAR evicted;
+    after a session's memory is forgotten, the turns still in its history are not stored again.
 
     One memory per ``Memory`` session (``session_id``) unless a single ``memory=`` is given:
     sessions never see each other's experiences. ``atruncate`` (when ``Memory`` is over its token
@@ -48,10 +58,16 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
 
     Persistence: with ``store=`` a session's memory is the
     :class:`~solar_core.persistence.MemoryStore`'s ``store.scope(session=session_id)``
-    (``"default"`` without a ``session_id``): every step is logged, and a block opened later on
-    the same database (another process, after a restart) continues each session's memory
-    exactly. Session ids must then be valid store identifiers (no control characters, at most
-    256 characters). A store opened from a path is the block's: :meth:`close` closes it.
+    (without a ``session_id``: the reserved scope :data:`DEFAULT_SCOPE`,
+    ``project="llamaindex_solar", session="default"``, which no session id -- not even
+    ``"default"`` -- reaches): every step is logged, and a block opened later on the same
+    database (another process, after a restart) continues each session's memory exactly.
+    Session ids must then be valid store identifiers (no control characters, at most 256
+    characters). A store opened from a path is the block's: :meth:`close` closes it; a copy
+    (``model_copy``) shares it but never owns it. What the block keeps of a session (its
+    latest recall, last decision, offered turns) belongs to the session's memory object: once
+    the session is forgotten -- :meth:`forget`, ``store.forget``/``store.erase``, here or in
+    another process -- it goes too, and rating the session is refused rather than recreating it.
 
     Args:
         memory: one :class:`~solar_core.SolarMemory` for every session (else one per session,
@@ -108,6 +124,10 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     """Counts tokens for ``atruncate``; pass the ``Memory``'s own if it is not the default."""
 
     _memories: ScopedMemories | ScopeView = PrivateAttr()
+    _unnamed: ScopedMemories | None = PrivateAttr(default=None)  # no session_id, no store
+    _shared: SolarMemory | None = PrivateAttr(default=None)
+    _owners: dict[str, SolarMemory] = PrivateAttr(default_factory=dict)  # whose state we hold
+    _forgotten: set[str] = PrivateAttr(default_factory=set)  # sessions whose memory went
     _store: MemoryStore | None = PrivateAttr(default=None)
     _owns_store: bool = PrivateAttr(default=False)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
@@ -140,24 +160,109 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             self._memories = self._store.view("session")
         elif memory is not None:
             self._memories = ScopedMemories.shared(memory)
+            self._shared = memory
         else:
             embedder = SolarParams.convert_embedder(embedder)
             self._memories = ScopedMemories(policy, capacity, embedder=embedder, seed=seed)
+            embedder = self._memories.embedder  # loaded once, shared
+            self._unnamed = ScopedMemories(policy, capacity, embedder=embedder, seed=seed)
+
+    def __copy__(self) -> SolarMemoryBlock:
+        """A shallow copy (``model_copy()``) shares the store but never owns it."""
+        twin = super().__copy__()
+        twin._owns_store = False
+        return twin
 
     # -- sessions -----------------------------------------------------------------------------
     def memory_for(self, session_id: str | None = None) -> SolarMemory:
         """The memory of ``session_id`` (created empty on first use, or reopened from the
         store), or the one ``memory=``."""
-        return self._memories.get(self._session(session_id))
+        return self._memory(self._session(session_id))
+
+    def _memory(self, session: str) -> SolarMemory:
+        if session or self._shared is not None:
+            return self._memories.get(session or DEFAULT_SESSION)
+        if self._store is not None:
+            return self._store.get(DEFAULT_SCOPE)
+        assert self._unnamed is not None
+        return self._unnamed.get(DEFAULT_SESSION)
+
+    def _existing(self, session: str) -> SolarMemory | None:
+        """The session's memory if it exists (never creates one): ``None`` once forgotten,
+        here or by another process."""
+        if self._shared is not None:
+            return self._shared
+        if self._store is not None:
+            scope = Scope(session=session) if session else DEFAULT_SCOPE
+            return existing_memory(self._store, scope)
+        scopes = self._memories if session else self._unnamed
+        name = session or DEFAULT_SESSION
+        assert isinstance(scopes, ScopedMemories)
+        return scopes.get(name) if name in scopes.names() else None
 
     def forget(self, session_id: str | None = None) -> None:
         """Drop a session's memory (with one shared ``memory=``: empty it; with a store: delete
         its rows from the database)."""
         key = self._session(session_id)
         with self._lock:
-            for state in (self._offered, self._recalls, self._epochs, self._decisions):
-                state.pop(key, None)
-        self._memories.forget(key)
+            self._drop(key)
+            self._forgotten.add(key)
+        if key or self._shared is not None:
+            self._memories.forget(key or DEFAULT_SESSION)
+        elif self._store is not None:
+            self._store.forget(DEFAULT_SCOPE)
+        else:
+            assert self._unnamed is not None
+            self._unnamed.forget(DEFAULT_SESSION)
+
+    def _drop(self, session: str) -> None:
+        """Let go of what this block keeps of a session, whose memory went (call under the
+        lock)."""
+        if session in self._owners:
+            self._forgotten.add(session)
+        for state in (self._offered, self._recalls, self._epochs, self._decisions, self._owners):
+            state.pop(session, None)
+        for content, recall in list(self._rendered.items()):
+            if recall.session == session:
+                del self._rendered[content]
+
+    def _adopt(
+        self, session: str, old: list[tuple[str, str]], flushed: bool = False
+    ) -> SolarMemory | None:
+        """The session's memory (created on first use). The first time this block sees it -- a
+        new process, or its memory was forgotten -- its state starts afresh, and the turns
+        ``old`` count as offered if the memory was offered turns already (an earlier process
+        offered these: a restarted block continues exactly as one that never stopped) or the
+        session's memory was forgotten (its turns are not stored again from the history). A new
+        session's memory gets them all. ``flushed``: ``old`` are turns the FIFO flushed; when
+        they count as offered, ``None`` (offer nothing; the session's next read adopts it)."""
+        memory = self._memory(session)
+        with self._lock:
+            if self._owners.get(session) is memory:
+                return memory
+        used = bool(old) and memory.stats()["steps"] > 0
+        with self._lock:
+            if self._owners.get(session) is not memory:
+                self._drop(session)
+                used = used or session in self._forgotten
+                if flushed and used:
+                    return None
+                self._forgotten.discard(session)
+                self._owners[session] = memory
+                seen = self._offered.setdefault(session, OrderedDict())
+                for turn in old[-OFFERED_PER_SESSION:] if used else ():
+                    seen[turn_id(self._text(*turn))] = None
+        return memory
+
+    def _current(self, session: str) -> SolarMemory | None:
+        """The session's memory if it is still the one this block's state belongs to; else
+        that state is dropped (the session was forgotten) and ``None``."""
+        memory = self._existing(session)
+        with self._lock:
+            if memory is None or self._owners.get(session) is not memory:
+                self._drop(session)
+                return None
+        return memory
 
     @property
     def sessions(self) -> list[str]:
@@ -177,9 +282,10 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             self._store.close()
 
     def _session(self, session_id: object) -> str:
-        """``Memory`` passes its ``session_id``; a block used on its own has none."""
+        """``Memory`` passes its ``session_id``; a block used on its own has none (``""``: no
+        session id can be empty)."""
         if session_id is None or session_id == "":
-            return "default"
+            return ""
         return self._memories.check(session_id)
 
     # -- BaseMemoryBlock ----------------------------------------------------------------------
@@ -191,10 +297,12 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     def _recall(self, messages: list[ChatMessage], session: str) -> str:
         turns = finished_turns(messages)
         answered = bool(messages) and is_answer(messages[-1])
+        memory = self._adopt(session, finished_turns(messages[: max(last_user_index(messages), 0)]))
+        assert memory is not None
         new = self._unoffered(turns, session)
         if answered or new:  # this turn's retrieval is recorded before its turn is offered
             self._commit(session)
-        if self._offer(new, session) or answered:
+        if self._offer(new, session, memory) or answered:
             with self._lock:
                 self._epochs[session] = self._epochs.get(session, 0) + 1
         query = last_user_text(messages)
@@ -205,11 +313,11 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             recall = self._recalls.get(session)
         if recall is None or recall.key != key:
             self._commit(session)
-            memory = self.memory_for(session)
             vector = memory.embed_query(query)
             exclude = [turn_id(self._text(u, a)) for u, a in turns]  # the LLM sees them already
             preview = memory.retrieve(embedding=vector, k=self.top_k, exclude=exclude, record=False)
             recall = _Recall(key, vector, preview, exclude, [h.id for h in preview])
+            recall.session, recall.memory = session, memory
             with self._lock:
                 self._recalls[session] = recall
         return self._render(recall)
@@ -222,8 +330,9 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             if recall is None or recall.recorded is not None:
                 return
             recall.recorded = Hits([], None)  # claimed: a concurrent commit records nothing
+        assert recall.memory is not None  # its own memory: never a newer one of the session
         recall.recorded = record_shown(
-            self.memory_for(session), recall.vector, recall.preview, recall.shown, recall.exclude
+            recall.memory, recall.vector, recall.preview, recall.shown, recall.exclude
         )
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
@@ -233,19 +342,21 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             session = self._session(message.additional_kwargs.get("session_id"))
             by_session.setdefault(session, []).append(message)
         for session, chunk in by_session.items():
-            new = self._unoffered(finished_turns(chunk), session)
-            if new:
+            turns = finished_turns(chunk)
+            # flushed turns are old: on a first sight (a new process) they were offered already
+            memory = await asyncio.to_thread(self._adopt, session, turns, True)
+            new = self._unoffered(turns, session) if memory is not None else []
+            if memory is not None and new:
                 await asyncio.to_thread(self._commit, session)
-                await asyncio.to_thread(self._offer, new, session)
+                await asyncio.to_thread(self._offer, new, session, memory)
 
     def _unoffered(self, turns: list[tuple[str, str]], session: str) -> list[tuple[str, str]]:
         with self._lock:
             seen: Mapping[str, None] = self._offered.get(session, {})
             return [t for t in turns if turn_id(self._text(*t)) not in seen]
 
-    def _offer(self, turns: list[tuple[str, str]], session: str) -> int:
+    def _offer(self, turns: list[tuple[str, str]], session: str, memory: SolarMemory) -> int:
         """Offer each turn not offered yet (each ends a step); how many were."""
-        memory = self.memory_for(session)
         offered = 0
         for human, ai in turns:
             text = self._text(human, ai)
@@ -265,7 +376,8 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
                 raise
             offered += 1
             with self._lock:
-                self._decisions[session] = decision
+                if self._owners.get(session) is memory:
+                    self._decisions[session] = decision
         return offered
 
     async def atruncate(self, content: str, tokens_to_truncate: int) -> str | None:
@@ -293,9 +405,16 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         """Rate the experiences recalled for the session's latest user message: ``like`` or
         ``score`` in [0, 1] (Thompson eviction: ``alpha += 1`` on a like, ``beta += 1`` on a
         dislike), so experiences that help outlive those that do not. When the prompt showed
-        none, there is nothing to credit and nothing happens."""
+        none, there is nothing to credit and nothing happens. A session without a memory (never
+        read, or forgotten) is refused with a ``ValueError``: feedback never creates one."""
         check_feedback(like, score)  # bad input fails even when there is nothing to credit
         key = self._session(session_id)
+        memory = self._current(key)
+        if memory is None:
+            raise ValueError(
+                f"nothing to rate: session {session_id!r} has no memory here (never read, or "
+                "forgotten)"
+            )
         self._commit(key)
         with self._lock:
             recall = self._recalls.get(key)
@@ -303,12 +422,16 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             raise ValueError(f"nothing to rate: no user message of session {key!r} was read yet")
         if recall.recorded is None or recall.recorded.retrieval_id is None:
             return  # the prompt showed no recalled turn: there is nothing to credit
-        self.memory_for(session_id).feedback(like=like, score=score, retrieval=recall.recorded)
+        memory.feedback(like=like, score=score, retrieval=recall.recorded)
 
     def recalled(self, session_id: str | None = None) -> Hits:
-        """What the prompt showed of the session's latest recall, best first."""
+        """What the prompt showed of the session's latest recall, best first (nothing once the
+        session is forgotten)."""
+        key = self._session(session_id)
+        if self._current(key) is None:
+            return Hits([], None)
         with self._lock:
-            recall = self._recalls.get(self._session(session_id))
+            recall = self._recalls.get(key)
         if recall is None:
             return Hits([], None)
         if recall.recorded is not None and recall.recorded.retrieval_id is not None:
@@ -316,9 +439,13 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         return Hits(recall.shown_hits(), None)
 
     def last_decision(self, session_id: str | None = None) -> Decision | None:
-        """Why the session's last offered turn was (or was not) stored."""
+        """Why the session's last offered turn was (or was not) stored (``None`` once the
+        session is forgotten)."""
+        key = self._session(session_id)
+        if self._current(key) is None:
+            return None
         with self._lock:
-            return self._decisions.get(self._session(session_id))
+            return self._decisions.get(key)
 
     # -- helpers ------------------------------------------------------------------------------
     def _render(self, recall: _Recall) -> str:
@@ -344,6 +471,8 @@ class _Recall:
     exclude: list[str]
     shown: list[str]  # ids the prompt shows (truncation removes some)
     recorded: Hits | None = None
+    session: str = ""
+    memory: SolarMemory | None = None  # whose retrieval it is
 
     def shown_hits(self) -> list[Hit]:
         return [hit for hit in self.preview if hit.id in self.shown]

@@ -61,3 +61,15 @@ def finished_turns(messages: Sequence[ChatMessage]) -> list[tuple[str, str]]:
             turns.append((question, answer_text(message)))
             question = None
     return turns
+
+
+def last_finished_question(messages: Sequence[ChatMessage]) -> int:
+    """The index of the last user message that an answer follows (-1 if none): the turns up to
+    it are finished."""
+    last, question = -1, None
+    for i, message in enumerate(messages):
+        if message.role == MessageRole.USER:
+            question = i
+        elif question is not None and is_answer(message):
+            last, question = question, None
+    return last

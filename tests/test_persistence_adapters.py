@@ -20,8 +20,9 @@ from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from lc_fakes import PromptRecorder, ToolCallingFakeModel  # noqa: E402
 
 from langchain_solar import SolarMemoryMiddleware  # noqa: E402
+from langchain_solar.middleware import DEFAULT_SCOPE  # noqa: E402
 from solar_core import SolarMemory  # noqa: E402
-from solar_core.persistence import MemoryStore, PersistenceError  # noqa: E402
+from solar_core.persistence import MemoryStore, PersistenceError, Scope  # noqa: E402
 
 
 @dataclass
@@ -173,11 +174,11 @@ def test_thread_id_from_the_config_is_a_session(tmp_path: Path) -> None:
     mw.close()
 
 
-def test_unscoped_middleware_uses_the_default_session(tmp_path: Path) -> None:
+def test_unscoped_middleware_uses_the_default_scope(tmp_path: Path) -> None:
     path = tmp_path / "agent.db"
     mw = SolarMemoryMiddleware(store=path, embedder="hash", seed=0)
     agent_for(mw, "Noted: Rex.").invoke(ask("my dog is called Rex"))
-    assert mw.store is not None and mw.store.names() == ["session=default"]
+    assert mw.store is not None and mw.store.names() == [DEFAULT_SCOPE.key]
     assert mw.scopes == [] and len(mw.memory_for()) == 1
     mw.close()
     again = SolarMemoryMiddleware(store=path, embedder="hash", seed=0)
@@ -480,3 +481,260 @@ def test_adapters_resume_over_each_backend(db_url: str) -> None:
     )
     again.close()
     block.close()
+
+
+# -- regressions: restarts, forgets, reserved scopes, copies ---------------------------------------
+TOPICS = [
+    ("our API returns HTTP 429", "Back off and retry."),
+    ("my dog is called Rex", "Noted: Rex."),
+    ("what is the capital of France?", "Paris."),
+    ("how do I sort a list in Python?", "sorted(xs)."),
+    ("recommend a book about space", "Cosmos, by Carl Sagan."),
+    ("the staging database is on port 5433", "Noted: 5433."),
+    ("HTTP 429 again from the API", "Retry with exponential backoff."),
+    ("what is my dog called?", "Rex."),
+    ("which port does staging use?", "5433."),
+]
+
+
+def trail(memory: SolarMemory) -> tuple[Any, ...]:
+    """Everything a step changes: counters and gate state, items with posteriors, decisions."""
+    decisions = [(d.step, d.admitted, d.item_id, d.evicted, d.reason) for d in memory.trace()]
+    return memory.stats(), contents(memory), decisions
+
+
+def chat_turns(memory: Any, turns: list[tuple[str, str]], start: int) -> None:
+    from llama_index.core.base.llms.types import ChatMessage
+
+    for i, (question, answer) in enumerate(turns, start):
+        memory.put(ChatMessage(role="user", content=question))
+        memory.get()  # what an agent reads before calling its LLM: a recorded retrieval
+        memory.put(ChatMessage(role="assistant", content=answer))
+        if i % 2 and memory.recalled:
+            memory.feedback(like=i % 4 == 1)
+
+
+@pytest.mark.parametrize("policy", ["fifo", "solar"])
+def test_chat_memory_restarted_makes_the_same_steps_as_one_that_never_stopped(
+    tmp_path: Path, policy: str
+) -> None:
+    """A restarted SolarChatMemory over a persistent chat store (the window survives) offers
+    only the turns that finish after the restart: never the old ones again (re-storing evicted
+    turns, moving the gate)."""
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.storage.chat_store import SimpleChatStore
+
+    def build(path: Path, chat_store: SimpleChatStore) -> Any:
+        return chat_memory(path, "alice", chat_store=chat_store, capacity=3, policy=policy)
+
+    kept = SimpleChatStore()
+    steady = build(tmp_path / "steady.db", kept)
+    chat_turns(steady, TOPICS, 0)
+    expected = trail(steady.memory)
+    assert expected[0]["steps"] == len(TOPICS) and expected[0]["evicted"] > 0
+    assert expected[0]["retrievals"] > 0 and expected[0]["feedbacks"] > 0
+    steady.close()
+
+    window = SimpleChatStore()  # stands in for a persistent (Redis, SQL...) chat store
+    first = build(tmp_path / "restart.db", window)
+    chat_turns(first, TOPICS[:5], 0)
+    first.close()
+    again = build(tmp_path / "restart.db", window)  # a new process: same file, same window
+    chat_turns(again, TOPICS[5:], 5)
+    assert trail(again.memory) == expected
+    again.close()
+
+
+async def block_turns(block: Any, history: list[Any], turns: list[tuple[str, str]]) -> None:
+    """What ``Memory`` does with a block: a read when each turn starts, one after its answer."""
+    from llama_index.core.base.llms.types import ChatMessage
+
+    for i, (question, answer) in enumerate(turns):
+        history.append(ChatMessage(role="user", content=question))
+        await block.aget(history[-5:], session_id="s")  # the short-term FIFO: two turns
+        history.append(ChatMessage(role="assistant", content=answer))
+        await block.aget(history[-6:], session_id="s")
+        if i % 2 and block.recalled("s"):
+            block.feedback(like=i % 4 == 1, session_id="s")
+
+
+@pytest.mark.parametrize("policy", ["fifo", "solar"])
+async def test_memory_block_restarted_makes_the_same_steps_as_one_that_never_stopped(
+    tmp_path: Path, policy: str
+) -> None:
+    """A restarted block given the session's history (``Memory`` keeps it in its SQL store), and
+    the FIFO flushing old turns to it, offers only the turns that finish after the restart."""
+    pytest.importorskip("llama_index.core")
+    from llamaindex_solar import SolarMemoryBlock
+
+    def build(path: Path) -> SolarMemoryBlock:
+        return SolarMemoryBlock(
+            store=path, embedder="hash", top_k=1, seed=0, capacity=3, policy=policy
+        )
+
+    steady, history = build(tmp_path / "steady.db"), []  # type: ignore[var-annotated]
+    await block_turns(steady, history, TOPICS[:5])
+    await steady.aput(history[:4], session_id="s")  # the FIFO flushes the two oldest turns
+    await block_turns(steady, history, TOPICS[5:])
+    expected = trail(steady.memory_for("s"))
+    assert expected[0]["steps"] == len(TOPICS) and expected[0]["evicted"] > 0
+    assert expected[0]["retrievals"] > 0 and expected[0]["feedbacks"] > 0
+    steady.close()
+
+    first, history = build(tmp_path / "restart.db"), []
+    await block_turns(first, history, TOPICS[:5])
+    first.close()
+    again = build(tmp_path / "restart.db")  # a new process; Memory kept the history
+    await again.aput(history[:4], session_id="s")
+    await block_turns(again, history, TOPICS[5:])
+    assert trail(again.memory_for("s")) == expected
+    again.close()
+
+
+@pytest.mark.parametrize("where", ["here", "another process"])
+def test_middleware_forgets_what_it_kept_of_an_erased_user(tmp_path: Path, where: str) -> None:
+    """After ``store.erase(user=...)`` (here, or by another process on the same database) the
+    middleware neither shows the erased user's recall nor rates a new memory with it."""
+    path = tmp_path / "agent.db"
+    store = MemoryStore(path, embedder="hash", seed=0)
+    mw = SolarMemoryMiddleware(store=store, scope="user_id")
+    agent = agent_for(mw, "Noted.", "1234.", context_schema=UserContext)
+    agent.invoke(ask("my secret code is 1234"), context=UserContext("alice"))
+    agent.invoke(ask("what is my secret code?"), context=UserContext("alice"))
+    assert [h.text for h in mw.recalled("alice")] == ["Human: my secret code is 1234\nAI: Noted."]
+    assert mw.last_decision("alice") is not None
+    other = MemoryStore(path, embedder="hash", seed=0) if where != "here" else store
+    assert other.erase(user="alice") == ["user=alice"]
+
+    assert list(mw.recalled("alice")) == [] and mw.last_decision("alice") is None
+    with pytest.raises(ValueError, match="'alice' has no memory"):
+        mw.feedback(like=False, scope="alice")
+    with pytest.raises(ValueError, match="'alice' has no memory"):
+        mw.feedback(like=False, scope="alice", retrieval=2)
+    assert store.names() == []  # rating a forgotten user does not bring her scope back
+
+    fresh = other.scope(user="alice")  # a new account of the same name, with one retrieval
+    fresh.add("Human: I like tea\nAI: ok")
+    fresh.retrieve("tea")
+    before = contents(fresh)
+    assert list(mw.recalled("alice")) == [] and mw.last_decision("alice") is None
+    with pytest.raises(ValueError, match="recalled nothing"):
+        mw.feedback(like=False, scope="alice")  # the erased user's rating is not hers
+    assert contents(fresh) == before
+    if other is not store:
+        other.close()
+    store.close()
+
+
+async def test_memory_block_forgets_what_it_kept_of_a_forgotten_session(tmp_path: Path) -> None:
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.base.llms.types import ChatMessage
+
+    from llamaindex_solar import SolarMemoryBlock
+
+    store = MemoryStore(tmp_path / "agent.db", embedder="hash", seed=0)
+    block = SolarMemoryBlock(store=store, top_k=1)
+    history = [
+        ChatMessage(role="user", content="my secret code is 1234"),
+        ChatMessage(role="assistant", content="Noted."),
+    ]
+    assert await block.aget(history, session_id="s") == ""  # offers the finished turn
+    history.append(ChatMessage(role="user", content="what is my secret code?"))
+    assert "1234" in await block.aget(history[2:], session_id="s")  # the FIFO dropped turn 1
+    block.feedback(like=True, session_id="s")
+    assert [h.text for h in block.recalled("s")] == ["Human: my secret code is 1234\nAI: Noted."]
+    assert block.last_decision("s") is not None
+    store.forget("s")
+
+    assert list(block.recalled("s")) == [] and block.last_decision("s") is None
+    with pytest.raises(ValueError, match="has no memory here"):
+        block.feedback(like=True, session_id="s")
+    assert store.names() == []  # not recreated by rating it
+    # the conversation goes on: its history's turns are not stored again in the new memory
+    history += [ChatMessage(role="assistant", content="1234.")]
+    await block.aget(history, session_id="s")
+    assert [i.metadata["human"] for i in block.memory_for("s").items()] == [
+        "what is my secret code?"
+    ]
+    store.close()
+
+
+def test_reserved_scopes_never_meet_a_user_named_default(tmp_path: Path) -> None:
+    """The unscoped middleware and a block without ``session_id`` each have a scope of their
+    own: not a thread, a session or each other called "default"."""
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.base.llms.types import ChatMessage
+
+    from llamaindex_solar import SolarMemoryBlock
+    from llamaindex_solar.memory_block import DEFAULT_SCOPE as BLOCK_DEFAULT
+
+    store = MemoryStore(tmp_path / "agent.db", embedder="hash", seed=0)
+    unscoped = SolarMemoryMiddleware(store=store)
+    threads = SolarMemoryMiddleware(store=store, scope="thread_id")
+    block = SolarMemoryBlock(store=store, top_k=1)
+    agent_for(unscoped, "Noted.").invoke(ask("unscoped secret 1"))
+    agent_for(threads, "Noted.").invoke(ask("thread secret 2"), context={"thread_id": "default"})
+    for session, text in [(None, "block secret 3"), ("default", "session secret 4")]:
+        chat = [
+            ChatMessage(role="user", content=text),
+            ChatMessage(role="assistant", content="Noted."),
+        ]
+        asyncio.run(block.aget(chat, session_id=session))
+    held = {
+        key: [i.metadata["human"] for i in store.get(Scope.from_key(key)).items()]
+        for key in store.names()
+    }
+    assert held == {
+        DEFAULT_SCOPE.key: ["unscoped secret 1"],
+        "session=default": ["thread secret 2", "session secret 4"],  # one session, by design
+        BLOCK_DEFAULT.key: ["block secret 3"],
+    }
+    assert DEFAULT_SCOPE.key != BLOCK_DEFAULT.key and threads.scopes == ["default"]
+    assert block.sessions == ["default"]
+    store.close()
+
+
+def test_chat_memory_with_a_store_needs_a_chat_store_key_of_its_own(tmp_path: Path) -> None:
+    pytest.importorskip("llama_index.core")
+    from llamaindex_solar import SolarChatMemory
+
+    path = tmp_path / "agent.db"
+    with pytest.raises(ValueError, match="pass chat_store_key= naming this conversation"):
+        SolarChatMemory.from_defaults(store=path, embedder="hash", seed=0)
+    with pytest.raises(ValueError, match="pass chat_store_key= naming this conversation"):
+        SolarChatMemory.from_defaults(
+            store=path, chat_store_key="chat_history", embedder="hash", seed=0
+        )
+    assert not path.exists()  # refused before the file was created
+
+
+def test_a_copy_never_owns_the_store(tmp_path: Path) -> None:
+    """Closing a copy (``model_copy``, ``copy.copy``) leaves the original's store open."""
+    pytest.importorskip("llama_index.core")
+    import copy
+
+    from llama_index.core.base.llms.types import ChatMessage
+
+    from llamaindex_solar import SolarMemoryBlock
+
+    chat = chat_memory(tmp_path / "chat.db", "alice")
+    block = SolarMemoryBlock(store=tmp_path / "block.db", embedder="hash", seed=0)
+    mw = user_middleware(tmp_path / "mw.db")
+    for original, twin in [
+        (chat, chat.model_copy()),
+        (chat, copy.copy(chat)),
+        (block, block.model_copy()),
+        (mw, copy.copy(mw)),
+    ]:
+        assert twin.store is original.store
+        twin.close()
+    chat.put(ChatMessage(role="user", content="hi"))
+    chat.put(ChatMessage(role="assistant", content="hello"))
+    assert len(chat.memory) == 1 and len(block.memory_for("s")) == 0
+    assert len(mw.memory_for("alice")) == 0
+    for original in (chat, block, mw):
+        original.close()  # the original owns its store: closing it closes the store
+    with pytest.raises(PersistenceError, match="closed"):
+        chat.memory.items()
+    with pytest.raises(PersistenceError, match="closed"):
+        block.memory_for("s")
