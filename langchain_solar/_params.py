@@ -6,7 +6,7 @@ from typing import Any
 
 from solar_core import SolarMemory
 from solar_core.adapter_params import MemoryParams
-from solar_core.persistence import MemoryStore, PersistenceError, Scope
+from solar_core.persistence import MemoryStore, Scope
 
 from .embeddings import to_embedder
 
@@ -37,17 +37,5 @@ def open_store(store: object, build: dict[str, Any]) -> tuple[MemoryStore, bool]
 
 
 def existing_memory(store: MemoryStore, scope: Scope) -> SolarMemory | None:
-    """``scope``'s memory in ``store`` if the scope exists (never creates it): ``None`` once it
-    was forgotten, here or by another process (a memory that missed that notices it here)."""
-    for _ in range(2):
-        if scope not in store:
-            return None
-        memory = store.get(scope)
-        try:
-            len(memory)  # catches up with the database: a forget elsewhere closes the memory
-        except PersistenceError:
-            if memory._journal is None or not memory._journal.closed:
-                raise
-            continue  # forgotten elsewhere (perhaps recreated since): look again
-        return memory
-    return None
+    """``scope``'s memory if it exists (:meth:`MemoryStore.existing`): never creates it."""
+    return store.existing(scope)

@@ -191,6 +191,31 @@ class MemoryStore:
                 self._memories[key] = memory
             return memory
 
+    def existing(self, scope: Scope | Mapping[str, str] | str) -> SolarMemory | None:
+        """``scope``'s memory if the scope exists, else ``None``; never creates one. A scope
+        another process forgot is noticed here (its memory object is then closed).
+
+        >>> store = MemoryStore(":memory:", policy="fifo", capacity=3, embedder="hash")
+        >>> store.existing({"user": "alice"}) is None
+        True
+        >>> store.scope(user="alice") is store.existing({"user": "alice"})
+        True
+        >>> store.close()
+        """
+        wanted = Scope.of(scope)
+        for _ in range(2):
+            if wanted not in self:
+                return None
+            memory = self.get(wanted)
+            try:
+                len(memory)  # catches up with the database: a forget elsewhere closes it
+            except PersistenceError:
+                if memory._journal is None or not memory._journal.closed:
+                    raise
+                continue  # forgotten elsewhere (perhaps recreated since): look again
+            return memory
+        return None
+
     def _config(self, key: str) -> dict[str, Any]:
         seed = (
             (self.seed + zlib.crc32(key.encode())) % 2**32
