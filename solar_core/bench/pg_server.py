@@ -1,7 +1,7 @@
 """A throwaway PostgreSQL server for the tests.
 
 ``start_postgres()`` returns ``(url, reason)``. The URL is a libpq URL that psycopg 3 accepts,
-``postgresql://solar@/solar_test?host=/tmp/solar-pg-XXXXXXXX&port=NNNNN``; it is ``None`` when
+e.g. ``postgresql://solar@/solar_test?host=/tmp/solar-pg-k3v9q2ab&port=41237``; it is ``None`` when
 no server could be had, and then ``reason`` says why (tests skip with it).
 
 If ``SOLAR_POSTGRES_URL`` is set, that server is used as is. Otherwise the server binaries
@@ -16,6 +16,7 @@ an ``atexit`` hook stops it and removes its directories.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import glob
 import grp
 import os
@@ -123,11 +124,9 @@ def _free_port() -> int:
 
 def _ensure_os_user() -> None:
     """Create the ``postgres`` OS user (a system account) if this machine has none."""
-    try:
+    with contextlib.suppress(KeyError):  # no such user: create it below
         pwd.getpwnam(OS_USER)
         return
-    except KeyError:
-        pass
     cmd = ["useradd", "--system", "--no-create-home", "--shell", "/bin/sh"]
     try:
         grp.getgrnam(OS_USER)
@@ -227,11 +226,11 @@ class _Server:
             )
         except _StartError as exc:
             log = ""
-            try:
-                with open(self.log, encoding="utf-8", errors="replace") as f:
-                    log = _tail(f.read())
-            except OSError:
-                pass
+            with (
+                contextlib.suppress(OSError),
+                open(self.log, encoding="utf-8", errors="replace") as f,
+            ):
+                log = _tail(f.read())  # (no log: the server never started writing one)
             raise _StartError(f"{exc}\nserver log ({self.log}):\n{log}") from exc
         self._run(
             [tool("createdb"), "-h", self.base, "-p", str(self.port), "-U", SUPERUSER, DATABASE],
@@ -249,13 +248,12 @@ class _Server:
             return
         self.stopped = True
         if self.started:
-            try:
+            # not running (the start failed early) or already gone: nothing to stop
+            with contextlib.suppress(_StartError, OSError, subprocess.SubprocessError):
                 self._run(
                     [os.path.join(self.bindir, "pg_ctl"), "-D", self.data, "-m", "immediate"]
                     + ["-w", "-t", "30", "stop"],
                     as_server_user=True,
                     timeout=60,
                 )
-            except (_StartError, OSError, subprocess.SubprocessError):
-                pass  # not running (start failed early) or already gone
         shutil.rmtree(self.base, ignore_errors=True)

@@ -241,11 +241,8 @@ class Journal:
             return result
 
     def _write_snapshot(self, memory: SolarMemory, seq: int) -> None:
-        blob = codec.dumps(self._state_of(memory))
+        blob = codec.dumps(snapshot_state(memory))
         self.backend.write_snapshot(self.scope_id, seq, blob, time.time())
-
-    def _state_of(self, memory: SolarMemory) -> dict[str, Any]:
-        return snapshot_state(memory)
 
     def _memory_from(self, state: dict[str, Any], what: str) -> SolarMemory:
         from ..memory import SolarMemory

@@ -129,26 +129,16 @@ class MemoryStore:
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         plain_json(memory_params, "memory settings")
-        # One probe memory checks every setting now and resolves the embedder to share.
-        probe = SolarMemory(
-            policy,
-            capacity,
-            embedder=embedder,
-            dim=dim,
-            k=k,
-            seed=0,
-            clock=clock,
-            evaluator=evaluator,
-            deletion=deletion() if deletion is not None else None,
-            **memory_params,
-        )
         self.policy, self.capacity, self.k, self.seed = policy, capacity, k, seed
-        self.embedder: Embedder | None = probe.embedder
-        self.dim = probe.dim
         self._clock = clock
         self._evaluator = evaluator
         self._deletion = deletion
         self._params = dict(memory_params)
+        self.embedder: Embedder | None = embedder  # type: ignore[assignment]  # resolved below
+        self.dim = dim
+        # One probe memory checks every setting now and resolves the embedder to share.
+        probe = self._new_memory(seed=0)
+        self.embedder, self.dim = probe.embedder, probe.dim
         self._deletion_settings = _deletion_settings(probe._deletion)
         # Every scope will be snapshotted: find out now if something in it cannot be (a policy
         # class of your own is not among the classes a snapshot may rebuild).
@@ -165,6 +155,21 @@ class MemoryStore:
         self._caches: dict[str, ResponseCache] = {}
         self._lock = threading.RLock()
         self._closed = False
+
+    def _new_memory(self, seed: int) -> SolarMemory:
+        """A new, empty memory with this store's settings (a scope's state before its log)."""
+        return SolarMemory(
+            self.policy,
+            self.capacity,
+            embedder=self.embedder,
+            dim=self.dim,
+            k=self.k,
+            seed=seed,
+            clock=self._clock,
+            evaluator=self._evaluator,
+            deletion=self._deletion() if self._deletion is not None else None,
+            **self._params,
+        )
 
     # -- scopes -------------------------------------------------------------------------------
     def scope(
@@ -253,18 +258,7 @@ class MemoryStore:
         seed = int(config["seed"])
 
         def blank() -> SolarMemory:
-            return SolarMemory(
-                self.policy,
-                self.capacity,
-                embedder=self.embedder,
-                dim=self.dim,
-                k=self.k,
-                seed=seed,
-                clock=self._clock,
-                evaluator=self._evaluator,
-                deletion=self._deletion() if self._deletion is not None else None,
-                **self._params,
-            )
+            return self._new_memory(seed)
 
         memory = blank()
         journal = Journal(
