@@ -26,3 +26,9 @@ start=$SECONDS
 "$BENCH" locomo --data "$LOCOMO" --policies "$POLICIES" --format json \
   --out docs/results/ablation-locomo.jsonl 2>/dev/null > docs/results/ablation-locomo.txt
 echo "locomo: $((SECONDS - start)) s" >&2
+# Issue 6's bars on the main results (make bench) and on the 30-seed LoCoMo run when present.
+PY=${PY:-.venv/bin/python}
+"$PY" benchmarks/issue6_bars.py --misses
+if [ -f docs/results/locomo-30seeds.jsonl ]; then
+  "$PY" benchmarks/issue6_bars.py --locomo docs/results/locomo-30seeds.jsonl --misses
+fi
