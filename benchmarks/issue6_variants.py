@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -218,7 +217,6 @@ def main() -> None:
                 store = np.mean([r[4] for r in rows])
                 setting = "feedback" if fb else "no feedback"
                 print(f"{setting:12s} {k:4d} {p:18s} {scores.mean():6.4f} {se:6.4f} {store:6.3f}")
-    sys.stdout.flush()
 
 
 if __name__ == "__main__":
