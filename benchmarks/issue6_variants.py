@@ -7,6 +7,7 @@ with the named variants added to the presets; two worker processes.
 
     python benchmarks/issue6_variants.py --k 10,20,50,100 --seeds 100-119 \\
         --policies fifo,solar,solar-adaptive,discounted,utility-top [--data locomo.json]
+    python benchmarks/issue6_variants.py --popularity     # why nothing beats FIFO at K = 10
 
 Variants:
 
@@ -178,6 +179,35 @@ def _job(job: tuple[str, int, int, int, bool]) -> tuple[str, int, bool, float, f
     return policy, k, feedback, r["score"], r["store_rate"]
 
 
+def _ranks(x: np.ndarray) -> np.ndarray:
+    return np.argsort(np.argsort(x)).astype(float)  # ties broken by position: enough here
+
+
+def popularity() -> None:
+    """Per conversation: how many other questions share an experience's evidence, and the
+    rank correlation of that with the experience's closeness to other questions (mean of its
+    top-5 cosines), the only signal a memory without feedback could use."""
+    print(f"{'conversation':12s} {'QA':>4s} {'sharers':>8s} {'any':>5s} {'rho':>6s}")
+    for conv in _conversations:
+        qa = conv.qa
+        n = len(qa)
+        sims = (
+            np.stack([_vector(q.question) for q in qa])
+            @ np.stack([_vector(q.experience) for q in qa]).T
+        )
+        np.fill_diagonal(sims, -1.0)
+        closeness = np.sort(sims, axis=0)[-5:].mean(axis=0)
+        sharers = np.array(
+            [
+                sum(1 for j in range(n) if j != i and qa[i].evidence & qa[j].evidence)
+                for i in range(n)
+            ]
+        )
+        rho = np.corrcoef(_ranks(closeness), _ranks(sharers))[0, 1]
+        share = (sharers > 0).mean()
+        print(f"{conv.sample_id:12s} {n:4d} {sharers.mean():8.2f} {share:5.2f} {rho:6.2f}")
+
+
 def _seeds(text: str) -> list[int]:
     if "-" in text:
         lo, hi = text.split("-")
@@ -191,7 +221,12 @@ def main() -> None:
     parser.add_argument("--seeds", default="100-119", help="a range 100-119 or a list 42,1337")
     parser.add_argument("--policies", default="fifo,solar,solar-adaptive," + ",".join(VARIANTS))
     parser.add_argument("--data", type=Path, default=Path("../shared/data/locomo/locomo-dev.json"))
+    parser.add_argument("--popularity", action="store_true", help="the evidence-sharing analysis")
     args = parser.parse_args()
+    if args.popularity:
+        _load(args.data)
+        popularity()
+        return
     ks = [int(k) for k in args.k.split(",")]
     seeds = _seeds(args.seeds)
     policies = args.policies.split(",")
