@@ -93,8 +93,15 @@ def main(argv: list[str] | None = None) -> int:
             hits = memory.retrieve(embedding=v, k=3)
             logged += 1
             if i % 4 == 0:
-                memory.feedback(like=True, retrieval=hits)
-                logged += 1
+                try:
+                    memory.feedback(like=True, retrieval=hits)
+                    logged += 1
+                except ValueError as err:
+                    # A scope rates only its last 1,000 retrievals: a worker starved of the lock
+                    # while the others ran 1,000 steps finds its own one expired (refused, not
+                    # logged), as the persistence benchmark does. Anything else is a failure.
+                    if "expired" not in str(err):
+                        raise
             d = memory.add(f"w{args.worker} step {i}", embedding=v, metadata={"w": args.worker})
             logged += 1
             if d.admitted:
