@@ -10,9 +10,14 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from .memory import SolarMemory
-from .persistence import MemoryStore
+from .persistence import DEFAULT_CAPACITY, MemoryStore
 
-BUILD_DEFAULTS: dict[str, Any] = {"policy": "solar", "capacity": 50, "embedder": None, "seed": None}
+BUILD_DEFAULTS: dict[str, Any] = {
+    "policy": None,
+    "capacity": DEFAULT_CAPACITY,
+    "embedder": None,
+    "seed": None,
+}
 
 
 def check_not_both(memory: object, build: dict[str, Any]) -> None:
@@ -35,10 +40,10 @@ class MemoryParams(BaseModel):
     """The ``memory`` field of a pydantic adapter, and how it gets built.
 
     Pass ``memory=`` (a :class:`SolarMemory`, e.g. one shared with other components) *or* the
-    parameters to build one: ``policy`` (a preset, default ``"solar"``), ``capacity`` (default
-    50; ``None`` = unbounded), ``embedder`` and ``seed``. They are constructor arguments, not
-    fields: the memory is the state, so a framework that rebuilds a component from its fields
-    (LangChain's ``configurable_fields``, copies) keeps the same memory.
+    parameters to build one: ``policy`` (a preset; ``None`` is the default, ``"solar-adaptive"``),
+    ``capacity`` (default 50; ``None`` = unbounded), ``embedder`` and ``seed``. They are
+    constructor arguments, not fields: the memory is the state, so a framework that rebuilds a
+    component from its fields (LangChain's ``configurable_fields``, copies) keeps the same memory.
     """
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
@@ -63,8 +68,8 @@ class MemoryParams(BaseModel):
     @classmethod
     def build_memory(
         cls,
-        policy: str = "solar",
-        capacity: int | None = 50,
+        policy: str | None = None,
+        capacity: int | None = DEFAULT_CAPACITY,
         embedder: object = None,
         seed: int | None = None,
     ) -> SolarMemory:

@@ -26,7 +26,8 @@ class Embedder(Protocol):
 
 
 def resolve_embedder(embedder: object) -> Embedder:
-    """Turn ``None`` / ``"minilm"`` / ``"hash"`` / an :class:`Embedder` into an embedder.
+    """Turn ``None`` / ``"minilm"`` / ``"hash"`` / an :class:`Embedder` / a framework's embedding
+    model (LangChain ``Embeddings``, LlamaIndex ``BaseEmbedding``) into an embedder.
 
     >>> resolve_embedder("hash").dim
     256
@@ -52,7 +53,68 @@ def resolve_embedder(embedder: object) -> Embedder:
         if isinstance(dim, bool) or not isinstance(dim, int | np.integer) or dim < 1:
             raise ValueError(f"embedder.dim must be a positive int, got {dim!r}")
         return embedder
+    framework = FrameworkEmbedder.wrap(embedder)
+    if framework is not None:
+        return framework
     raise TypeError(
-        f"embedder must be None, 'minilm', 'hash' or an Embedder (dim + embed()), "
-        f"got {type(embedder).__name__}"
+        f"embedder must be None, 'minilm', 'hash', an Embedder (dim + embed()), a LangChain "
+        f"Embeddings or a LlamaIndex BaseEmbedding; got {type(embedder).__name__}"
     )
+
+
+#: The two embedding-model protocols of the frameworks: (documents batch, single query).
+_PROTOCOLS = (
+    ("embed_documents", "embed_query"),  # LangChain ``Embeddings``
+    ("get_text_embedding_batch", "get_query_embedding"),  # LlamaIndex ``BaseEmbedding``
+)
+
+
+class FrameworkEmbedder:
+    """A LangChain ``Embeddings`` or LlamaIndex ``BaseEmbedding`` as an :class:`Embedder`.
+
+    Recognised by their methods, so the core imports neither framework: stored texts go through
+    the batch method (``embed_documents`` / ``get_text_embedding_batch``) and retrieval queries
+    through the query method (``embed_query`` / ``get_query_embedding``), which keeps asymmetric
+    models (query instructions) right. The dimension is measured once with one query.
+
+    Example:
+        >>> class Letters:  # any object with LangChain's two methods
+        ...     def embed_query(self, text): return [text.count("a"), text.count("b")]
+        ...     def embed_documents(self, texts): return [self.embed_query(t) for t in texts]
+        >>> embedder = resolve_embedder(Letters())
+        >>> embedder.dim, embedder.embed(["ab", "bb"]).tolist()
+        (2, [[1.0, 1.0], [0.0, 2.0]])
+    """
+
+    def __init__(self, model: object, documents: str, query: str) -> None:
+        self.model = model
+        self._documents = getattr(model, documents)
+        self._query = getattr(model, query)
+        probe = np.asarray(self._query("dimension probe"), dtype=np.float32)
+        if probe.ndim != 1 or len(probe) < 1:
+            raise ValueError(
+                f"{type(model).__name__}.{query} must return one vector, got shape {probe.shape}"
+            )
+        self._dim = len(probe)
+
+    @classmethod
+    def wrap(cls, model: object) -> FrameworkEmbedder | None:
+        """``model`` wrapped if it speaks one of the frameworks' protocols, else ``None``."""
+        for documents, query in _PROTOCOLS:
+            if callable(getattr(model, documents, None)) and callable(getattr(model, query, None)):
+                return cls(model, documents, query)
+        return None
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        return np.asarray(self._documents(list(texts)), dtype=np.float32).reshape(-1, self._dim)
+
+    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        rows = [self._query(t) for t in texts]
+        return np.asarray(rows, dtype=np.float32).reshape(-1, self._dim)
+
+    def __repr__(self) -> str:
+        return f"FrameworkEmbedder({type(self.model).__name__}, dim={self._dim})"

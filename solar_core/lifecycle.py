@@ -1,6 +1,6 @@
 """Memory lifecycle: categories, importance, decay, expiry and trace retention.
 
-From the agent-memory product page (``shared/seeds/003_*``), on top of :class:`SolarMemory`:
+The lifecycle rules, on top of :class:`SolarMemory`:
 
 - Every item has a **category**. ``identity`` starts at importance 1.0, ``knowledge`` at 0.8 and
   ``context`` (the default: conversation turns) at 0.5.

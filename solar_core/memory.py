@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import hashlib
+import inspect
 import math
 import threading
 import time
@@ -22,7 +24,7 @@ from .embedder import Embedder, resolve_embedder
 from .eviction import EvictionPolicy, Victim
 from .hash_embedder import HashEmbedder
 from .lifecycle import INITIAL_IMPORTANCE, Lifecycle, check_category
-from .presets import build_policies
+from .presets import DEFAULT_POLICY, build_policies
 from .store import VectorStore
 from .types import Decision, Hit, Hits, MemoryItem, UnknownItemError
 from .validation import (
@@ -71,6 +73,34 @@ class _Retrieval:
     rated: bool = False
 
 
+#: Names other memory libraries use for this constructor's arguments.
+_ALIASES = {
+    **dict.fromkeys(("size", "max_size", "maxsize", "max_items", "maxlen", "limit"), "capacity"),
+    **dict.fromkeys(("top_k", "n_results", "similarity_top_k"), "k"),
+    **dict.fromkeys(("embeddings", "embed_model", "embedding_model", "model"), "embedder"),
+    "random_state": "seed",
+}
+
+
+def _check_misnamed(params: Mapping[str, Any]) -> None:
+    """Refuse a keyword that is one of :class:`SolarMemory`'s own arguments under another name
+    (``size=10``): it would otherwise reach the policy and be blamed on it.
+
+    >>> _check_misnamed({"size": 10})
+    Traceback (most recent call last):
+    ...
+    TypeError: SolarMemory() has no argument 'size': did you mean capacity=10?
+    """
+    for name, value in params.items():
+        known = _ALIASES.get(name) or next(
+            iter(difflib.get_close_matches(name, _OWN_ARGUMENTS, n=1, cutoff=0.8)), None
+        )
+        if known is not None:
+            raise TypeError(
+                f"SolarMemory() has no argument {name!r}: did you mean {known}={value!r}?"
+            )
+
+
 class SolarMemory:
     """A bounded, self-curating memory of an agent's experiences.
 
@@ -79,7 +109,8 @@ class SolarMemory:
     :meth:`add`, which decides whether it is stored and, when full, what is evicted.
 
     Args:
-        policy: a preset name (:func:`~solar_core.available_policies`); ``"solar"`` unless
+        policy: a preset name (:func:`~solar_core.available_policies`); ``None`` is
+            :data:`~solar_core.presets.DEFAULT_POLICY` (``"solar-adaptive"``) unless
             ``admission=``/``eviction=`` compose the policy by hand.
         capacity: the most items kept; ``None`` = unbounded.
         embedder: ``None``/``"minilm"`` (all-MiniLM-L6-v2, loaded on first use), ``"hash"``
@@ -163,7 +194,8 @@ class SolarMemory:
             self._eviction: EvictionPolicy = eviction
             self.policy = f"{self._admission.name}+{eviction.name}"
         else:
-            policy = "solar" if policy is None else policy
+            policy = DEFAULT_POLICY if policy is None else policy
+            _check_misnamed(policy_params)
             self._admission, self._eviction, capacity = build_policies(
                 policy, capacity, policy_params
             )
@@ -882,3 +914,9 @@ class SolarMemory:
             f"SolarMemory(policy={self.policy!r}, capacity={self.capacity}, size={len(self)}, "
             f"dim={self.dim}, embedder={embedder})"
         )
+
+
+#: SolarMemory's own keyword arguments (what a misspelt one is compared with).
+_OWN_ARGUMENTS = [
+    name for name in inspect.signature(SolarMemory.__init__).parameters if name != "self"
+][:-1]  # the last one is **policy_params

@@ -41,6 +41,14 @@ class MiniLMEmbedder:
     ``sentence_transformers`` takes ~5 s to import, so nothing is imported or loaded until the
     first :meth:`embed` call. Batches of 64 are encoded at a time.
 
+    **Long texts.** The model reads at most 256 word pieces; sentence-transformers silently drops
+    the rest, so the end of a long turn could never be found. A text longer than the window is
+    cut into consecutive windows of word pieces, each window is embedded, and the text's vector
+    is the normalised mean of the windows' vectors: every part of the text counts, each window
+    equally (the shorter last one included). A fact at the end of a 600-word text then still
+    ranks it first among unrelated texts for a question about that fact. A very long text
+    dilutes each part; split such documents yourself if single facts must stay sharp.
+
     Args:
         batch_size: sentences per forward pass.
         device: torch device string; ``"cpu"`` by default.
@@ -87,14 +95,43 @@ class MiniLMEmbedder:
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         model = self._load()
-        vectors = model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
-        return np.asarray(vectors, dtype=np.float32).reshape(len(texts), self.DIM)
+        texts = list(texts)
+        # Each text's windows, in order; most texts are one window (themselves).
+        windows = [self._windows(model, text) for text in texts]
+        flat = [w for ws in windows for w in ws]
+        vectors = np.asarray(
+            model.encode(
+                flat,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            ),
+            dtype=np.float32,
+        ).reshape(len(flat), self.DIM)
+        if len(flat) == len(texts):
+            return vectors
+        out = np.empty((len(texts), self.DIM), dtype=np.float32)
+        start = 0
+        for row, ws in enumerate(windows):
+            pooled = vectors[start : start + len(ws)].mean(axis=0)
+            out[row] = pooled / max(float(np.linalg.norm(pooled)), 1e-12)
+            start += len(ws)
+        return out
+
+    @staticmethod
+    def _windows(model: Any, text: str) -> list[str]:
+        """``text`` cut into pieces the model reads whole (``[text]`` when it fits)."""
+        limit = int(model.max_seq_length) - 2  # [CLS] and [SEP] take two of the positions
+        if len(text) <= limit:  # a word piece covers at least one character: it fits
+            return [text]
+        tokenizer = model.tokenizer
+        ids = tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]
+        if len(ids) <= limit:
+            return [text]
+        # Decoding word pieces gives text that re-tokenises to the same pieces (the model is
+        # uncased), so each window is exactly what the model will read.
+        return [tokenizer.decode(ids[i : i + limit]) for i in range(0, len(ids), limit)]
 
     def __getstate__(self) -> dict[str, Any]:
         # The model reloads lazily; a pickled memory must not carry 90 MB of weights or a lock.

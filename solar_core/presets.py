@@ -31,6 +31,11 @@ class Preset:
     unbounded: bool = False  # ignores capacity: stores everything
 
 
+#: The policy of every memory built without one: ``SolarMemory()``, new ``MemoryStore`` scopes
+#: and every adapter. The paper's presets (``solar``, ``solar-a``, ``solar-e``) stay available by
+#: name, unchanged.
+DEFAULT_POLICY = "solar-adaptive"
+
 PRESETS: dict[str, Preset] = {
     p.name: p
     for p in [

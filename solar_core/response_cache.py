@@ -1,6 +1,6 @@
 """A scoped semantic response cache: answer again what was answered before, never across scopes.
 
-From the agent-memory product page (``shared/seeds/003_*``):
+How the response cache answers, in three tiers:
 
 - tier 1: the exact (normalised) query was answered before in this scope;
 - tier 2: a stored query is more similar than ``threshold`` (cosine, 0.95 by default);

@@ -28,7 +28,7 @@ class ScopedMemories:
 
     def __init__(
         self,
-        policy: str = "solar",
+        policy: str | None = None,
         capacity: int | None = 50,
         *,
         embedder: object = None,
@@ -36,7 +36,7 @@ class ScopedMemories:
     ) -> None:
         # Building one memory checks every parameter now, and resolves the embedder to share.
         probe = SolarMemory(policy, capacity, embedder=embedder, seed=seed)
-        self.policy, self.capacity, self.seed = policy, capacity, seed
+        self.policy, self.capacity, self.seed = probe.policy, capacity, seed
         self.embedder: Embedder | None = probe.embedder
         self._memories: dict[str, SolarMemory] = {}
         self._lock = threading.Lock()

@@ -111,3 +111,67 @@ def test_default_memory_loads_nothing_until_first_text() -> None:
     assert isinstance(embedder, MiniLMEmbedder) and embedder._model is None
     memory.add("x", embedding=np.ones(384))  # precomputed vectors never need the model
     assert embedder._model is None
+
+
+def test_a_framework_embedding_model_is_accepted_as_it_is() -> None:
+    """A LangChain ``Embeddings`` (or LlamaIndex ``BaseEmbedding``) passed straight to the core
+    just works: stored texts use the batch method, queries the query method."""
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+    from llama_index.core.embeddings import MockEmbedding
+
+    langchain = SolarMemory(embedder=DeterministicFakeEmbedding(size=8), seed=0)
+    assert langchain.dim == 8
+    langchain.add("retry on HTTP 429")
+    assert [h.text for h in langchain.retrieve("retry on HTTP 429", k=1)] == ["retry on HTTP 429"]
+    llamaindex = SolarMemory(embedder=MockEmbedding(embed_dim=6), seed=0)
+    assert llamaindex.dim == 6 and llamaindex.add("hello").admitted
+
+    class QueryAware:  # an asymmetric model: queries are embedded differently from documents
+        def embed_documents(self, texts: list[str]) -> list[list[float]]:
+            return [[1.0, 0.0] for _ in texts]
+
+        def embed_query(self, text: str) -> list[float]:
+            return [0.0, 1.0]
+
+    embedder = resolve_embedder(QueryAware())
+    assert embedder.embed(["x"]).tolist() == [[1.0, 0.0]]
+    assert embedder.embed_queries(["x"]).tolist() == [[0.0, 1.0]]  # type: ignore[attr-defined]
+
+
+def test_an_unusable_embedder_names_what_is_accepted() -> None:
+    with pytest.raises(TypeError, match="LangChain Embeddings or a LlamaIndex BaseEmbedding"):
+        SolarMemory(embedder=object())
+
+
+LONG_TURN = (
+    " ".join(
+        ["the team discussed the roadmap for next quarter including hiring, budget, the marketing"]
+        + ["launch, customer feedback, design reviews, sprint planning, vendor contracts"] * 40
+    )
+    + ". By the way, the wifi password for the office is BLUEBIRD42."
+)
+DISTRACTORS = [
+    "I love hiking in the mountains on weekends.",
+    "The quarterly report is due on Friday.",
+    "The printer on the second floor is broken again.",
+    "Our new intern starts on Monday.",
+    "My favourite food is sushi.",
+]
+
+
+@pytest.mark.minilm
+def test_minilm_reads_the_end_of_a_text_longer_than_its_window(minilm: MiniLMEmbedder) -> None:
+    """MiniLM reads 256 word pieces: the fact at the end of a ~600-word turn must still count."""
+    model = minilm._load()
+    windows = MiniLMEmbedder._windows(model, LONG_TURN)
+    pieces = [model.tokenizer(w, add_special_tokens=False)["input_ids"] for w in windows]
+    assert len(windows) >= 2 and all(len(p) <= model.max_seq_length - 2 for p in pieces)
+    whole = model.tokenizer(LONG_TURN, add_special_tokens=False)["input_ids"]
+    assert [i for p in pieces for i in p] == whole  # every word piece is read, once
+    assert MiniLMEmbedder._windows(model, "a short text") == ["a short text"]
+
+    memory = SolarMemory("fifo", capacity=10, embedder=minilm)
+    for text in [LONG_TURN, *DISTRACTORS]:
+        memory.add(text)
+    hits = memory.retrieve("what is the office wifi password?", k=1, record=False)
+    assert hits[0].text == LONG_TURN

@@ -307,6 +307,9 @@ def test_scopes_are_isolated(db_url: str) -> None:
     assert [i.id for i in alice.items()] == ["m3", "m4", "m5"] and "m5" not in bob
     with pytest.raises(UnknownItemError):
         bob.remove("m5")
+    # reading alice_only stored nothing; her first write stores her scope
+    assert store.names() == ["org=acme&user=alice", "org=acme&user=bob"]
+    alice_only.add("alice's own note")
     assert store.names() == ["org=acme&user=alice", "org=acme&user=bob", "user=alice"]
     assert store.names(org="acme") == ["org=acme&user=alice", "org=acme&user=bob"]
     assert store.erase(user="alice") == ["org=acme&user=alice", "user=alice"]
@@ -737,7 +740,8 @@ def test_the_evaluator_and_deletion_settings_are_part_of_a_scope(tmp_path: Path)
     MemoryStore(url, embedder="hash", evaluator=lambda q, e, m: True).scope(user="a").add("x")
     with pytest.raises(PersistenceError, match="evaluator=True"):
         MemoryStore(url, embedder="hash").scope(user="a")
-    MemoryStore(url, embedder="hash", deletion=lambda: HistoryDeletion(n=3)).scope(user="b")
+    history = MemoryStore(url, embedder="hash", deletion=lambda: HistoryDeletion(n=3))
+    history.scope(user="b").add("y")  # stored by its first write (a read stores nothing)
     with pytest.raises(PersistenceError, match="deletion"):
         MemoryStore(url, embedder="hash", deletion=lambda: HistoryDeletion(n=4)).scope(user="b")
 

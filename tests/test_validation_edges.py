@@ -111,3 +111,14 @@ def test_a_memory_with_a_cached_embedder_pickles() -> None:
     memory.add("remember this")
     clone = pickle.loads(pickle.dumps(memory))
     assert clone.retrieve("remember this")[0].text == "remember this"
+
+
+@pytest.mark.parametrize(
+    ("given", "meant"),
+    [({"size": 10}, "capacity=10"), ({"top_k": 3}, "k=3"), ({"capacty": 5}, "capacity=5")],
+)
+def test_a_misnamed_argument_suggests_the_right_one(given: dict[str, int], meant: str) -> None:
+    """``SolarMemory(size=10)`` used to blame the policy ("policy 'solar' got unknown
+    parameter(s) size"); the error now names the argument that was meant."""
+    with pytest.raises(TypeError, match=f"did you mean {meant}"):
+        SolarMemory(embedder="hash", **given)  # type: ignore[arg-type]

@@ -1,6 +1,6 @@
 """Deletion policies: sweeps after each step that remove stored items by rule.
 
-From the experience-following study (``shared/seeds/001_*``): periodic deletion forgets what
+From the experience-following study (arXiv:2505.16067): periodic deletion forgets what
 recent steps never used, history-based deletion forgets what led later steps astray, and the
 combination forgets either.
 """

@@ -8,7 +8,14 @@
 """
 
 from .errors import PersistenceError
-from .memory_store import MemoryStore, ScopeView, open_backend
+from .memory_store import DEFAULT_CAPACITY, MemoryStore, ScopeView, open_backend
 from .scope import Scope
 
-__all__ = ["MemoryStore", "PersistenceError", "Scope", "ScopeView", "open_backend"]
+__all__ = [
+    "DEFAULT_CAPACITY",
+    "MemoryStore",
+    "PersistenceError",
+    "Scope",
+    "ScopeView",
+    "open_backend",
+]

@@ -2,8 +2,9 @@
 
 The data model (one set of tables per database, every row keyed by its scope):
 
-- ``solar_scopes`` -- one row per scope: its key and parts, the settings it was created with,
-  ``seq`` (the last logged step) and ``snapshot_seq``;
+- ``solar_scopes`` -- one row per *stored* scope (created by its first write): its key and
+  parts, the settings it was created with (JSON, with the fingerprint of the embedder that made
+  its vectors), ``seq`` (the last logged step) and ``snapshot_seq``;
 - ``solar_ops`` -- the log: one row per step since the snapshot (its kind, its inputs as JSON,
   the query or item vector as float32 bytes, the clock readings, a digest of the outcome);
 - ``solar_snapshots`` -- the latest full state of each scope (see :mod:`.codec`);
@@ -135,8 +136,9 @@ class Backend(ABC):
         ).fetchone()
         return None if row is None else ScopeRow(*row)
 
-    def create_scope(self, key: str, parts: dict[str, str], config: str, now: float) -> None:
-        self._execute(
+    def create_scope(self, key: str, parts: dict[str, str], config: str, now: float) -> bool:
+        """Insert the scope's row; ``False`` if another connection inserted it first."""
+        cursor = self._execute(
             "INSERT INTO solar_scopes (key, org, project, user_id, session, config, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
             (
@@ -149,15 +151,47 @@ class Backend(ABC):
                 now,
             ),
         )
+        return bool(cursor.rowcount == 1)
 
-    def scope_seqs(self, scope_id: int, key: str, lock: bool) -> tuple[int, int] | None:
-        """``(seq, snapshot_seq)`` of the scope, or ``None`` if it was forgotten."""
+    def scope_seqs(self, scope_id: int, key: str, lock: bool) -> tuple[int, int, str] | None:
+        """``(seq, snapshot_seq, config)`` of the scope, or ``None`` if it was forgotten. (The
+        config comes along for free: a process notices another one re-embedding the scope.)"""
         row = self._execute(
-            "SELECT seq, snapshot_seq FROM solar_scopes WHERE id = ? AND key = ?"
+            "SELECT seq, snapshot_seq, config FROM solar_scopes WHERE id = ? AND key = ?"
             + (self.lock_clause if lock else ""),
             (scope_id, key),
         ).fetchone()
-        return None if row is None else (int(row[0]), int(row[1]))
+        return None if row is None else (int(row[0]), int(row[1]), str(row[2]))
+
+    def update_config(self, scope_id: int, old: str, new: str) -> bool:
+        """Replace the scope's config if it is still ``old`` (compare and set); whether it was."""
+        cursor = self._execute(
+            "UPDATE solar_scopes SET config = ? WHERE id = ? AND config = ?", (new, scope_id, old)
+        )
+        return bool(cursor.rowcount == 1)
+
+    def set_seq(self, scope_id: int, seq: int) -> None:
+        """Start a new scope's log at ``seq`` (its first snapshot holds the steps before)."""
+        self._execute("UPDATE solar_scopes SET seq = ? WHERE id = ?", (seq, scope_id))
+
+    def rebuild_scope(
+        self,
+        scope_id: int,
+        seq: int,
+        state: bytes,
+        config: str,
+        items: list[ItemChange],
+        at: float,
+    ) -> None:
+        """Replace everything a scope holds: its config, its state (a snapshot at ``seq`` and
+        no log) and its items rows (``("put", ...)`` changes). A migration, not a step."""
+        self.write_snapshot(scope_id, seq, state, at)
+        self._execute("DELETE FROM solar_ops WHERE scope_id = ?", (scope_id,))
+        self._execute("DELETE FROM solar_items WHERE scope_id = ?", (scope_id,))
+        self._put_items(scope_id, items)
+        self._execute(
+            "UPDATE solar_scopes SET config = ?, seq = ? WHERE id = ?", (config, seq, scope_id)
+        )
 
     def scope_keys(self, where: dict[str, str] | None = None) -> list[str]:
         """Every scope's key, oldest first; ``where`` filters on parts."""
@@ -200,6 +234,10 @@ class Backend(ABC):
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (scope_id, op.seq, op.kind, op.args, op.vector, op.clocks, op.digest, at),
         )
+        self._put_items(scope_id, items)
+        self._execute("UPDATE solar_scopes SET seq = ? WHERE id = ?", (op.seq, scope_id))
+
+    def _put_items(self, scope_id: int, items: list[ItemChange]) -> None:
         for change in items:
             if change[0] == "put":
                 self._execute(
@@ -214,7 +252,6 @@ class Backend(ABC):
                 )
             else:  # "clear"
                 self._execute("DELETE FROM solar_items WHERE scope_id = ?", (scope_id,))
-        self._execute("UPDATE solar_scopes SET seq = ? WHERE id = ?", (op.seq, scope_id))
 
     # -- snapshots ----------------------------------------------------------------------------
     def read_snapshot(self, scope_id: int) -> tuple[int, bytes] | None:

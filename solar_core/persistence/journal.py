@@ -19,6 +19,17 @@ inputs are O(1). Snapshots (every ``snapshot_every`` steps and on close) bound t
 Each replayed step is checked against a digest of what it did the first time (the ids it
 returned, admitted, evicted): a process whose replay disagrees -- another numpy build or
 library version sharing the scope -- stops with :class:`PersistenceError` instead of drifting.
+
+**A scope is stored from its first write.** A memory handed out for a scope that has no row yet
+is *pending*: reading it writes nothing, and the recorded retrievals and feedback it takes (on
+an empty memory: they return nothing, but count, trace and may be rated, exactly as in a plain
+memory) are kept in this process only. The first step that writes -- an add, a clear, a
+lifecycle sweep -- creates the row, stores the memory as it is then as the scope's first
+snapshot (so what was kept is not lost) and logs itself after it, all in one transaction. If
+the process stops first, what was kept is gone, as is the scope: nothing was stored. If another
+process stores the scope first, this one takes the stored scope and logs what it kept after its
+steps (the last :data:`_MERGE_AT_MOST` kept steps): a kept retrieval found nothing, and is logged
+as one that finds nothing now either; the ``Hits`` it returned gets the logged retrieval's id.
 """
 
 from __future__ import annotations
@@ -27,14 +38,16 @@ import copy
 import json
 import time
 from collections import deque
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from ..types import Decision, Hits
 from . import codec
-from .backend import Backend, ItemChange, OpRow
+from .backend import Backend, ItemChange, OpRow, ScopeRow
 from .errors import PersistenceError
 from .scope import Scope
 
@@ -48,6 +61,13 @@ _BAD_INPUT = (ValueError, TypeError, LookupError)
 #: attributes of a memory that belong to the running process, not to its state
 _RUNTIME = ("_lock", "_subscribers", "_journal", "_clock", "lifecycle", "k")  # k: the caller's
 _LIFECYCLE_RUNTIME = ("_memory", "_thread", "_stop", "ticks", "last_error")
+#: steps a scope not stored yet keeps in the process (every other step creates the scope)
+_KEPT = ("retrieve", "feedback")
+#: the most kept steps remembered for a merge into a scope another process stored first
+_MERGE_AT_MOST = 256
+#: the store's look-up of a scope's row in the caller's transaction: ``locate(create,
+#: config)`` is ``(row, whether this call created it)``, or ``None`` (not stored, not created)
+Locate = Callable[[bool, str], tuple[ScopeRow, bool] | None]
 
 
 def adopt(memory: SolarMemory, donor: SolarMemory) -> None:
@@ -114,23 +134,58 @@ def _digest(kind: str, result: object) -> str:
     return ""
 
 
+@dataclass(slots=True)
+class _Kept:
+    """A step kept by a scope not stored yet, as it would be logged (for a merge)."""
+
+    kind: str
+    args: dict[str, Any]
+    vector: FloatVector | None
+    clocks: list[float]
+    hits: Hits | None  # a retrieval's, handed to the caller: renumbered by a merge
+    retrieval_id: int | None  # a retrieval's id then
+
+
 class Journal:
-    """The link between one live memory and its scope's rows (made by :class:`MemoryStore`)."""
+    """The link between one live memory and its scope's rows (made by :class:`MemoryStore`).
+
+    ``scope_id`` is ``None`` while the scope is not stored (see the module's docs); ``config``
+    is the scope's settings as stored (``config_text``, the row's text as last read), which
+    ``build`` turns into a new, empty memory; ``settle`` checks a stored config this process
+    has not seen (another process created or re-embedded the scope) and returns it, or raises
+    :class:`PersistenceError` if this store cannot use it.
+    """
 
     def __init__(
         self,
         backend: Backend,
-        scope_id: int,
         scope: Scope,
-        blank: Callable[[], SolarMemory],
         *,
+        scope_id: int | None,
+        config_text: str,
+        config: dict[str, Any],
+        build: Callable[[dict[str, Any]], SolarMemory],
+        settle: Callable[[str], dict[str, Any]],
+        locate: Locate,
         snapshot_every: int,
         runtime: Mapping[str, object],
     ) -> None:
         self.backend = backend
         self.scope_id = scope_id
         self.scope = scope
-        self._blank = blank
+        self.config_text = config_text
+        self.config = config
+        self._build = build
+        self._settle = settle
+        self._locate = locate
+        # A scope not stored yet: what it kept, for a merge into a scope another process
+        # stored first; the state to rebuild from after its creation was rolled back.
+        self._kept_steps: deque[_Kept] = deque(maxlen=_MERGE_AT_MOST)
+        self._kept: tuple[int, bytes, list[_Kept]] | None = None
+        self._to_merge: list[_Kept] = []  # kept steps to log on top of the stored scope
+        # undone if the open write transaction rolls back: a creation, a merge
+        self._creation: tuple[int, bytes | None, list[_Kept]] | None = None
+        self._merging: list[_Kept] | None = None
         self.snapshot_every = snapshot_every
         self._runtime = dict(runtime)
         self.seq = 0  # the last step this process's memory has applied
@@ -147,6 +202,25 @@ class Journal:
         self._clock: Callable[[], float] = self._read_clock  # one bound method: an identity
 
     # -- wiring -------------------------------------------------------------------------------
+    def _blank(self) -> SolarMemory:
+        """A new, empty memory with the scope's settings (the state before its first step)."""
+        return self._build(self.config)
+
+    @property
+    def _id(self) -> int:
+        assert self.scope_id is not None  # only asked of a stored scope
+        return self.scope_id
+
+    @property
+    def kept(self) -> bool:
+        """Whether this memory holds steps of a scope that is not stored yet."""
+        return self.scope_id is None and self.seq > 0 and not self._closed
+
+    def recheck(self) -> None:
+        """Look at the database on the next use even if nobody else committed (this process
+        changed the scope's rows itself, outside this journal)."""
+        self._token = object()
+
     def attach(self, memory: SolarMemory) -> None:
         """Take over ``memory``'s clock and bring it up to the scope's latest step."""
         self.user_clock = memory._clock
@@ -189,14 +263,20 @@ class Journal:
         apply: Callable[[], _T],
         after: Callable[[_T], None] | None = None,
     ) -> _T:
-        """Apply one step and log it in one transaction (after catching up with the log)."""
+        """Apply one step and log it in one transaction (after catching up with the log). On a
+        scope not stored yet, a retrieval or a feedback is only kept; any other step stores it."""
         backend = self.backend
         with memory._lock:
             self._check_open()
+            if self.scope_id is None and kind in _KEPT:
+                with backend.transaction(write=False):
+                    self._catch_up(memory, lock=False)  # stored by another process meanwhile?
+                if self.scope_id is None:
+                    return self._keep(memory, kind, args, vector, apply, after)
             applied = False
             try:
-                with backend.transaction(write=True):
-                    self._catch_up(memory, lock=True)
+                with self._write_transaction():
+                    self._catch_up(memory, lock=True, create=True)
                     self._clocks, self._items = [], []
                     try:
                         result = apply()
@@ -218,7 +298,7 @@ class Journal:
                         json.dumps(clocks),
                         _digest(kind, result),
                     )
-                    backend.append_op(self.scope_id, op, time.time(), items or [])
+                    backend.append_op(self._id, op, time.time(), items or [])
                     # A removal or a clear is a request to forget: a snapshot now prunes the
                     # log that still holds the text (evicted items go at the next snapshot).
                     snapshot = seq - self.snapshot_seq >= self.snapshot_every or kind in (
@@ -240,9 +320,63 @@ class Journal:
                 after(result)
             return result
 
+    def _keep(
+        self,
+        memory: SolarMemory,
+        kind: str,
+        args: dict[str, Any],
+        vector: FloatVector | None,
+        apply: Callable[[], _T],
+        after: Callable[[_T], None] | None,
+    ) -> _T:
+        """A step of a scope not stored yet: applied here only. The memory itself is what the
+        scope's first snapshot will hold; the step is also remembered as it would be logged,
+        for a merge into the scope should another process store it first."""
+        self._clocks = []
+        try:
+            result = apply()
+        except _BAD_INPUT:
+            raise  # checked before any change
+        except BaseException:
+            self._stale = True
+            raise
+        finally:
+            clocks, self._clocks = self._clocks, None
+        self.seq += 1
+        hits = result if isinstance(result, Hits) else None
+        rid = None if hits is None else hits.retrieval_id
+        self._kept_steps.append(_Kept(kind, dict(args), vector, clocks, hits, rid))
+        if after is not None:
+            after(result)
+        return result
+
+    @contextmanager
+    def _write_transaction(self) -> Iterator[None]:
+        """A write transaction, and what a rollback undoes here: a creation of the scope's row
+        (it is not stored after all), a merge (to be done again)."""
+        try:
+            with self.backend.transaction(write=True):
+                yield
+        except BaseException:
+            creation, self._creation = self._creation, None
+            if creation is not None:
+                seq, blob, steps = creation
+                self.scope_id = None
+                self.snapshot_seq = 0
+                self._token = object()
+                self._kept_steps.extend(steps)
+                if blob is not None:  # a failed step that changed the memory rebuilds from it
+                    self._kept = (seq, blob, steps)
+            merging, self._merging = self._merging, None
+            if merging is not None:
+                self._to_merge = merging + self._to_merge
+                self._stale = True  # merged here, not in the database: rebuild, merge again
+            raise
+        self._creation = self._merging = None
+
     def _write_snapshot(self, memory: SolarMemory, seq: int) -> None:
         blob = codec.dumps(snapshot_state(memory))
-        self.backend.write_snapshot(self.scope_id, seq, blob, time.time())
+        self.backend.write_snapshot(self._id, seq, blob, time.time())
 
     def _memory_from(self, state: dict[str, Any], what: str) -> SolarMemory:
         from ..memory import SolarMemory
@@ -380,28 +514,51 @@ class Journal:
         """Apply the steps other processes logged since this one last looked (under the
         memory's lock). A no-op when the backend can tell nobody else wrote."""
         self._check_open()
-        if not self._stale:
+        if not self._stale and not self._to_merge:
             token = self.backend.version_token()
             if token is not None and token == self._token:
                 return
         with self.backend.transaction(write=False):
             self._catch_up(memory, lock=False)
+        if self._to_merge:  # another process stored the scope: what this one kept goes on top
+            with self._write_transaction():
+                self._catch_up(memory, lock=True)
         self._deliver(memory)
 
-    def _catch_up(self, memory: SolarMemory, lock: bool) -> None:
+    def _catch_up(self, memory: SolarMemory, lock: bool, create: bool = False) -> None:
+        """Bring ``memory`` up to the scope's latest step; ``lock``: in a write transaction,
+        which also stores a scope not stored yet if ``create``, and merges what was kept."""
+        self._read_log(memory, lock, create)
+        if lock and self._to_merge and self.scope_id is not None:
+            self._merge(memory)
+
+    def _read_log(self, memory: SolarMemory, lock: bool, create: bool) -> None:
         backend = self.backend
         token = backend.version_token()
-        if not self._stale and token is not None and token == self._token:
+        if self.scope_id is None:
+            if not create and not self._stale and token is not None and token == self._token:
+                return  # nobody else committed since we last looked: still not stored
+            if self._stale:
+                self._rebuild_kept(memory)
+            if not self._find(memory, create):
+                self._token = token
+                return
+        elif not self._stale and token is not None and token == self._token:
             return  # nobody else committed since we last looked
-        seqs = backend.scope_seqs(self.scope_id, self.scope.key, lock)
+        seqs = backend.scope_seqs(self._id, self.scope.key, lock)
         if seqs is None:
             self._closed = True
             raise PersistenceError(f"scope {self.scope.key!r} was forgotten by another process")
-        db_seq, snapshot_seq = seqs
+        db_seq, snapshot_seq, config_text = seqs
+        if config_text != self.config_text:
+            # Another process re-embedded the scope (or pinned its embedder): check that this
+            # store may still use it before reading a step of it.
+            self.config = self._settle(config_text)
+            self.config_text = config_text
         if self._stale or db_seq < self.seq or self.seq < snapshot_seq:
             self._load_base(memory, snapshot_seq)
         if db_seq > self.seq:
-            for op in backend.ops_after(self.scope_id, self.seq, db_seq):
+            for op in backend.ops_after(self._id, self.seq, db_seq):
                 if op.seq != self.seq + 1:
                     raise PersistenceError(
                         f"scope {self.scope.key!r}: the log jumps from step {self.seq} to "
@@ -419,11 +576,106 @@ class Journal:
         self._stale = False
         self._token = token
 
+    def _find(self, memory: SolarMemory, create: bool) -> bool:
+        """Look for the scope's row in the current transaction, creating it if ``create``;
+        whether the scope is stored now."""
+        found = self._locate(create, self.config_text)
+        if found is None:
+            return False
+        row, created = found
+        if created:
+            # What this process kept becomes the scope's first snapshot; the step creating the
+            # row is logged after it, in this transaction.
+            blob = None
+            if self.seq > 0:
+                blob = codec.dumps(snapshot_state(memory))
+                self.backend.write_snapshot(row.id, self.seq, blob, time.time())
+                self.backend.set_seq(row.id, self.seq)
+            self._creation = (self.seq, blob, list(self._kept_steps))
+            self._kept_steps.clear()
+            self._kept = None
+            self.scope_id = row.id
+            self.snapshot_seq = self.seq
+            return True
+        # Another process stored the scope first: take the stored scope (if this store may),
+        # then log what this one kept on top of it (see _merge).
+        config = self._settle(row.config)
+        self.scope_id = row.id
+        self.config_text, self.config = row.config, config
+        self._to_merge = list(self._kept_steps)
+        self._kept_steps.clear()
+        self._kept = None
+        self._stale = True  # rebuilt from the stored scope by the caller
+        self._notified = 0  # nothing kept here was an item: every stored one is news
+        return True
+
+    def _merge(self, memory: SolarMemory) -> None:
+        """Log the steps this process kept before another process stored the scope, after the
+        stored ones (in a write transaction, ``memory`` caught up). A kept retrieval found
+        nothing (the memory was empty): it is logged as one that finds nothing now either
+        (every stored item excluded), with its clock readings; its feedback follows it. The
+        retrieval gets a new id: the ``Hits`` the caller holds is renumbered."""
+        steps, self._to_merge = self._to_merge, []
+        self._merging = steps
+        renumbered: dict[int | None, int | None] = {}
+        store = memory._store
+        for step in steps:
+            args = dict(step.args)
+            if step.kind == "feedback":
+                if args.get("r") not in renumbered:
+                    continue  # its retrieval was not kept (too old): nothing to rate
+                args["r"] = renumbered[args["r"]]
+            else:
+                args["x"] = sorted(set(args["x"]) | set(store.ids()))
+            result: object = None
+            self._replay = deque(step.clocks)
+            try:
+                if step.kind == "feedback":
+                    _, found = memory._resolve_retrieval(args["r"])
+                    memory._feedback(args["rw"], args["ql"], found)
+                else:
+                    assert step.vector is not None
+                    x = set(args["x"])
+                    result = memory._retrieve(step.vector, args["q"], args["k"], True, x)
+            finally:
+                self._replay = None
+            seq = self.seq + 1
+            op = OpRow(
+                seq,
+                step.kind,
+                plain_json(args, "a step's input"),
+                None if step.vector is None else step.vector.tobytes(),
+                json.dumps(step.clocks),
+                _digest(step.kind, result),
+            )
+            self.backend.append_op(self._id, op, time.time(), [])
+            self.seq = seq
+            if isinstance(result, Hits):
+                renumbered[step.retrieval_id] = result.retrieval_id
+                if step.hits is not None:
+                    step.hits.retrieval_id = result.retrieval_id
+
+    def _rebuild_kept(self, memory: SolarMemory) -> None:
+        """A step failed half-way on a scope not stored yet: back to the state kept when its
+        creation was rolled back, else to an empty memory (the steps kept since are lost, as
+        they would be if the process stopped)."""
+        if self._kept is not None:
+            seq, blob, steps = self._kept
+            what = f"the kept state of scope {self.scope.key!r}"
+            donor = self._memory_from(codec.loads(blob, what), what)
+        else:
+            seq, donor, steps = 0, self._blank(), []
+        self._kept_steps.clear()
+        self._kept_steps.extend(steps)
+        adopt(memory, donor)
+        self.seq = seq
+        self._stale = False
+
     def _load_base(self, memory: SolarMemory, snapshot_seq: int) -> None:
         """Reset ``memory`` to the snapshot (or to a new memory when there is none)."""
         self._stale = True  # until the replay on top of it completes
         if snapshot_seq > 0:
-            found = self.backend.read_snapshot(self.scope_id)
+            found = self.backend.read_snapshot(self._id)
             if found is None or found[0] != snapshot_seq:
                 raise PersistenceError(f"scope {self.scope.key!r}: its snapshot is missing")
             seq, blob = found
@@ -518,14 +770,14 @@ class Journal:
             if self._closed:
                 return
             try:
-                if snapshot and not self._stale:
-                    with self.backend.transaction(write=True):
+                # A scope not stored yet writes nothing (what it kept goes with the process),
+                # unless another process stored it meanwhile: then what it kept is merged.
+                if snapshot and not self._stale and (self.scope_id is not None or self._kept_steps):
+                    with self._write_transaction():
                         self._catch_up(memory, lock=True)
-                        if self.seq > self.snapshot_seq:
+                        written = self.scope_id is not None and self.seq > self.snapshot_seq
+                        if written:
                             self._write_snapshot(memory, self.seq)
-                            written = True
-                        else:
-                            written = False
                     if written:
                         self.snapshot_seq = self.seq
             finally:

@@ -9,22 +9,38 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from functools import partial
+from typing import Any, Final
 
+from ..admission import AlwaysAdmit
 from ..admission.evaluator_gate import Evaluator
 from ..deletion import DeletionPolicy
 from ..embedder import Embedder
 from ..memory import SolarMemory
+from ..presets import DEFAULT_POLICY
 from ..response_cache import ResponseCache
-from ..validation import check_k
+from ..validation import FloatVector, check_k, unit_rows
 from . import codec
-from .backend import Backend
+from .backend import Backend, ItemChange, ScopeRow
 from .errors import PersistenceError
+from .fingerprint import describe, fingerprint, same_embedder
 from .journal import Journal, plain_json, snapshot_state
 from .scope import PARTS, Scope, check_identifier
 
 #: settings that shape a memory's decisions: a scope keeps the ones it was created with
 _SHAPING = ("policy", "capacity", "dim", "params", "deletion", "evaluator")
+#: of those, the ones a store may leave out: each existing scope then keeps its own
+_PINNABLE = ("policy", "capacity", "params")
+#: texts embedded per call by :meth:`MemoryStore.reembed`
+_EMBED_BATCH = 256
+
+
+class _Omitted(int):
+    """An int default the caller did not pass, told from the same value passed by identity."""
+
+
+#: ``MemoryStore``'s capacity when none is passed: new scopes get 50, existing ones keep theirs
+DEFAULT_CAPACITY: Final[int] = _Omitted(50)
 
 
 def _deletion_settings(policy: DeletionPolicy | None) -> dict[str, Any] | None:
@@ -37,6 +53,11 @@ def _deletion_settings(policy: DeletionPolicy | None) -> dict[str, Any] | None:
         if not name.startswith("_") and isinstance(value, bool | int | float | str | None)
     }
     return {"class": type(policy).__name__, "params": params}
+
+
+def _plain(value: object) -> Any:
+    """``value`` as it reads back from the database (JSON: tuples become lists...)."""
+    return json.loads(json.dumps(value))
 
 
 def open_backend(url: str | os.PathLike[str], durability: str = "normal") -> Backend:
@@ -71,13 +92,26 @@ class MemoryStore:
     continues exactly where it stopped. No call on one scope's memory can return, evict or
     change another scope's items.
 
+    A scope is *stored* from its first write (an add, a clear, a lifecycle sweep): reading a
+    scope that is not stored -- ``len``, ``items``, ``get``, ``stats``, a look -- creates
+    nothing, and neither do a recorded retrieval and its feedback on it (they return nothing
+    from an empty memory; they are kept in this process and stored with the first write --
+    merged into the scope if another process stores it first -- or dropped if the process stops
+    before). :meth:`names`, :meth:`scopes` and ``in`` list the stored scopes.
+
     Args:
         url: a SQLite file path (default ``solar_memory.db``), ``":memory:"``, ``sqlite:///path``
             or a ``postgresql://`` URL.
-        policy, capacity, k, **memory_params: the settings of every scope's memory (as for
-            :class:`~solar_core.SolarMemory`). A scope keeps the settings it was created with;
-            opening it with different ones is an error, not a silent change.
-        embedder, dim: shared by every scope (loaded once).
+        policy, capacity, **memory_params: the settings of every *new* scope's memory (as for
+            :class:`~solar_core.SolarMemory`; ``policy`` defaults to
+            :data:`~solar_core.presets.DEFAULT_POLICY`, ``capacity`` to 50). A scope keeps the
+            settings it was created with: one of these left out takes the scope's own (a scope
+            created under another default policy keeps it), one passed must be the scope's
+            (else :class:`PersistenceError`, not a silent change).
+        k: the default number of hits of every scope's retrievals.
+        embedder, dim: shared by every scope (loaded once). A scope records the embedder's
+            fingerprint (:mod:`~solar_core.persistence.fingerprint`) and refuses to be opened
+            with another one; :meth:`reembed` migrates it.
         seed: each scope's generator is seeded from it and the scope's key (random if ``None``);
             the seed is stored, so a scope's run is reproducible either way.
         clock: the time source of every scope (``time.time``).
@@ -95,8 +129,12 @@ class MemoryStore:
         >>> _ = alice.add("my locker code is 1234")
         >>> [h.text for h in alice.retrieve("locker code", k=1)]
         ['my locker code is 1234']
-        >>> len(store.scope(user="bob")), store.names()
-        (0, ['user=alice', 'user=bob'])
+        >>> bob = store.scope(user="bob")
+        >>> len(bob), bob.retrieve("locker code"), store.names()   # reads store nothing
+        (0, [], ['user=alice'])
+        >>> _ = bob.add("prefers tea")                              # the first write does
+        >>> store.names()
+        ['user=alice', 'user=bob']
         >>> store.close()
     """
 
@@ -104,8 +142,8 @@ class MemoryStore:
         self,
         url: str | os.PathLike[str] = "solar_memory.db",
         *,
-        policy: str = "solar",
-        capacity: int | None = 50,
+        policy: str | None = None,
+        capacity: int | None = DEFAULT_CAPACITY,
         embedder: object = None,
         dim: int | None = None,
         k: int = 3,
@@ -129,15 +167,27 @@ class MemoryStore:
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         plain_json(memory_params, "memory settings")
-        self.policy, self.capacity, self.k, self.seed = policy, capacity, k, seed
+        # What the caller left out is only a default for new scopes: an existing scope keeps
+        # its own (a database from before a change of the library's defaults keeps working).
+        self._given = {
+            "policy": policy is not None,
+            "capacity": type(capacity) is not _Omitted,
+            "params": bool(memory_params),
+        }
+        #: the policy of new scopes (an existing scope keeps the one it was created with)
+        self.policy = DEFAULT_POLICY if policy is None else policy
+        #: the capacity of new scopes
+        self.capacity = int(capacity) if type(capacity) is _Omitted else capacity
+        self.k, self.seed = k, seed
         self._clock = clock
         self._evaluator = evaluator
         self._deletion = deletion
         self._params = dict(memory_params)
         self.embedder: Embedder | None = embedder  # type: ignore[assignment]  # resolved below
         self.dim = dim
+        self._deletion_settings: dict[str, Any] | None = None  # the probe's, below
         # One probe memory checks every setting now and resolves the embedder to share.
-        probe = self._new_memory(seed=0)
+        probe = self._memory(self._new_config(seed=0), embedder, dim)
         self.embedder, self.dim = probe.embedder, probe.dim
         self._deletion_settings = _deletion_settings(probe._deletion)
         # Every scope will be snapshotted: find out now if something in it cannot be (a policy
@@ -149,6 +199,8 @@ class MemoryStore:
                 f"these settings cannot be persisted: {err} (MemoryStore persists the library's "
                 "own policies; custom policy classes need a plain SolarMemory)"
             ) from err
+        self._fingerprint: dict[str, Any] | None = None  # computed on first need: see below
+        self._shaping = _plain({name: self._new_config(0)[name] for name in _SHAPING})
         self.backend = open_backend(url, durability)
         self.url = self.backend.url
         self._memories: dict[str, SolarMemory] = {}
@@ -156,19 +208,132 @@ class MemoryStore:
         self._lock = threading.RLock()
         self._closed = False
 
-    def _new_memory(self, seed: int) -> SolarMemory:
-        """A new, empty memory with this store's settings (a scope's state before its log)."""
+    # -- a scope's settings -------------------------------------------------------------------
+    @property
+    def fingerprint(self) -> dict[str, Any] | None:
+        """The embedder's fingerprint, recorded in every scope this store creates (``None`` for a
+        store with ``dim=`` only: its vectors come from the caller, unchecked). Computed when a
+        scope is first opened, not when the store is: it embeds a text, and a store opened only
+        to list or erase scopes should not load a model for that."""
+        if self._fingerprint is None and self.embedder is not None:
+            self._fingerprint = fingerprint(self.embedder)
+        return self._fingerprint
+
+    def _new_config(self, seed: int) -> dict[str, Any]:
+        """The settings a new scope is created with (before its embedder's fingerprint)."""
+        return {
+            "policy": self.policy,
+            "capacity": self.capacity,
+            "dim": self.dim,
+            "params": self._params,
+            "deletion": self._deletion_settings,
+            "evaluator": self._evaluator is not None,
+            "seed": seed,
+        }
+
+    def _config(self, key: str) -> dict[str, Any]:
+        seed = (
+            (self.seed + zlib.crc32(key.encode())) % 2**32
+            if self.seed is not None
+            else secrets.randbits(32)  # stored with the scope: a replay uses the same
+        )
+        config = self._new_config(seed)
+        if self.fingerprint is not None:
+            config["embedder"] = self.fingerprint
+        plain: dict[str, Any] = _plain(config)  # as it will read back: one memory either way
+        return plain
+
+    def _memory(self, config: Mapping[str, Any], embedder: object, dim: int | None) -> SolarMemory:
+        """A new, empty memory with a scope's settings (its state before its first step)."""
         return SolarMemory(
-            self.policy,
-            self.capacity,
-            embedder=self.embedder,
-            dim=self.dim,
+            config["policy"],
+            config["capacity"],
+            embedder=embedder,
+            dim=dim,
             k=self.k,
-            seed=seed,
+            seed=int(config["seed"]),
             clock=self._clock,
             evaluator=self._evaluator,
             deletion=self._deletion() if self._deletion is not None else None,
-            **self._params,
+            **config["params"],
+        )
+
+    def _build(self, key: str, config: Mapping[str, Any]) -> SolarMemory:
+        try:
+            return self._memory(config, self.embedder, self.dim)
+        except (TypeError, ValueError) as err:  # a scope of another version of the library
+            raise PersistenceError(
+                f"scope {key!r} was created with policy={config.get('policy')!r}, capacity="
+                f"{config.get('capacity')!r}, params={config.get('params')!r}, which this "
+                f"version of solar-memory cannot build: {err}"
+            ) from err
+
+    def _settle(self, key: str, text: str, embedder: bool = True) -> dict[str, Any]:
+        """The settings scope ``key`` runs with -- those it was stored with (``text``) -- once
+        checked against this store's: a setting passed to the store must be the scope's, one
+        left out (policy, capacity, memory params) is the scope's; the embedder must be the
+        one that made its vectors (``embedder=False``: not checked). Else
+        :class:`PersistenceError`, naming the setting and the ways out."""
+        try:
+            stored = json.loads(text)
+        except ValueError:
+            stored = None
+        needed = ("policy", "capacity", "dim", "params", "seed")  # to build its memory
+        if not isinstance(stored, dict) or not all(name in stored for name in needed):
+            raise PersistenceError(
+                f"scope {key!r} has no readable settings; the database was edited by hand"
+            )
+        for name in _SHAPING:
+            theirs, wanted = stored.get(name), self._shaping[name]
+            if name == "dim" or theirs == wanted:
+                continue  # (the dimension goes with the embedder, below)
+            if name in _PINNABLE and not self._given[name]:
+                continue  # left out: the scope keeps its own
+            raise PersistenceError(self._mismatch(key, name, theirs, wanted))
+        if embedder:
+            self._check_embedder(key, stored)
+        return stored
+
+    @staticmethod
+    def _mismatch(key: str, name: str, theirs: object, wanted: object) -> str:
+        if name in ("policy", "capacity"):
+            fix = (
+                f"Omit {name}= so each scope keeps its own, open it with {name}={theirs!r}, or "
+                "forget() the scope to start over"
+            )
+        elif name == "params":
+            fix = (
+                "Pass none of these settings so each scope keeps its own, pass the same ones, "
+                "or forget() the scope to start over"
+            )
+        else:
+            fix = "Open it with the settings it was created with, or forget() it to start over"
+        return (
+            f"scope {key!r} was created with {name}={theirs!r}; this store asks for "
+            f"{name}={wanted!r}. {fix}"
+        )
+
+    def _check_embedder(self, key: str, stored: Mapping[str, Any]) -> None:
+        """The scope's vectors must be this store's embedder's (same dimension, same
+        fingerprint). A scope with no fingerprint (an older version's, or a ``dim=`` store's)
+        is accepted: :meth:`_open` records this store's. A ``dim=`` store checks the
+        dimension only."""
+        theirs, mine = stored.get("embedder"), self.fingerprint
+        same_dim = stored["dim"] == self.dim
+        if mine is None:
+            if not same_dim:
+                raise PersistenceError(self._mismatch(key, "dim", stored["dim"], self.dim))
+            return
+        if same_dim and (theirs is None or same_embedder(theirs, mine)):
+            return
+        made_by = describe(theirs) if theirs is not None else "an embedder it did not record"
+        parts = Scope.from_key(key).parts()
+        raise PersistenceError(
+            f"scope {key!r} holds {stored['dim']}-dimensional vectors made by {made_by}; this "
+            f"store's embedder is {describe(mine)}, whose queries would not find them. Open "
+            "the store with the embedder the scope was created with, or "
+            f"re-embed the scope's items with this one: store.reembed({parts!r}) (it keeps "
+            "their texts and metadata; their policy statistics start over)"
         )
 
     # -- scopes -------------------------------------------------------------------------------
@@ -180,11 +345,12 @@ class MemoryStore:
         project: str | None = None,
         session: str | None = None,
     ) -> SolarMemory:
-        """The memory of this scope (created empty on first use, reopened after)."""
+        """The memory of this scope (empty until its first write stores it; reopened after)."""
         return self.get(Scope(org=org, project=project, user=user, session=session))
 
     def get(self, scope: Scope | Mapping[str, str] | str) -> SolarMemory:
-        """The memory of ``scope``: a :class:`Scope`, a mapping of parts, or a session id."""
+        """The memory of ``scope``: a :class:`Scope`, a mapping of parts, or a session id (it
+        stores nothing: see :class:`MemoryStore`)."""
         wanted = Scope.of(scope)
         key = wanted.key
         with self._lock:
@@ -197,17 +363,35 @@ class MemoryStore:
             return memory
 
     def existing(self, scope: Scope | Mapping[str, str] | str) -> SolarMemory | None:
-        """``scope``'s memory if the scope exists, else ``None``; never creates one. A scope
-        another process forgot is noticed here (its memory object is then closed).
+        """``scope``'s memory if it exists, else ``None``; never creates one.
+
+        It exists if it is stored (``scope in store``), or if this store's memory of it holds
+        steps not stored yet (a recorded retrieval or a rating before the scope's first write:
+        that memory is the one to rate). A scope another process forgot is noticed here (its
+        memory object is then closed) and does not exist.
 
         >>> store = MemoryStore(":memory:", policy="fifo", capacity=3, embedder="hash")
         >>> store.existing({"user": "alice"}) is None
         True
-        >>> store.scope(user="alice") is store.existing({"user": "alice"})
-        True
+        >>> alice = store.scope(user="alice")        # handed out: nothing stored
+        >>> len(alice), store.existing({"user": "alice"}) is None
+        (0, True)
+        >>> hits = alice.retrieve("my plan?")          # kept by this store, rateable
+        >>> store.existing({"user": "alice"}) is alice, "user=alice" in store
+        (True, False)
+        >>> _ = alice.add("I am on the Team plan")     # the first write stores the scope
+        >>> store.existing(Scope(user="alice")) is alice, store.names()
+        (True, ['user=alice'])
+        >>> store.forget({"user": "alice"}), store.existing({"user": "alice"}) is None
+        (True, True)
         >>> store.close()
         """
         wanted = Scope.of(scope)
+        with self._lock:
+            self._check_open()
+            memory = self._memories.get(wanted.key)
+            if memory is not None and memory._journal is not None and memory._journal.kept:
+                return memory
         for _ in range(2):
             if wanted not in self:
                 return None
@@ -221,56 +405,234 @@ class MemoryStore:
             return memory
         return None
 
-    def _config(self, key: str) -> dict[str, Any]:
-        seed = (
-            (self.seed + zlib.crc32(key.encode())) % 2**32
-            if self.seed is not None
-            else secrets.randbits(32)  # stored with the scope: a replay uses the same
-        )
-        return {
-            "policy": self.policy,
-            "capacity": self.capacity,
-            "dim": self.dim,
-            "params": self._params,
-            "deletion": self._deletion_settings,
-            "evaluator": self._evaluator is not None,
-            "seed": seed,
-        }
+    def _locate(self, scope: Scope, create: bool, config: str) -> tuple[ScopeRow, bool] | None:
+        """Scope's row (in the caller's transaction), created with ``config`` if ``create``:
+        ``(row, whether this call created it)``, or ``None``."""
+        backend, key = self.backend, scope.key
+        row = backend.find_scope(key, lock=create)
+        if row is not None:
+            return row, False
+        if not create:
+            return None
+        created = backend.create_scope(key, scope.parts(), config, time.time())
+        row = backend.find_scope(key, lock=True)  # ours, or another's that won the race
+        if row is None:
+            raise PersistenceError(f"scope {key!r} could not be created")
+        return row, created
 
     def _open(self, scope: Scope) -> SolarMemory:
         key = scope.key
         backend = self.backend
-        wanted = self._config(key)
-        with backend.transaction(write=True):
-            row = backend.find_scope(key)
-            if row is None:
-                backend.create_scope(key, scope.parts(), json.dumps(wanted), time.time())
+        for attempt in range(3):
+            with backend.transaction(write=False):
                 row = backend.find_scope(key)
-        assert row is not None
-        config = json.loads(row.config)
-        for name in _SHAPING:
-            if config.get(name) != json.loads(json.dumps(wanted[name])):
-                raise PersistenceError(
-                    f"scope {key!r} was created with {name}={config.get(name)!r}; this store "
-                    f"asks for {name}={wanted[name]!r}. Open it with the settings it was created "
-                    "with, or forget() it to start over"
+            if row is None:  # not stored: a pending memory, stored by its first write
+                config, scope_id = self._config(key), None
+                text = json.dumps(config)
+            else:
+                config, text, scope_id = self._settle(key, row.config), row.config, row.id
+                if self.fingerprint is not None and "embedder" not in config:
+                    # A scope of an older version (or of a dim= store) records no embedder:
+                    # it is this one's from now on. (Compare and set: if another process
+                    # changed the settings meanwhile, attaching reads and checks them.)
+                    config = {**config, "embedder": self.fingerprint}
+                    pinned = json.dumps(config)
+                    with backend.transaction(write=True):
+                        if backend.update_config(row.id, row.config, pinned):
+                            text = pinned
+            memory = self._build(key, config)
+            journal = Journal(
+                backend,
+                scope,
+                scope_id=scope_id,
+                config_text=text,
+                config=config,
+                build=partial(self._build, key),
+                settle=partial(self._settle, key),
+                locate=partial(self._locate, scope),
+                snapshot_every=self.snapshot_every,
+                runtime={"embedder": self.embedder, "evaluator": self._evaluator},
+            )
+            try:
+                journal.attach(memory)
+            except PersistenceError:
+                if not journal.closed or attempt == 2:
+                    raise
+                continue  # forgotten by another process since we looked: look again
+            return memory
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- migrations ---------------------------------------------------------------------------
+    def reembed(self, scope: Scope | Mapping[str, str] | str) -> bool:
+        """Re-embed ``scope``'s items with this store's embedder and record its fingerprint:
+        the migration for a scope created with another embedder (which this store refuses to
+        open). Returns ``False``, changing nothing, if the scope already has this embedder.
+
+        Kept, item by item (in their order): the id, text, metadata, category, importance,
+        ``created_at`` and ``valid_until``; also the scope's settings and seed, its random
+        generator's state, the time of its last decay, and its id and retrieval counters (new
+        items never reuse an id; an old retrieval cannot be rated). Started over: the policy's
+        statistics of every item (as if each had just been stored, in order: posteriors,
+        recency, frequency), the admission gate's state, the counters (``steps`` =
+        ``admitted`` = the number of items), the decision and retrieval traces, and the
+        retrievals awaiting feedback; each item's ``created_step`` is its new position. Items
+        stored with ``embedding=`` are re-embedded from their text.
+
+        It is one transaction, like a step: other processes using the scope continue from the
+        new state (or refuse it, if their embedder is the old one). The scope's other settings
+        must fit this store, as when opening it.
+
+        >>> import tempfile, os
+        >>> from solar_core import HashEmbedder
+        >>> path = os.path.join(tempfile.mkdtemp(), "m.db")
+        >>> old = MemoryStore(path, policy="fifo", embedder="hash", seed=0)
+        >>> _ = old.scope(user="alice").add("prefers green tea", category="identity")
+        >>> old.close()
+        >>> new = MemoryStore(path, policy="fifo", embedder=HashEmbedder(dim=64), seed=0)
+        >>> new.scope(user="alice")
+        Traceback (most recent call last):
+        ...
+        solar_core.persistence.errors.PersistenceError: scope 'user=alice' holds 256-dimensional ...
+        >>> new.reembed({"user": "alice"}), new.reembed({"user": "alice"})
+        (True, False)
+        >>> [(i.text, i.category) for i in new.scope(user="alice").items()]
+        [('prefers green tea', 'identity')]
+        >>> new.close()
+        """
+        wanted = Scope.of(scope)
+        key = wanted.key
+        with self._lock:
+            self._check_open()
+        if self.embedder is None or self.fingerprint is None:
+            raise ValueError("reembed() needs a store with an embedder; this one has dim= only")
+        vectors: dict[str, FloatVector] = {}  # by text: a retry embeds only what is new
+        for _ in range(5):
+            with self.backend.transaction(write=False):
+                row = self.backend.find_scope(key)
+            if row is None:
+                raise ValueError(f"scope {key!r} is not stored: there is nothing to re-embed")
+            stored = self._settle(key, row.config, embedder=False)
+            embedded = stored.get("embedder")
+            if stored["dim"] == self.dim and same_embedder(embedded, self.fingerprint):
+                return False
+            old, journal = self._as_stored(wanted, row, stored)
+            config = {**stored, "dim": self.dim, "embedder": self.fingerprint}
+            fresh = self._reembedded(key, old, config, vectors)
+            blob = codec.dumps(snapshot_state(fresh))
+            items: list[ItemChange] = [
+                (
+                    "put",
+                    item_id,
+                    record.text,
+                    json.dumps(record.metadata),
+                    fresh._store.vector(fresh._store.slot_of(item_id)).tobytes(),
+                    record.category,
+                    float(record.created_at),
+                    None if record.valid_until is None else float(record.valid_until),
+                    record.step,
                 )
-        seed = int(config["seed"])
+                for item_id, record in fresh._records()
+            ]
+            with self.backend.transaction(write=True):
+                now = self.backend.scope_seqs(row.id, key, lock=True)
+                # Written only over the state it was built from: a step logged meanwhile (by
+                # any process) would be lost; then it starts again from the new state.
+                unchanged = journal.config_text == row.config and now == (
+                    journal.seq,
+                    journal.snapshot_seq,
+                    row.config,
+                )
+                if unchanged:
+                    self.backend.rebuild_scope(
+                        row.id, journal.seq + 1, blob, json.dumps(config), items, time.time()
+                    )
+            if unchanged:
+                with self._lock:
+                    memory = self._memories.get(key)
+                    if memory is not None and memory._journal is not None:
+                        memory._journal.recheck()  # our own commit: its token did not move
+                return True
+        raise PersistenceError(f"scope {key!r} kept changing while it was re-embedded: try again")
 
-        def blank() -> SolarMemory:
-            return self._new_memory(seed)
+    def _as_stored(
+        self, scope: Scope, row: ScopeRow, stored: dict[str, Any]
+    ) -> tuple[SolarMemory, Journal]:
+        """The scope's memory as stored, without its embedder (a replay needs none: the log
+        holds vectors), read-only, and the journal that read it (its seq and config)."""
 
-        memory = blank()
+        def vectors_only(config: Mapping[str, Any]) -> SolarMemory:
+            return self._memory(config, None, int(config["dim"]))
+
         journal = Journal(
-            backend,
-            row.id,
+            self.backend,
             scope,
-            blank,
+            scope_id=row.id,
+            config_text=row.config,
+            config=stored,
+            build=vectors_only,
+            settle=partial(self._settle, scope.key, embedder=False),
+            locate=partial(self._locate, scope),
             snapshot_every=self.snapshot_every,
-            runtime={"embedder": self.embedder, "evaluator": self._evaluator},
+            runtime={"embedder": None, "evaluator": self._evaluator},
         )
+        memory = vectors_only(stored)
         journal.attach(memory)
-        return memory
+        journal.forgotten()  # read only: it never writes
+        return memory, journal
+
+    def _reembedded(
+        self,
+        key: str,
+        old: SolarMemory,
+        config: dict[str, Any],
+        vectors: dict[str, FloatVector],
+    ) -> SolarMemory:
+        """A new memory with ``config`` holding ``old``'s items, embedded by this store."""
+        assert self.embedder is not None and self.dim is not None
+        records = old._records()
+        todo = list(dict.fromkeys(r.text for _, r in records if r.text not in vectors))
+        for start in range(0, len(todo), _EMBED_BATCH):
+            texts = todo[start : start + _EMBED_BATCH]
+            rows = unit_rows(self.embedder.embed(texts), self.dim, len(texts))
+            vectors.update(zip(texts, rows, strict=True))
+        fresh = self._build(key, config)
+        admission, deletion = fresh._admission, fresh._deletion
+        # Every item was admitted once: it is put back, not judged again by the gate, nor
+        # swept by a deletion policy (periodic deletion would drop items it never saw
+        # retrieved) while the memory is being filled.
+        fresh._admission, fresh._deletion = AlwaysAdmit(), None
+        try:
+            for item_id, record in records:
+                fresh._clock = partial(float, record.created_at)  # the item's own time
+                decision, _ = fresh._add(
+                    record.text,
+                    vectors[record.text],
+                    None,
+                    dict(record.metadata),
+                    item_id,
+                    record.category,
+                    record.valid_until,
+                    None,
+                )
+                if not decision.admitted:  # pragma: no cover - capacity and ids are the old ones
+                    raise PersistenceError(f"scope {key!r}: {item_id!r} could not be put back")
+                fresh._store.payload_at(
+                    fresh._store.slot_of(item_id)
+                ).importance = record.importance
+        finally:
+            fresh._admission, fresh._deletion, fresh._clock = admission, deletion, self._clock
+        if deletion is not None:  # it learns of the items now, each as stored at its step
+            deletion.reserve(fresh._store.slots)
+            for item_id, record in fresh._records():
+                deletion.on_insert(fresh._store.slot_of(item_id), record.step)
+        fresh._trace.clear()  # putting an item back is not a decision
+        fresh._trace_times.clear()
+        fresh._id_counter = max(fresh._id_counter, old._id_counter)
+        fresh._retrieval_seq = old._retrieval_seq
+        fresh._rng.bit_generator.state = old._rng.bit_generator.state
+        fresh.lifecycle._last_decay = old.lifecycle._last_decay  # importance is decayed to then
+        fresh.check_invariants()
+        return fresh
 
     def response_cache(
         self, scope: Scope | Mapping[str, str] | str, **settings: Any
@@ -302,7 +664,8 @@ class MemoryStore:
 
     def forget(self, scope: Scope | Mapping[str, str] | str) -> bool:
         """Delete ``scope``'s memory and every row of it (items, log, snapshot); returns whether
-        it existed. Its memory object stops working (it would otherwise write it back)."""
+        it existed (as for :meth:`existing`: steps this store kept of a scope not stored yet
+        go too). Its memory object stops working (it would otherwise write it back)."""
         key = Scope.of(scope).key
         return bool(self._forget_keys([key]))
 
@@ -324,6 +687,14 @@ class MemoryStore:
             self._check_open()
             with self.backend.transaction(write=False):
                 keys = self.backend.scope_keys(where)
+            # and this process's memories of such scopes not stored yet: what they kept
+            # (queries, ratings) is theirs too
+            keys += [
+                key
+                for key in self._memories
+                if key not in keys
+                and all(getattr(Scope.from_key(key), p) == v for p, v in where.items())
+            ]
         return self._forget_keys(keys)
 
     def _forget_keys(self, keys: list[str]) -> list[str]:
@@ -334,16 +705,19 @@ class MemoryStore:
             for key in keys:
                 memory = self._memories.pop(key, None)
                 self._drop_cache(key)
+                kept = False
                 if memory is not None and memory._journal is not None:
                     # First: a step in flight finishes (it holds the lock), none starts after,
                     # so nothing of this scope can be written once its rows are gone.
                     with memory._lock:
+                        kept = memory._journal.kept
                         memory._journal.forgotten()
                 with backend.transaction(write=True):
                     row = backend.find_scope(key, lock=True)
                     if row is not None:
                         backend.delete_scope(row.id)
-                        gone.append(key)
+                if row is not None or kept:
+                    gone.append(key)
         return gone
 
     def names(self, **parts: str) -> list[str]:
