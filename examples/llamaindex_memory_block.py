@@ -70,7 +70,8 @@ async def main() -> None:
     print("\nmemories per session (never shared):")
     for user in ("alice", "bob"):
         for item in block.memory_for(user).items():
-            print(f"  {user}: {item.metadata['human']!r}  alpha={item.policy['alpha']:g}")
+            value = {name: round(x, 3) for name, x in item.policy.items()}
+            print(f"  {user}: {item.metadata['human']!r}  policy {value}")
 
 
 if __name__ == "__main__":

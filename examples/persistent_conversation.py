@@ -45,7 +45,7 @@ from solar_core import SolarMemory
 
 DB = "agent.db"
 EXPECTED = "stored.json"  # what process 1 left in the memories, for process 2 to compare
-SETTINGS: dict[str, Any] = {"policy": "solar", "capacity": 20, "seed": 0}
+SETTINGS: dict[str, Any] = {"capacity": 20, "seed": 0}  # the default policy, solar-adaptive
 
 # LangChain: (user, question, scripted answer)
 LC_FIRST = [

@@ -14,18 +14,31 @@
 Each exposes ``feedback(like=...)`` / ``feedback(score=...)``: the memory learns which experiences
 help. The adapters only translate; every decision is ``solar_core``'s.
 
+What each needs: ``langchain-core`` for all of them; ``SolarMemoryMiddleware`` also ``langchain``
+(v1, with ``langgraph``); ``SolarConversationMemory`` also ``langchain-classic`` (the classic
+chains' memory base). The ``langchain`` extra installs all of them. Each adapter imports its
+framework when it is first used, so ``from langchain_solar import SolarMemoryMiddleware`` works
+without ``langchain-classic``, and a missing package fails with an ``ImportError`` (a
+``ModuleNotFoundError``) that names it and the extra.
+
 Persistence: ``SolarMemoryMiddleware(store="agent.db", scope="user_id")`` keeps each user's memory
 in a :class:`~solar_core.persistence.MemoryStore` (SQLite, or a ``postgresql://`` URL) that a later
 process reopens exactly; the adapters that take ``memory=`` accept a persistent memory such as
 ``MemoryStore("agent.db").scope(user="alice")``.
 """
 
-from .conversation_memory import SolarConversationMemory
-from .embeddings import LangChainEmbedder
-from .judge import LLMJudge
-from .middleware import SolarMemoryMiddleware, SolarMemoryState
-from .retriever import SolarRetriever
-from .semantic_cache import SolarSemanticCache
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ imports on demand
+    from .conversation_memory import SolarConversationMemory
+    from .embeddings import LangChainEmbedder
+    from .judge import LLMJudge
+    from .middleware import SolarMemoryMiddleware, SolarMemoryState
+    from .retriever import SolarRetriever
+    from .semantic_cache import SolarSemanticCache
 
 __all__ = [
     "LLMJudge",
@@ -36,3 +49,49 @@ __all__ = [
     "SolarRetriever",
     "SolarSemanticCache",
 ]
+
+EXTRA = "langchain"
+"""The ``solar-memory`` extra that installs every framework package these adapters use."""
+
+#: the module defining each public name (imported on first access, so that one adapter's
+#: framework is never a requirement of another: the retriever needs no ``langchain-classic``)
+_MODULES = {
+    "LLMJudge": "judge",
+    "LangChainEmbedder": "embeddings",
+    "SolarConversationMemory": "conversation_memory",
+    "SolarMemoryMiddleware": "middleware",
+    "SolarMemoryState": "middleware",
+    "SolarRetriever": "retriever",
+    "SolarSemanticCache": "semantic_cache",
+}
+
+#: the distribution that provides each top-level module the adapters import
+_DISTRIBUTIONS = {
+    "langchain_core": "langchain-core",
+    "langchain": "langchain",
+    "langchain_classic": "langchain-classic",
+    "langgraph": "langgraph",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the adapter ``name`` on first access (PEP 562); later lookups find it directly."""
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
+    except ModuleNotFoundError as exc:
+        root = (exc.name or "").partition(".")[0]
+        if root not in _DISTRIBUTIONS:  # not a framework package: a broken install, say so as is
+            raise
+        raise ModuleNotFoundError(
+            f"{name} needs {_DISTRIBUTIONS[root]}: pip install 'solar-memory[{EXTRA}]' ({exc})",
+            name=exc.name,
+        ) from exc
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -6,7 +6,7 @@ from typing import Any
 
 from solar_core import SolarMemory
 from solar_core.adapter_params import MemoryParams
-from solar_core.persistence import MemoryStore, Scope
+from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
 
 from .embeddings import to_embedder
 
@@ -21,8 +21,8 @@ class SolarParams(MemoryParams):
 
 
 def build_memory(
-    policy: str = "solar",
-    capacity: int | None = 50,
+    policy: str | None = None,
+    capacity: int | None = DEFAULT_CAPACITY,
     embedder: object = None,
     seed: int | None = None,
 ) -> SolarMemory:

@@ -2,39 +2,61 @@
 
 from __future__ import annotations
 
+import threading
 import warnings
-from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
-from langchain_classic.base_memory import BaseMemory
+from langchain_classic.memory.chat_memory import BaseChatMemory
 from langchain_classic.memory.utils import get_prompt_input_key
+from langchain_core._api import suppress_langchain_deprecation_warning
+from langchain_core.chat_history import BaseChatMessageHistory, InMemoryChatMessageHistory
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, get_buffer_string
+from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from solar_core import Decision, Hit, Hits
-from solar_core.turns import turn_metadata, turn_text
+from solar_core.turns import turn_id, turn_metadata, turn_text
 
 from ._params import SolarParams
 from .turns import hits_as_messages, hits_as_text
 
 
-class _Turn:
-    __slots__ = ("human", "ai", "item_id")
+class _Lock:
+    """A lock that copies and pickles as a new, unlocked one: the memory must stay copyable
+    (``copy.deepcopy``, ``model_copy(deep=True)``, pickle), which a bare lock would prevent."""
 
-    def __init__(self, human: str, ai: str, item_id: str | None) -> None:
-        self.human, self.ai, self.item_id = human, ai, item_id
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> bool:
+        return self._lock.__enter__()
+
+    def __exit__(self, *exc: object) -> None:
+        self._lock.release()
+
+    def __reduce__(self) -> tuple[type[_Lock], tuple[()]]:
+        return _Lock, ()
 
 
-class SolarConversationMemory(SolarParams, BaseMemory):
+def _new_history() -> BaseChatMessageHistory:
+    # The window memory's default history. langchain-core 1.6.4 deprecated it, like the whole
+    # classic-memory stack this class serves: building the default must not warn the user.
+    with suppress_langchain_deprecation_warning():
+        return InMemoryChatMessageHistory()
+
+
+class SolarConversationMemory(SolarParams, BaseChatMemory):
     """The last ``k`` turns, like ``ConversationBufferWindowMemory``, plus the ``top_k`` most
     relevant older turns that a SOLAR memory chose to keep.
 
     Swap it into an existing ``ConversationChain`` or ``LLMChain`` with ``memory=``; nothing else
     changes. Each chain call is one SOLAR step: ``load_memory_variables`` retrieves the
     experiences most similar to the new input (turns already in the window are skipped), and
-    ``save_context`` offers the finished turn (``Human: ...\\nAI: ...``) and ends the step. SOLAR's
-    admission gate stores only the turns that add something; its Thompson-sampling eviction keeps
-    the ones that keep proving useful. ``feedback(like=...)`` rates the last answer.
+    ``save_context`` offers the finished turn (``Human: ...\\nAI: ...``) and ends the step. The
+    memory's policy (by default ``solar-adaptive``: a turn is stored when it would serve recent
+    inputs better than the weakest stored turn does) decides what is kept and what is evicted.
+    ``feedback(like=...)`` rates the last answer.
 
     What ``memory_key`` holds: with the default ``recall_key=None`` the recalled turns come first,
     oldest first, followed by the window, in the window memory's own format (a ``Human:/AI:``
@@ -43,12 +65,28 @@ class SolarConversationMemory(SolarParams, BaseMemory):
     holds exactly what the window memory would, and the recalled turns come under ``recall_key``
     for a prompt that places them itself.
 
-    Window parameters, as in ``ConversationBufferWindowMemory``: ``k``, ``memory_key``,
-    ``human_prefix``, ``ai_prefix``, ``return_messages``, ``input_key``, ``output_key``. SOLAR
-    parameters: ``top_k``, ``recall_key``, and ``memory=`` or ``policy``, ``capacity``,
-    ``embedder`` (any LangChain ``Embeddings`` too), ``seed``. Unlike the window memory there is
-    no ``chat_memory``: the window keeps the last ``k`` turns only (``buffer`` shows them), and
-    every ``load_memory_variables`` with an input is a retrieval the memory learns from.
+    Window parameters, as in ``ConversationBufferWindowMemory``: ``chat_memory``, ``k``,
+    ``memory_key``, ``human_prefix``, ``ai_prefix``, ``return_messages``, ``input_key``,
+    ``output_key``. SOLAR parameters: ``top_k``, ``recall_key``, and ``memory=`` or ``policy``,
+    ``capacity``, ``embedder`` (any LangChain ``Embeddings`` too), ``seed``. Every
+    ``load_memory_variables`` with an input is a retrieval the memory learns from.
+
+    ``chat_memory`` is the conversation, as in the window memory (an
+    ``InMemoryChatMessageHistory`` by default; any ``BaseChatMessageHistory``, e.g. a persistent
+    one): ``save_context`` appends each turn to it, ``buffer`` shows its last ``2k`` messages, and
+    messages added to it directly (``memory.chat_memory.add_user_message(...)``) or given when
+    it is built show in the window the same way. Every finished turn in it -- a human message
+    directly followed by an AI message -- reaches SOLAR exactly once, in order: the chain's own
+    turns at ``save_context``, the others at the next ``load_memory_variables`` with an input or
+    ``save_context``, so a seeded long history is recallable from the first question on. One
+    exception: when the SOLAR memory has made steps already as this object is built (a restart,
+    say ``memory=store.scope(session=...)`` with a persistent ``chat_memory``), the turns already
+    in ``chat_memory`` count as offered -- the earlier process offered them -- so nothing is
+    offered twice, and turns SOLAR rejected or evicted do not come back. Each turn is stored
+    under an id made from its text, so the window's turns are never recalled too. What was
+    offered is tracked by the last message accounted for, so a history that is only appended
+    to, trimmed from the front (a bounded store) or cleared and refilled is followed; one whose
+    earlier messages are rewritten in place may have turns offered again or skipped.
 
     Example:
         >>> memory = SolarConversationMemory(k=1, top_k=1, embedder="hash", seed=0)
@@ -60,10 +98,28 @@ class SolarConversationMemory(SolarParams, BaseMemory):
         Human: what is 2 + 2?
         AI: 4
         >>> memory.feedback(like=True)  # the recalled 429 turn helped
+
+        Seeded with an earlier conversation: its turns are offered at the first input, and the
+        older ones are recalled when relevant.
+
+        >>> from langchain_core.messages import AIMessage, HumanMessage
+        >>> earlier = [HumanMessage("my dog is called Rex"), AIMessage("Lovely name!"),
+        ...            HumanMessage("capital of France?"), AIMessage("Paris.")]
+        >>> seeded = SolarConversationMemory(k=1, top_k=1, embedder="hash", seed=0)
+        >>> seeded.chat_memory.add_messages(earlier)
+        >>> print(seeded.load_memory_variables({"input": "what is my dog called?"})["history"])
+        Human: my dog is called Rex
+        AI: Lovely name!
+        Human: capital of France?
+        AI: Paris.
+        >>> len(seeded.memory)  # both turns reached SOLAR
+        2
     """
 
     model_config = ConfigDict(extra="forbid")  # the LangChain base would drop typos silently
 
+    chat_memory: BaseChatMessageHistory = Field(default_factory=_new_history)
+    """The conversation: every turn saved or added, as in ``ConversationBufferWindowMemory``."""
     k: int = Field(default=5, ge=0)
     """Recent turns kept verbatim (the last ``2k`` messages)."""
     memory_key: str = "history"
@@ -88,18 +144,26 @@ class SolarConversationMemory(SolarParams, BaseMemory):
             )
         return self
 
-    _window: deque[_Turn] = PrivateAttr(default_factory=deque)
     _recalled: Hits | None = PrivateAttr(default=None)
     _last_decision: Decision | None = PrivateAttr(default=None)
+    # Which turns of chat_memory SOLAR was offered: the first ``_offered`` messages of
+    # ``_history`` are accounted for (each finished turn offered once, or counted as offered),
+    # the last of them being ``_anchor`` (its type and text), which finds the place again if
+    # the history was trimmed from the front or cleared meanwhile.
+    _history: BaseChatMessageHistory | None = PrivateAttr(default=None)
+    _offered: int = PrivateAttr(default=0)
+    _anchor: tuple[str, str] | None = PrivateAttr(default=None)
+    _lock: _Lock = PrivateAttr(default_factory=_Lock)  # one offer of a turn at a time
+
+    def __init__(self, **data: Any) -> None:
+        super().__init__(**data)
+        self._adopt()
 
     # -- the window ---------------------------------------------------------------------------
-    def _recent(self) -> list[_Turn]:
-        return list(self._window)[-self.k :] if self.k > 0 else []
-
     @property
     def buffer_as_messages(self) -> list[BaseMessage]:
         """The window as messages, exactly as ``ConversationBufferWindowMemory`` has it."""
-        return [m for t in self._recent() for m in (HumanMessage(t.human), AIMessage(t.ai))]
+        return self.chat_memory.messages[-self.k * 2 :] if self.k > 0 else []
 
     @property
     def buffer_as_str(self) -> str:
@@ -120,17 +184,22 @@ class SolarConversationMemory(SolarParams, BaseMemory):
         return [self.memory_key, self.recall_key]
 
     def load_memory_variables(self, inputs: dict[str, Any]) -> dict[str, Any]:
-        """The window plus the turns recalled for this input (a SOLAR retrieval event)."""
+        """The window plus the turns recalled for this input (a SOLAR retrieval event). An input
+        first offers SOLAR the finished turns added to ``chat_memory`` since the last offer."""
         is_turn, query = self._query(inputs)
-        recent = self._recent()
+        if is_turn:  # a look at the window (no input) changes nothing
+            with self._lock:
+                self._follow_history()
+                self._offer_new_turns()
+        window = self.buffer_as_messages
+        recent = _finished_turns(window)[0]
         hits = Hits([], None)
         if query and self.top_k > 0:
-            exclude = [t.item_id for t in recent if t.item_id is not None]
+            exclude = [turn_id(self._text(human, ai)) for _, human, ai in recent]
             hits = self.memory.retrieve(query, k=self.top_k, exclude=exclude)
         if is_turn:  # a new turn: feedback now rates its recall (or nothing), never an older one
             self._recalled = hits if hits.retrieval_id is not None else None
         recalled = self._chronological(hits, recent)
-        window = self.buffer_as_messages
         if self.return_messages:
             recall: Any = hits_as_messages(recalled)
         else:
@@ -142,28 +211,92 @@ class SolarConversationMemory(SolarParams, BaseMemory):
         return {self.memory_key: "\n".join(s for s in (recall, self._as_str(window)) if s)}
 
     def save_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
-        """Offer the finished turn to SOLAR (ends the step) and push it onto the window."""
-        human, ai = self._input_output(inputs, outputs)
-        text = turn_text(human, ai, self.human_prefix, self.ai_prefix)
-        decision = self.memory.add(text, metadata=turn_metadata(human, ai))
-        self._last_decision = decision
-        self._window.append(_Turn(human, ai, decision.item_id))
-        while len(self._window) > self.k:
-            self._window.popleft()
+        """Append the finished turn to ``chat_memory`` and offer it to SOLAR (ends the step),
+        after any finished turns added there since the last offer.
+
+        An offer that fails (say the embedding service is down) raises; the turn stays in
+        ``chat_memory`` and is offered again with the next input or turn."""
+        human, ai = self._input_output(inputs, outputs)  # checked first: a bad turn adds nothing
+        with self._lock:
+            self._follow_history()  # a replaced chat_memory is adopted before this turn joins it
+            self.chat_memory.add_messages([HumanMessage(content=human), AIMessage(content=ai)])
+            self._offer_new_turns()
+
+    async def asave_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
+        # Not BaseChatMemory's: that one only appends to chat_memory (nothing offered to SOLAR).
+        await run_in_executor(None, self.save_context, inputs, outputs)
 
     def clear(self) -> None:
-        """Forget everything: the window and every stored experience."""
-        self.memory.clear()
-        self._window.clear()
-        self._recalled = None
-        self._last_decision = None
+        """Forget everything: the conversation (``chat_memory``) and every stored experience."""
+        with self._lock:
+            self.chat_memory.clear()
+            self.memory.clear()
+            self._history = self.chat_memory
+            self._account([], 0)
+            self._recalled = None
+            self._last_decision = None
+
+    async def aclear(self) -> None:
+        # Not BaseChatMemory's: that one only clears chat_memory (SOLAR would keep everything).
+        await run_in_executor(None, self.clear)
+
+    # -- offering chat_memory's turns ---------------------------------------------------------
+    def _adopt(self) -> None:
+        """Start following ``chat_memory``. Its turns are all to be offered (a seeded history
+        becomes recallable), unless SOLAR has made steps already: then this is a restart over a
+        persistent memory, and the process that added these turns offered them."""
+        messages = self.chat_memory.messages
+        offered = _finished_turns(messages)[1] if self.memory.stats()["steps"] > 0 else 0
+        self._history = self.chat_memory
+        self._account(messages, offered)
+
+    def _account(self, messages: Sequence[BaseMessage], offered: int) -> None:
+        """The first ``offered`` of ``messages`` are accounted for."""
+        self._offered = offered
+        self._anchor = _mark(messages[offered - 1]) if offered > 0 else None
+
+    def _unaccounted(self, messages: Sequence[BaseMessage]) -> int:
+        """Where the messages not accounted for yet begin. Usually the history was only
+        appended to; if it moved (trimmed from the front, or cleared and refilled), the
+        accounted part ends at the latest copy of its last message that is still there, else
+        nothing of it is left and every message is new."""
+        offered = self._offered
+        if offered == 0 or self._anchor is None:
+            return 0
+        if offered <= len(messages) and _mark(messages[offered - 1]) == self._anchor:
+            return offered
+        for i in range(min(offered, len(messages)) - 1, -1, -1):
+            if _mark(messages[i]) == self._anchor:
+                return i + 1
+        return 0
+
+    def _follow_history(self) -> None:
+        """Adopt a ``chat_memory`` assigned since (call under the lock)."""
+        if self.chat_memory is not self._history:
+            self._adopt()
+
+    def _offer_new_turns(self) -> None:
+        """Offer SOLAR, in order, each finished turn of ``chat_memory`` not offered yet (each
+        ends a step); a failed offer leaves it and the later ones for the next call (under the
+        lock)."""
+        messages = self.chat_memory.messages
+        turns, end = _finished_turns(messages, self._unaccounted(messages))
+        for after, human, ai in turns:
+            text = self._text(human, ai)
+            self._last_decision = self.memory.add(
+                text, metadata=turn_metadata(human, ai), item_id=turn_id(text)
+            )
+            self._account(messages, after)
+        self._account(messages, end)
 
     # -- SOLAR --------------------------------------------------------------------------------
     def feedback(self, *, like: bool | None = None, score: float | None = None) -> None:
         """Rate the last answer: ``like=True/False`` or ``score`` in [0, 1].
 
-        The turns recalled for it are credited (Thompson eviction: ``alpha += 1`` on a like,
-        ``beta += 1`` on a dislike), so helpful experiences outlive unhelpful ones.
+        The turns recalled for it are credited, so helpful experiences outlive unhelpful ones
+        (with ``solar-adaptive``, a dislike takes from the best recalled turn the value it
+        earned for this input; with the paper's ``solar``, Thompson eviction adds 1 to alpha on
+        a like, to beta on a dislike).
         """
         if self._recalled is None:
             raise ValueError(
@@ -179,10 +312,13 @@ class SolarConversationMemory(SolarParams, BaseMemory):
 
     @property
     def last_decision(self) -> Decision | None:
-        """Why the last saved turn was (or was not) stored, and what it evicted."""
+        """Why the last turn offered was (or was not) stored, and what it evicted."""
         return self._last_decision
 
     # -- helpers ------------------------------------------------------------------------------
+    def _text(self, human: str, ai: str) -> str:
+        return turn_text(human, ai, self.human_prefix, self.ai_prefix)
+
     def _query(self, inputs: dict[str, Any]) -> tuple[bool, str | None]:
         """``(is a turn, query)``: ``load_memory_variables({})`` only looks at the window."""
         if self.input_key is not None:
@@ -224,13 +360,13 @@ class SolarConversationMemory(SolarParams, BaseMemory):
                 raise TypeError(f"{where}[{key!r}] must be a str, got {type(values[key]).__name__}")
         return inputs[input_key], outputs[output_key]
 
-    def _chronological(self, hits: Hits, recent: list[_Turn]) -> list[Hit]:
+    def _chronological(self, hits: Hits, recent: list[tuple[int, str, str]]) -> list[Hit]:
         """Recalled turns oldest first, so merged with the window they read as one conversation.
 
-        A turn said twice word for word may be stored twice (by a store-everything policy): it is
-        shown once, and not at all if the window holds it.
+        A memory shared with adapters that store turns under other ids may hold a turn twice: it
+        is shown once, and not at all if the window holds it.
         """
-        seen = {turn_text(t.human, t.ai, self.human_prefix, self.ai_prefix) for t in recent}
+        seen = {self._text(human, ai) for _, human, ai in recent}
         steps: dict[str, int] = {}
         shown = []
         for hit in hits:
@@ -243,3 +379,35 @@ class SolarConversationMemory(SolarParams, BaseMemory):
                 steps[hit.id] = 0
             shown.append(hit)
         return sorted(shown, key=lambda hit: steps[hit.id])
+
+
+def _mark(message: BaseMessage) -> tuple[str, str]:
+    """What identifies a message again, also once a persistent history reloaded it (its ids and
+    metadata may not survive the round trip)."""
+    return message.type, str(message.text)
+
+
+def _finished_turns(
+    messages: Sequence[BaseMessage], start: int = 0
+) -> tuple[list[tuple[int, str, str]], int]:
+    """The finished turns of ``messages[start:]`` -- a human message directly followed by an AI
+    message -- as ``(index just past it, human text, AI text)``, and where the next look starts:
+    the end, or a last human message still waiting for its answer. Other messages (a human
+    message that got no answer, system notes) are no turn.
+
+    >>> turns, end = _finished_turns([HumanMessage("hi"), AIMessage("hello"), HumanMessage("?")])
+    >>> turns, end
+    ([(2, 'hi', 'hello')], 2)
+    """
+    turns = []
+    i = start
+    while i < len(messages):
+        if messages[i].type == "human":
+            if i + 1 == len(messages):
+                break  # its answer is still to come
+            if messages[i + 1].type == "ai":
+                turns.append((i + 2, str(messages[i].text), str(messages[i + 1].text)))
+                i += 2
+                continue
+        i += 1
+    return turns, i

@@ -19,7 +19,7 @@ from typing_extensions import NotRequired
 
 from solar_core import Decision, Hits, ScopedMemories, SolarMemory
 from solar_core.adapter_params import check_not_both
-from solar_core.persistence import MemoryStore, Scope, ScopeView
+from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope, ScopeView
 from solar_core.turns import HEADER, HUMAN, render, turn_metadata, turn_text
 
 from ._params import build_memory, existing_memory, open_store
@@ -65,13 +65,16 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
 
     Feedback: ``middleware.feedback(like=..., scope=...)`` rates the last invoke's memories, e.g.
     from a thumbs-up button. With ``feedback_tool=True`` the agent also gets a ``rate_memories``
-    tool to report, during the turn, whether the recalled experiences helped; a rating given
-    before the turn ends also drives SOLAR's admission gate (a bad turn is more likely stored).
+    tool to report, during the turn, whether the recalled experiences helped; with a
+    regret-gated policy (``solar``, ``solar-a``) a rating given before the turn ends also drives
+    the admission gate (a bad turn is more likely stored).
 
     Scopes: ``scope="user_id"`` keeps one memory per value of ``user_id``, read from the run's
     context (``create_agent(context_schema=...)``, ``invoke(..., context=...)``) or else from
     ``config["configurable"]`` (e.g. ``scope="thread_id"``). A run without that key is refused,
-    so two users never share memories. Without ``scope`` every run shares one memory.
+    so two users never share memories, and so is a call of :meth:`feedback`, :meth:`recalled`,
+    :meth:`last_decision`, :meth:`memory_for` or :meth:`forget` without ``scope=`` (the error
+    says how to pass it). Without ``scope`` every run shares one memory.
 
     Persistence: with ``store=`` every memory lives in a
     :class:`~solar_core.persistence.MemoryStore` (a SQLite file, or PostgreSQL), every step is
@@ -133,8 +136,8 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         memory: SolarMemory | None = None,
         *,
         store: MemoryStore | str | os.PathLike[str] | None = None,
-        policy: str = "solar",
-        capacity: int | None = 50,
+        policy: str | None = None,
+        capacity: int | None = DEFAULT_CAPACITY,
         embedder: object = None,
         seed: int | None = None,
         top_k: int = 3,
@@ -187,7 +190,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
     def memory_for(self, scope: str | None = None) -> SolarMemory:
         """The memory of ``scope`` (created empty on first use, or reopened from the store);
         unscoped: the one memory."""
-        return self._memory(self._key(scope))
+        return self._memory(self._key(scope, "memory_for(scope='alice')"))
 
     def _memory(self, key: str) -> SolarMemory:
         if self._store is not None and not key:
@@ -221,7 +224,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
     def forget(self, scope: str | None = None) -> None:
         """Drop ``scope``'s memory (a user deleted their account, a thread ended); unscoped: empty
         the one memory. With a store, the scope's rows are deleted from the database."""
-        key = self._key(scope)
+        key = self._key(scope, "forget(scope='alice')")
         with self._lock:
             self._last.pop(key, None)
             self._decisions.pop(key, None)
@@ -256,11 +259,17 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         twin._owns_store = False
         return twin
 
-    def _key(self, scope: object) -> str:
+    def _key(self, scope: object, call: str = "") -> str:
+        """``scope`` as a memory key; ``call``: how to call the method with one, for the error
+        of a scoped middleware called without (the usual slip: ``feedback(like=True)``)."""
         if self.scope is None:
             if scope not in (None, ""):
                 raise ValueError("this middleware has no scope= key; call without scope")
             return ""
+        if scope is None and call:
+            raise ValueError(
+                f"this middleware keeps one memory per {self.scope!r}: pass scope=, e.g. {call}"
+            )
         return self._memories.check(scope)
 
     def _scope_of_run(self, runtime: Runtime[Any]) -> str:
@@ -364,15 +373,17 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
     ) -> None:
         """Rate the memories recalled for ``scope``'s last invoke: ``like`` or ``score`` in [0, 1].
 
-        They are credited (Thompson eviction: ``alpha += 1`` on a like, ``beta += 1`` on a
-        dislike), so experiences that help outlive those that do not. When runs of one scope may
+        They are credited as the memory's policy does it (the default ``solar-adaptive``: a
+        dislike takes from the best of them the value it earned for that input; the paper's
+        ``solar``: Thompson posteriors, ``alpha += 1`` on a like, ``beta += 1`` on a dislike), so
+        experiences that help outlive those that do not. When runs of one scope may
         overlap, pass ``retrieval=result["solar_retrieval"]`` (from the invoke's output state) to
         rate that very invoke.
 
         A scope without a memory (never used, or forgotten) is refused with a ``ValueError``:
         feedback never creates a memory, nor rates a new one with a forgotten user's rating.
         """
-        key = self._key(scope)
+        key = self._key(scope, "feedback(like=True, scope='alice')")
         memory = self._existing(key)
         if memory is None:
             raise ValueError(f"nothing to rate: {scope!r} has no memory (never used, or forgotten)")
@@ -386,13 +397,15 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
     def recalled(self, scope: str | None = None) -> Hits:
         """What ``scope``'s last invoke recalled (and injected), best first (nothing once the
         scope is forgotten)."""
-        hits: Hits | None = self._cached(self._last, self._key(scope))
+        key = self._key(scope, "recalled(scope='alice')")
+        hits: Hits | None = self._cached(self._last, key)
         return hits if hits is not None else Hits([], None)
 
     def last_decision(self, scope: str | None = None) -> Decision | None:
         """Why ``scope``'s last finished turn was (or was not) stored (``None`` once the scope
         is forgotten)."""
-        decision: Decision | None = self._cached(self._decisions, self._key(scope))
+        key = self._key(scope, "last_decision(scope='alice')")
+        decision: Decision | None = self._cached(self._decisions, key)
         return decision
 
     def _rating_tool(self) -> BaseTool:

@@ -45,9 +45,9 @@ class SolarRetriever(SolarParams, BaseRetriever):
         >>> docs = retriever.invoke("what to do on HTTP 429")
         >>> docs[0].page_content
         'retry HTTP 429 with exponential backoff'
-        >>> retriever.feedback(like=True)
-        >>> retriever.memory.get(docs[0].id).policy["alpha"]  # prior 2 + retrieved 1 + like 1
-        4.0
+        >>> retriever.feedback(like=True)  # the 429 item helped: the policy learns from it
+        >>> retriever.policy, retriever.memory.stats()["feedbacks"]
+        ('solar-adaptive', 1)
     """
 
     model_config = ConfigDict(extra="forbid")  # the LangChain base would drop typos silently
@@ -107,7 +107,10 @@ class SolarRetriever(SolarParams, BaseRetriever):
         """Rate a retrieval: ``like=True/False`` or ``score`` in [0, 1].
 
         By default the latest one; pass the ``documents`` it returned to rate that one. Its items
-        are credited (Thompson eviction: ``alpha += 1`` on a like, ``beta += 1`` on a dislike).
+        are credited as the memory's policy does it (the default ``solar-adaptive``: a dislike
+        of the latest retrieval takes from its best item the value it earned for that query; the
+        paper's ``solar``: Thompson posteriors, ``alpha += 1`` on a like, ``beta += 1`` on a
+        dislike, for any recent retrieval).
         """
         retrieval: Hits | int | None = self._last
         if documents is not None:
@@ -126,7 +129,8 @@ class SolarRetriever(SolarParams, BaseRetriever):
     ) -> list[Decision]:
         """Offer each text as one step's experience; returns one ``Decision`` per text.
 
-        With a gated policy (``solar``, ``solar-a``) not every text is stored: ``d.admitted`` and
+        With a gating policy (the default ``solar-adaptive`` once the memory is full, ``solar``,
+        ``solar-a``) not every text is stored: ``d.admitted`` and
         ``d.item_id`` say which were. Re-offering a stored id with the same text stores nothing
         (so seeding twice is harmless). Everything is checked before anything is stored, and
         the texts are embedded in one batch. In a batch that names some items, the unnamed ones

@@ -10,17 +10,27 @@
 Each exposes ``feedback(like=...)`` / ``feedback(score=...)``: the memory learns which experiences
 help. The adapters only translate; every decision is ``solar_core``'s.
 
+Every adapter needs ``llama-index-core`` (the ``llamaindex`` extra). It is imported when an
+adapter is first used: ``import llamaindex_solar`` works without it, and using an adapter then
+fails with an ``ImportError`` (a ``ModuleNotFoundError``) that names the package and the extra.
+
 Persistence: ``SolarChatMemory`` and ``SolarMemoryBlock`` take ``store=`` (a
 :class:`~solar_core.persistence.MemoryStore`, a SQLite path or a ``postgresql://`` URL): each
 session's memory is ``store.scope(session=...)``, reopened exactly by a later process. Every adapter
 that takes ``memory=`` also accepts a persistent memory, e.g. ``store.scope(user="alice")``.
 """
 
-from .chat_memory import SolarChatMemory
-from .embeddings import LlamaIndexEmbedder
-from .judge import LLMJudge
-from .memory_block import SolarMemoryBlock
-from .retriever import SolarRetriever
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ imports on demand
+    from .chat_memory import SolarChatMemory
+    from .embeddings import LlamaIndexEmbedder
+    from .judge import LLMJudge
+    from .memory_block import SolarMemoryBlock
+    from .retriever import SolarRetriever
 
 __all__ = [
     "LLMJudge",
@@ -29,3 +39,42 @@ __all__ = [
     "SolarMemoryBlock",
     "SolarRetriever",
 ]
+
+EXTRA = "llamaindex"
+"""The ``solar-memory`` extra that installs the framework package these adapters use."""
+
+#: the module defining each public name, imported on first access: ``import llamaindex_solar``
+#: works without LlamaIndex, and using an adapter without it says what to install
+_MODULES = {
+    "LLMJudge": "judge",
+    "LlamaIndexEmbedder": "embeddings",
+    "SolarChatMemory": "chat_memory",
+    "SolarMemoryBlock": "memory_block",
+    "SolarRetriever": "retriever",
+}
+
+#: the distribution that provides each top-level module the adapters import
+_DISTRIBUTIONS = {"llama_index": "llama-index-core"}
+
+
+def __getattr__(name: str) -> Any:
+    """Import the adapter ``name`` on first access (PEP 562); later lookups find it directly."""
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    try:
+        value = getattr(importlib.import_module(f".{module}", __name__), name)
+    except ModuleNotFoundError as exc:
+        root = (exc.name or "").partition(".")[0]
+        if root not in _DISTRIBUTIONS:  # not the framework: a broken install, say so as is
+            raise
+        raise ModuleNotFoundError(
+            f"{name} needs {_DISTRIBUTIONS[root]}: pip install 'solar-memory[{EXTRA}]' ({exc})",
+            name=exc.name,
+        ) from exc
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

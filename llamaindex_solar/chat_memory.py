@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -29,7 +29,10 @@ from solar_core.validation import FloatVector, check_feedback
 
 from ._params import SolarParams, open_store
 from .messages import (
+    MessageLike,
     answer_text,
+    as_message,
+    as_messages,
     finished_turns,
     is_answer,
     last_finished_question,
@@ -50,10 +53,11 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
     window are skipped) and prepends them, clearly delimited, to the window: they take at most
     ``recall_token_ratio`` of ``token_limit`` (least similar dropped first), the window the
     rest. Each finished turn (the user's message and the assistant's answer; tool calls in
-    between are left out) is offered to SOLAR when the answer is put, which ends the step:
-    SOLAR's admission gate stores only the turns that add something, its Thompson-sampling
-    eviction keeps those that keep proving useful. ``feedback(like=...)`` rates the last
-    answer's recalled turns.
+    between are left out) is offered to SOLAR when the answer is put, which ends the step: the
+    memory's policy (by default ``solar-adaptive``: a turn is stored when it would serve recent
+    questions better than the weakest stored turn does) decides what is kept and what is
+    evicted. ``feedback(like=...)`` rates the last answer's recalled turns. ``put`` and ``set``
+    also take mappings of a message's fields (``{"role": "user", "content": "hi"}``).
 
     Build it with :meth:`from_defaults`: ``ChatMemoryBuffer``'s parameters plus ``top_k``,
     ``recall_token_ratio``, ``header``, and ``memory=`` or ``policy``, ``capacity``,
@@ -194,7 +198,7 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
     @classmethod
     def from_defaults(
         cls,
-        chat_history: list[ChatMessage] | None = None,
+        chat_history: Sequence[MessageLike] | None = None,
         llm: LLM | None = None,
         chat_store: BaseChatStore | None = None,
         chat_store_key: str = DEFAULT_CHAT_STORE_KEY,
@@ -204,8 +208,9 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
     ) -> SolarChatMemory:
         """As ``ChatMemoryBuffer.from_defaults``; ``solar``: ``top_k``, ``recall_token_ratio``,
         ``header``, ``memory`` or ``store`` or
-        ``policy``/``capacity``/``embedder``/``seed``. A ``chat_history`` seeds the window (its
-        turns are not offered to SOLAR), as do the turns already in ``chat_store``."""
+        ``policy``/``capacity``/``embedder``/``seed``. A ``chat_history`` (messages, or mappings
+        of their fields) seeds the window (its turns are not offered to SOLAR), as do the turns
+        already in ``chat_store``."""
         if llm is not None:
             token_limit = token_limit or int(
                 llm.metadata.context_window * DEFAULT_TOKEN_LIMIT_RATIO
@@ -309,13 +314,24 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
         return [turn_id(self._text(u, a)) for u, a in finished_turns(messages)]
 
     # -- writing ------------------------------------------------------------------------------
-    def put(self, message: ChatMessage) -> None:
+    def put(self, message: MessageLike) -> None:
+        """Append ``message`` (a ``ChatMessage``, or a mapping of its fields such as
+        ``{"role": "user", "content": "hi"}``, validated into one); an answer offers its turn."""
+        message = as_message(message)
         super().put(message)
         self._after_put(message)
 
-    async def aput(self, message: ChatMessage) -> None:
+    async def aput(self, message: MessageLike) -> None:
+        message = as_message(message)
         await super().aput(message)
         await asyncio.to_thread(self._after_put, message)
+
+    def put_messages(self, messages: Sequence[MessageLike]) -> None:
+        """:meth:`put` each message; all are checked first, so a bad one puts none."""
+        super().put_messages(as_messages(messages))
+
+    async def aput_messages(self, messages: Sequence[MessageLike]) -> None:
+        await super().aput_messages(as_messages(messages))
 
     def _after_put(self, message: ChatMessage) -> None:
         if message.role == MessageRole.USER:
@@ -345,14 +361,17 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
                 self._questions = {k: v for k, v in self._questions.items() if k > question}
                 question = None
 
-    def set(self, messages: list[ChatMessage]) -> None:
-        """Replace the window's history; its turns count as offered already."""
-        super().set(messages)
-        self._after_set(messages)
+    def set(self, messages: Sequence[MessageLike]) -> None:
+        """Replace the window's history (chat messages, or mappings of their fields); its turns
+        count as offered already."""
+        checked = as_messages(messages)
+        super().set(checked)
+        self._after_set(checked)
 
-    async def aset(self, messages: list[ChatMessage]) -> None:
-        await super().aset(messages)
-        self._after_set(messages)
+    async def aset(self, messages: Sequence[MessageLike]) -> None:
+        checked = as_messages(messages)
+        await super().aset(checked)
+        self._after_set(checked)
 
     def _after_set(self, messages: list[ChatMessage]) -> None:
         self._recorded = last_user_index(messages)
@@ -390,7 +409,9 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
     def feedback(self, *, like: bool | None = None, score: float | None = None) -> None:
         """Rate the last answer: ``like=True/False`` or ``score`` in [0, 1].
 
-        The turns recalled for it are credited (Thompson eviction: ``alpha += 1`` on a like,
+        The turns recalled for it are credited as the memory's policy does it (the default
+        ``solar-adaptive``: a dislike takes from the best of them the value it earned for this
+        message; the paper's ``solar``: Thompson posteriors, ``alpha += 1`` on a like,
         ``beta += 1`` on a dislike), so helpful experiences outlive unhelpful ones. When its
         prompt showed none, there is nothing to credit and nothing happens.
         """

@@ -17,7 +17,7 @@ from pydantic import Field, PrivateAttr
 
 from solar_core import Decision, Hit, Hits, ScopedMemories, SolarMemory
 from solar_core.adapter_params import check_not_both
-from solar_core.persistence import MemoryStore, Scope, ScopeView
+from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope, ScopeView
 from solar_core.shown import record_shown
 from solar_core.turns import bulleted, turn_id, turn_metadata, turn_text
 from solar_core.validation import FloatVector, check_feedback
@@ -53,8 +53,13 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     after a session's memory is forgotten, the turns still in its history are not stored again.
 
     One memory per ``Memory`` session (``session_id``) unless a single ``memory=`` is given:
-    sessions never see each other's experiences. ``atruncate`` (when ``Memory`` is over its token
-    limit and this block's ``priority`` is not 0) drops the least similar experiences first.
+    sessions never see each other's experiences. Name the session in :meth:`feedback`,
+    :meth:`recalled`, :meth:`last_decision`, :meth:`memory_for` and :meth:`forget`; without a
+    ``session_id`` they address the block's own unnamed memory (a block used without
+    ``Memory``), and on a block that only served sessions they raise a ``ValueError`` saying to
+    pass ``session_id=`` rather than silently rate, report or forget nothing. ``atruncate``
+    (when ``Memory`` is over its token limit and this block's ``priority`` is not 0) drops the
+    least similar experiences first.
 
     Persistence: with ``store=`` a session's memory is the
     :class:`~solar_core.persistence.MemoryStore`'s ``store.scope(session=session_id)``
@@ -142,8 +147,8 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         memory: SolarMemory | None = None,
         *,
         store: MemoryStore | str | os.PathLike[str] | None = None,
-        policy: str = "solar",
-        capacity: int | None = 50,
+        policy: str | None = None,
+        capacity: int | None = DEFAULT_CAPACITY,
         embedder: object = None,
         seed: int | None = None,
         **fields: Any,
@@ -176,8 +181,9 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     # -- sessions -----------------------------------------------------------------------------
     def memory_for(self, session_id: str | None = None) -> SolarMemory:
         """The memory of ``session_id`` (created empty on first use, or reopened from the
-        store), or the one ``memory=``."""
-        return self._memory(self._session(session_id))
+        store), or the one ``memory=``. Without ``session_id``: the block's own unnamed memory,
+        for a block used without ``Memory`` (which always passes its ``session_id``)."""
+        return self._memory(self._named(session_id, "memory_for('alice')", own_state=False))
 
     def _memory(self, session: str) -> SolarMemory:
         if session or self._shared is not None:
@@ -203,7 +209,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     def forget(self, session_id: str | None = None) -> None:
         """Drop a session's memory (with one shared ``memory=``: empty it; with a store: delete
         its rows from the database)."""
-        key = self._session(session_id)
+        key = self._named(session_id, "forget('alice')", own_state=False)
         with self._lock:
             self._drop(key)
             self._forgotten.add(key)
@@ -287,6 +293,30 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         if session_id is None or session_id == "":
             return ""
         return self._memories.check(session_id)
+
+    def _named(self, session_id: object, call: str, *, own_state: bool = True) -> str:
+        """``session_id`` as a key, for a method users call (``call``: how, with a session).
+
+        A block inside ``Memory`` always gets a ``session_id``; its unnamed memory serves only a
+        block used on its own. So a call without one, on a block that has served sessions but
+        has no unnamed memory (``own_state=False``: none exists; ``own_state=True``: none this
+        process read from, so there is nothing of it to rate or report), forgot the session:
+        the error names the fix rather than rating nothing or forgetting the wrong memory."""
+        key = self._session(session_id)
+        if key:
+            return key
+        with self._lock:
+            named = any(self._owners)  # a session read in this process ("" is falsy)
+            unnamed = "" in self._owners
+        if own_state:
+            forgot = not unnamed and (named or bool(self.sessions))
+        else:
+            forgot = self._existing("") is None and (named or bool(self.sessions))
+        if forgot:
+            raise ValueError(
+                f"this block keeps one memory per Memory session: pass session_id=, e.g. {call}"
+            )
+        return key
 
     # -- BaseMemoryBlock ----------------------------------------------------------------------
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
@@ -403,12 +433,16 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         self, *, like: bool | None = None, score: float | None = None, session_id: str | None = None
     ) -> None:
         """Rate the experiences recalled for the session's latest user message: ``like`` or
-        ``score`` in [0, 1] (Thompson eviction: ``alpha += 1`` on a like, ``beta += 1`` on a
-        dislike), so experiences that help outlive those that do not. When the prompt showed
-        none, there is nothing to credit and nothing happens. A session without a memory (never
-        read, or forgotten) is refused with a ``ValueError``: feedback never creates one."""
+        ``score`` in [0, 1]. They are credited as the memory's policy does it (the default
+        ``solar-adaptive``: a dislike takes from the best of them the value it earned for this
+        message; the paper's ``solar``: Thompson posteriors, ``alpha += 1`` on a like,
+        ``beta += 1`` on a dislike), so experiences that help outlive those that do not. When
+        the prompt showed none, there is nothing to credit and nothing happens. A session
+        without a memory (never read, or forgotten) is refused with a ``ValueError``: feedback
+        never creates one; so is a call without ``session_id`` on a block that serves
+        ``Memory`` sessions (the error names the fix)."""
         check_feedback(like, score)  # bad input fails even when there is nothing to credit
-        key = self._session(session_id)
+        key = self._named(session_id, "feedback(like=True, session_id='alice')")
         memory = self._current(key)
         if memory is None:
             raise ValueError(
@@ -427,7 +461,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     def recalled(self, session_id: str | None = None) -> Hits:
         """What the prompt showed of the session's latest recall, best first (nothing once the
         session is forgotten)."""
-        key = self._session(session_id)
+        key = self._named(session_id, "recalled('alice')")
         if self._current(key) is None:
             return Hits([], None)
         with self._lock:
@@ -441,7 +475,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     def last_decision(self, session_id: str | None = None) -> Decision | None:
         """Why the session's last offered turn was (or was not) stored (``None`` once the
         session is forgotten)."""
-        key = self._session(session_id)
+        key = self._named(session_id, "last_decision('alice')")
         if self._current(key) is None:
             return None
         with self._lock:

@@ -1,10 +1,52 @@
-"""Reading LlamaIndex chat histories: whose turn it is, and which turns are finished."""
+"""Reading LlamaIndex chat histories: the messages users put, whose turn it is, and which turns
+are finished."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole, ToolCallBlock
+
+#: what the chat memory's ``put``/``set`` take: a ``ChatMessage``, or its fields as a mapping
+MessageLike = ChatMessage | Mapping[str, Any]
+
+
+def as_message(message: object) -> ChatMessage:
+    """``message`` as a ``ChatMessage``: a mapping of its fields (``{"role": "user", "content":
+    "hi"}``, as chat APIs write messages) is validated into one, so the chat store never holds a
+    dict that would break every later read (``ChatMemoryBuffer`` stores it as given, and its
+    ``get`` then fails); anything else is refused.
+
+    >>> as_message({"role": "user", "content": "hi"}).content
+    'hi'
+    >>> as_message("hi")
+    Traceback (most recent call last):
+    ...
+    TypeError: a chat message must be a ChatMessage(role=..., content=...) or a mapping ... str
+    """
+    if isinstance(message, ChatMessage):
+        return message
+    if isinstance(message, Mapping):
+        return ChatMessage.model_validate(dict(message))  # a bad role/field: ValidationError
+    raise TypeError(
+        "a chat message must be a ChatMessage(role=..., content=...) or a mapping of its fields "
+        f"such as {{'role': 'user', 'content': 'hi'}}, got {type(message).__name__}"
+    )
+
+
+def as_messages(messages: Iterable[object]) -> list[ChatMessage]:
+    """Every message of a history, checked before any is used (a bad one changes nothing).
+
+    >>> [m.role.value for m in as_messages([{"role": "user", "content": "hi"},
+    ...                                     ChatMessage(role="assistant", content="hello")])]
+    ['user', 'assistant']
+    """
+    if isinstance(messages, str | bytes | Mapping | ChatMessage):
+        raise TypeError(
+            f"messages must be a list of chat messages, got one {type(messages).__name__}"
+        )
+    return [as_message(message) for message in messages]
 
 
 def text_of(message: ChatMessage) -> str:

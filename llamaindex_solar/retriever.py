@@ -13,6 +13,7 @@ from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, Query
 from solar_core import Decision, Hit, Hits, SolarMemory
 from solar_core.adapter_params import check_not_both
 from solar_core.batch import offer_batch
+from solar_core.persistence import DEFAULT_CAPACITY
 from solar_core.shown import RETRIEVAL_ID, retrieval_of
 
 from ._params import SolarParams
@@ -44,9 +45,9 @@ class SolarRetriever(BaseRetriever):
         >>> (result,) = retriever.retrieve("what to do on HTTP 429")
         >>> result.node.get_content()
         'retry HTTP 429 with exponential backoff'
-        >>> retriever.feedback(like=True)
-        >>> retriever.memory.get(result.node.id_).policy["alpha"]  # prior 2 + retrieved + like
-        4.0
+        >>> retriever.feedback(like=True)  # the 429 item helped: the policy learns from it
+        >>> retriever.memory.policy, retriever.memory.stats()["feedbacks"]
+        ('solar-adaptive', 1)
     """
 
     def __init__(
@@ -55,8 +56,8 @@ class SolarRetriever(BaseRetriever):
         *,
         similarity_top_k: int = 4,
         record: bool = True,
-        policy: str = "solar",
-        capacity: int | None = 50,
+        policy: str | None = None,
+        capacity: int | None = DEFAULT_CAPACITY,
         embedder: object = None,
         seed: int | None = None,
         callback_manager: CallbackManager | None = None,
@@ -104,7 +105,10 @@ class SolarRetriever(BaseRetriever):
         """Rate a retrieval: ``like=True/False`` or ``score`` in [0, 1].
 
         By default the latest one; pass the ``nodes`` it returned to rate that one. Its items are
-        credited (Thompson eviction: ``alpha += 1`` on a like, ``beta += 1`` on a dislike).
+        credited as the memory's policy does it (the default ``solar-adaptive``: a dislike of the
+        latest retrieval takes from its best item the value it earned for that query; the
+        paper's ``solar``: Thompson posteriors, ``alpha += 1`` on a like, ``beta += 1`` on a
+        dislike, for any recent retrieval).
         """
         retrieval: Hits | int | None = self._last
         if nodes is not None:
@@ -123,7 +127,8 @@ class SolarRetriever(BaseRetriever):
     ) -> list[Decision]:
         """Offer each text as one step's experience; returns one ``Decision`` per text.
 
-        With a gated policy (``solar``, ``solar-a``) not every text is stored: ``d.admitted`` and
+        With a gating policy (the default ``solar-adaptive`` once the memory is full, ``solar``,
+        ``solar-a``) not every text is stored: ``d.admitted`` and
         ``d.item_id`` say which were. Everything is checked before anything is stored, and the
         texts are embedded in one batch; re-offering a stored id with the same text stores
         nothing. Metadata may not use the key ``retrieval_id``.

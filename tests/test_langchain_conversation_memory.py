@@ -19,7 +19,7 @@ from lc_fakes import PromptRecorder  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
 from langchain_solar import SolarConversationMemory  # noqa: E402
-from solar_core import SolarMemory  # noqa: E402
+from solar_core import DEFAULT_POLICY, SolarMemory  # noqa: E402
 
 # The classic chains and the window memory warn on construction (deprecated upstream): the point
 # of this adapter is to serve code that still uses them.
@@ -130,7 +130,8 @@ def test_return_messages_gives_recalled_turns_then_the_window_as_messages() -> N
 
 
 def test_feedback_moves_the_posteriors_of_the_recalled_turns() -> None:
-    memory = SolarConversationMemory(k=0, top_k=2, embedder="hash", seed=0)
+    # the paper's policy: its Thompson posteriors show the credit of every recalled turn
+    memory = SolarConversationMemory(k=0, top_k=2, policy="solar", embedder="hash", seed=0)
     for question, answer in TURNS:
         memory.save_context({"input": question}, {"output": answer})
     memory.load_memory_variables({"input": "my dog Rex and the beach"})
@@ -274,4 +275,4 @@ def test_configurable_and_copied_adapters_keep_their_memory() -> None:
     memory.save_context({"input": "q"}, {"output": "a"})
     copy = memory.model_copy(update={"k": 3})
     assert copy.memory is memory.memory and (copy.policy, copy.capacity) == ("lru", 4)
-    assert SolarConversationMemory(memory=None, embedder="hash").policy == "solar"
+    assert SolarConversationMemory(memory=None, embedder="hash").policy == DEFAULT_POLICY

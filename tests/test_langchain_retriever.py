@@ -50,16 +50,17 @@ def test_documents_carry_id_score_and_the_item_metadata() -> None:
 def test_every_call_is_a_retrieval_event_unless_record_is_off() -> None:
     r = retriever(k=1)
     r.invoke("HTTP 429")
-    assert r.memory.get("a").policy["alpha"] == 3.0  # prior 2 + retrieved
+    assert r.memory.stats()["retrievals"] == 1
     looker = SolarRetriever(memory=r.memory, k=1, record=False)
     docs = looker.invoke("HTTP 429")
-    assert r.memory.get("a").policy["alpha"] == 3.0 and "retrieval_id" not in docs[0].metadata
+    assert r.memory.stats()["retrievals"] == 1 and "retrieval_id" not in docs[0].metadata
     with pytest.raises(ValueError, match="nothing to rate"):
         looker.feedback(like=True)
 
 
 def test_feedback_rates_the_latest_or_the_given_retrieval() -> None:
-    r = retriever(k=1)
+    # the paper's policy: its Thompson posteriors show which retrieval's items were credited
+    r = retriever(k=1, policy="solar")
     first = r.invoke("HTTP 429")
     r.invoke("flaky tests and the numpy seed")
     r.feedback(like=False)  # the latest: the seed item
@@ -170,7 +171,7 @@ def test_it_serves_an_lcel_rag_chain() -> None:
     assert answer == "Back off and retry."
     assert TEXTS[0] in recorder.text()
     r.feedback(like=True)
-    assert r.memory.get("a").policy["alpha"] == 4.0
+    assert r.memory.stats()["feedbacks"] == 1
 
 
 def test_threads_share_a_retriever_safely() -> None:

@@ -117,7 +117,8 @@ async def test_sessions_never_see_each_others_memories() -> None:
 
 
 async def test_feedback_moves_the_posteriors_of_the_recalled_turns() -> None:
-    memory = small_memory(top_k=2)
+    # the paper's policy: its Thompson posteriors show the credit of every recalled turn
+    memory = small_memory(top_k=2, policy="solar")
     await converse(
         memory,
         [
@@ -222,7 +223,9 @@ def chat_through(memory: SolarChatMemory, turns: list[tuple[str, str]]) -> None:
 
 
 def test_only_what_the_prompt_shows_is_credited_and_rated() -> None:
-    memory = small_memory(top_k=3)  # three hits would not fit in the 32-token recall share
+    # three hits would not fit in the 32-token recall share; the paper's policy: its Thompson
+    # posteriors show which items were credited
+    memory = small_memory(top_k=3, policy="solar")
     chat_through(memory, [("the dog Rex likes beach walks", "noted"), *FILLER])
     memory.put(ChatMessage(role="user", content="which walks does the dog Rex like?"))
     system = memory.get()[0].content or ""

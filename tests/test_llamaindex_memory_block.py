@@ -79,7 +79,8 @@ async def test_sessions_never_see_each_others_memories() -> None:
 
 
 async def test_feedback_moves_the_posteriors_of_the_recalled_turns() -> None:
-    block = SolarMemoryBlock(embedder="hash", top_k=1, seed=0)
+    # the paper's policy: its Thompson posteriors show the credit of the recalled turn
+    block = SolarMemoryBlock(embedder="hash", top_k=1, seed=0, policy="solar")
     memory = memory_with(block, "s1")
     turns = [("remember: my dog is called Rex", "Noted."), *FILLER]
     await converse(memory, [*turns, ("what is my dog called?", "Rex.")])
@@ -102,7 +103,8 @@ async def test_flushed_messages_are_offered_once() -> None:
 
 
 def test_atruncate_drops_the_least_similar_and_only_the_shown_are_credited() -> None:
-    block = SolarMemoryBlock(embedder="hash", top_k=2)
+    # the paper's policy: its Thompson posteriors show which items were credited
+    block = SolarMemoryBlock(embedder="hash", top_k=2, policy="solar")
     solar = block.memory_for("s")
     best = solar.add("Human: the dog Rex likes beach walks\nAI: noted").item_id
     other = solar.add("Human: my cat sleeps all day long\nAI: cats do").item_id

@@ -39,11 +39,12 @@ def test_nodes_carry_id_score_and_metadata_hidden_from_the_llm() -> None:
     assert top.id_ == "a" and top.metadata["topic"] == 0
     assert isinstance(top.metadata["retrieval_id"], int)
     assert "retrieval_id" not in top.get_content(metadata_mode=MetadataMode.LLM)
-    assert r.memory.get("a").policy["alpha"] == 3.0  # a retrieval event: prior 2 + 1
+    assert r.memory.stats()["retrievals"] == 1  # a retrieval event
 
 
 def test_feedback_rates_the_latest_or_the_given_retrieval() -> None:
-    r = retriever(similarity_top_k=1)
+    # the paper's policy: its Thompson posteriors show which retrieval's items were credited
+    r = retriever(similarity_top_k=1, policy="solar")
     first = r.retrieve("HTTP 429")
     r.retrieve("flaky tests and the numpy seed")
     r.feedback(like=False)
@@ -66,7 +67,7 @@ def test_async_retrieve_and_precomputed_query_vectors() -> None:
 def test_record_false_only_looks() -> None:
     r = retriever(similarity_top_k=1, record=False)
     r.retrieve("HTTP 429")
-    assert r.memory.get("a").policy["alpha"] == 2.0
+    assert r.memory.stats()["retrievals"] == 0
     with pytest.raises(ValueError, match="nothing to rate"):
         r.feedback(like=True)
 
@@ -92,7 +93,7 @@ def test_it_serves_a_query_engine() -> None:
     response = engine.query("payments API: HTTP 429?")
     assert response.source_nodes[0].node.id_ == "a"
     r.feedback(like=True)
-    assert r.memory.get("a").policy["alpha"] == 4.0
+    assert r.memory.stats()["feedbacks"] == 1
 
 
 def test_llamaindex_embeddings_and_constructor_errors() -> None:

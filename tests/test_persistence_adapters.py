@@ -71,7 +71,7 @@ def test_middleware_store_keeps_users_apart_and_a_new_middleware_resumes_them(
     before = {user: contents(mw.memory_for(user)) for user in ("alice", "bob")}
     stats = {user: mw.memory_for(user).stats() for user in ("alice", "bob")}
     secret = next(i for i, (text, _) in before["alice"].items() if "is 1234" in text)
-    assert before["alice"][secret][1]["alpha"] == 4.0  # prior 2 + retrieved + liked
+    assert stats["alice"]["feedbacks"] == 1  # alice's like is recorded (and must persist)
     assert all("1234" not in text for text, _ in before["bob"].values())
     mw.close()
     with pytest.raises(PersistenceError, match="closed"):
@@ -117,7 +117,8 @@ async def test_async_agent_over_a_store_records_and_recalls(tmp_path: Path) -> N
 def test_an_invoke_before_a_restart_can_be_rated_after_it(tmp_path: Path) -> None:
     """A thumbs-up clicked after the server restarted still rates that very invoke."""
     path = tmp_path / "agent.db"
-    mw = user_middleware(path, feedback_tool=True)
+    # the paper's policy: its Thompson posteriors show the credit of the rated invoke's turn
+    mw = user_middleware(path, feedback_tool=True, policy="solar")
     agent = agent_for(mw, "Noted: Rex.", "Rex.", context_schema=UserContext)
     agent.invoke(ask("my dog is called Rex"), context=UserContext("alice"))
     out = agent.invoke(ask("what is my dog called?"), context=UserContext("alice"))
@@ -125,14 +126,14 @@ def test_an_invoke_before_a_restart_can_be_rated_after_it(tmp_path: Path) -> Non
     before = mw.memory_for("alice").get(hit.id).policy
     mw.close()
 
-    again = user_middleware(path)
+    again = user_middleware(path, policy="solar")
     with pytest.raises(ValueError, match="nothing to rate"):
         again.feedback(like=False, scope="alice")  # this process has recalled nothing yet
     again.feedback(like=False, scope="alice", retrieval=out["solar_retrieval"])
     after = again.memory_for("alice").get(hit.id).policy
     assert (after["alpha"], after["beta"]) == (before["alpha"], before["beta"] + 1)
     again.close()
-    third = user_middleware(path)
+    third = user_middleware(path, policy="solar")
     with pytest.raises(ValueError, match="already has feedback"):
         third.feedback(like=True, scope="alice", retrieval=out["solar_retrieval"])
     assert third.memory_for("alice").get(hit.id).policy == after
@@ -276,7 +277,8 @@ def test_retriever_and_conversation_memory_over_persistent_memories(tmp_path: Pa
     again = SolarRetriever(memory=store.scope(user="alice"), k=1)
     (same,) = again.invoke("what to do on HTTP 429")
     assert doc.id is not None and (same.id, same.page_content) == (doc.id, doc.page_content)
-    assert again.memory.get(doc.id).policy["alpha"] == 5.0  # 2 + retrieved + liked + retrieved
+    stats = again.memory.stats()  # retrieved, liked, retrieved after the restart
+    assert (stats["retrievals"], stats["feedbacks"]) == (2, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         fresh = SolarConversationMemory(memory=store.scope(session="c1"), k=1, top_k=1)
@@ -338,7 +340,7 @@ async def test_chat_memory_store_keeps_sessions_apart_across_instances(tmp_path:
     assert "- Human: my secret code is 1234\n  AI: Noted." in as_text(prompts[-1])
     later.feedback(like=True)
     (hit,) = later.recalled
-    assert later.memory.get(hit.id).policy["alpha"] == kept[hit.id][1]["alpha"] + 2
+    assert hit.id in kept and later.memory.stats()["feedbacks"] == 1
     again_bob = chat_memory(path, "bob")
     assert all("1234" not in text for text, _ in contents(again_bob.memory).values())
     later.close()
@@ -406,7 +408,7 @@ async def test_memory_block_store_across_instances_and_sessions(tmp_path: Path) 
     assert "Tom" not in last
     again.feedback(like=True, session_id="s1")
     (hit,) = again.recalled("s1")
-    assert again.memory_for("s1").get(hit.id).policy["alpha"] == 4.0  # 2 + retrieved + liked
+    assert hit.id in kept["s1"] and again.memory_for("s1").stats()["feedbacks"] == 1
     with pytest.raises(ValueError, match="control character"):
         again.memory_for("s\x00")
     with pytest.raises(ValueError, match="control character"):
