@@ -55,9 +55,19 @@ class EmbeddingCache:
             with np.load(self.path) as npz:
                 self._store = dict(zip(npz["keys"].tolist(), npz["vectors"], strict=True))
 
-    def vectors(self, texts: Sequence[str]) -> dict[str, F32]:
-        """A vector for every text (from disk when known)."""
-        missing = list(dict.fromkeys(t for t in texts if _key(t) not in self._store))
+    def missing(self, texts: Sequence[str]) -> list[str]:
+        """The distinct texts that :meth:`vectors` would have to embed, in first-seen order."""
+        return list(dict.fromkeys(t for t in texts if _key(t) not in self._store))
+
+    def vectors(
+        self, texts: Sequence[str], progress: Callable[[int], None] | None = None
+    ) -> dict[str, F32]:
+        """A vector for every text (from disk when known).
+
+        ``progress(n)`` is called after each batch with the number of texts it embedded: a first
+        run on real data embeds thousands of texts with a model, for most of a minute.
+        """
+        missing = self.missing(texts)
         if missing:
             embedder = self.make_embedder()
             for start in range(0, len(missing), BATCH):
@@ -65,6 +75,8 @@ class EmbeddingCache:
                 rows = np.asarray(embedder.embed(batch), dtype=np.float32)
                 for text, row in zip(batch, rows, strict=True):
                     self._store[_key(text)] = row
+                if progress is not None:
+                    progress(len(batch))
             self.embedded += len(missing)
             self._save()
         return {t: self._store[_key(t)] for t in texts}

@@ -1,8 +1,8 @@
-"""Seeded synthetic workloads of the SOLAR paper (PROTOCOLS.md §2).
+"""Seeded synthetic workloads of the SOLAR paper: cycling, working set, drift, retrieval noise.
 
 Every generator draws from one ``numpy.random.default_rng(seed)`` in the same order as the paper's
-reference implementation, so a generated workload equals the reference's own files for that seed
-(``tests/test_bench_generators.py`` checks it against ``shared/data/solar_synthetic``).
+reference implementation, so a generated workload equals the reference's own pre-generated files
+for that seed (``tests/test_bench_replay.py`` checks it when a copy of those files is at hand).
 
 Geometry: topic centres are random unit vectors, rejection-sampled so that every pair has cosine
 ``< 1 - min_sep``; an item is ``normalise(centre + N(0, std^2 I))``, a query

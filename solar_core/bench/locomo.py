@@ -1,4 +1,4 @@
-"""The LoCoMo offline protocol (PROTOCOLS.md §3): experience memory measured on retrieval.
+"""The LoCoMo offline protocol: experience memory measured on retrieval, with no LLM.
 
 No LLM runs offline, so a step's quality is the *soft hit*: the share of the question's evidence
 turns covered by the evidence of the retrieved experiences. Per conversation and seed the QA are

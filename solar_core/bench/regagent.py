@@ -1,7 +1,7 @@
 """RegAgent: the experience-following study's synthetic agent, rebuilt from its description.
 
-The study (``shared/seeds/001_*``, arXiv:2505.16067) does not publish RegAgent's code. This is our
-reconstruction; every choice the description leaves open is stated here.
+The study (arXiv:2505.16067) does not publish RegAgent's code. This is our reconstruction; every
+choice the description leaves open is stated here.
 
 - **Task.** A hidden ``w`` in R^6 (standard normal, one per seed). An input ``x`` comes from one
   of three Gaussians with means -0.5, 0 and +0.5 in every coordinate and unit variance (the

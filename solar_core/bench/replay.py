@@ -1,4 +1,4 @@
-"""Read the reference implementation's pre-generated workloads (``shared/data/solar_synthetic``).
+"""Read the reference implementation's pre-generated workloads (its ``solar_synthetic`` folder).
 
 Layout, per ``<experiment>/<tag>/seed<s>/``: ``items.jsonl`` ``{id, topic_id, created_at}``,
 ``queries.jsonl`` ``{id, topic_id, timestep, relevant_item_ids}``, ``stream.jsonl``

@@ -18,7 +18,7 @@ NO_ITEM = -1  # a stream slot with no new item (the scored phase of the noise wo
 class Workload:
     """Items, per-step queries and the item offered at each step, as index arrays.
 
-    One step ``t`` (PROTOCOLS.md §1): retrieve top-k for ``queries[t]``, score the hit against
+    One step ``t`` of the paper's protocol: retrieve top-k for ``queries[t]``, score the hit against
     ``relevant[t]``, then offer item ``stream[t]`` (``NO_ITEM``: none). ``prefill`` items are
     offered before step 0, unscored; the first ``warmup`` steps run but are not scored.
 
