@@ -148,11 +148,11 @@ class SolarConversationMemory(SolarParams, BaseChatMemory):
     _last_decision: Decision | None = PrivateAttr(default=None)
     # Which turns of chat_memory SOLAR was offered: the first ``_offered`` messages of
     # ``_history`` are accounted for (each finished turn offered once, or counted as offered),
-    # the last of them being ``_anchor`` (its type and text), which finds the place again if
+    # the last two of them being ``_anchor`` (types and texts), which finds the place again if
     # the history was trimmed from the front or cleared meanwhile.
     _history: BaseChatMessageHistory | None = PrivateAttr(default=None)
     _offered: int = PrivateAttr(default=0)
-    _anchor: tuple[str, str] | None = PrivateAttr(default=None)
+    _anchor: tuple[tuple[str, str], ...] | None = PrivateAttr(default=None)
     _lock: _Lock = PrivateAttr(default_factory=_Lock)  # one offer of a turn at a time
 
     def __init__(self, **data: Any) -> None:
@@ -215,8 +215,16 @@ class SolarConversationMemory(SolarParams, BaseChatMemory):
         after any finished turns added there since the last offer.
 
         An offer that fails (say the embedding service is down) raises; the turn stays in
-        ``chat_memory`` and is offered again with the next input or turn."""
+        ``chat_memory`` and is offered again with the next input or turn. A turn the memory
+        refuses for what it is (a NUL character with a database behind it) stays in the window
+        and is skipped with a warning, so it never blocks the turns after it; one that is not
+        valid Unicode raises here and adds nothing."""
         human, ai = self._input_output(inputs, outputs)  # checked first: a bad turn adds nothing
+        text = self._text(human, ai)
+        try:
+            text.encode("utf-8")  # a lone surrogate: no memory (and no file) can hold the turn
+        except UnicodeEncodeError as err:
+            raise ValueError(f"the turn is not valid Unicode ({err.reason})") from None
         with self._lock:
             self._follow_history()  # a replaced chat_memory is adopted before this turn joins it
             self.chat_memory.add_messages([HumanMessage(content=human), AIMessage(content=ai)])
@@ -253,7 +261,7 @@ class SolarConversationMemory(SolarParams, BaseChatMemory):
     def _account(self, messages: Sequence[BaseMessage], offered: int) -> None:
         """The first ``offered`` of ``messages`` are accounted for."""
         self._offered = offered
-        self._anchor = _mark(messages[offered - 1]) if offered > 0 else None
+        self._anchor = _tail(messages, offered) if offered > 0 else None
 
     def _unaccounted(self, messages: Sequence[BaseMessage]) -> int:
         """Where the messages not accounted for yet begin. Usually the history was only
@@ -263,11 +271,13 @@ class SolarConversationMemory(SolarParams, BaseChatMemory):
         offered = self._offered
         if offered == 0 or self._anchor is None:
             return 0
-        if offered <= len(messages) and _mark(messages[offered - 1]) == self._anchor:
+        # The last two messages (a turn), not one: after a trim from the front, a repeated reply
+        # ("OK.") alone would often match at the old place and skip the turns before it.
+        if offered <= len(messages) and _tail(messages, offered) == self._anchor:
             return offered
-        for i in range(min(offered, len(messages)) - 1, -1, -1):
-            if _mark(messages[i]) == self._anchor:
-                return i + 1
+        for end in range(min(offered, len(messages)), 0, -1):
+            if _tail(messages, end) == self._anchor:
+                return end
         return 0
 
     def _follow_history(self) -> None:
@@ -283,9 +293,15 @@ class SolarConversationMemory(SolarParams, BaseChatMemory):
         turns, end = _finished_turns(messages, self._unaccounted(messages))
         for after, human, ai in turns:
             text = self._text(human, ai)
-            self._last_decision = self.memory.add(
-                text, metadata=turn_metadata(human, ai), item_id=turn_id(text)
-            )
+            try:
+                self._last_decision = self.memory.add(
+                    text, metadata=turn_metadata(human, ai), item_id=turn_id(text)
+                )
+            except ValueError as err:
+                # The memory refuses this turn for what it is (a NUL a database cannot hold, a
+                # text that is not valid Unicode): it would refuse it at every retry and block
+                # every later turn. It stays in the window; the memory never gets it.
+                warnings.warn(f"a turn the memory cannot store was skipped: {err}", stacklevel=3)
             self._account(messages, after)
         self._account(messages, end)
 
@@ -379,6 +395,11 @@ class SolarConversationMemory(SolarParams, BaseChatMemory):
                 steps[hit.id] = 0
             shown.append(hit)
         return sorted(shown, key=lambda hit: steps[hit.id])
+
+
+def _tail(messages: Sequence[BaseMessage], end: int) -> tuple[tuple[str, str], ...]:
+    """The marks of the (up to) two messages before ``end``: where the accounted part ends."""
+    return tuple(_mark(m) for m in messages[max(0, end - 2) : end])
 
 
 def _mark(message: BaseMessage) -> tuple[str, str]:

@@ -57,7 +57,7 @@ _MODULES = {
 _DISTRIBUTIONS = {"llama_index": "llama-index-core"}
 
 
-def __getattr__(name: str) -> Any:
+def _load(name: str) -> Any:
     """Import the adapter ``name`` on first access (PEP 562); later lookups find it directly."""
     module = _MODULES.get(name)
     if module is None:
@@ -74,6 +74,10 @@ def __getattr__(name: str) -> Any:
         ) from exc
     globals()[name] = value
     return value
+
+
+if not TYPE_CHECKING:  # type checkers see the real imports above, so a misspelt name stays an error
+    __getattr__ = _load
 
 
 def __dir__() -> list[str]:

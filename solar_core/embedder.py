@@ -109,12 +109,13 @@ class FrameworkEmbedder:
     def dim(self) -> int:
         return self._dim
 
+    # No reshape: a model that returns the wrong shape is reported by the memory's own check,
+    # with the shape it really returned.
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return np.asarray(self._documents(list(texts)), dtype=np.float32).reshape(-1, self._dim)
+        return np.asarray(self._documents(list(texts)), dtype=np.float32)
 
     def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        rows = [self._query(t) for t in texts]
-        return np.asarray(rows, dtype=np.float32).reshape(-1, self._dim)
+        return np.asarray([self._query(t) for t in texts], dtype=np.float32)
 
     def __repr__(self) -> str:
         return f"FrameworkEmbedder({type(self.model).__name__}, dim={self._dim})"

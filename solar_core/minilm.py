@@ -121,17 +121,31 @@ class MiniLMEmbedder:
 
     @staticmethod
     def _windows(model: Any, text: str) -> list[str]:
-        """``text`` cut into pieces the model reads whole (``[text]`` when it fits)."""
+        """``text`` cut into pieces the model reads whole (``[text]`` when it fits), at word
+        starts: each piece is a slice of ``text`` that tokenises to at most the model's window."""
         limit = int(model.max_seq_length) - 2  # [CLS] and [SEP] take two of the positions
-        if len(text) <= limit:  # a word piece covers at least one character: it fits
+        # A word piece covers at least one byte of UTF-8 (Hangul syllables split into two or
+        # three jamo pieces, but each syllable is three bytes): fewer bytes than the window fit.
+        if len(text.encode("utf-8", "surrogatepass")) <= limit:
             return [text]
         tokenizer = model.tokenizer
-        ids = tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"]
+        encoding = tokenizer(
+            text, add_special_tokens=False, return_offsets_mapping=True, verbose=False
+        )
+        ids, offsets = encoding["input_ids"], encoding["offset_mapping"]
         if len(ids) <= limit:
             return [text]
-        # Decoding word pieces gives text that re-tokenises to the same pieces (the model is
-        # uncased), so each window is exactly what the model will read.
-        return [tokenizer.decode(ids[i : i + limit]) for i in range(0, len(ids), limit)]
+        pieces = tokenizer.convert_ids_to_tokens(ids)
+        windows, start = [], 0
+        while start < len(ids):
+            end = min(start + limit, len(ids))
+            # Back off to the start of a word ("##" continues one), unless a single "word" is
+            # longer than half a window: then it is cut like any run of pieces.
+            while end < len(ids) and pieces[end].startswith("##") and end > start + limit // 2:
+                end -= 1
+            windows.append(text[offsets[start][0] : offsets[end - 1][1]])
+            start = end
+        return windows
 
     def __getstate__(self) -> dict[str, Any]:
         # The model reloads lazily; a pickled memory must not carry 90 MB of weights or a lock.

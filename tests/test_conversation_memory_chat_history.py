@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 import pickle
 import warnings
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -265,3 +266,53 @@ def test_chat_memory_is_the_window_memorys_and_each_turn_is_offered_once(
         if (history_now[i].type, history_now[i + 1].type) == ("human", "ai")
     ]
     assert ours.memory.stats()["steps"] == len(finished)
+
+
+def test_a_turn_the_memory_refuses_never_blocks_the_turns_after_it(tmp_path: Path) -> None:
+    """A NUL in a turn cannot be persisted: it used to stay first in line and make every later
+    load and save raise, so no later turn ever reached the memory. Now it is skipped (with a
+    warning) and stays in the window; a lone surrogate is refused before anything changes."""
+    with MemoryStore(tmp_path / "m.db", policy="fifo", embedder="hash") as store:
+        memory = SolarConversationMemory(k=2, memory=store.scope(user="alice"))
+        memory.save_context({"input": "hello"}, {"output": "hi"})
+        with pytest.warns(UserWarning, match="cannot store was skipped"):
+            memory.save_context({"input": "a\x00b"}, {"output": "?"})
+        memory.save_context({"input": "my cat is Tom"}, {"output": "Nice."})
+        memory.load_memory_variables({"input": "what is my cat called?"})
+        texts = [item.text for item in memory.memory.items()]
+        assert texts == ["Human: hello\nAI: hi", "Human: my cat is Tom\nAI: Nice."]
+        assert "a\x00b" in memory.buffer_as_str  # still in the conversation window
+        before = list(memory.chat_memory.messages)
+        with pytest.raises(ValueError, match="not valid Unicode"):
+            memory.save_context({"input": "caf\udce9"}, {"output": "?"})
+        assert memory.chat_memory.messages == before
+
+
+class _LastSix(InMemoryChatMessageHistory):
+    """A history that keeps only its last 6 messages (a capped list, as some stores do)."""
+
+    def add_messages(self, messages: Sequence[BaseMessage]) -> None:
+        self.messages = (list(self.messages) + list(messages))[-6:]
+
+
+def test_a_history_trimmed_from_the_front_with_repeated_replies_loses_no_turn() -> None:
+    """With the same reply ("OK.") after every turn, a one-message anchor matched at its old
+    place once the front was trimmed, and the turns in between were never offered."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        history = _LastSix()
+    memory = SolarConversationMemory(
+        chat_memory=history, k=2, top_k=1, policy="fifo", embedder="hash", seed=0
+    )
+    turns = [
+        ("my dog is Rex", "OK."),
+        ("I live in Lisbon", "OK."),
+        ("my car is blue", "OK."),
+        ("my cat is Tom", "OK."),
+        ("I like tea", "Noted!"),
+        ("I work at ACME", "OK."),
+    ]
+    for human, ai in turns:
+        memory.load_memory_variables({"input": human})
+        memory.save_context({"input": human}, {"output": ai})
+    assert [item.metadata["human"] for item in memory.memory.items()] == [h for h, _ in turns]

@@ -175,3 +175,20 @@ def test_minilm_reads_the_end_of_a_text_longer_than_its_window(minilm: MiniLMEmb
         memory.add(text)
     hits = memory.retrieve("what is the office wifi password?", k=1, record=False)
     assert hits[0].text == LONG_TURN
+
+
+@pytest.mark.minilm
+def test_minilm_windows_count_word_pieces_not_characters(minilm: MiniLMEmbedder) -> None:
+    """A Hangul syllable is one character but two or three word pieces: a 150-character Korean
+    text overflows the window, and its end must still count (it used to be cut silently)."""
+    head = "한국어를 공부하는 학생입니다 " * 8
+    a = head + "제 사물함 비밀번호는 일이삼사입니다"
+    b = head + "저는 부산에서 태어났고 고양이를 좋아해요"
+    model = minilm._load()
+    windows = MiniLMEmbedder._windows(model, a)
+    assert len(a) < 256 and len(windows) == 2
+    tokenize = model.tokenizer
+    pieces = [tokenize(w, add_special_tokens=False)["input_ids"] for w in windows]
+    assert [i for p in pieces for i in p] == tokenize(a, add_special_tokens=False)["input_ids"]
+    va, vb = minilm.embed([a, b])
+    assert float(va @ vb) < 0.99

@@ -457,3 +457,23 @@ def test_an_adapter_with_no_policy_or_capacity_reopens_each_scope_with_its_own(
         assert (bob.policy, bob.capacity) == ("solar-adaptive", 50)
     finally:
         middleware.close()
+
+
+def test_an_int_retrieval_id_kept_before_a_merge_rates_its_own_retrieval(db_url: str) -> None:
+    """A kept retrieval is renumbered when another store created the scope first; the int the
+    caller kept used to name the other store's retrieval of that number, and rated it."""
+    settings: dict[str, Any] = dict(policy="solar", capacity=3, embedder="hash", seed=0)
+    a_store, b_store = MemoryStore(db_url, **settings), MemoryStore(db_url, **settings)
+    try:
+        a, b = a_store.scope(user="u"), b_store.scope(user="u")
+        kept = a.retrieve("what is my plan?").retrieval_id  # the scope is not stored yet
+        b.add("I am on the Team plan")
+        theirs = b.retrieve("plan")
+        assert kept == theirs.retrieval_id == 1
+        a.feedback(like=False, retrieval=kept)
+        assert a.get("m1").policy == {"alpha": 3.0, "beta": 1.0, "mean": 0.75}  # untouched
+        b.feedback(like=True, retrieval=theirs)  # still unrated: B may rate it
+        assert b.get("m1").policy["alpha"] == 4.0
+    finally:
+        a_store.close()
+        b_store.close()

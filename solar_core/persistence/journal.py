@@ -183,6 +183,9 @@ class Journal:
         self._kept_steps: deque[_Kept] = deque(maxlen=_MERGE_AT_MOST)
         self._kept: tuple[int, bytes, list[_Kept]] | None = None
         self._to_merge: list[_Kept] = []  # kept steps to log on top of the stored scope
+        # A kept retrieval's id as the caller got it -> the id it was logged under by a merge:
+        # an int held from before would otherwise rate another process's retrieval of that id.
+        self._renamed: dict[int, int] = {}
         # undone if the open write transaction rolls back: a creation, a merge
         self._creation: tuple[int, bytes | None, list[_Kept]] | None = None
         self._merging: list[_Kept] | None = None
@@ -465,7 +468,10 @@ class Journal:
         args: dict[str, Any] = {"rw": reward, "ql": quality}
 
         def apply() -> None:
-            key, found = memory._resolve_retrieval(retrieval)
+            wanted = retrieval  # translated here: the step's catch-up may have just merged it
+            if type(wanted) is int and wanted in self._renamed:
+                wanted = self._renamed[wanted]
+            key, found = memory._resolve_retrieval(wanted)
             args["r"] = key  # "the latest" as it was, not as a replay would find it
             memory._feedback(reward, quality, found)
 
@@ -652,6 +658,8 @@ class Journal:
             self.seq = seq
             if isinstance(result, Hits):
                 renumbered[step.retrieval_id] = result.retrieval_id
+                if step.retrieval_id is not None and result.retrieval_id is not None:
+                    self._renamed[step.retrieval_id] = result.retrieval_id
                 if step.hits is not None:
                     step.hits.retrieval_id = result.retrieval_id
 

@@ -187,7 +187,15 @@ class MemoryStore:
         self.dim = dim
         self._deletion_settings: dict[str, Any] | None = None  # the probe's, below
         # One probe memory checks every setting now and resolves the embedder to share.
-        probe = self._memory(self._new_config(seed=0), embedder, dim)
+        try:
+            probe = self._memory(self._new_config(seed=0), embedder, dim)
+        except TypeError as err:
+            if policy is None and memory_params:  # parameters of the earlier default, say
+                raise TypeError(
+                    f"{err}. These parameters are checked against the policy new scopes get "
+                    f"({DEFAULT_POLICY!r}): pass the policy they are for, e.g. policy='solar'"
+                ) from err
+            raise
         self.embedder, self.dim = probe.embedder, probe.dim
         self._deletion_settings = _deletion_settings(probe._deletion)
         # Every scope will be snapshotted: find out now if something in it cannot be (a policy
