@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Ablation of solar-adaptive (issue 6): the full preset and one variant per mechanism switched off,
+# Ablation of solar-adaptive: the full preset and one variant per mechanism switched off,
 # with the four policies it must match (fifo, lfu, solar, solar-a), on every workload of the bars.
 # Writes docs/results/ablation-<workload>.{jsonl,txt}; benchmarks/ablation_table.py summarises.
 #
@@ -26,9 +26,9 @@ start=$SECONDS
 "$BENCH" locomo --data "$LOCOMO" --policies "$POLICIES" --format json \
   --out docs/results/ablation-locomo.jsonl 2>/dev/null > docs/results/ablation-locomo.txt
 echo "locomo: $((SECONDS - start)) s" >&2
-# Issue 6's bars on the main results (make bench) and on the 30-seed LoCoMo run when present.
+# The default policy's bars on the main results (make bench) and on the 30-seed LoCoMo run when present.
 PY=${PY:-.venv/bin/python}
-"$PY" benchmarks/issue6_bars.py --misses
+"$PY" benchmarks/policy_bars.py --misses
 if [ -f docs/results/locomo-30seeds.jsonl ]; then
-  "$PY" benchmarks/issue6_bars.py --locomo docs/results/locomo-30seeds.jsonl --misses
+  "$PY" benchmarks/policy_bars.py --locomo docs/results/locomo-30seeds.jsonl --misses
 fi

@@ -1,4 +1,4 @@
-"""Summarise the solar-adaptive ablation (benchmarks/ablation.sh) and check issue 6's bars.
+"""Summarise the solar-adaptive ablation (benchmarks/ablation.sh); check the default's bars.
 
 For every workload group: the mean hit rate (LoCoMo: mean soft hit) over its settings, and how
 many settings fall more than 0.01 below the best of fifo, lfu, solar and solar-a (the bar).

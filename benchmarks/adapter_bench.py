@@ -17,8 +17,9 @@ is one chain turn:
 
 Every memory shows at most ``B`` turns per prompt (B in 4, 8, 16): the window memory the last
 ``B``; ``SolarConversationMemory`` the last ``w = max(1, B // 4)`` plus the ``r = B - w`` most
-similar older turns its inner memory kept. The inner memory is ``solar`` (regret-gated admission,
-Thompson eviction), ``fifo`` (store all, evict the oldest) or ``unlimited`` (store all), at
+similar older turns its inner memory kept. The inner memory is ``solar-adaptive`` (the default),
+``solar`` (the paper's: regret-gated admission, Thompson eviction), ``fifo`` (store all, evict the
+oldest) or ``unlimited`` (store all), at
 capacities C in 20, 50, 100, which separates "recall helps" from "SOLAR's curation helps".
 MiniLM vectors come from the benchmark's on-disk cache, so each text is embedded once ever.
 
@@ -37,7 +38,8 @@ a recall (the adapter rates only what it showed; rating a prompt that showed non
 buffer's window holds about 4, 8 and 16 turns (mean tokens of a turn times n, plus a pending
 question, rounded up to 8).
 ``ChatMemoryBuffer(token_limit=T)`` is compared with ``SolarChatMemory(token_limit=T,
-recall_token_ratio=r, top_k=8)`` over inner ``solar``/``fifo`` (C in 50, 100) or ``unlimited``,
+recall_token_ratio=r, top_k=8)`` over inner ``solar-adaptive``/``solar``/``fifo`` (C in 50, 100)
+or ``unlimited``,
 r in 0.3, 0.5. The buffer, ``fifo`` and ``unlimited`` ignore feedback, so one run serves both
 settings. ``ChatMemoryBuffer.get`` re-tokenises every tail of the history while trimming it
 (quadratic in the history); the memories get an exact, fast stand-in for the tokenizer
@@ -95,7 +97,9 @@ _CANDIDATES = [
 DEFAULT_DATA = next((p for p in _CANDIDATES if p.exists()), _CANDIDATES[0])
 BUDGETS = (4, 8, 16)
 CAPACITIES = (20, 50, 100)
-INNER_POLICIES = ("solar", "fifo", "unlimited")
+# the default (what a user gets with no policy argument), the paper's SOLAR, and the references
+INNER_POLICIES = ("solar-adaptive", "solar", "fifo", "unlimited")
+LEARNS_FROM_FEEDBACK = ("solar-adaptive", "solar")  # fifo and unlimited ignore ratings
 SETTINGS = ("feedback", "no feedback")
 MODEL_CACHE_NAME = "all-MiniLM-L6-v2"  # the name solar-bench uses: question vectors are shared
 _TURN_START = re.compile(r"\n(?=Human: )")  # LoCoMo questions/answers hold no newline
@@ -551,7 +555,7 @@ class LiSpec:
 
     @property
     def uses_feedback(self) -> bool:
-        return self.kind == "solar"  # fifo and unlimited ignore it; the buffer has none
+        return self.kind in LEARNS_FROM_FEEDBACK  # the buffer has no feedback at all
 
     def build(self, store: SimpleChatStore, table: TokenTable, embedder: object, seed: int) -> Any:
         counter = TailTokenCounter(store, table)

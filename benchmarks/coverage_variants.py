@@ -1,13 +1,13 @@
-"""Variants of ``solar-adaptive`` tried for LoCoMo at K = 10 (issue 6), on many seeds.
+"""Variants of ``solar-adaptive`` tried for LoCoMo at K = 10, on many seeds.
 
 Each variant is a ``CoverageEviction`` subclass plus a gate; none is in the library because none
-closed the K = 10 gap without losing elsewhere (``docs/BENCHMARKS.md``, issue 6). The runner is
+closed the K = 10 gap without losing elsewhere (``docs/BENCHMARKS.md``). The runner is
 the LoCoMo protocol of ``solar_core.bench.locomo`` (MiniLM vectors from the bench's disk cache),
 with the named variants added to the presets; two worker processes.
 
-    python benchmarks/issue6_variants.py --k 10,20,50,100 --seeds 100-119 \\
+    python benchmarks/coverage_variants.py --k 10,20,50,100 --seeds 100-119 \\
         --policies fifo,solar,solar-adaptive,discounted,utility-top [--data locomo.json]
-    python benchmarks/issue6_variants.py --popularity     # why nothing beats FIFO at K = 10
+    python benchmarks/coverage_variants.py --popularity     # why nothing beats FIFO at K = 10
 
 Variants:
 

@@ -1,5 +1,6 @@
 """The cycling workload's ceiling, attained: a memory that keeps its first K items and never
-changes, against ``(cycles - 1) / cycles * min(1, K / m)`` (issue 6; PROTOCOLS.md section 2).
+changes, against ``(cycles - 1) / cycles * min(1, K / m)`` (the cycling protocol runs ten laps
+over the m topics).
 
 Why it is a ceiling: every step is scored and a topic's query comes before its first item, so the
 first cycle cannot hit; an item enters right after its own topic's query, so a slot can serve at
