@@ -22,8 +22,9 @@ that takes ``memory=`` also accepts a persistent memory, e.g. ``store.scope(user
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from solar_core.lazy_import import lazy_attributes
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ imports on demand
     from .chat_memory import SolarChatMemory
@@ -57,23 +58,7 @@ _MODULES = {
 _DISTRIBUTIONS = {"llama_index": "llama-index-core"}
 
 
-def _load(name: str) -> Any:
-    """Import the adapter ``name`` on first access (PEP 562); later lookups find it directly."""
-    module = _MODULES.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    try:
-        value = getattr(importlib.import_module(f".{module}", __name__), name)
-    except ModuleNotFoundError as exc:
-        root = (exc.name or "").partition(".")[0]
-        if root not in _DISTRIBUTIONS:  # not the framework: a broken install, say so as is
-            raise
-        raise ModuleNotFoundError(
-            f"{name} needs {_DISTRIBUTIONS[root]}: pip install 'solar-memory[{EXTRA}]' ({exc})",
-            name=exc.name,
-        ) from exc
-    globals()[name] = value
-    return value
+_load = lazy_attributes(__name__, _MODULES, _DISTRIBUTIONS, EXTRA)
 
 
 if not TYPE_CHECKING:  # type checkers see the real imports above, so a misspelt name stays an error
