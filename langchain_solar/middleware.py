@@ -47,7 +47,8 @@ class SolarMemoryState(AgentState[Any]):
     solar_memories: NotRequired[str]
     """The recalled experiences, rendered for the system message ("" when none)."""
     solar_retrieval: NotRequired[int | None]
-    """The id of this invoke's retrieval, for feedback."""
+    """The id of this invoke's retrieval, for feedback: a :class:`~solar_core.types.RetrievalId`
+    (an ``int`` that remembers its scope's memory) until the state is serialised."""
     solar_scope: NotRequired[str]
     """Whose memory this invoke used."""
     solar_turns: NotRequired[list[str]]
@@ -309,7 +310,9 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         with self._lock:  # feedback() now rates this invoke's recall, never an older one
             self._last[scope] = (memory, hits)
         text = render(hits, self.header)
-        return {"solar_memories": text, "solar_retrieval": hits.retrieval_id, "solar_scope": scope}
+        # a RetrievalId: an int that remembers its memory, so feedback() for another scope
+        # refuses it (after a checkpoint round trip it is a plain int, taken as the scope's)
+        return {"solar_memories": text, "solar_retrieval": hits.handle, "solar_scope": scope}
 
     def wrap_model_call(
         self,
@@ -379,6 +382,13 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         experiences that help outlive those that do not. When runs of one scope may
         overlap, pass ``retrieval=result["solar_retrieval"]`` (from the invoke's output state) to
         rate that very invoke.
+
+        A retrieval id is a number per memory (every scope's count starts at 1), so it is
+        checked against ``scope``: the invoke's own ``result["solar_retrieval"]`` (a
+        :class:`~solar_core.types.RetrievalId`) remembers the memory that made it, and one from
+        another scope's run is refused with a ``ValueError``. A plain ``int`` (the id read back
+        from a serialised state or a checkpoint) cannot say whose it is: it is taken as
+        ``scope``'s retrieval, so pass the scope it was recalled for.
 
         A scope without a memory (never used, or forgotten) is refused with a ``ValueError``:
         feedback never creates a memory, nor rates a new one with a forgotten user's rating.

@@ -33,7 +33,10 @@ class SolarRetriever(SolarParams, BaseRetriever):
 
     Each ``Document`` carries the item's metadata plus ``id`` (the item id, also ``Document.id``),
     ``score`` (cosine similarity to the query) and ``retrieval_id`` (pass the documents back to
-    ``feedback`` to rate that very retrieval when several callers share the retriever).
+    ``feedback`` to rate that very retrieval when several callers share the retriever). The
+    ``retrieval_id`` is a :class:`~solar_core.types.RetrievalId`: an ``int`` that remembers its
+    memory, so another retriever's ``feedback`` refuses these documents instead of rating its
+    own retrieval of the same number (once serialised it is a plain int, and unchecked).
 
     ``k`` is a field and also an ``invoke`` argument: ``retriever.invoke(query, k=1)``.
     ``record=False`` makes calls look only (no learning, nothing to rate).
@@ -84,7 +87,7 @@ class SolarRetriever(SolarParams, BaseRetriever):
         hits = self.memory.retrieve(query, k=self.k if k is None else k, record=self.record)
         if hits.retrieval_id is not None:
             self._last = hits
-        return [_document(hit, hits.retrieval_id) for hit in hits]
+        return [_document(hit, hits.handle) for hit in hits]
 
     async def _aget_relevant_documents(
         self,

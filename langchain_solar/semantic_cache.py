@@ -48,7 +48,8 @@ class SolarSemanticCache(BaseCache):
 
     def watch(self, memory: Any) -> None:
         """Evict cached answers of this cache's scope (every model) when ``memory`` stores a
-        related fact."""
+        related fact, and drop them all when it deletes an item (see
+        :meth:`ResponseCache.watch <solar_core.ResponseCache.watch>`)."""
         self.responses.watch(memory, scope=self.scope)
 
     def _scope(self, llm_string: str) -> dict[str, str]:

@@ -217,10 +217,11 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
             )
         elif token_limit is None:
             token_limit = DEFAULT_TOKEN_LIMIT
-        chat_store = chat_store or SimpleChatStore()
+        if chat_store is None:  # not `or`: a chat store with a length is falsy when empty
+            chat_store = SimpleChatStore()
         memory = cls(
             token_limit=token_limit,
-            tokenizer_fn=tokenizer_fn or get_tokenizer(),
+            tokenizer_fn=tokenizer_fn if tokenizer_fn is not None else get_tokenizer(),
             chat_store=chat_store,
             chat_store_key=chat_store_key,
             **solar,

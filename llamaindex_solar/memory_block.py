@@ -416,7 +416,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             recall = self._rendered.get(content)
         if recall is None:
             return None
-        count = self.tokenizer_fn or get_tokenizer()
+        count = self.tokenizer_fn if self.tokenizer_fn is not None else get_tokenizer()
         size = len(count(content))
         kept = recall.shown_hits()
         while kept:

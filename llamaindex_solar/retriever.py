@@ -30,7 +30,11 @@ class SolarRetriever(BaseRetriever):
     Each ``NodeWithScore`` has the cosine similarity as ``score``, the item id as ``node.id_``,
     and the item's metadata plus ``retrieval_id`` (kept out of the LLM's and the embedder's view)
     in ``node.metadata``; pass the nodes back to ``feedback`` to rate that very retrieval when
-    several callers share the retriever. ``record=False`` makes calls look only.
+    several callers share the retriever. The ``retrieval_id`` is a
+    :class:`~solar_core.types.RetrievalId`: an ``int`` that remembers its memory, so another
+    retriever's ``feedback`` refuses these nodes instead of rating its own retrieval of the same
+    number (once serialised it is a plain int, and unchecked). ``record=False`` makes calls
+    look only.
 
     Args:
         memory: a ready :class:`~solar_core.SolarMemory`, or ``policy``, ``capacity``,
@@ -72,7 +76,12 @@ class SolarRetriever(BaseRetriever):
         if similarity_top_k < 1:
             raise ValueError(f"similarity_top_k must be >= 1, got {similarity_top_k}")
         super().__init__(callback_manager=callback_manager, verbose=verbose)
-        self.memory = memory or SolarParams.build_memory(policy, capacity, embedder, seed)
+        # `is None`, not `or`: an empty memory is falsy (it has a length) and must be kept
+        self.memory = (
+            memory
+            if memory is not None
+            else SolarParams.build_memory(policy, capacity, embedder, seed)
+        )
         self.similarity_top_k = similarity_top_k
         self.record = record
         self._last: Hits | None = None
@@ -88,7 +97,7 @@ class SolarRetriever(BaseRetriever):
         )
         if hits.retrieval_id is not None:
             self._last = hits
-        return [_node(hit, hits.retrieval_id) for hit in hits]
+        return [_node(hit, hits.handle) for hit in hits]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         # Embedding is CPU-bound: keep it off the event loop.

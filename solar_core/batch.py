@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
+import numpy as np
+
 from .memory import SolarMemory
+from .persistence.journal import Journal, storable
 from .types import Decision
-from .validation import check_metadata, check_text
+from .validation import FloatVector, check_metadata, check_text, unit_vector
 
 
 def offer_batch(
@@ -21,10 +25,14 @@ def offer_batch(
 ) -> list[Decision]:
     """Offer each text as one step's experience (what retrievers' ``add_texts`` do).
 
-    Every text, metadata and id is checked before anything is stored, so bad input leaves the
-    memory as it was; the texts are embedded in one batch (a neural model encodes 64 texts far
-    faster than 64 times one). Re-offering a stored id with the same text stores nothing, so
-    seeding twice is harmless. In a batch that names some items the unnamed get a UUID, as the
+    All or nothing: every element is checked before the first one is offered -- its text (a
+    non-blank str of valid Unicode; with a database behind the memory, also without NUL), its
+    metadata (str keys; JSON-serialisable when persisted), its id, and its embedding (the right
+    dimension, finite, not the zero vector) -- so a bad element leaves the memory, and its
+    database, exactly as they were. The error names the element (``texts[1]: ...``) and what
+    to change. The texts are embedded in one batch (a neural model encodes 64 texts far faster
+    than 64 times one). Re-offering a stored id with the same text stores nothing, so seeding
+    twice is harmless. In a batch that names some items the unnamed get a UUID, as the
     frameworks' vector stores do, so an automatic id can never take a name used later in the
     batch. ``reserved`` metadata keys are refused (an adapter's own keys on retrieved items).
 
@@ -34,7 +42,7 @@ def offer_batch(
     >>> offer_batch(memory, ["c", ""])
     Traceback (most recent call last):
     ...
-    ValueError: text must not be empty or blank
+    ValueError: texts[1]: text must not be empty or blank (nothing was added)
     >>> len(memory)
     2
     """
@@ -48,37 +56,93 @@ def offer_batch(
     for name, values in (("metadatas", metas), ("ids", item_ids)):
         if len(values) != len(texts):
             raise ValueError(f"got {len(texts)} texts but {len(values)} {name}")
-    clean = [check_metadata(m) for m in metas]
-    for meta in clean:
-        taken = reserved.intersection(meta)
-        if taken:
-            raise ValueError(
-                f"metadata key {sorted(taken)[0]!r} is reserved: retrieved items carry "
-                f"{', '.join(repr(k) for k in sorted(reserved))} of their own"
-            )
-    for text in texts:
-        check_text(text)
-    _check_ids(memory, texts, item_ids)
+    persisted = memory._journal is not None  # a database behind it: what it cannot store
+    clean: list[dict[str, Any]] = []
+    for index, (text, meta) in enumerate(zip(texts, metas, strict=True)):
+        with _element(index):
+            check_text(text)
+            if persisted:
+                _storable(text, "text")
+            checked = check_metadata(meta)
+            taken = reserved.intersection(checked)
+            if taken:
+                raise ValueError(
+                    f"metadata key {sorted(taken)[0]!r} is reserved: retrieved items carry "
+                    f"{', '.join(repr(k) for k in sorted(reserved))} of their own"
+                )
+            if persisted:
+                try:
+                    checked = Journal.plain_metadata(checked)  # JSON, as the log stores it
+                except (TypeError, ValueError) as err:
+                    raise TypeError(
+                        f"{err}; convert its values to str, numbers, bools, None, lists or dicts"
+                    ) from None
+            clean.append(checked)
+    _check_ids(memory, texts, item_ids, persisted)
     if any(i is not None for i in item_ids):
         item_ids = [str(uuid.uuid4()) if i is None else i for i in item_ids]
     embedder = memory.embedder
     if embedder is None:
         raise ValueError("this memory has no embedder; offer vectors through memory.add")
-    vectors = list(embedder.embed(texts)) if texts else []
+    vectors = _unit_vectors(embedder.embed(texts), memory.dim, len(texts)) if texts else []
     return [
         memory.add(text, embedding=vector, metadata=meta, item_id=item_id)
         for text, vector, meta, item_id in zip(texts, vectors, clean, item_ids, strict=True)
     ]
 
 
-def _check_ids(memory: SolarMemory, texts: list[str], ids: list[str | None]) -> None:
+@contextmanager
+def _element(index: int) -> Iterator[None]:
+    """Reword a check's error to name the batch element it is about (same exception type)."""
+    try:
+        yield
+    except (TypeError, ValueError) as err:
+        kind = TypeError if isinstance(err, TypeError) else ValueError
+        raise kind(f"texts[{index}]: {err} (nothing was added)") from None
+
+
+def _storable(text: str, what: str) -> None:
+    """What a database cannot store (checked by the memory too, but only when its turn comes)."""
+    if "\x00" in text:
+        raise ValueError(
+            f"{what} contains a NUL character, which cannot be persisted: remove it "
+            "(e.g. text.replace('\\x00', ''))"
+        )
+    storable(text, what)
+
+
+def _unit_vectors(embedded: object, dim: int, count: int) -> list[FloatVector]:
+    """The embedder's rows, each checked (right dimension, finite, not zero) and made unit."""
+    rows = np.asarray(embedded) if not isinstance(embedded, np.ndarray) else embedded
+    if rows.ndim != 2 or rows.shape[0] != count:
+        got = rows.shape[0] if rows.ndim >= 1 else 0
+        raise ValueError(
+            f"the embedder returned {got} vectors for {count} texts (shape {rows.shape}); "
+            "it must return one row per text (nothing was added)"
+        )
+    out = []
+    for index in range(count):
+        with _element(index):
+            out.append(unit_vector(rows[index], dim, "its embedding"))
+    return out
+
+
+def _check_ids(
+    memory: SolarMemory, texts: list[str], ids: list[str | None], persisted: bool
+) -> None:
     seen: set[str] = set()
-    for text, item_id in zip(texts, ids, strict=True):
+    for index, (text, item_id) in enumerate(zip(texts, ids, strict=True)):
         if item_id is None:
             continue
-        check_text(item_id, "id")
-        if item_id in seen:
-            raise ValueError(f"id {item_id!r} appears twice")
-        seen.add(item_id)
-        if item_id in memory and memory.get(item_id).text != text:
-            raise ValueError(f"an item with id {item_id!r} is already stored, with another text")
+        with _element(index):
+            check_text(item_id, "id")
+            if persisted:
+                _storable(item_id, "id")
+            if item_id in seen:
+                raise ValueError(f"id {item_id!r} appears twice in the batch")
+            seen.add(item_id)
+            if item_id in memory and memory.get(item_id).text != text:
+                raise ValueError(
+                    f"an item with id {item_id!r} is already stored, with another text: "
+                    "offer it under another id, or remove() the stored one first"
+                )

@@ -118,7 +118,9 @@ class Lifecycle:
 
     def expire(self) -> list[str]:
         """Remove context items older than ``ttl_days`` and items past ``valid_until``; returns
-        their ids, oldest first."""
+        their ids, oldest first. A deletion: the memory's subscribers hear it (reason
+        ``"expired"``) before this returns, so a watching response cache drops the answers that
+        may have used them (a scheduled run via :meth:`start` too)."""
         return self._memory._mutate("expire", {}, self._expire)
 
     def _expire(self) -> list[str]:
@@ -166,24 +168,44 @@ class Lifecycle:
     # -- the background schedule -------------------------------------------------------------
     def start(self, every_seconds: float) -> None:
         """Run :meth:`run` now and then every ``every_seconds`` in a daemon thread, until
-        :meth:`stop`."""
+        :meth:`stop`.
+
+        ``every_seconds`` must be a finite number > 0 and at most ``threading.TIMEOUT_MAX`` (the
+        longest wait a thread can make); anything else is refused here, not left to kill the
+        thread later. A failing :meth:`run` is kept in :attr:`last_error` and the schedule goes
+        on; anything else that stops the thread is kept there too.
+        """
         if isinstance(every_seconds, bool) or not isinstance(every_seconds, int | float):
-            raise TypeError("every_seconds must be a number")
-        if not every_seconds > 0:
-            raise ValueError(f"every_seconds must be > 0, got {every_seconds}")
+            raise TypeError(f"every_seconds must be a number, got {type(every_seconds).__name__}")
+        try:
+            interval = float(every_seconds)
+        except OverflowError:  # an int too large for a float
+            interval = math.inf
+        if not 0 < interval <= threading.TIMEOUT_MAX:  # also refuses NaN and inf
+            raise ValueError(
+                f"every_seconds must be a finite number > 0 and at most "
+                f"threading.TIMEOUT_MAX ({threading.TIMEOUT_MAX:g}), got {every_seconds!r}"
+            )
         if self._thread is not None and self._thread.is_alive():
             raise RuntimeError("the lifecycle schedule is already running: stop() it first")
         self._stop.clear()
 
         def loop() -> None:
-            while True:
-                try:
-                    self.run()
-                except Exception as err:  # keep the schedule alive; the error is inspectable
-                    self.last_error = err
-                self.ticks += 1
-                if self._stop.wait(every_seconds):
-                    return
+            try:
+                while True:
+                    try:
+                        self.run()
+                    except Exception as err:  # keep the schedule alive; the error is inspectable
+                        self.last_error = err
+                    self.ticks += 1
+                    if self._stop.wait(interval):
+                        return
+            except BaseException as err:  # the thread ends: say why rather than vanish
+                self.last_error = (
+                    err
+                    if isinstance(err, Exception)
+                    else RuntimeError(f"the lifecycle schedule stopped: {err!r}")
+                )
 
         self._thread = threading.Thread(target=loop, name="solar-lifecycle", daemon=True)
         self._thread.start()

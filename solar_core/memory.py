@@ -6,6 +6,7 @@ import difflib
 import hashlib
 import inspect
 import math
+import secrets
 import threading
 import time
 from collections import OrderedDict, deque
@@ -48,6 +49,15 @@ _T = TypeVar("_T")
 FEEDBACK_WINDOW = 1000
 
 
+def _legacy_identity(memory: SolarMemory) -> str:
+    """An identity for a memory saved without one: the same for every process loading the same
+    state (it is then saved with the memory), and as unique as the memory's random generator."""
+    basis = repr(
+        (memory._rng.bit_generator.state, memory._steps, memory._retrieval_seq, memory.policy)
+    )
+    return hashlib.blake2b(basis.encode(), digest_size=16).hexdigest()
+
+
 def _content_key(text: str) -> str:
     """ARC keys its ghosts by content, so re-offering the same text is a ghost hit."""
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
@@ -71,6 +81,30 @@ class _Retrieval:
     step: int
     removals: int  # the memory's removal count then: unchanged means every slot is still live
     rated: bool = False
+
+
+#: Why items left a memory, as :meth:`SolarMemory.subscribe`'s ``on_delete`` hears it.
+DELETION_REASONS = ("evicted", "removed", "cleared", "expired", "deleted", "reloaded", "forgotten")
+
+
+class _Subscriber:
+    """One subscription (see :meth:`SolarMemory.subscribe`). Called like ``on_store``; ``gone``
+    holds the ``(item_id, reason)`` deletions of the running step, told when it ends."""
+
+    __slots__ = ("on_store", "on_delete", "gone")
+
+    def __init__(
+        self,
+        on_store: Callable[[str, str, FloatVector, dict[str, Any]], None] | None,
+        on_delete: Callable[[list[str], str], None] | None,
+    ) -> None:
+        self.on_store = on_store
+        self.on_delete = on_delete
+        self.gone: list[tuple[str, str]] = []
+
+    def __call__(self, item_id: str, text: str, vector: FloatVector, meta: dict[str, Any]) -> None:
+        if self.on_store is not None:
+            self.on_store(item_id, text, vector, meta)
 
 
 #: Names other memory libraries use for this constructor's arguments.
@@ -232,9 +266,12 @@ class SolarMemory:
         self.importance_weight = float(importance_weight)
         self._lock = threading.RLock()
         self._journal: Journal | None = None  # set by a MemoryStore: every step is logged
-        self._subscribers: list[Callable[[str, str, FloatVector, dict[str, Any]], None]] = []
+        self._subscribers: list[_Subscriber] = []
         self._id_counter = 0
         self._retrieval_seq = 0
+        # Who this memory is, for its rating handles: random, so no two memories (nor two
+        # scopes) share it; part of the state, so a snapshot, a reopen, a copy keep it.
+        self._identity = secrets.token_hex(16)
         self.lifecycle = Lifecycle(self, ttl_days=ttl_days, retention_days=trace_retention_days)
         self._reset_counters()
 
@@ -357,7 +394,7 @@ class SolarMemory:
             records.append(rec)
             hits.append(Hit(ids[slot], rec.text, score, rec.metadata.copy(), rank))
         if not record:
-            return Hits(hits, None)
+            return Hits(hits, None, self._identity)
         now = self._clock()  # before any change: a failing clock leaves the memory as it was
         for rec in records:  # reinforcement: returned to a caller, so more important
             boosted = rec.importance * 1.1
@@ -378,7 +415,7 @@ class SolarMemory:
         self._recent[retrieval_id] = _Retrieval(slots, records, step, self._removals)
         if len(self._recent) > FEEDBACK_WINDOW:
             self._recent.popitem(last=False)
-        return Hits(hits, retrieval_id)
+        return Hits(hits, retrieval_id, self._identity)
 
     def _weighted_nearest(
         self, vector: FloatVector, k: int, exclude: Collection[str]
@@ -422,7 +459,10 @@ class SolarMemory:
 
         ``retrieval`` is the :class:`Hits` that :meth:`retrieve` returned (or its
         ``retrieval_id``); by default the latest retrieval. Pass it whenever several callers share
-        the memory. Any of the last 1,000 retrievals can be rated, each once.
+        the memory. Any of the last 1,000 retrievals can be rated, each once. Hits (and an
+        adapter's :class:`~solar_core.types.RetrievalId`) of another memory or scope are refused
+        with a ``ValueError``: retrieval ids restart at 1 in every memory. A plain ``int`` cannot
+        say whose it is: it always names a retrieval of this memory.
 
         The items that retrieval returned are credited with the reward (``like`` -> 1/0, else
         ``score``): Thompson policies add it to alpha and ``1 - reward`` to beta. If the step of
@@ -476,9 +516,11 @@ class SolarMemory:
             if isinstance(retrieval, Hits):
                 if retrieval.retrieval_id is None:
                     raise ValueError("a record=False lookup cannot be rated")
+                self._check_origin(retrieval.origin)
                 key = retrieval.retrieval_id
             elif isinstance(retrieval, int) and not isinstance(retrieval, bool):
-                key = retrieval
+                self._check_origin(getattr(retrieval, "origin", None))
+                key = int(retrieval)
             else:
                 raise TypeError(
                     "retrieval must be the Hits returned by retrieve() or their retrieval_id, "
@@ -493,6 +535,15 @@ class SolarMemory:
         if found.rated:
             raise ValueError("this retrieval already has feedback")
         return key, found
+
+    def _check_origin(self, origin: object) -> None:
+        """Refuse a rating handle made by another memory (``None``: a plain id, unchecked)."""
+        if origin is not None and origin != self._identity:
+            raise ValueError(
+                "this retrieval was made by another memory (another scope or user, or an "
+                "independent memory), whose retrieval ids restart at 1 too: rate it with the "
+                "memory that returned it"
+            )
 
     def add(
         self,
@@ -536,9 +587,13 @@ class SolarMemory:
             unit = scaled(row, scale)
             return journal.add(self, text, unit, meta, item_id, category, valid_until, prepared)
         with self._lock:
-            decision, vector = self._add(
-                text, row, scale, meta, item_id, category, valid_until, prepared
-            )
+            try:
+                decision, vector = self._add(
+                    text, row, scale, meta, item_id, category, valid_until, prepared
+                )
+            finally:
+                if self._subscribers:  # the evicted and deleted items, first
+                    self._tell_deletions()
             if decision.admitted and self._subscribers:
                 self._notify(decision, text, vector, meta)
             return decision
@@ -549,8 +604,8 @@ class SolarMemory:
         """Tell the subscribers of a stored item, once its step is complete and traced (a
         callback that raises cannot leave the step half done)."""
         assert decision.item_id is not None and vector is not None
-        for callback in self._subscribers:
-            callback(decision.item_id, text, vector, meta)
+        for subscriber in self._subscribers:
+            subscriber(decision.item_id, text, vector, meta)
 
     def _add(
         self,
@@ -689,16 +744,69 @@ class SolarMemory:
             self._expired += 1
         else:
             self._removed += 1
+        if self._subscribers:
+            reason = (
+                "evicted"
+                if evicted
+                else "deleted"
+                if deleted
+                else "expired"
+                if expired
+                else "removed"
+            )
+            self._gone([item_id], reason)
         return item_id
 
-    def subscribe(self, callback: Callable[[str, str, FloatVector, dict[str, Any]], None]) -> None:
-        """Call ``callback(item_id, text, unit_vector, metadata)`` after every stored item (under
-        the memory's lock: keep it short). :meth:`ResponseCache.watch` uses it to invalidate
-        cached answers when a new fact lands."""
-        if not callable(callback):
-            raise TypeError(f"callback must be callable, got {type(callback).__name__}")
+    def subscribe(
+        self,
+        callback: Callable[[str, str, FloatVector, dict[str, Any]], None] | None = None,
+        *,
+        on_delete: Callable[[list[str], str], None] | None = None,
+    ) -> None:
+        """Call ``callback(item_id, text, unit_vector, metadata)`` after every stored item, and
+        ``on_delete(item_ids, reason)`` after every step that took items out (either may be
+        ``None``, not both). Both run under the memory's lock, before the call that made the
+        change returns: keep them short.
+
+        ``reason`` is ``"evicted"`` (to make room: a capacity decision), ``"removed"``
+        (:meth:`remove`), ``"cleared"`` (:meth:`clear`), ``"expired"`` (:meth:`Lifecycle.expire
+        <solar_core.lifecycle.Lifecycle.expire>`), ``"deleted"`` (the deletion policy), and for
+        a persisted memory ``"forgotten"`` (its scope was forgotten or erased, here or by another
+        process) or ``"reloaded"`` (gone when it caught up with another process's snapshot,
+        which folds in removals and evictions alike). A step tells its deletions before its
+        stored item; a persisted memory tells those of the steps it catches up with (other
+        processes') too, and after a rebuild from the database it may tell a deletion twice.
+
+        :meth:`ResponseCache.watch` uses both: a new fact evicts the answers it relates to, a
+        deletion drops the answers that may have used the item. Subscriptions are not state:
+        a pickled or copied memory has none."""
+        if callback is None and on_delete is None:
+            raise TypeError("subscribe() needs a callable callback, on_delete or both")
+        for name, given in (("callback", callback), ("on_delete", on_delete)):
+            if given is not None and not callable(given):
+                raise TypeError(f"{name} must be callable, got {type(given).__name__}")
         with self._lock:
-            self._subscribers.append(callback)
+            self._subscribers.append(_Subscriber(callback, on_delete))
+
+    def _gone(self, item_ids: list[str], reason: str) -> None:
+        """Note deleted items for the subscribers that hear deletions (told by
+        :meth:`_tell_deletions` once the step ends)."""
+        for subscriber in self._subscribers:
+            if subscriber.on_delete is not None:
+                subscriber.gone.extend([(item_id, reason) for item_id in item_ids])
+
+    def _tell_deletions(self) -> None:
+        """Tell the subscribers of the deletions noted since last told, one call per run of the
+        same reason (under the lock; a callback that raises leaves the others' for later)."""
+        for subscriber in self._subscribers:
+            if subscriber.gone and subscriber.on_delete is not None:
+                gone, subscriber.gone = subscriber.gone, []
+                start = 0
+                for end in range(1, len(gone) + 1):
+                    if end == len(gone) or gone[end][1] != gone[start][1]:
+                        ids = [item_id for item_id, _ in gone[start:end]]
+                        subscriber.on_delete(ids, gone[start][1])
+                        start = end
 
     # -- inspection and editing ----------------------------------------------------------------
     @property
@@ -788,12 +896,18 @@ class SolarMemory:
         journal = self._journal
         if journal is None:
             with self._lock:
-                return apply()
+                try:
+                    return apply()
+                finally:
+                    if self._subscribers:  # what it deleted, before the call returns
+                        self._tell_deletions()
         return journal.run(self, kind, args, None, apply)
 
     def _clear(self) -> None:
         if self._journal is not None:
             self._journal.cleared()
+        if self._subscribers:
+            self._gone(self._store.ids(), "cleared")
         self._store.clear()
         self._eviction.clear()
         self._eviction.reserve(self._store.slots)
@@ -907,6 +1021,8 @@ class SolarMemory:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._lock = threading.RLock()
+        if "_identity" not in state:  # saved before memories had one: derive it from the state
+            self._identity = _legacy_identity(self)
 
     def __repr__(self) -> str:
         embedder = type(self._embedder).__name__ if self._embedder is not None else None

@@ -2,7 +2,7 @@
 
 How the response cache answers, in three tiers:
 
-- tier 1: the exact (normalised) query was answered before in this scope;
+- tier 1: the exact (normalised: :func:`exact_key`) query was answered before in this scope;
 - tier 2: a stored query is more similar than ``threshold`` (cosine, 0.95 by default);
 - tier 3: nothing cached, so ``generate`` answers and the answer is stored.
 
@@ -11,15 +11,19 @@ Each scope (e.g. ``{"user": "alice", "org": "acme"}``) has its own entries, at m
 not seed the cache: its answers depend on the transcript. There is no flush verb. When a new fact
 lands in a scope (:meth:`ResponseCache.learn`, or automatically from a memory connected with
 :meth:`ResponseCache.watch`), the entries it relates to are evicted. An entry is related when
-the fact's cosine to the entry's query or to its response is at least ``relate`` (0.5).
+the fact's cosine to the entry's query or to its response is at least ``relate`` (0.5). When an
+item of a watched memory is deleted, every answer of the watched scope goes (the cache cannot
+tell which answers used the item): see :meth:`ResponseCache.watch`. A scope that loses its last
+entry costs nothing.
 """
 
 from __future__ import annotations
 
+import itertools
 import threading
 import time
 from collections import OrderedDict, deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +32,7 @@ import numpy.typing as npt
 
 from .embedder import Embedder, resolve_embedder
 from .store import VectorStore
-from .validation import check_k, check_text, unit_rows
+from .validation import _real_array, check_k, check_text, unit_rows
 
 F32 = npt.NDArray[np.float32]
 ScopeKey = tuple[tuple[str, str], ...]
@@ -41,6 +45,21 @@ def normalise(query: str) -> str:
     'what plan am i on'
     """
     return " ".join(query.lower().split()).rstrip(" ?!.")
+
+
+def exact_key(query: str) -> str:
+    """The tier-1 key of ``query``: :func:`normalise`, unless that leaves no letter or digit;
+    then the query with single spaces, as it is (``"???"``, ``"!!!"`` and ``"..."`` would all
+    normalise to ``""`` and answer each other). The two kinds of key never meet: one has a
+    letter or digit, the other none.
+
+    >>> exact_key("What plan am I on?"), exact_key("  ???  "), exact_key("!!!")
+    ('what plan am i on', '???', '!!!')
+    """
+    norm = normalise(query)
+    if any(c.isalnum() for c in norm):
+        return norm
+    return " ".join(query.split())
 
 
 def scope_key(scope: Mapping[str, str] | None) -> ScopeKey:
@@ -80,10 +99,20 @@ class _Entry:
 
 @dataclass
 class _Scope:
+    key: ScopeKey
     queries: VectorStore
     responses: VectorStore
-    exact: dict[str, str] = field(default_factory=dict)  # normalised query -> entry id
+    exact: dict[str, str] = field(default_factory=dict)  # exact_key(query) -> entry id
     order: OrderedDict[str, None] = field(default_factory=OrderedDict)  # oldest first
+
+
+@dataclass(frozen=True)
+class _Watch:
+    """A persisted memory this cache watches for ``key``: checked before answering there."""
+
+    key: ScopeKey
+    memory: Any
+    journal: Any
 
 
 class ResponseCache:
@@ -138,7 +167,10 @@ class ResponseCache:
         self.capacity = check_k(capacity, "capacity")
         self.enabled = enabled
         self.relate = float(relate)
-        self._scopes: dict[ScopeKey, _Scope] = {}
+        self._scopes: dict[ScopeKey, _Scope] = {}  # only scopes holding entries
+        self._by_part: dict[tuple[str, str], set[ScopeKey]] = {}  # (part, value) -> scopes
+        self._watches: dict[ScopeKey, list[_Watch]] = {}  # persisted memories, by scope
+        self._deletions = 0  # deletions heard: an answer generated across one is not cached
         self._lock = threading.RLock()
         self._ids = 0
         self._trace: deque[dict[str, Any]] = deque(maxlen=check_k(trace_size, "trace_size"))
@@ -161,7 +193,13 @@ class ResponseCache:
     def _unit(self, text: str, vector: object) -> F32:
         if vector is None:
             return self._embed(text)
-        row: F32 = unit_rows(np.asarray(vector, dtype=np.float32)[None, :], self.dim, 1)[0]
+        # checked as given: a cast to float32 first would drop a complex vector's imaginary part
+        given = _real_array(vector, "vector")
+        if given.ndim != 1:
+            raise ValueError(
+                f"vector must be one embedding of {self.dim} numbers, got {given.shape}"
+            )
+        row: F32 = unit_rows(given[None, :], self.dim, 1, "vector")[0]
         return row
 
     def _scope(self, key: ScopeKey) -> _Scope:
@@ -170,11 +208,72 @@ class ResponseCache:
             # Unbounded stores that grow on demand (the cache enforces its own cap): a bounded
             # store would allocate all 5,000 rows for a scope holding one entry.
             scope = _Scope(
+                key,
                 VectorStore(self.dim, None, initial_slots=16),
                 VectorStore(self.dim, None, initial_slots=16),
             )
             self._scopes[key] = scope
+            for part in key:
+                self._by_part.setdefault(part, set()).add(key)
         return scope
+
+    def _let_go(self, key: ScopeKey) -> None:
+        """Forget scope ``key`` and its entries (under the lock)."""
+        if self._scopes.pop(key, None) is None:
+            return
+        for part in key:
+            keys = self._by_part.get(part)
+            if keys is not None:
+                keys.discard(key)
+                if not keys:
+                    del self._by_part[part]
+
+    def _reached(self, key: ScopeKey) -> list[ScopeKey]:
+        """The scopes holding entries that ``key`` reaches: itself and the narrower ones (under
+        the lock). Found through the index of scope parts, never by visiting every scope."""
+        if not key:
+            return list(self._scopes.keys())
+        smallest = min((self._by_part.get(part, set()) for part in key), key=len)
+        if len(key) == 1:
+            return list(smallest)
+        parts = set(key)
+        return [k for k in smallest if parts.issubset(k)]
+
+    def _watching(self, key: ScopeKey) -> list[_Watch]:
+        """The persisted memories watched for ``key`` or a broader scope."""
+        watches = self._watches
+        if not watches:
+            return []
+        if len(watches) < 2 ** len(key):
+            parts = set(key)
+            return [w for k, ws in list(watches.items()) if parts.issuperset(k) for w in ws]
+        found: list[_Watch] = []
+        for n in range(len(key) + 1):
+            for sub in itertools.combinations(key, n):  # key is sorted: so are its subsets
+                found += watches.get(sub, ())
+        return found
+
+    def _current(self, key: ScopeKey) -> bool:
+        """Before answering in ``key``: bring every persisted memory watched for it up to date
+        (its catch-up tells this cache of the deletions other processes logged); ``False``
+        when one of them is closed or its scope was forgotten (here or elsewhere), whose
+        answers are then dropped: nothing could invalidate them any more."""
+        current = True
+        for watch in self._watching(key):
+            memory, journal = watch.memory, watch.journal
+            if not journal.closed:
+                try:
+                    with memory._lock:
+                        memory._sync()
+                except Exception:
+                    if not journal.closed:
+                        raise
+            if journal.closed:
+                with memory._lock:
+                    memory._tell_deletions()  # a forget noticed by a step of another caller
+                self._invalidate(watch.key, traces=False)
+                current = False
+        return current
 
     # -- the tiers ----------------------------------------------------------------------------
     def lookup(
@@ -192,11 +291,13 @@ class ResponseCache:
         if not self.enabled or session_turns:
             return None
         given = None if vector is None else self._unit(query, vector)  # checked on every path
+        if self._watches and not self._current(key):
+            return None
         with self._lock:
             found = self._scopes.get(key)
             if found is None or len(found.queries) == 0:
                 return None
-            entry_id = found.exact.get(normalise(query))
+            entry_id = found.exact.get(exact_key(query))
             if entry_id is not None:
                 entry: _Entry = found.queries.payload_at(found.queries.slot_of(entry_id))
                 return Resolution(query, entry.response, 1, True, 1.0, entry.query)
@@ -222,11 +323,28 @@ class ResponseCache:
         vector: object = None,
     ) -> bool:
         """Cache ``response`` for ``query`` in ``scope``; ``False`` when it is not cached
-        (disabled, or a session with turns). ``response_text`` (default ``str(response)``) is
-        what invalidation compares new facts with."""
+        (disabled, a session with turns, or a scope whose watched persisted memory was closed
+        or forgotten: nothing would invalidate the answer). ``response_text`` (default
+        ``str(response)``) is what invalidation compares new facts with."""
+        return self._store(query, response, scope, session_turns, response_text, vector, None)
+
+    def _store(
+        self,
+        query: str,
+        response: Any,
+        scope: Mapping[str, str] | None,
+        session_turns: int,
+        response_text: str | None,
+        vector: object,
+        deletions: int | None,
+    ) -> bool:
+        """:meth:`store`; with ``deletions`` (the count of deletions heard when the answer's
+        data was read), not if a deletion was heard since."""
         query = check_text(query, "query")
         key = scope_key(scope)
         if not self.enabled or session_turns:
+            return False
+        if self._watches and any(w.journal.closed for w in self._watching(key)):
             return False
         if response_text is not None and not isinstance(response_text, str):
             raise TypeError(f"response_text must be a str, got {type(response_text).__name__}")
@@ -235,13 +353,15 @@ class ResponseCache:
         # A response with no text is related to what its query is related to.
         r_vec = self._embed(text) if text.strip() else q_vec
         with self._lock:
+            if deletions is not None and deletions != self._deletions:
+                return False  # a deletion landed while it was generated: it may have used it
             found = self._scope(key)
-            norm = normalise(query)
+            norm = exact_key(query)
             old = found.exact.get(norm)
             if old is not None:
-                self._drop(found, old)
+                self._drop(found, old, keep=True)
             while len(found.queries) >= self.capacity:
-                self._drop(found, next(iter(found.order)))
+                self._drop(found, next(iter(found.order)), keep=True)
             self._ids += 1
             entry_id = f"c{self._ids}"
             found.queries.insert(entry_id, q_vec, _Entry(query, response))
@@ -267,13 +387,16 @@ class ResponseCache:
         Without ``memory`` it gets the query. With a ``memory`` (tier 3 is then "retrieval +
         generate"), it gets ``(query, hits)`` as a callable, or ``{"query": ..., "hits": ...}``
         through ``invoke``. Every resolution is traced (:meth:`trace`), with the ids of the hits
-        of a tier-3 answer.
+        of a tier-3 answer. A tier-3 answer is not cached if a watched memory deleted an item
+        while it was generated (it may have used it).
         """
         hit = self.lookup(query, scope=scope, session_turns=session_turns)
         ids: list[str] = []
         if hit is None:
+            deletions = self._deletions  # the retrieval below sees every deletion heard so far
             if memory is not None:
                 hits = memory.retrieve(query, k=k)
+                deletions = self._deletions  # caught up: the hits are as of these deletions
                 ids = [h.id for h in hits]
                 answer = (
                     generate.invoke({"query": query, "hits": hits})
@@ -282,7 +405,7 @@ class ResponseCache:
                 )
             else:
                 answer = generate.invoke(query) if hasattr(generate, "invoke") else generate(query)
-            self.store(query, answer, scope=scope, session_turns=session_turns)
+            self._store(query, answer, scope, session_turns, None, None, deletions)
             hit = Resolution(query, answer, 3, False, None)
         with self._lock:
             self._trace.append(
@@ -310,13 +433,12 @@ class ResponseCache:
 
         ``vector`` is the fact's embedding when the caller has it (a connected memory does).
         """
-        key = set(scope_key(scope))
+        key = scope_key(scope)
         unit = self._unit(check_text(fact, "fact"), vector)
         evicted = 0
         with self._lock:
-            for scope_items, found in self._scopes.items():
-                if not key <= set(scope_items) or len(found.queries) == 0:
-                    continue
+            for reached in self._reached(key):
+                found = self._scopes[reached]
                 doomed = set()
                 for store in (found.queries, found.responses):
                     sims = store.similarities(unit)
@@ -328,10 +450,28 @@ class ResponseCache:
         return evicted
 
     def watch(self, memory: Any, *, scope: Mapping[str, str] | None = None) -> None:
-        """Invalidate this cache's ``scope`` (and narrower ones) automatically whenever
-        ``memory`` stores an item. Every stored item counts as a fact, conversation turns
-        included: store turns in a memory the cache does not watch if they should not
-        invalidate answers. A pickled memory does not keep the connection: watch it again."""
+        """Keep this cache's ``scope`` (and every narrower one, e.g. ``{"user": "alice",
+        "llm": ...}`` for ``{"user": "alice"}``) in step with ``memory``:
+
+        - an item ``memory`` stores evicts the answers it relates to (:meth:`learn`). Every
+          stored item counts as a fact, conversation turns included: store turns in a memory
+          the cache does not watch if they should not invalidate answers;
+        - an item ``memory`` deletes -- :meth:`~solar_core.SolarMemory.remove`,
+          :meth:`~solar_core.SolarMemory.clear`, lifecycle expiry, its deletion policy --
+          drops every answer of those scopes (and their traced resolutions), before the
+          deleting call returns. The cache cannot tell which answers used the item, so none is
+          kept. An eviction to make room is a capacity decision, not a deletion: it drops
+          nothing (a full memory evicts on almost every store, which would empty the cache);
+        - a persisted memory (from a :class:`~solar_core.MemoryStore`) is also brought up to
+          date before every lookup in those scopes: the deletions and facts other processes
+          logged reach the cache first (a cheap check when nobody else wrote: SQLite's
+          ``data_version``; one read of the scope's row otherwise). Items gone when it catches
+          up with another process's snapshot count as deleted, evicted ones included. Once
+          its scope is forgotten or erased (here or by another process) or its store is
+          closed, the scopes' answers go and the cache answers and caches nothing there: ask
+          the store for the scope's memory and cache again.
+
+        A pickled memory does not keep the connection: watch it again."""
         key = scope_key(scope)
         if memory.dim != self.dim:
             raise ValueError(f"memory dim {memory.dim} differs from the cache's {self.dim}")
@@ -339,16 +479,44 @@ class ResponseCache:
         def on_store(item_id: str, text: str, vector: F32, metadata: Mapping[str, Any]) -> None:
             self.learn(text, scope=dict(key), vector=vector)
 
-        memory.subscribe(on_store)
+        def on_delete(item_ids: Sequence[str], reason: str) -> None:
+            if reason != "evicted":
+                self._invalidate(key)
 
-    def _drop(self, found: _Scope, entry_id: str) -> None:
+        memory.subscribe(on_store, on_delete=on_delete)
+        journal = getattr(memory, "_journal", None)
+        if journal is not None:
+            with self._lock:
+                self._watches.setdefault(key, []).append(_Watch(key, memory, journal))
+
+    def _invalidate(self, key: ScopeKey, traces: bool = True) -> None:
+        """Drop every entry of ``key`` and of the scopes narrower than it, and with ``traces``
+        their traced resolutions (they hold the answers)."""
+        with self._lock:
+            reached = self._reached(key)
+            if traces or reached:  # (a closed watch, checked again, drops nothing new)
+                self._deletions += 1
+            for found in reached:
+                self._let_go(found)
+            if traces and self._trace:
+                parts = set(key)
+                kept = [t for t in self._trace if not parts.issubset(t["scope"].items())]
+                if len(kept) != len(self._trace):
+                    self._trace.clear()
+                    self._trace.extend(kept)
+
+    def _drop(self, found: _Scope, entry_id: str, keep: bool = False) -> None:
+        """Drop one entry; the scope too when it was its last, unless ``keep`` (a store that
+        makes room in it)."""
         entry: _Entry = found.queries.payload_at(found.queries.slot_of(entry_id))
         found.queries.remove(found.queries.slot_of(entry_id))
         found.responses.remove(found.responses.slot_of(entry_id))
         found.order.pop(entry_id, None)
-        norm = normalise(entry.query)
+        norm = exact_key(entry.query)
         if found.exact.get(norm) == entry_id:
             del found.exact[norm]
+        if not keep and len(found.queries) == 0:
+            self._let_go(found.key)
 
     # -- inspection ---------------------------------------------------------------------------
     def size(self, scope: Mapping[str, str] | None = None) -> int:
@@ -357,10 +525,22 @@ class ResponseCache:
             found = self._scopes.get(scope_key(scope))
             return 0 if found is None else len(found.queries)
 
+    def stats(self) -> dict[str, int]:
+        """``scopes`` holding entries (an emptied scope is let go), ``entries`` in all, and
+        ``watched``: the persisted memories checked before lookups."""
+        with self._lock:
+            return {
+                "scopes": len(self._scopes),
+                "entries": sum(len(s.queries) for s in self._scopes.values()),
+                "watched": sum(len(ws) for ws in self._watches.values()),
+            }
+
     def clear(self) -> None:
         """Forget every entry of every scope (for LangChain's ``BaseCache.clear``)."""
         with self._lock:
+            self._deletions += 1  # an answer being generated is not cached either
             self._scopes.clear()
+            self._by_part.clear()
 
     def sweep_traces(self) -> int:
         """Drop the response traces older than ``trace_retention_days``; returns how many."""
@@ -373,6 +553,7 @@ class ResponseCache:
             return n
 
     def trace(self) -> list[dict[str, Any]]:
-        """The latest resolutions, oldest first."""
+        """The latest resolutions, oldest first. A deletion in a watched memory drops those of
+        the scopes it reaches, with their answers (see :meth:`watch`)."""
         with self._lock:
             return list(self._trace)

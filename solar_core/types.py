@@ -31,11 +31,55 @@ class Hits(list[Hit]):
     Pass it to ``SolarMemory.feedback(retrieval=hits)`` to rate *this* retrieval even when other
     retrievals (other threads, sessions or requests) happened since. ``retrieval_id`` is ``None``
     for a ``record=False`` lookup, which cannot be rated.
+
+    ``origin`` names the memory that made the retrieval (a token kept in the memory's state, so
+    the same after a snapshot, a reopen or in another process opening the same scope; never
+    shared by two memories or scopes). Retrieval ids restart at 1 in every memory, so a memory
+    refuses hits of another origin rather than rate its own retrieval of the same number.
+    ``None`` (hits made by hand) is not checked.
     """
 
-    def __init__(self, hits: list[Hit], retrieval_id: int | None) -> None:
+    def __init__(
+        self, hits: list[Hit], retrieval_id: int | None, origin: str | None = None
+    ) -> None:
         list.__init__(self, hits)  # not super(): one per retrieval, and super() costs ~0.1 us
         self.retrieval_id = retrieval_id
+        self.origin = origin
+
+    @property
+    def handle(self) -> RetrievalId | None:
+        """``retrieval_id`` as a :class:`RetrievalId` that remembers ``origin`` (``None`` for a
+        lookup that was not recorded): what adapters put in documents' metadata and state."""
+        if self.retrieval_id is None:
+            return None
+        return RetrievalId(self.retrieval_id, self.origin)
+
+
+class RetrievalId(int):
+    """A retrieval id (an ``int``, equal to the plain id) that remembers which memory made it.
+
+    Adapters hand these out where a plain id used to go (a retrieved document's
+    ``metadata["retrieval_id"]``, an agent's state), so ``feedback(retrieval=...)`` refuses one
+    from another memory or scope. Serialised (JSON, a checkpoint) it becomes a plain int, which
+    a memory takes as one of its own retrievals: the check needs the object.
+
+    >>> rid = RetrievalId(3, "a1b2")
+    >>> rid == 3, rid.origin, RetrievalId(3, "a1b2") + 0
+    (True, 'a1b2', 3)
+    """
+
+    origin: str | None
+
+    def __new__(cls, value: int, origin: str | None = None) -> RetrievalId:
+        self = super().__new__(cls, value)
+        self.origin = origin
+        return self
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (RetrievalId, (int(self), self.origin))
+
+    def __repr__(self) -> str:
+        return int.__repr__(self)
 
 
 @dataclass(frozen=True)

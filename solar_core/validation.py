@@ -16,12 +16,32 @@ _FLOAT32_STRIDES = (_FLOAT32.itemsize,)
 
 
 def check_text(text: object, what: str = "text") -> str:
-    """Return ``text`` if it is a non-blank string, else raise ``TypeError``/``ValueError``."""
+    """Return ``text`` if it is a non-blank string of valid Unicode, else raise
+    ``TypeError``/``ValueError``.
+
+    A lone surrogate (``"\\ud800"``, e.g. from bytes decoded with ``surrogateescape``) is not
+    valid Unicode: no embedder, hash or database can take it, so it is refused here, before a
+    call changes anything.
+    """
     if not isinstance(text, str):
         raise TypeError(f"{what} must be a str, got {type(text).__name__}")
     if not text.strip():
         raise ValueError(f"{what} must not be empty or blank")
+    if not text.isascii():  # ASCII (the common case) cannot hold a surrogate
+        check_unicode(text, what)
     return text
+
+
+def check_unicode(text: str, what: str = "text") -> None:
+    """Raise ``ValueError`` if ``text`` holds a lone surrogate (it cannot be UTF-8 encoded)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ValueError(
+            f"{what} is not valid Unicode ({err.reason} at position {err.start}): it cannot be "
+            "embedded, hashed or persisted; decode the bytes it came from with "
+            "errors='replace' (or fix them)"
+        ) from None
 
 
 def check_k(k: object, what: str = "k") -> int:
@@ -104,9 +124,9 @@ def check_metadata(metadata: object) -> dict[str, Any]:
 def unit_vector(vector: object, dim: int, what: str = "embedding") -> FloatVector:
     """Return ``vector`` as a new float32 unit row of length ``dim``.
 
-    Raises ``TypeError`` for non-numeric input and ``ValueError`` for a wrong dimension, NaN/inf
-    or a zero vector. Cosine similarity is the dot product of unit rows, so every vector the store
-    sees goes through here.
+    Raises ``TypeError`` for input that is not real numbers (complex, bool, str, object, ...)
+    and ``ValueError`` for a wrong dimension, NaN/inf or a zero vector. Cosine similarity is the
+    dot product of unit rows, so every vector the store sees goes through here.
     """
     return scaled(*unit_scale(vector, dim, what))
 
@@ -158,12 +178,44 @@ def scaled(row: FloatVector, scale: float | None) -> FloatVector:
     return out
 
 
+def _real_array(values: object, what: str) -> npt.NDArray[Any]:
+    """``values`` as a new float32 array if they are real numbers (ints or floats of any width).
+
+    Casting would silently drop a complex number's imaginary part, turn ``True`` into 1.0 and
+    parse ``"1.0"``: complex, bool, string, bytes, object and date dtypes are refused instead.
+    """
+    if isinstance(values, np.ndarray):
+        given = values
+    else:
+        try:
+            given = np.asarray(values)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"{what} must be a sequence of numbers (real: ints or floats) ({exc})"
+            ) from None
+    kind = given.dtype.kind
+    if kind not in _REAL_KINDS:
+        raise TypeError(
+            f"{what} must be a sequence of numbers (real: ints or floats), got dtype {given.dtype}"
+            + _REAL_FIX.get(kind, "")
+        )
+    return np.array(given, dtype=np.float32)
+
+
+#: numpy dtype kinds of real numbers: signed and unsigned ints, floats
+_REAL_KINDS = frozenset("iuf")
+_REAL_FIX = {
+    "c": ": pass the real part (vector.real) or the magnitude (abs(vector)) explicitly",
+    "b": ": convert it with vector.astype(float) if the booleans are meant as 0/1",
+    "U": ": parse the strings into floats first",
+    "S": ": parse the bytes into floats first",
+    "O": ": pass a numeric array (the elements are not all plain numbers)",
+}
+
+
 def _float32_row(vector: object, dim: int, what: str) -> FloatVector:
     """``vector`` copied into a new float32 array of shape ``(dim,)``, else a worded error."""
-    try:
-        arr = np.array(vector, dtype=np.float32)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{what} must be a sequence of numbers ({exc})") from None
+    arr = _real_array(vector, what)
     if arr.shape != (dim,):
         if arr.ndim != 1:
             raise ValueError(f"{what} must be one vector (1-D), got shape {arr.shape}")
@@ -176,10 +228,10 @@ def _float32_row(vector: object, dim: int, what: str) -> FloatVector:
 
 def unit_rows(matrix: object, dim: int, rows: int, what: str = "embeddings") -> FloatVector:
     """Like :func:`unit_vector` for an ``(rows, dim)`` matrix, as an embedder returns."""
-    try:
-        arr = np.array(matrix, dtype=np.float32)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{what} must be numeric ({exc})") from None
+    if type(matrix) is np.ndarray and matrix.dtype is _FLOAT32:  # what embedders return
+        arr = np.array(matrix)
+    else:
+        arr = _real_array(matrix, what)
     if arr.shape != (rows, dim):
         raise ValueError(f"{what} has shape {arr.shape}, expected {(rows, dim)}")
     if not np.isfinite(arr).all():

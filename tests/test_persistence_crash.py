@@ -9,20 +9,30 @@ import signal
 import subprocess
 
 import numpy as np
+import pytest
 
 from solar_core import SolarMemory
 from tests.persistence_worker import CLOCK, DIM, crash_ops, open_store, run_op, spawn
 from tests.test_persistence import same, scope_seed
 
-INTERACTIONS = 400
 
-
-def writer(url: str) -> subprocess.Popen[str]:
-    return spawn(url, "--interactions", str(INTERACTIONS))
+def writer(url: str, interactions: int) -> subprocess.Popen[str]:
+    return spawn(url, "--interactions", str(interactions))
 
 
 def test_sigkill_at_random_points_loses_no_acknowledged_step(db_url: str) -> None:
-    ops = crash_ops(INTERACTIONS)
+    kill_at_random_points(db_url, interactions=400, most_acks=80, least_kills=8)
+
+
+@pytest.mark.stress
+def test_at_least_20_sigkills_lose_no_acknowledged_step(db_url: str) -> None:
+    kill_at_random_points(db_url, interactions=600, most_acks=80, least_kills=20)
+
+
+def kill_at_random_points(db_url: str, interactions: int, most_acks: int, least_kills: int) -> None:
+    """Kills a writer of ``interactions`` steps after 1..``most_acks`` acknowledgements, again
+    and again until it finishes; checks the reopened memory after every kill."""
+    ops = crash_ops(interactions)
     ref = SolarMemory(
         "solar",
         20,
@@ -35,9 +45,9 @@ def test_sigkill_at_random_points_loses_no_acknowledged_step(db_url: str) -> Non
     rng = np.random.default_rng(7)
     kills = 0
     while True:
-        proc = writer(db_url)
+        proc = writer(db_url, interactions)
         assert proc.stdout is not None
-        wait_for = int(rng.integers(1, 80))  # acknowledgements to see before the kill
+        wait_for = int(rng.integers(1, most_acks))  # acknowledgements to see before the kill
         last_ack, seen, done = None, 0, False
         for line in proc.stdout:
             if line.startswith("ack "):
@@ -78,5 +88,5 @@ def test_sigkill_at_random_points_loses_no_acknowledged_step(db_url: str) -> Non
             store.backend.close()
         if done:
             break
-    assert kills >= 8, f"the stream ended after only {kills} kills"
+    assert kills >= least_kills, f"the stream ended after only {kills} kills"
     assert applied == len(ops)

@@ -34,7 +34,10 @@ class ToyEmbedder:
         for row, text in enumerate(texts):
             for word in text.lower().replace("?", " ").split():
                 out[row] += np.random.default_rng(zlib.crc32(word.encode())).normal(size=DIM)
-        return (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
+        unit: npt.NDArray[np.float32] = (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(
+            np.float32
+        )
+        return unit
 
 
 class NoisyToy(ToyEmbedder):
@@ -477,3 +480,70 @@ def test_an_int_retrieval_id_kept_before_a_merge_rates_its_own_retrieval(db_url:
     finally:
         a_store.close()
         b_store.close()
+
+
+# -- the first snapshot format (a pickle) is never read; reembed rebuilds the scope ---------------
+FIRST_FORMAT = b"SOLAR-SNAPSHOT-1\n"
+
+
+def as_first_snapshot_format(url: str) -> None:
+    """Make the database one written by a version with pickled snapshots and no row checksums
+    (schema 1): each snapshot re-encoded as that version wrote it, the checksum columns gone."""
+    import hashlib
+
+    from solar_core.persistence import codec
+
+    store = MemoryStore(url, dim=4)
+    backend = store.backend
+    with backend.transaction(write=True):
+        for scope_id, blob in backend._execute("SELECT scope_id, state FROM solar_snapshots"):
+            state = codec.loads(bytes(blob), "a snapshot")
+            payload = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
+            old = FIRST_FORMAT + hashlib.blake2b(payload, digest_size=16).digest() + payload
+            backend._execute(
+                "UPDATE solar_snapshots SET state = ? WHERE scope_id = ?", (old, scope_id)
+            )
+        for table in ("solar_ops", "solar_items"):
+            backend._execute(f"ALTER TABLE {table} DROP COLUMN checksum")
+        backend._execute("UPDATE solar_meta SET value = '1' WHERE key = 'schema'")
+        if not url.startswith("postgres"):
+            backend._execute("PRAGMA user_version = 1")
+    store.close()
+
+
+def test_a_first_format_snapshot_is_refused_then_rebuilt_from_its_items(db_url: str) -> None:
+    old = MemoryStore(db_url, policy="solar", capacity=10, embedder="hash", seed=4)
+    alice = old.scope(user="alice")
+    alice.add("my locker code is 1234", metadata={"source": "chat"}, category="identity")
+    alice.add("green tea every morning", category="knowledge", valid_until=2e9)
+    alice.add("the deploy key rotates monthly", item_id="deploy")
+    alice.retrieve("locker code")
+    alice.feedback(like=True)
+    kept = [(i.id, i.text, dict(i.metadata), i.category, i.created_at, i.valid_until)
+            for i in alice.items()]  # fmt: skip
+    old.close()
+    as_first_snapshot_format(db_url)
+
+    store = MemoryStore(db_url, policy="solar", capacity=10, embedder="hash", seed=4)
+    with store.backend.transaction(write=False):  # the upgrade checksummed the rows there
+        assert len(store.backend.item_rows(1)) == 3
+    with pytest.raises(PersistenceError, match=r"store\.reembed\(\{'user': 'alice'\}\)"):
+        store.scope(user="alice")
+    assert store.reembed({"user": "alice"}) is True  # the same embedder: rebuilt all the same
+    assert store.reembed({"user": "alice"}) is False
+    memory = store.scope(user="alice")
+    assert [
+        (i.id, i.text, dict(i.metadata), i.category, i.created_at, i.valid_until)
+        for i in memory.items()
+    ] == kept
+    assert [i.policy["alpha"] for i in memory.items()] == [2.0, 2.0, 2.0]  # statistics restart
+    assert memory.add("a new fact").item_id == "m3"  # m1, m2 and "deploy" were taken
+    assert [h.text for h in memory.retrieve("what is my locker code", k=1)] == [
+        "my locker code is 1234"
+    ]
+    memory.check_invariants()
+    plain = pickle.loads(pickle.dumps(memory))
+    store.close()
+    again = MemoryStore(db_url, policy="solar", capacity=10, embedder="hash", seed=4)
+    same(again.scope(user="alice"), plain)
+    again.close()

@@ -4,7 +4,7 @@
                            [--format table|csv|json] [--out FILE] [--plot FILE.png] [--data PATH]
 
 Workloads: cycling | working-set | drift | noise-static | noise-stream | locomo | latency |
-regagent | response-cache | persistence | demo.
+regagent | response-cache | persistence | growth | demo.
 ``--data`` is a LoCoMo-format JSON file for ``locomo`` (and ``demo``), or the reference
 implementation's ``solar_synthetic`` folder to replay its workload files for a synthetic workload.
 """
@@ -37,6 +37,7 @@ WORKLOADS = (
     "regagent",
     "response-cache",
     "persistence",
+    "growth",
     "demo",
 )
 #: the paper's order: baselines, then the learned policies, then the no-eviction reference
@@ -181,6 +182,13 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-postgres", action="store_true", help="persistence: memory and SQLite only")
     p.add_argument(
+        "--snapshot-format",
+        type=_snapshot_formats,
+        default=("new",),
+        help="persistence: comma-separated snapshot formats to compare in one run, of new (the "
+        "library's) and old (the previous pickle codec, a benchmark-only baseline); default new",
+    )
+    p.add_argument(
         "--embedder",
         choices=("minilm", "hash"),
         default="minilm",
@@ -197,6 +205,12 @@ def parser() -> argparse.ArgumentParser:
         default=1,
         help="BLAS threads per process (default 1: the suite runs one process per "
         "core, and threaded BLAS on top oversubscribes a small machine)",
+    )
+    p.add_argument(
+        "--users",
+        type=_positives,
+        help="growth: comma-separated numbers of distinct users, each run in a fresh process "
+        "(default 1000,5000,20000)",
     )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
@@ -315,6 +329,18 @@ def response_cache(args: argparse.Namespace) -> list[dict[str, Any]]:
     ]
 
 
+def _snapshot_formats(text: str) -> tuple[str, ...]:
+    """``--snapshot-format``: ``old``, ``new`` or both, comma-separated, in the given order.
+
+    >>> _snapshot_formats("old,new")
+    ('old', 'new')
+    """
+    formats = tuple(dict.fromkeys(f.strip() for f in text.split(",") if f.strip()))
+    if not formats or not set(formats) <= {"old", "new"}:
+        raise argparse.ArgumentTypeError(f"expected old, new or old,new, got {text!r}")
+    return formats
+
+
 def persistence(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Steps per second in memory, on SQLite and on PostgreSQL, in one and several processes."""
     from . import persistence as bench
@@ -331,6 +357,26 @@ def persistence(args: argparse.Namespace) -> list[dict[str, Any]]:
         processes=args.processes,
         postgres=args.postgres,
         use_postgres=not args.no_postgres,
+        formats=args.snapshot_format,
+        blas_threads=args.blas_threads,
+        progress=bar.advance,
+        total=total,
+    )
+    bar.close()
+    return rows
+
+
+def growth(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Resident memory of one process serving N distinct users (MemoryStore, ResponseCache)."""
+    from . import growth as bench
+
+    bar = Progress("growth", 0, unit="runs", enabled=not args.quiet)
+
+    def total(n: int) -> None:
+        bar.total = n
+
+    rows = bench.run(
+        args.users or list(bench.USERS),
         blas_threads=args.blas_threads,
         progress=bar.advance,
         total=total,
@@ -370,6 +416,11 @@ def render(rows: Sequence[dict[str, Any]], fmt: str, compact: bool = False) -> s
             from .persistence import render as render_persistence
 
             parts.append(render_persistence(mine).rstrip("\n"))
+            continue
+        if workload == "growth":
+            from .growth import render as render_growth
+
+            parts.append(render_growth(mine).rstrip("\n"))
             continue
         timed = [r for r in mine if "sentences_per_s" in r]
         mine = [r for r in mine if r not in timed]
@@ -455,6 +506,8 @@ def _main(args: argparse.Namespace) -> int:
         rows = response_cache(args)
     elif name == "persistence":
         rows = persistence(args)
+    elif name == "growth":
+        rows = growth(args)
     else:
         rows = synthetic(args, name)
     text = render(rows, args.format, compact=name == "demo")

@@ -32,6 +32,15 @@ logged steps and any wait for another process), and the overhead of persistence:
 two minus the in-memory figure with the same number of processes. The configurations of a
 repeat run in a shuffled order, so a burst of machine noise hits them alike.
 
+Snapshot formats: ``formats=("old", "new")`` (``--snapshot-format old,new``) runs every
+persistent configuration once per format in the same run: ``new`` is the library's snapshot
+format (:mod:`solar_core.persistence.codec`), ``old`` the previous pickle codec, kept only in
+:mod:`solar_core.bench.legacy_snapshot` and swapped into the run's worker processes (and the
+parent's check) as a baseline. The mean ms per step includes the snapshot written every
+``snapshot_every`` (1,000) logged steps. The run also times each format's raw encode and decode
+(the decode with the checks a reopen makes) and reports its size, for a memory of each K after
+K + 1,000 steps (full traces): :func:`codec_rows`.
+
 After every multi-process same-scope run, a fresh MemoryStore in the parent reopens the scope
 and checks that it holds every step (``stats()["steps"]`` counts adds: the K warm-up adds plus
 ``processes * steps``), that it is full and that its invariants hold.
@@ -51,7 +60,8 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import partial
 from typing import Any
 from urllib.parse import quote
 
@@ -83,11 +93,13 @@ class Config:
     processes: int
     scope: str  # "own" (one process), "independent" (memory), "same", "separate"
     durability: str = "normal"
+    snapshot_format: str = "new"  # "new" | "old" (the benchmark-only pickle baseline)
 
     @property
     def label(self) -> str:
         durability = self.durability if self.backend == "sqlite" else "-"
-        return f"{self.backend} {durability} x{self.processes} {self.scope}"
+        fmt = "" if self.backend == "memory" else f" [{self.snapshot_format} snapshots]"
+        return f"{self.backend} {durability} x{self.processes} {self.scope}{fmt}"
 
 
 @dataclass(frozen=True)
@@ -101,8 +113,24 @@ class Job:
     blas_threads: int | None
 
 
-def configs(processes: int, postgres: bool) -> list[Config]:
-    """Every configuration to run at one K (no multi-process rows when ``processes == 1``)."""
+def configs(processes: int, postgres: bool, formats: Sequence[str] = ("new",)) -> list[Config]:
+    """Every configuration to run at one K (no multi-process rows when ``processes == 1``);
+    each persistent one once per snapshot format.
+
+    >>> for c in configs(1, False, ("old", "new"))[:3]:
+    ...     print(c.label)
+    memory - x1 own
+    sqlite normal x1 own [old snapshots]
+    sqlite normal x1 own [new snapshots]
+    """
+    return [
+        replace(c, snapshot_format=f) if c.backend != "memory" else c
+        for c in _configs(processes, postgres)
+        for f in (formats if c.backend != "memory" else formats[:1])
+    ]
+
+
+def _configs(processes: int, postgres: bool) -> list[Config]:
     out = [
         Config("memory", 1, "own"),
         Config("sqlite", 1, "own"),
@@ -150,6 +178,10 @@ def _store_settings(capacity: int) -> dict[str, Any]:
 def _steps(job: Job, worker: int, start: Any, done: Any) -> dict[str, Any]:
     """Fill the memory, run the timed steps between the barriers; the timings."""
     limit_blas_threads(job.blas_threads)
+    if job.config.snapshot_format == "old":
+        from .legacy_snapshot import install
+
+        install()  # this worker process only: it handles only its own temporary database
     k, steps = job.capacity, job.steps
     items, queries = make_stream(k + steps, DIM, topics=20, seed=1000 * worker + k)
     likes = np.random.default_rng(worker).random(steps) < 0.5
@@ -351,9 +383,18 @@ def find_postgres(url: str | None) -> tuple[str | None, str]:
 
 def check_shared(url: str, job: Job) -> dict[str, Any]:
     """Reopen the shared scope in a fresh store: every step there, invariants hold."""
+    expected = sum(warmup(job, w) + job.steps for w in range(job.config.processes))
+    if job.config.snapshot_format == "old":
+        from .legacy_snapshot import installed
+
+        with installed():
+            return _check_shared(url, job, expected)
+    return _check_shared(url, job, expected)
+
+
+def _check_shared(url: str, job: Job, expected: int) -> dict[str, Any]:
     from ..persistence import MemoryStore
 
-    expected = sum(warmup(job, w) + job.steps for w in range(job.config.processes))
     with MemoryStore(url, durability=job.config.durability, **_store_settings(job.capacity)) as s:
         memory = s.scope(user="shared")
         steps = int(memory.stats()["steps"])
@@ -375,6 +416,8 @@ def run(
     postgres: str | None = None,
     *,
     use_postgres: bool = True,
+    formats: Sequence[str] = ("new",),
+    codec_repeats: int = 7,
     blas_threads: int | None = 1,
     progress: Callable[[int], None] = lambda n: None,
     total: Callable[[int], None] = lambda n: None,
@@ -385,7 +428,7 @@ def run(
     pg_url, reason = find_postgres(postgres) if use_postgres else (None, "--no-postgres")
     if pg_url is None:
         notes.append({"workload": "persistence", "setting": "skipped", "reason": reason})
-    plan = [(k, c) for k in capacities for c in configs(processes, pg_url is not None)]
+    plan = [(k, c) for k in capacities for c in configs(processes, pg_url is not None, formats)]
     total(repeats * len(plan))
     samples: dict[tuple[int, Config], list[dict[str, Any]]] = {p: [] for p in plan}
     checks: dict[tuple[int, Config], list[dict[str, Any]]] = {}
@@ -430,7 +473,7 @@ def run(
                 "ok": all(c["steps"] == c["expected"] and c["invariants"] == "ok" for c in found),
             }
         )
-    return rows + notes
+    return rows + codec_rows(capacities, formats, codec_repeats) + notes
 
 
 def _row(k: int, config: Config, runs: list[dict[str, Any]], steps: int) -> dict[str, Any]:
@@ -441,6 +484,7 @@ def _row(k: int, config: Config, runs: list[dict[str, Any]], steps: int) -> dict
         "durability": config.durability if config.backend == "sqlite" else None,
         "processes": config.processes,
         "scope": config.scope,
+        "snapshot_format": None if config.backend == "memory" else config.snapshot_format,
         "policy": POLICY,
         "capacity": k,
         "steps": steps,
@@ -464,8 +508,8 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
             f"process, median of {first['repeats']} repeats ==",
         )
         out.append(
-            "backend   durability  procs  scope           K   steps/s  median ms  mean ms"
-            "  +median ms  +mean ms"
+            "backend   durability  procs  scope        snapshots      K   steps/s  median ms"
+            "  mean ms  +median ms  +mean ms"
         )
         for i, r in enumerate(runs):
             if i and r["capacity"] != runs[i - 1]["capacity"]:
@@ -478,7 +522,8 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
             )
             out.append(
                 f"{r['backend']:8}  {r['durability'] or '-':10}  {r['processes']:5}  "
-                f"{r['scope']:11}  {r['capacity']:5}  {r['steps_per_s']:8.0f}  "
+                f"{r['scope']:11}  {r.get('snapshot_format') or '-':9}  "
+                f"{r['capacity']:5}  {r['steps_per_s']:8.0f}  "
                 f"{r['median_ms']:9.3f}  {r['mean_ms']:7.3f}{extra}"
                 + ("" if r["full"] else "  (memory not full!)")
             )
@@ -489,7 +534,10 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
         goal = [
             r
             for r in runs
-            if r["backend"] == "sqlite" and r["processes"] == 1 and r["durability"] == "normal"
+            if r["backend"] == "sqlite"
+            and r["processes"] == 1
+            and r["durability"] == "normal"
+            and r.get("snapshot_format", "new") == "new"
         ]
         if goal:
             worst = max(max(r["overhead_median_ms"], r["overhead_mean_ms"]) for r in goal)
@@ -502,6 +550,20 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
             out.append(
                 f"goal (SQLite, one process, under {GOAL_MS:g} ms per step): {verdict} ({per_k})"
             )
+    coded = [r for r in rows if r["setting"] == "codec"]
+    if coded:
+        out.append("")
+        out.append(
+            f"== snapshot codec: {POLICY}, dim {DIM}, a memory of K items after K + "
+            f"{CODEC_STEPS} steps, median of {coded[0]['repeats']} ==",
+        )
+        out.append("format      K   encode ms  decode ms      bytes")
+        for r in coded:
+            out.append(
+                f"{r['snapshot_format']:6}  {r['capacity']:5}  {r['encode_ms']:10.2f}  "
+                f"{r['decode_ms']:9.2f}  {r['bytes']:9d}"
+            )
+        out.append("decode: as a reopen does (new: with the checks against the scope's settings)")
     for r in rows:
         if r["setting"] == "check":
             found = ", ".join(map(str, r["found"]))
@@ -515,3 +577,95 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
         if r["setting"] == "skipped":
             out.append(f"postgres: skipped: {r['reason']}")
     return "\n".join(out) + "\n"
+
+
+# -- the codecs alone ---------------------------------------------------------------------------
+#: steps a codec benchmark memory takes after its warm-up (full decision and retrieval traces)
+CODEC_STEPS = 1000
+
+
+def _codec_memory(k: int, steps: int) -> SolarMemory:
+    """A memory as the bench's workers leave it: K items, then ``steps`` steps."""
+    items, queries = make_stream(k + steps, DIM, topics=20, seed=k)
+    memory = SolarMemory(POLICY, capacity=k, dim=DIM, seed=0, bootstrap=k)
+    likes = np.random.default_rng(0).random(steps) < 0.5
+    for i in range(k):
+        memory.add(f"prefill {i}", embedding=items[i])
+    for t in range(steps):
+        hits = memory.retrieve(embedding=queries[k + t], k=3)
+        if t % 3 == 0:
+            memory.feedback(like=bool(likes[t]), retrieval=hits)
+        memory.add(f"step {t}", embedding=items[k + t])
+    return memory
+
+
+def _codec_templates(k: int) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What a reopen checks a snapshot against (see ``Journal._templates``)."""
+    from ..persistence.journal import snapshot_state
+
+    new = SolarMemory(POLICY, capacity=k, dim=DIM, seed=0, bootstrap=k)
+    used = SolarMemory(POLICY, capacity=k, dim=DIM, seed=0, bootstrap=k)
+    items, queries = make_stream(3, DIM, topics=2, seed=1)
+    for i in range(3):
+        used.add(f"t{i}", embedding=items[i])
+    used.retrieve(embedding=queries[0], k=2)
+    used.feedback(score=0.5)
+    return snapshot_state(new), snapshot_state(used)
+
+
+def _old_loads(loads: Callable[..., object], blob: bytes) -> object:
+    return loads(blob, "a snapshot")
+
+
+def _new_loads(loads: Callable[..., object], new: object, used: object, blob: bytes) -> object:
+    return loads(blob, "a snapshot", new, (used,))
+
+
+def codec_rows(
+    capacities: Sequence[int], formats: Sequence[str], repeats: int = 7
+) -> list[dict[str, Any]]:
+    """Each format's encode and decode time (median of ``repeats``, interleaved) and size, for
+    a memory of each K after K + :data:`CODEC_STEPS` steps."""
+    from ..persistence import codec
+    from ..persistence.journal import snapshot_state
+    from . import legacy_snapshot
+
+    rows = []
+    for k in capacities:
+        state = snapshot_state(_codec_memory(k, CODEC_STEPS))
+        new, used = _codec_templates(k)
+        coders: dict[str, tuple[Callable[[], bytes], Callable[[bytes], object]]] = {
+            "old": (
+                partial(legacy_snapshot.dumps, state),
+                partial(_old_loads, legacy_snapshot.loads),
+            ),
+            "new": (
+                partial(codec.dumps, state),
+                partial(_new_loads, codec.loads, new, used),
+            ),
+        }
+        times: dict[str, tuple[list[float], list[float]]] = {f: ([], []) for f in formats}
+        blobs = {f: coders[f][0]() for f in formats}
+        for _ in range(repeats):
+            for f in formats:
+                dumps, loads = coders[f]
+                began = time.perf_counter()
+                dumps()
+                middle = time.perf_counter()
+                loads(blobs[f])
+                times[f][0].append(middle - began)
+                times[f][1].append(time.perf_counter() - middle)
+        for f in formats:
+            rows.append(
+                {
+                    "workload": "persistence",
+                    "setting": "codec",
+                    "snapshot_format": f,
+                    "capacity": k,
+                    "repeats": repeats,
+                    "encode_ms": statistics.median(times[f][0]) * 1e3,
+                    "decode_ms": statistics.median(times[f][1]) * 1e3,
+                    "bytes": len(blobs[f]),
+                }
+            )
+    return rows

@@ -13,10 +13,23 @@ The data model (one set of tables per database, every row keyed by its scope):
   and audits ("what do we remember about this user?").
 
 Every statement is parameterised: no value is ever formatted into SQL.
+
+**Row checksums.** Every ``solar_ops`` and ``solar_items`` row carries ``checksum``: a BLAKE2b
+digest of the row's fields *and of its scope id and step or item id* (a row copied to another
+place does not verify there), checked whenever the row is read -- a bit flip in a logged text
+or vector is a :class:`PersistenceError`, not a silently different memory. (Not a defence
+against whoever can write the database: they can recompute it. That is what the snapshot
+format's checks and the replay digests are for.) Schema 1 had no such column: opening a schema
+1 database adds it and computes it for every row already there, in one transaction, so that
+rows are trusted as they were at the upgrade; afterwards a row without a checksum is refused
+(it was written by an older solar-memory still running against the database, which the schema
+version now keeps out on its next open).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
@@ -24,8 +37,11 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-#: the schema this code writes; a database with a newer one is refused
-SCHEMA_VERSION = 1
+from .errors import PersistenceError
+
+#: the schema this code writes; a database with a newer one is refused, an older one upgraded
+#: (2: row checksums)
+SCHEMA_VERSION = 2
 FORMAT = "solar-memory"
 
 _TABLES = """
@@ -48,6 +64,7 @@ CREATE TABLE IF NOT EXISTS solar_ops (
     clocks TEXT NOT NULL,
     digest TEXT NOT NULL,
     at DOUBLE PRECISION NOT NULL,
+    checksum TEXT,
     PRIMARY KEY (scope_id, seq)
 );
 CREATE TABLE IF NOT EXISTS solar_snapshots (
@@ -66,6 +83,7 @@ CREATE TABLE IF NOT EXISTS solar_items (
     created_at DOUBLE PRECISION NOT NULL,
     valid_until DOUBLE PRECISION,
     step BIGINT NOT NULL,
+    checksum TEXT,
     PRIMARY KEY (scope_id, item_id)
 )
 """
@@ -92,6 +110,49 @@ class OpRow:
 
 #: an item change a step made: ("put", id, columns...) or ("del", id)
 ItemChange = tuple[Any, ...]
+
+_OP_COLUMNS = "seq, kind, args, vector, clocks, digest"
+_ITEM_COLUMNS = "item_id, text, metadata, vector, category, created_at, valid_until, step"
+
+
+def row_checksum(scope_id: int, fields: Sequence[Any], vector: bytes | None) -> str:
+    """The checksum of a log or item row: its scope, its text and number fields (JSON: exact
+    for floats, unambiguous) and its vector bytes.
+
+    >>> row_checksum(1, [2, "add", "{}"], b"x") == row_checksum(1, [2, "add", "{}"], b"x")
+    True
+    >>> row_checksum(1, [2, "add", "{}"], b"x") == row_checksum(2, [2, "add", "{}"], b"x")
+    False
+    """
+    digest = hashlib.blake2b(
+        json.dumps([scope_id, *fields], ensure_ascii=False).encode("utf-8", "surrogatepass"),
+        digest_size=16,
+    )
+    if vector is not None:
+        digest.update(b"\x01")
+        digest.update(vector)
+    return digest.hexdigest()
+
+
+def _op_checksum(scope_id: int, op: OpRow) -> str:
+    return row_checksum(scope_id, [op.seq, op.kind, op.args, op.clocks, op.digest], op.vector)
+
+
+def _item_checksum(scope_id: int, row: Sequence[Any]) -> str:
+    """``row``: ``(item_id, text, metadata, vector, category, created_at, valid_until, step)``."""
+    vector = None if row[3] is None else bytes(row[3])
+    fields = [row[0], row[1], row[2], row[4], float(row[5])]
+    fields += [None if row[6] is None else float(row[6]), int(row[7])]
+    return row_checksum(scope_id, fields, vector)
+
+
+def _checked(what: str, stored: object, computed: str) -> None:
+    if stored != computed:
+        why = "it has no checksum" if stored is None else "checksum mismatch"
+        raise PersistenceError(
+            f"{what} is corrupted ({why}); the database was damaged or edited outside "
+            "solar-memory (or by an older solar-memory still running against it)"
+        )
 
 
 class Backend(ABC):
@@ -126,6 +187,30 @@ class Backend(ABC):
 
     def _schema(self, serial: str, blob: str) -> list[str]:
         return [s.format(serial=serial, blob=blob) for s in _TABLES.split(";")]
+
+    def _upgrade(self, version: int) -> None:
+        """Bring a schema ``version`` database to :data:`SCHEMA_VERSION` (in the caller's write
+        transaction). 1 -> 2: add the row checksums, computed over the rows as they are now."""
+        if version < 2:
+            for table in ("solar_ops", "solar_items"):
+                self._execute(f"ALTER TABLE {table} ADD COLUMN checksum TEXT")  # fixed names
+            ops = self._execute(f"SELECT scope_id, {_OP_COLUMNS} FROM solar_ops").fetchall()
+            for row in ops:
+                vector = None if row[4] is None else bytes(row[4])
+                op = OpRow(int(row[1]), row[2], row[3], vector, row[5], row[6])
+                self._execute(
+                    "UPDATE solar_ops SET checksum = ? WHERE scope_id = ? AND seq = ?",
+                    (_op_checksum(int(row[0]), op), row[0], row[1]),
+                )
+            items = self._execute(f"SELECT scope_id, {_ITEM_COLUMNS} FROM solar_items").fetchall()
+            for row in items:
+                self._execute(
+                    "UPDATE solar_items SET checksum = ? WHERE scope_id = ? AND item_id = ?",
+                    (_item_checksum(int(row[0]), row[1:]), row[0], row[1]),
+                )
+        self._execute(
+            "UPDATE solar_meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),)
+        )
 
     # -- scopes -------------------------------------------------------------------------------
     def find_scope(self, key: str, lock: bool = False) -> ScopeRow | None:
@@ -214,13 +299,15 @@ class Backend(ABC):
     def ops_after(self, scope_id: int, seq: int, upto: int) -> Iterator[OpRow]:
         """The logged steps ``seq < s <= upto`` in order (``upto``: the seq read with them)."""
         rows = self._execute(
-            "SELECT seq, kind, args, vector, clocks, digest FROM solar_ops "
+            f"SELECT {_OP_COLUMNS}, checksum FROM solar_ops "
             "WHERE scope_id = ? AND seq > ? AND seq <= ? ORDER BY seq",
             (scope_id, seq, upto),
         ).fetchall()
         for row in rows:
             vector = None if row[3] is None else bytes(row[3])
-            yield OpRow(int(row[0]), row[1], row[2], vector, row[4], row[5])
+            op = OpRow(int(row[0]), row[1], row[2], vector, row[4], row[5])
+            _checked(f"step {op.seq} of the log", row[6], _op_checksum(scope_id, op))
+            yield op
 
     def append_op(
         self,
@@ -230,9 +317,19 @@ class Backend(ABC):
         items: list[ItemChange],
     ) -> None:
         self._execute(
-            "INSERT INTO solar_ops (scope_id, seq, kind, args, vector, clocks, digest, at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (scope_id, op.seq, op.kind, op.args, op.vector, op.clocks, op.digest, at),
+            "INSERT INTO solar_ops (scope_id, seq, kind, args, vector, clocks, digest, at, "
+            "checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                scope_id,
+                op.seq,
+                op.kind,
+                op.args,
+                op.vector,
+                op.clocks,
+                op.digest,
+                at,
+                _op_checksum(scope_id, op),
+            ),
         )
         self._put_items(scope_id, items)
         self._execute("UPDATE solar_scopes SET seq = ? WHERE id = ?", (op.seq, scope_id))
@@ -242,8 +339,9 @@ class Backend(ABC):
             if change[0] == "put":
                 self._execute(
                     "INSERT INTO solar_items (scope_id, item_id, text, metadata, vector, "
-                    "category, created_at, valid_until, step) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (scope_id, *change[1:]),
+                    "category, created_at, valid_until, step, checksum) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (scope_id, *change[1:], _item_checksum(scope_id, change[1:])),
                 )
             elif change[0] == "del":
                 self._execute(
@@ -273,15 +371,16 @@ class Backend(ABC):
 
     # -- inspection ---------------------------------------------------------------------------
     def item_rows(self, scope_id: int) -> list[tuple[Any, ...]]:
-        """``(item_id, text, metadata, vector, category, created_at, valid_until, step)`` rows."""
-        return [
-            tuple(r)
-            for r in self._execute(
-                "SELECT item_id, text, metadata, vector, category, created_at, valid_until, step "
-                "FROM solar_items WHERE scope_id = ? ORDER BY step",
-                (scope_id,),
-            ).fetchall()
-        ]
+        """``(item_id, text, metadata, vector, category, created_at, valid_until, step)`` rows,
+        each checked against its checksum."""
+        rows = []
+        for row in self._execute(
+            f"SELECT {_ITEM_COLUMNS}, checksum FROM solar_items WHERE scope_id = ? ORDER BY step",
+            (scope_id,),
+        ).fetchall():
+            _checked(f"the item row {row[0]!r}", row[-1], _item_checksum(scope_id, row[:-1]))
+            rows.append(tuple(row[:-1]))
+        return rows
 
     def op_count(self, scope_id: int) -> int:
         row = self._execute(

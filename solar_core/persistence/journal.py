@@ -37,6 +37,7 @@ from __future__ import annotations
 import copy
 import json
 import time
+import weakref
 from collections import deque
 from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import contextmanager
@@ -89,10 +90,10 @@ def plain_json(value: object, what: str) -> str:
 
 
 def snapshot_state(memory: SolarMemory) -> dict[str, Any]:
-    """``memory``'s pickled state without the run-time objects (embedder, clock, an
-    evaluator): they are the store's, put back on load. Swapped out here rather than
-    recognised object by object while pickling, which costs ~1 us for each of the tens of
-    thousands of objects in a memory's traces."""
+    """``memory``'s state as a snapshot holds it (see :mod:`.codec`), without the run-time
+    objects (embedder, clock, an evaluator): they are the store's, put back on load. Swapped
+    out here rather than recognised object by object while encoding, which would cost a check
+    for each of the tens of thousands of objects in a memory's traces."""
     state = memory.__getstate__()
     state["_embedder"] = state["_clock"] = None
     lifecycle = copy.copy(memory.lifecycle)
@@ -117,6 +118,54 @@ def storable(text: str, what: str) -> None:
         raise ValueError(
             f"{what} is not valid Unicode ({err.reason}): cannot be persisted"
         ) from None
+
+
+def _is(value: object, *kinds: type) -> bool:
+    """``type(value)`` is one of ``kinds`` exactly (a ``bool`` is not an ``int`` here)."""
+    return type(value) in kinds
+
+
+def _unit(value: object) -> bool:
+    return _is(value, int, float) and 0.0 <= value <= 1.0  # type: ignore[operator]
+
+
+def _check_logged(memory: SolarMemory, kind: str, args: Any, vector: FloatVector | None) -> None:
+    """A logged step's inputs are what the live step could have logged (the checks the public
+    methods make before logging, so a replay never feeds a memory what a call could not)."""
+    ok = type(args) is dict
+    if ok and kind in ("retrieve", "add"):
+        ok = (
+            vector is not None and vector.shape == (memory.dim,) and bool(np.isfinite(vector).all())
+        )
+    if ok and kind == "retrieve":
+        ok = (
+            args.keys() == {"q", "k", "x"}
+            and _is(args["q"], str, type(None))
+            and _is(args["k"], int)
+            and 1 <= args["k"] <= 1_000_000
+            and _is(args["x"], list)
+            and all(_is(i, str) for i in args["x"])
+        )
+    elif ok and kind == "feedback":
+        ok = (
+            args.keys() == {"rw", "ql", "r"}
+            and _unit(args["rw"])
+            and _unit(args["ql"])
+            and _is(args["r"], int, type(None))
+        )
+    elif ok and kind == "add":
+        ok = (
+            args.keys() == {"t", "m", "id", "c", "vu", "p"}
+            and _is(args["t"], str)
+            and _is(args["m"], dict)
+            and _is(args["id"], str, type(None))
+            and _is(args["c"], str)
+            and (_is(args["vu"], int, float, type(None)))
+        )
+    elif ok and kind == "remove":
+        ok = args.keys() == {"id"} and _is(args["id"], str)
+    if not ok:
+        raise PersistenceError(f"its inputs are not a {kind} step's")
 
 
 def _digest(kind: str, result: object) -> str:
@@ -201,8 +250,10 @@ class Journal:
         self._items: list[ItemChange] | None = None
         self._notified = 0  # the last step whose stored item the subscribers were told of
         self._pending_notes: list[tuple[str, str, FloatVector, Any, int]] = []
+        self._memory: weakref.ref[SolarMemory] | None = None  # the attached memory
         self.user_clock: Callable[[], float] = time.time
         self._clock: Callable[[], float] = self._read_clock  # one bound method: an identity
+        self._template_cache: tuple[str, tuple[dict[str, Any], dict[str, Any]]] | None = None
 
     # -- wiring -------------------------------------------------------------------------------
     def _blank(self) -> SolarMemory:
@@ -233,6 +284,7 @@ class Journal:
             self._catch_up(memory, lock=False)
         self._pending_notes.clear()  # nobody subscribed yet: what was stored is not news
         self._notified = self.seq
+        self._memory = weakref.ref(memory)  # whose subscribers hear that the scope is forgotten
 
     def _read_clock(self) -> float:
         replay = self._replay
@@ -313,6 +365,8 @@ class Journal:
             except BaseException:
                 if applied:  # applied here but not committed: the database is the truth
                     self._stale = True
+                if memory._subscribers:  # what the catch-up deleted went all the same
+                    memory._tell_deletions()
                 raise
             self.seq = seq
             if snapshot:
@@ -381,23 +435,73 @@ class Journal:
         blob = codec.dumps(snapshot_state(memory))
         self.backend.write_snapshot(self._id, seq, blob, time.time())
 
-    def _memory_from(self, state: dict[str, Any], what: str) -> SolarMemory:
+    def _templates(self) -> tuple[dict[str, Any], dict[str, Any]]:
+        """What a snapshot of this scope is checked against: the state of a new memory of its
+        settings, and of one after a few synthetic steps (its containers hold examples of what
+        they hold); made once per config."""
+        cached = self._template_cache
+        if cached is not None and cached[0] == self.config_text:
+            return cached[1]
+        from ..admission import AlwaysAdmit
+
+        new = snapshot_state(self._blank())
+        memory = self._blank()
+        memory._clock = time.time  # not the journal's: nothing here is logged
+        gate = memory._admission
+        if hasattr(gate, "evaluator"):
+            memory._admission = AlwaysAdmit()  # no evaluator is asked
+        try:
+            rng = np.random.default_rng(0)
+            vector = np.zeros(memory.dim, np.float32)
+            for i in range(3):
+                vector = rng.normal(size=memory.dim).astype(np.float32)
+                vector /= np.linalg.norm(vector)
+                memory._add(f"t{i}", vector, None, {}, None, "context", None, None)
+            memory._retrieve(vector, "q", 2, True, ())
+            memory._feedback(0.5, 0.5, memory._resolve_retrieval(None)[1])
+            memory.lifecycle._decay()
+        except Exception:  # a policy this cannot drive so: its new state is the template
+            memory = self._blank()
+            gate = memory._admission
+        memory._admission = gate
+        templates = (new, snapshot_state(memory))
+        self._template_cache = (self.config_text, templates)
+        return templates
+
+    def _memory_from(self, blob: bytes, what: str) -> SolarMemory:
+        """The memory a snapshot holds, checked: its format and structure (see :mod:`.codec`),
+        each object against a new memory of the scope's settings, then its invariants."""
         from ..memory import SolarMemory
 
-        if not isinstance(state, dict) or "_store" not in state or "_admission" not in state:
-            raise PersistenceError(f"{what} does not hold a memory")
-        state["_embedder"] = self._runtime.get("embedder")
-        state["_clock"] = self._clock
-        gate = state["_admission"]
-        if hasattr(gate, "evaluator"):
-            gate.evaluator = self._runtime.get("evaluator")
-        donor = SolarMemory.__new__(SolarMemory)
-        donor.__setstate__(state)
-        donor.lifecycle._memory = donor
+        if codec.is_legacy(blob):
+            parts = self.scope.parts()
+            raise PersistenceError(
+                f"{what} was written by an earlier solar-memory in a format this version never "
+                "reads (a pickle: reading it could run code). Rebuild the scope from its stored "
+                f"items with store.reembed({parts!r}): it keeps each item's id, text, metadata, "
+                "category and times; the policy's statistics start over"
+            )
+        new, used = self._templates()
+        state = codec.loads(blob, what, new, (used,))
+        try:
+            state["_embedder"] = self._runtime.get("embedder")
+            state["_clock"] = self._clock
+            gate = state["_admission"]
+            if hasattr(gate, "evaluator"):
+                gate.evaluator = self._runtime.get("evaluator")
+            donor = SolarMemory.__new__(SolarMemory)
+            donor.__setstate__(state)
+            donor.lifecycle._memory = donor
+            donor.check_invariants()
+        except Exception as err:  # a state the checks let through, but not a memory's
+            raise PersistenceError(f"{what} does not hold a consistent memory: {err!r}") from err
         return donor
 
     def _deliver(self, memory: SolarMemory) -> None:
-        """Tell the subscribers of the items other processes stored (after the transaction)."""
+        """Tell the subscribers of the items that went (this step's and the replayed steps'),
+        then of the items other processes stored (after the transaction)."""
+        if memory._subscribers:
+            memory._tell_deletions()
         notes, self._pending_notes = self._pending_notes, []
         fresh = [note for note in notes if note[-1] > self._notified]
         if not fresh:
@@ -523,12 +627,18 @@ class Journal:
         if not self._stale and not self._to_merge:
             token = self.backend.version_token()
             if token is not None and token == self._token:
+                self._deliver(memory)  # what an earlier catch-up (e.g. a checkpoint) left untold
                 return
-        with self.backend.transaction(write=False):
-            self._catch_up(memory, lock=False)
-        if self._to_merge:  # another process stored the scope: what this one kept goes on top
-            with self._write_transaction():
-                self._catch_up(memory, lock=True)
+        try:
+            with self.backend.transaction(write=False):
+                self._catch_up(memory, lock=False)
+            if self._to_merge:  # another process stored the scope: what this one kept goes on top
+                with self._write_transaction():
+                    self._catch_up(memory, lock=True)
+        except BaseException:
+            if memory._subscribers:  # what the catch-up deleted (or a forget elsewhere) is told
+                memory._tell_deletions()
+            raise
         self._deliver(memory)
 
     def _catch_up(self, memory: SolarMemory, lock: bool, create: bool = False) -> None:
@@ -554,7 +664,13 @@ class Journal:
         seqs = backend.scope_seqs(self._id, self.scope.key, lock)
         if seqs is None:
             self._closed = True
-            raise PersistenceError(f"scope {self.scope.key!r} was forgotten by another process")
+            if memory._subscribers:  # every item went with the scope (told by the caller)
+                memory._gone(memory._store.ids(), "forgotten")
+            raise PersistenceError(
+                f"scope {self.scope.key!r} was forgotten by another process: get its memory "
+                "from the MemoryStore again (store.scope(...) or store.get(...)) for a new, "
+                "empty one"
+            )
         db_seq, snapshot_seq, config_text = seqs
         if config_text != self.config_text:
             # Another process re-embedded the scope (or pinned its embedder): check that this
@@ -662,6 +778,7 @@ class Journal:
                     self._renamed[step.retrieval_id] = result.retrieval_id
                 if step.hits is not None:
                     step.hits.retrieval_id = result.retrieval_id
+                    step.hits.origin = result.origin  # now a retrieval of the stored scope
 
     def _rebuild_kept(self, memory: SolarMemory) -> None:
         """A step failed half-way on a scope not stored yet: back to the state kept when its
@@ -670,7 +787,7 @@ class Journal:
         if self._kept is not None:
             seq, blob, steps = self._kept
             what = f"the kept state of scope {self.scope.key!r}"
-            donor = self._memory_from(codec.loads(blob, what), what)
+            donor = self._memory_from(blob, what)
         else:
             seq, donor, steps = 0, self._blank(), []
         self._kept_steps.clear()
@@ -688,13 +805,22 @@ class Journal:
                 raise PersistenceError(f"scope {self.scope.key!r}: its snapshot is missing")
             seq, blob = found
             what = f"the snapshot of scope {self.scope.key!r} (step {seq})"
-            donor = self._memory_from(codec.loads(blob, what), what)
+            donor = self._memory_from(blob, what)
         else:
             seq, donor = 0, self._blank()
         news = seq > self._notified and bool(memory._subscribers)
-        before = {(i, r.step, r.text) for i, r in memory._records()} if news else set()
+        listening = bool(memory._subscribers)
+        had = [(i, r.step, r.text) for i, r in memory._records()] if listening else []
+        before = set(had) if news else set()
         adopt(memory, donor)
         self.seq = seq
+        if listening:
+            # Items the snapshot does not hold went (removed, expired, evicted: it cannot say
+            # which): tell the subscribers, a response cache must not answer from them.
+            has = {(i, r.step, r.text) for i, r in memory._records()}
+            vanished = [item_id for item_id, step, text in had if (item_id, step, text) not in has]
+            if vanished:
+                memory._gone(vanished, "reloaded")
         if news:
             # Steps folded into a snapshot by another process are not replayed: tell the
             # subscribers of the items it brought (a response cache must hear of them too).
@@ -744,6 +870,7 @@ class Journal:
     def _replay_step(
         memory: SolarMemory, kind: str, args: dict[str, Any], vector: FloatVector | None
     ) -> object:
+        _check_logged(memory, kind, args, vector)
         if kind == "retrieve":
             assert vector is not None
             return memory._retrieve(vector, args["q"], args["k"], True, set(args["x"]))
@@ -772,24 +899,44 @@ class Journal:
         raise PersistenceError(f"unknown step kind {kind!r}")
 
     # -- closing ------------------------------------------------------------------------------
+    def checkpoint(self, memory: SolarMemory) -> None:
+        """Write a snapshot of the latest state (so a reopen replays nothing), staying attached.
+        A scope forgotten by another process meanwhile raises :class:`PersistenceError` and
+        leaves the journal closed (as any step would)."""
+        with memory._lock:
+            self._check_open()
+            # A scope not stored yet writes nothing (what it kept goes with the process),
+            # unless another process stored it meanwhile: then what it kept is merged.
+            if self._stale or (self.scope_id is None and not self._kept_steps):
+                return
+            if self.seq == self.snapshot_seq and not self._to_merge:
+                token = self.backend.version_token()
+                if token is not None and token == self._token:
+                    return  # nothing new since the last snapshot, here or elsewhere
+            with self._write_transaction():
+                self._catch_up(memory, lock=True)
+                written = self.scope_id is not None and self.seq > self.snapshot_seq
+                if written:
+                    self._write_snapshot(memory, self.seq)
+            if written:
+                self.snapshot_seq = self.seq
+
     def close(self, memory: SolarMemory, snapshot: bool = True) -> None:
         """Write a snapshot of the latest state (so a reopen replays nothing) and detach."""
         with memory._lock:
             if self._closed:
                 return
             try:
-                # A scope not stored yet writes nothing (what it kept goes with the process),
-                # unless another process stored it meanwhile: then what it kept is merged.
-                if snapshot and not self._stale and (self.scope_id is not None or self._kept_steps):
-                    with self._write_transaction():
-                        self._catch_up(memory, lock=True)
-                        written = self.scope_id is not None and self.seq > self.snapshot_seq
-                        if written:
-                            self._write_snapshot(memory, self.seq)
-                    if written:
-                        self.snapshot_seq = self.seq
+                if snapshot:
+                    self.checkpoint(memory)
             finally:
                 self._closed = True
 
     def forgotten(self) -> None:
+        """The scope is being forgotten in this process (under the memory's lock): closed, and
+        its subscribers hear that every item went."""
         self._closed = True
+        memory = None if self._memory is None else self._memory()
+        if memory is not None and memory._subscribers:
+            memory._gone(memory._store.ids(), "forgotten")
+            memory._tell_deletions()

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import secrets
 import threading
 import time
+import weakref
 import zlib
+from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, Final
@@ -16,7 +19,7 @@ from ..admission import AlwaysAdmit
 from ..admission.evaluator_gate import Evaluator
 from ..deletion import DeletionPolicy
 from ..embedder import Embedder
-from ..memory import SolarMemory
+from ..memory import SolarMemory, _Record
 from ..presets import DEFAULT_POLICY
 from ..response_cache import ResponseCache
 from ..validation import FloatVector, check_k, unit_rows
@@ -41,6 +44,28 @@ class _Omitted(int):
 
 #: ``MemoryStore``'s capacity when none is passed: new scopes get 50, existing ones keep theirs
 DEFAULT_CAPACITY: Final[int] = _Omitted(50)
+
+#: scopes a ``MemoryStore`` keeps open by default. An open scope of capacity 50 holds ~150-200 KB
+#: (its vectors, policy state and traces): 256 of them ~50 MB, and a process serving any number
+#: of users plateaus at ~170 MB over its baseline (evicted memories wait for a collection; see
+#: ``MemoryStore._evict``). Reopening an evicted scope loads its snapshot (~3-10 ms at capacity
+#: 50), which a working set of up to 256 active users never pays.
+DEFAULT_MAX_OPEN_SCOPES: Final[int] = 256
+
+
+def _check_max_open_scopes(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(
+            f"max_open_scopes must be an int (how many scopes to keep open in memory), got "
+            f"{value!r}: pass e.g. max_open_scopes={DEFAULT_MAX_OPEN_SCOPES}"
+        )
+    if value < 1:
+        raise ValueError(
+            f"max_open_scopes must be at least 1, got {value}: pass the number of scopes to "
+            f"keep open, e.g. max_open_scopes={DEFAULT_MAX_OPEN_SCOPES} (more than the users "
+            "active at once)"
+        )
+    return value
 
 
 def _deletion_settings(policy: DeletionPolicy | None) -> dict[str, Any] | None:
@@ -81,6 +106,67 @@ def open_backend(url: str | os.PathLike[str], durability: str = "normal") -> Bac
     return SQLiteBackend(path, durability=durability)
 
 
+#: what a re-embedded memory keeps of the old one besides its items (see ``_reembedded``)
+_Carried = tuple[int, int, Mapping[str, Any] | None, float | None]
+
+
+def _from_item_rows(rows: list[tuple[Any, ...]]) -> tuple[list[tuple[str, _Record]], _Carried]:
+    """A scope's items as records, from its item rows (oldest step first), and what can be
+    carried from them: the id counter (new ids never reuse a stored one). Importance is not in
+    the rows: each item starts again at the default."""
+    records = [
+        (
+            str(item_id),
+            _Record(
+                text=str(text),
+                metadata=json.loads(metadata),
+                step=int(step),
+                created_at=float(created_at),
+                category=str(category),
+                valid_until=None if valid_until is None else float(valid_until),
+            ),
+        )
+        for item_id, text, metadata, _, category, created_at, valid_until, step in rows
+    ]
+    ids = [int(i[1:]) for i, _ in records if i[:1] == "m" and i[1:].isdigit()]
+    return records, (max(ids, default=0), 0, None, None)
+
+
+def _usable(memory: SolarMemory) -> bool:
+    """Whether ``memory`` is still attached to its scope (not closed, not forgotten)."""
+    return memory._journal is not None and not memory._journal.closed
+
+
+def _current(memory: SolarMemory) -> bool:
+    """Whether ``memory`` is usable once caught up with other processes: a scope another
+    process forgot or erased is noticed here, so the store hands out a new, empty memory for
+    it instead of one whose next step would fail (a few microseconds on SQLite when nobody
+    else wrote)."""
+    if not _usable(memory):
+        return False
+    try:
+        with memory._lock:
+            memory._sync()
+    except PersistenceError:
+        if _usable(memory):
+            raise
+    return _usable(memory)
+
+
+def _snapshot(memory: SolarMemory) -> None:
+    """Snapshot ``memory``'s scope (see :meth:`Journal.checkpoint`). A scope another process
+    forgot has nothing to snapshot, and is not brought back: that is no failure (the memory is
+    closed, as it would be by its next step); any other error is raised."""
+    journal = memory._journal
+    if journal is None or journal.closed:
+        return
+    try:
+        journal.checkpoint(memory)
+    except PersistenceError:
+        if not journal.closed:
+            raise  # a real failure: the scope is still there
+
+
 class MemoryStore:
     """Persistent memories, one per scope (org / project / user / session), in one database.
 
@@ -98,6 +184,17 @@ class MemoryStore:
     from an empty memory; they are kept in this process and stored with the first write --
     merged into the scope if another process stores it first -- or dropped if the process stops
     before). :meth:`names`, :meth:`scopes` and ``in`` list the stored scopes.
+
+    At most ``max_open_scopes`` memories are kept open (:attr:`open_scopes`, least recently
+    used first), so the process's memory stays flat however many users it serves over its
+    life. Opening one more evicts the least recently used: it is snapshotted as :meth:`close`
+    does (its reopening replays nothing), its response cache is dropped, and the store lets go
+    of it; using the scope again reopens it from the database exactly as it was (same items,
+    statistics and next random draws). A caller still holding an evicted memory object keeps
+    using it: every step is logged as usual, and while the object lives the store hands out
+    that same object again (one live memory per scope and store). An evicted scope that is not
+    stored yet stores nothing, as on :meth:`close`: the retrievals and ratings it kept stay
+    with the memory object while someone holds it, and are gone once nobody does.
 
     Args:
         url: a SQLite file path (default ``solar_memory.db``), ``":memory:"``, ``sqlite:///path``
@@ -122,6 +219,10 @@ class MemoryStore:
             this many logged steps).
         durability: SQLite only: ``"normal"`` (survives any process crash) or ``"full"``
             (also an OS crash or power loss; slower).
+        max_open_scopes: the most scopes kept open in memory (default
+            :data:`DEFAULT_MAX_OPEN_SCOPES`, 256: ~50 MB of open memories at capacity 50);
+            set it above the number of users active at once, else their memories are reopened
+            (a snapshot load, a few ms) on each use; lower it to use less memory.
 
     Example:
         >>> store = MemoryStore(":memory:", policy="fifo", capacity=5, embedder="hash", seed=0)
@@ -153,6 +254,7 @@ class MemoryStore:
         deletion: Callable[[], DeletionPolicy] | None = None,
         snapshot_every: int = 1000,
         durability: str = "normal",
+        max_open_scopes: int = DEFAULT_MAX_OPEN_SCOPES,
         **memory_params: Any,
     ) -> None:
         factory = deletion is None or (
@@ -164,6 +266,8 @@ class MemoryStore:
                 "its own deletion policy"
             )
         self.snapshot_every = check_k(snapshot_every, "snapshot_every")
+        #: the most scopes kept open (see the class docs)
+        self.max_open_scopes = _check_max_open_scopes(max_open_scopes)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         plain_json(memory_params, "memory settings")
@@ -201,7 +305,8 @@ class MemoryStore:
         # Every scope will be snapshotted: find out now if something in it cannot be (a policy
         # class of your own is not among the classes a snapshot may rebuild).
         try:
-            codec.loads(codec.dumps(snapshot_state(probe)), "a snapshot of this store's memories")
+            state = snapshot_state(probe)
+            codec.loads(codec.dumps(state), "a snapshot of this store's memories", state)
         except PersistenceError as err:
             raise TypeError(
                 f"these settings cannot be persisted: {err} (MemoryStore persists the library's "
@@ -211,7 +316,11 @@ class MemoryStore:
         self._shaping = _plain({name: self._new_config(0)[name] for name in _SHAPING})
         self.backend = open_backend(url, durability)
         self.url = self.backend.url
-        self._memories: dict[str, SolarMemory] = {}
+        # the open scopes, least recently used first
+        self._memories: OrderedDict[str, SolarMemory] = OrderedDict()
+        # evicted memories a caller still holds (they keep working: handed out again)
+        self._evicted: weakref.WeakValueDictionary[str, SolarMemory] = weakref.WeakValueDictionary()
+        self._collect_at = self.max_open_scopes  # see _evict
         self._caches: dict[str, ResponseCache] = {}
         self._lock = threading.RLock()
         self._closed = False
@@ -364,11 +473,65 @@ class MemoryStore:
         with self._lock:
             self._check_open()
             memory = self._memories.get(key)
-            if memory is None or memory._journal is None or memory._journal.closed:
+            if memory is not None and _current(memory):
+                self._memories.move_to_end(key)
+                return memory
+            held = self._evicted.pop(key, None)
+            if held is not None and _current(held):
+                memory = held  # evicted, still held by a caller: the scope's live memory
+            else:
                 self._drop_cache(key)  # it watched the old memory
                 memory = self._open(wanted)
-                self._memories[key] = memory
+            self._memories[key] = memory
+            self._memories.move_to_end(key)
+            self._evict()
             return memory
+
+    @property
+    def open_scopes(self) -> list[str]:
+        """The keys of the open scopes, least recently used first (at most
+        ``max_open_scopes``)."""
+        with self._lock:
+            return list(self._memories)
+
+    def _live(self, key: str) -> SolarMemory | None:
+        """This store's memory of ``key``: open, or evicted but still held by a caller."""
+        memory = self._memories.get(key)
+        return memory if memory is not None else self._evicted.get(key)
+
+    def _evict(self) -> None:
+        """Let go of the least recently used scopes beyond ``max_open_scopes`` (under the
+        store's lock): each is snapshotted and its response cache dropped. A failed snapshot
+        loses nothing (every step is in the log): the scope is evicted all the same, and the
+        error raised once the others are."""
+        failures: list[tuple[str, Exception]] = []
+        while len(self._memories) > self.max_open_scopes:
+            key, memory = self._memories.popitem(last=False)
+            self._drop_cache(key)
+            if not _usable(memory):
+                continue
+            try:
+                _snapshot(memory)
+            except Exception as err:
+                failures.append((key, err))
+            if _usable(memory):  # a caller may still hold it: it is handed out again
+                self._evicted[key] = memory
+        if len(self._evicted) > self._collect_at:
+            # A memory is a reference cycle (its lifecycle points back at it): one nobody holds
+            # any more waits for a full garbage collection, which the interpreter runs rarely
+            # once a process holds many objects. Run one each time as many evicted memories as
+            # are open may be waiting; those still held then set the next threshold.
+            gc.collect()
+            self._collect_at = len(self._evicted) + self.max_open_scopes
+        if len(self._caches) > self.max_open_scopes:  # a cache made for a scope evicted since
+            for key in [key for key in self._caches if key not in self._memories]:
+                self._drop_cache(key)
+        if failures:
+            failed, error = failures[0]
+            raise PersistenceError(
+                f"scope {failed!r} could not be snapshotted when it was evicted from the open "
+                f"scopes: {error} (its steps are all stored: it reopens from its log)"
+            ) from error
 
     def existing(self, scope: Scope | Mapping[str, str] | str) -> SolarMemory | None:
         """``scope``'s memory if it exists, else ``None``; never creates one.
@@ -397,7 +560,7 @@ class MemoryStore:
         wanted = Scope.of(scope)
         with self._lock:
             self._check_open()
-            memory = self._memories.get(wanted.key)
+            memory = self._live(wanted.key)
             if memory is not None and memory._journal is not None and memory._journal.kept:
                 return memory
         for _ in range(2):
@@ -486,6 +649,11 @@ class MemoryStore:
         retrievals awaiting feedback; each item's ``created_step`` is its new position. Items
         stored with ``embedding=`` are re-embedded from their text.
 
+        It also brings back a scope whose snapshot is of the first format (a pickle, which this
+        version never reads, whatever the embedder): the scope is rebuilt from its item rows,
+        which keep each item's id, text, metadata, category, ``created_at``, ``valid_until``
+        and step; importance, the random generator and the retrieval counter start over too.
+
         It is one transaction, like a step: other processes using the scope continue from the
         new state (or refuse it, if their embedder is the old one). The scope's other settings
         must fit this store, as when opening it.
@@ -517,15 +685,35 @@ class MemoryStore:
         for _ in range(5):
             with self.backend.transaction(write=False):
                 row = self.backend.find_scope(key)
+                snapshot = None if row is None else self.backend.read_snapshot(row.id)
             if row is None:
                 raise ValueError(f"scope {key!r} is not stored: there is nothing to re-embed")
+            # A snapshot of the first format is never read: the scope is rebuilt from its items.
+            legacy = snapshot is not None and codec.is_legacy(snapshot[1])
             stored = self._settle(key, row.config, embedder=False)
             embedded = stored.get("embedder")
-            if stored["dim"] == self.dim and same_embedder(embedded, self.fingerprint):
+            if (
+                not legacy
+                and stored["dim"] == self.dim
+                and same_embedder(embedded, self.fingerprint)
+            ):
                 return False
-            old, journal = self._as_stored(wanted, row, stored)
+            if legacy:
+                with self.backend.transaction(write=False):
+                    records, carried = _from_item_rows(self.backend.item_rows(row.id))
+                base = (row.seq, row.snapshot_seq, row.config)
+            else:
+                old, journal = self._as_stored(wanted, row, stored)
+                records = old._records()
+                carried = (
+                    old._id_counter,
+                    old._retrieval_seq,
+                    old._rng.bit_generator.state,
+                    old.lifecycle._last_decay,
+                )
+                base = (journal.seq, journal.snapshot_seq, journal.config_text)
             config = {**stored, "dim": self.dim, "embedder": self.fingerprint}
-            fresh = self._reembedded(key, old, config, vectors)
+            fresh = self._reembedded(key, records, carried, config, vectors)
             blob = codec.dumps(snapshot_state(fresh))
             items: list[ItemChange] = [
                 (
@@ -545,14 +733,10 @@ class MemoryStore:
                 now = self.backend.scope_seqs(row.id, key, lock=True)
                 # Written only over the state it was built from: a step logged meanwhile (by
                 # any process) would be lost; then it starts again from the new state.
-                unchanged = journal.config_text == row.config and now == (
-                    journal.seq,
-                    journal.snapshot_seq,
-                    row.config,
-                )
+                unchanged = base[2] == row.config and now == (base[0], base[1], row.config)
                 if unchanged:
                     self.backend.rebuild_scope(
-                        row.id, journal.seq + 1, blob, json.dumps(config), items, time.time()
+                        row.id, base[0] + 1, blob, json.dumps(config), items, time.time()
                     )
             if unchanged:
                 with self._lock:
@@ -591,13 +775,15 @@ class MemoryStore:
     def _reembedded(
         self,
         key: str,
-        old: SolarMemory,
+        records: list[tuple[str, _Record]],
+        carried: _Carried,
         config: dict[str, Any],
         vectors: dict[str, FloatVector],
     ) -> SolarMemory:
-        """A new memory with ``config`` holding ``old``'s items, embedded by this store."""
+        """A new memory with ``config`` holding ``records`` (in order), embedded by this store;
+        ``carried``: the old memory's id and retrieval counters, random generator state and last
+        decay (``None``: the new memory's own)."""
         assert self.embedder is not None and self.dim is not None
-        records = old._records()
         todo = list(dict.fromkeys(r.text for _, r in records if r.text not in vectors))
         for start in range(0, len(todo), _EMBED_BATCH):
             texts = todo[start : start + _EMBED_BATCH]
@@ -635,10 +821,13 @@ class MemoryStore:
                 deletion.on_insert(fresh._store.slot_of(item_id), record.step)
         fresh._trace.clear()  # putting an item back is not a decision
         fresh._trace_times.clear()
-        fresh._id_counter = max(fresh._id_counter, old._id_counter)
-        fresh._retrieval_seq = old._retrieval_seq
-        fresh._rng.bit_generator.state = old._rng.bit_generator.state
-        fresh.lifecycle._last_decay = old.lifecycle._last_decay  # importance is decayed to then
+        id_counter, retrieval_seq, rng_state, last_decay = carried
+        fresh._id_counter = max(fresh._id_counter, id_counter)
+        fresh._retrieval_seq = retrieval_seq
+        if rng_state is not None:
+            fresh._rng.bit_generator.state = rng_state
+        if last_decay is not None:
+            fresh.lifecycle._last_decay = last_decay  # importance is decayed to then
         fresh.check_invariants()
         return fresh
 
@@ -646,11 +835,31 @@ class MemoryStore:
         self, scope: Scope | Mapping[str, str] | str, **settings: Any
     ) -> ResponseCache:
         """The scope's semantic response cache (created on first use with ``settings``, as for
-        :class:`~solar_core.ResponseCache`), watching the scope's memory: a fact stored there
-        -- by this process or, once it catches up, another -- evicts the answers it relates to.
-        It lives in this process: a cache starts cold after a restart, by design."""
+        :class:`~solar_core.ResponseCache`), watching the scope's memory (see
+        :meth:`ResponseCache.watch <solar_core.ResponseCache.watch>`):
+
+        - a fact stored in the scope evicts the answers it relates to;
+        - an item deleted from it (``remove``, ``clear``, lifecycle expiry, a deletion policy;
+          not an eviction to make room) drops every answer of the scope;
+        - forgetting or erasing the scope drops the cache: one handed out before answers and
+          caches nothing any more, and this method hands out a new one.
+
+        Deletions in this process take effect before the deleting call returns; those of other
+        processes (and a forget or erase there) before this cache's next lookup, which first
+        brings the scope's memory up to date. This method does too, so after another process
+        forgot the scope it returns the new scope's cache, not the dead one. It lives in this
+        process: a cache starts cold after a restart, by design."""
         wanted = Scope.of(scope)
         memory = self.get(wanted)  # checks the scope, and that the store is open
+        journal = memory._journal
+        if journal is not None:
+            try:
+                with memory._lock:
+                    memory._sync()  # notices a forget or erase by another process
+            except PersistenceError:
+                if not journal.closed:
+                    raise
+                memory = self.get(wanted)  # forgotten elsewhere: its memory and cache are new
         with self._lock:
             cache = self._caches.get(wanted.key)
             if cache is None:
@@ -664,8 +873,9 @@ class MemoryStore:
             return cache
 
     def _drop_cache(self, key: str) -> None:
-        """Empty and let go of a scope's response cache (its memory is gone): a caller still
-        holding it finds no answer of a forgotten user there."""
+        """Empty and let go of a scope's response cache (its memory is gone or no longer open
+        here): a caller still holding it finds no answer of a forgotten user there (and, its
+        memory being closed by the forget, gets none cached there again)."""
         cache = self._caches.pop(key, None)
         if cache is not None:
             cache.clear()
@@ -699,7 +909,7 @@ class MemoryStore:
             # (queries, ratings) is theirs too
             keys += [
                 key
-                for key in self._memories
+                for key in [*self._memories, *self._evicted]
                 if key not in keys
                 and all(getattr(Scope.from_key(key), p) == v for p, v in where.items())
             ]
@@ -712,6 +922,9 @@ class MemoryStore:
             backend = self.backend
             for key in keys:
                 memory = self._memories.pop(key, None)
+                held = self._evicted.pop(key, None)
+                if memory is None:
+                    memory = held
                 self._drop_cache(key)
                 kept = False
                 if memory is not None and memory._journal is not None:
@@ -764,21 +977,26 @@ class MemoryStore:
             raise PersistenceError("this MemoryStore is closed")
 
     def close(self) -> None:
-        """Snapshot every open memory (so reopening replays nothing) and close the database."""
+        """Snapshot every open memory (so reopening replays nothing) and close the database;
+        evicted memories a caller still holds are snapshotted and closed too. A scope another
+        process forgot meanwhile has nothing to snapshot: it is closed, not brought back."""
         with self._lock:
             if self._closed:
                 return
             errors: list[Exception] = []
             try:
-                for memory in self._memories.values():
-                    if memory._journal is not None:
-                        try:  # one scope's trouble (forgotten elsewhere) spares the others
-                            memory._journal.close(memory)
-                        except Exception as err:
-                            errors.append(err)
+                for memory in [*self._memories.values(), *self._evicted.values()]:
+                    try:  # one scope's trouble spares the others
+                        _snapshot(memory)
+                    except Exception as err:
+                        errors.append(err)
+                    finally:
+                        if memory._journal is not None:
+                            memory._journal.close(memory, snapshot=False)
             finally:
                 self._closed = True
                 self._memories.clear()
+                self._evicted.clear()
                 self._caches.clear()
                 self.backend.close()
             if errors:
@@ -795,7 +1013,7 @@ class MemoryStore:
     def __repr__(self) -> str:
         return (
             f"MemoryStore({self.url!r}, policy={self.policy!r}, capacity={self.capacity}, "
-            f"open_scopes={len(self._memories)})"
+            f"open_scopes={len(self._memories)}/{self.max_open_scopes})"
         )
 
 

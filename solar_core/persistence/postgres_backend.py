@@ -63,11 +63,14 @@ class PostgresBackend(Backend):
                         "this PostgreSQL database has a solar_meta table of another "
                         "application; it was left untouched"
                     )
-                if int(rows.get("schema", "0")) > SCHEMA_VERSION:
+                version = int(rows.get("schema", "0"))
+                if version > SCHEMA_VERSION:
                     raise PersistenceError(
                         f"the database has schema version {rows['schema']}; this library "
                         f"reads up to {SCHEMA_VERSION}: upgrade solar-memory"
                     )
+                if version < SCHEMA_VERSION:  # under the schema lock: one process upgrades
+                    self._upgrade(version)
                 return
             for statement in self._schema("BIGSERIAL PRIMARY KEY", "BYTEA"):
                 self._execute(statement)

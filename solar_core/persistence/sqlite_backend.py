@@ -71,6 +71,9 @@ class SQLiteBackend(Backend):
                 if conn.in_transaction:
                     conn.execute("COMMIT")
         except sqlite3.DatabaseError as err:
+            read_only = self._read_only(err)
+            if read_only is not None:
+                raise read_only from err
             raise PersistenceError(
                 f"{self.path} is not a SQLite database ({err}); it was left untouched"
             ) from err
@@ -98,6 +101,9 @@ class SQLiteBackend(Backend):
                     self._conn.execute("PRAGMA journal_mode=WAL")
                 return
             except sqlite3.OperationalError as err:
+                read_only = self._read_only(err)
+                if read_only is not None:
+                    raise read_only from err
                 if "locked" not in str(err) or time.monotonic() > deadline:
                     raise PersistenceError(f"cannot switch {self.path} to WAL: {err}") from err
                 time.sleep(0.01)
@@ -109,6 +115,19 @@ class SQLiteBackend(Backend):
                 f"{self.path} has schema version {version}; this library reads up to "
                 f"{SCHEMA_VERSION}: upgrade solar-memory"
             )
+        if version < SCHEMA_VERSION:
+            conn = self._conn
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                # Another process may have upgraded it since we looked.
+                version = conn.execute("PRAGMA user_version").fetchone()[0]
+                if version < SCHEMA_VERSION:
+                    self._upgrade(version)
+                    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")  # a constant
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
 
     def _create(self) -> None:
         conn = self._conn
@@ -151,7 +170,34 @@ class SQLiteBackend(Backend):
                 raise
 
     def _error(self, err: sqlite3.Error) -> PersistenceError:
-        return PersistenceError(f"{self.path}: {err}")
+        return self._read_only(err) or PersistenceError(f"{self.path}: {err}")
+
+    def _read_only(self, err: sqlite3.Error) -> PersistenceError | None:
+        """The real reason when SQLite failed because it may not write the file or its folder
+        (a read-only file is otherwise reported as "unable to open database file", which reads
+        like a damaged one); ``None`` if that is not why."""
+        if self.path == ":memory:" or not os.path.exists(self.path):
+            return None
+        folder = os.path.dirname(os.path.abspath(self.path))
+        file_ok, folder_ok = os.access(self.path, os.W_OK), os.access(folder, os.W_OK)
+        readonly = "readonly" in str(err) or "read-only" in str(err)
+        if file_ok and folder_ok and not readonly:
+            return None
+        if not file_ok:
+            what = f"the file {self.path} is read-only for this process"
+        elif not folder_ok:
+            what = (
+                f"its folder {folder} is read-only for this process (SQLite keeps the "
+                "database's -wal and -shm files beside it)"
+            )
+        else:
+            what = "SQLite reports it read-only"
+        return PersistenceError(
+            f"cannot use {self.path}: {what} ({err}). A MemoryStore writes to its database, "
+            "even to open it: give this user write permission on the file and its folder "
+            f"(e.g. chmod u+w {self.path} {folder}), or copy the file somewhere writable; it "
+            "was left untouched"
+        )
 
     def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self._conn.execute(sql, params)
