@@ -99,6 +99,21 @@ def test_a_forgotten_and_recreated_scope_refuses_the_old_hits(tmp_path: Path) ->
             fresh.feedback(like=False, retrieval=old)
 
 
+def test_every_process_names_a_scope_stored_without_a_snapshot_alike(tmp_path: Path) -> None:
+    # A scope whose first step was an add has no snapshot: a second process rebuilds it from
+    # the log; when the first then writes a snapshot (and prunes the log), the second reloads
+    # it, and a retrieval it made before must still be its own.
+    one = MemoryStore(tmp_path / "m.db", policy="solar", embedder="hash", seed=0)
+    two = MemoryStore(tmp_path / "m.db", policy="solar", embedder="hash", seed=0)
+    one.scope(user="alice").add("the locker code is 4512")
+    hits = two.scope(user="alice").retrieve("locker code")
+    one.scope(user="alice").add("the wifi password is hunter2")
+    one.close()  # snapshots the scope and prunes the log: the second process must reload it
+    two.scope(user="alice").feedback(like=True, retrieval=hits)
+    assert two.scope(user="alice").stats()["feedbacks"] == 1
+    two.close()
+
+
 # -- adapters -----------------------------------------------------------------------------------
 
 

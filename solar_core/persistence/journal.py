@@ -35,6 +35,7 @@ as one that finds nothing now either; the ``Hits`` it returned gets the logged r
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import time
 import weakref
@@ -258,7 +259,19 @@ class Journal:
     # -- wiring -------------------------------------------------------------------------------
     def _blank(self) -> SolarMemory:
         """A new, empty memory with the scope's settings (the state before its first step)."""
-        return self._build(self.config)
+        memory = self._build(self.config)
+        if self.scope_id is not None:
+            memory._identity = self._stored_identity()
+        return memory
+
+    def _stored_identity(self) -> str:
+        """The identity (what a rating handle names) of a stored scope that has no snapshot
+        yet: every process rebuilding it from its log must name it alike, so it comes from the
+        scope's key and row id (ids are never reused, so a scope forgotten and stored again is
+        another memory). A scope stored with kept steps has its first snapshot instead, and
+        the identity that snapshot holds."""
+        digest = hashlib.blake2b(f"{self.scope.key}\x00{self._id}".encode(), digest_size=16)
+        return digest.hexdigest()
 
     @property
     def _id(self) -> int:
@@ -679,6 +692,9 @@ class Journal:
             self.config_text = config_text
         if self._stale or db_seq < self.seq or self.seq < snapshot_seq:
             self._load_base(memory, snapshot_seq)
+        if self.seq == 0 and snapshot_seq == 0:
+            # rebuilt from the log alone: named as every process rebuilding it names it
+            memory._identity = self._stored_identity()
         if db_seq > self.seq:
             for op in backend.ops_after(self._id, self.seq, db_seq):
                 if op.seq != self.seq + 1:
@@ -718,6 +734,8 @@ class Journal:
             self._kept = None
             self.scope_id = row.id
             self.snapshot_seq = self.seq
+            if blob is None:  # no snapshot: other processes start from _blank(), named alike
+                memory._identity = self._stored_identity()
             return True
         # Another process stored the scope first: take the stored scope (if this store may),
         # then log what this one kept on top of it (see _merge).
