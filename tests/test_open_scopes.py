@@ -222,7 +222,7 @@ def test_close_and_eviction_still_raise_for_real_failures(tmp_path: Path) -> Non
     a.scope(user="alice").add("x")
     real = a.backend.write_snapshot
 
-    def broken(scope_id: int, seq: int, state: bytes, at: float) -> None:
+    def broken(scope_id: int, seq: int, state: bytes, at: float, purge: bool = True) -> None:
         raise PersistenceError("disk full")
 
     a.backend.write_snapshot = broken  # type: ignore[method-assign]

@@ -791,3 +791,42 @@ def test_a_removal_or_clear_purges_the_text_from_the_log(tmp_path: Path) -> None
     conn.close()
     assert b"I like tea" not in bytes(blob)
     store.close()
+
+
+def test_a_writer_a_little_behind_replays_the_log_instead_of_reading_the_snapshot(
+    db_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from solar_core.persistence.journal import Journal
+
+    def open_store() -> MemoryStore:
+        return MemoryStore(db_url, policy="solar", capacity=5, embedder="hash", snapshot_every=10)
+
+    one, two = open_store(), open_store()
+    one.scope(user="alice").add("fact 0")
+    two.scope(user="alice").retrieve("fact")  # caught up at step 1
+    for i in range(1, 14):  # a snapshot at step 10 (or 11): the log keeps the steps after 0
+        one.scope(user="alice").add(f"fact {i}")
+    loads: list[int] = []
+    real = Journal._load_base
+
+    def counted(self: Journal, memory: SolarMemory, snapshot_seq: int) -> None:
+        loads.append(snapshot_seq)
+        real(self, memory, snapshot_seq)
+
+    monkeypatch.setattr(Journal, "_load_base", counted)
+    memory = two.scope(user="alice")
+    assert len(memory) == 5
+    assert loads == []  # replayed steps 2..14 from the log the snapshot kept
+    same(memory, one.scope(user="alice"))
+    for i in range(14, 40):  # two more snapshots: the log before the first is gone now
+        one.scope(user="alice").add(f"fact {i}")
+    assert len(memory) == 5 and loads  # too far behind: read from the snapshot
+    same(memory, one.scope(user="alice"))
+    # a removal purges the log at once: no step of it is left to replay
+    one.scope(user="alice").remove(one.scope(user="alice").items()[0].id)
+    journal = one.scope(user="alice")._journal
+    assert journal is not None and journal.scope_id is not None
+    with one.backend.transaction(write=False):
+        assert list(one.backend.ops_after(journal.scope_id, 0, 10**9)) == []
+    one.close()
+    two.close()

@@ -50,7 +50,18 @@ def check_scope(memory: SolarMemory, tally: Tally) -> None:
     assert sorted(i.id for i in memory.items()) == sorted(set(tally.admitted) - set(tally.gone))
 
 
+def test_eight_threads_two_thousand_mixed_operations_on_one_sqlite_store(tmp_path: Path) -> None:
+    eight_threads_on_one_sqlite_store(tmp_path, 2_000)
+
+
+@pytest.mark.stress
 def test_eight_threads_ten_thousand_mixed_operations_on_one_sqlite_store(tmp_path: Path) -> None:
+    eight_threads_on_one_sqlite_store(tmp_path, 10_000)
+
+
+def eight_threads_on_one_sqlite_store(tmp_path: Path, operations: int) -> None:
+    """Eight threads, ``operations`` each (adds, retrievals, feedback, removals, previews):
+    four on one scope, four on their own; every scope ends with exactly its tally."""
     url = str(tmp_path / "m.db")
     store = MemoryStore(url, policy="solar", capacity=40, dim=DIM, seed=1, snapshot_every=500)
     tallies = {"shared": Tally(), **{f"own{i}": Tally() for i in range(4, 8)}}
@@ -65,7 +76,7 @@ def test_eight_threads_ten_thousand_mixed_operations_on_one_sqlite_store(tmp_pat
         hits = None
         barrier.wait()
         try:
-            for i in range(10_000):
+            for i in range(operations):
                 r = rng.random()
                 v = rng.normal(size=DIM).astype(np.float32)
                 if r < 0.40:

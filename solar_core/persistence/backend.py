@@ -358,15 +358,27 @@ class Backend(ABC):
         ).fetchone()
         return None if row is None else (int(row[0]), bytes(row[1]))
 
-    def write_snapshot(self, scope_id: int, seq: int, state: bytes, at: float) -> None:
-        """Replace the scope's snapshot and drop the log it makes redundant."""
+    def write_snapshot(
+        self, scope_id: int, seq: int, state: bytes, at: float, purge: bool = True
+    ) -> None:
+        """Replace the scope's snapshot and drop the log it makes redundant: all of it with
+        ``purge`` (a removal: the log must not keep the removed text), else only the steps the
+        previous snapshot already covered. The interval kept lets another process that is a
+        little behind replay steps instead of reading the whole snapshot."""
+        if not purge:
+            self._execute(
+                "DELETE FROM solar_ops WHERE scope_id = ? AND seq <= "
+                "(SELECT snapshot_seq FROM solar_scopes WHERE id = ?)",
+                (scope_id, scope_id),
+            )
         self._execute(
             "INSERT INTO solar_snapshots (scope_id, seq, state, at) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (scope_id) DO UPDATE SET seq = excluded.seq, state = excluded.state, "
             "at = excluded.at",
             (scope_id, seq, state, at),
         )
-        self._execute("DELETE FROM solar_ops WHERE scope_id = ? AND seq <= ?", (scope_id, seq))
+        if purge:
+            self._execute("DELETE FROM solar_ops WHERE scope_id = ? AND seq <= ?", (scope_id, seq))
         self._execute("UPDATE solar_scopes SET snapshot_seq = ? WHERE id = ?", (seq, scope_id))
 
     # -- inspection ---------------------------------------------------------------------------

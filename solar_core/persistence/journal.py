@@ -369,12 +369,10 @@ class Journal:
                     backend.append_op(self._id, op, time.time(), items or [])
                     # A removal or a clear is a request to forget: a snapshot now prunes the
                     # log that still holds the text (evicted items go at the next snapshot).
-                    snapshot = seq - self.snapshot_seq >= self.snapshot_every or kind in (
-                        "remove",
-                        "clear",
-                    )
+                    purge = kind in ("remove", "clear")
+                    snapshot = purge or seq - self.snapshot_seq >= self.snapshot_every
                     if snapshot:
-                        self._write_snapshot(memory, seq)
+                        self._write_snapshot(memory, seq, purge)
             except BaseException:
                 if applied:  # applied here but not committed: the database is the truth
                     self._stale = True
@@ -444,9 +442,9 @@ class Journal:
             raise
         self._creation = self._merging = None
 
-    def _write_snapshot(self, memory: SolarMemory, seq: int) -> None:
+    def _write_snapshot(self, memory: SolarMemory, seq: int, purge: bool = False) -> None:
         blob = codec.dumps(snapshot_state(memory))
-        self.backend.write_snapshot(self._id, seq, blob, time.time())
+        self.backend.write_snapshot(self._id, seq, blob, time.time(), purge)
 
     def _templates(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """What a snapshot of this scope is checked against: the state of a new memory of its
@@ -690,13 +688,21 @@ class Journal:
             # store may still use it before reading a step of it.
             self.config = self._settle(config_text)
             self.config_text = config_text
-        if self._stale or db_seq < self.seq or self.seq < snapshot_seq:
+        ops: list[OpRow] | None = None
+        if not self._stale and 0 < self.seq < snapshot_seq <= db_seq:
+            # Another process snapshotted since we looked. A snapshot keeps the log of the
+            # interval before it, so a memory a little behind usually finds its next step
+            # there: replaying is far cheaper than reading (and checking) the whole snapshot.
+            ops = list(backend.ops_after(self._id, self.seq, db_seq))
+            if not ops or ops[0].seq != self.seq + 1:
+                ops = None  # pruned past us: from the snapshot then
+        if self._stale or db_seq < self.seq or (self.seq < snapshot_seq and ops is None):
             self._load_base(memory, snapshot_seq)
         if self.seq == 0 and snapshot_seq == 0:
             # rebuilt from the log alone: named as every process rebuilding it names it
             memory._identity = self._stored_identity()
         if db_seq > self.seq:
-            for op in backend.ops_after(self._id, self.seq, db_seq):
+            for op in ops if ops is not None else backend.ops_after(self._id, self.seq, db_seq):
                 if op.seq != self.seq + 1:
                     raise PersistenceError(
                         f"scope {self.scope.key!r}: the log jumps from step {self.seq} to "
@@ -934,8 +940,8 @@ class Journal:
             with self._write_transaction():
                 self._catch_up(memory, lock=True)
                 written = self.scope_id is not None and self.seq > self.snapshot_seq
-                if written:
-                    self._write_snapshot(memory, self.seq)
+                if written:  # closing or evicted: all the log goes, the database stays small
+                    self._write_snapshot(memory, self.seq, purge=True)
             if written:
                 self.snapshot_seq = self.seq
 
