@@ -26,7 +26,13 @@ run regagent
 # Steps per second in memory, on SQLite and on PostgreSQL (a throwaway server when the binaries
 # are installed: scripts/install_postgres.sh; else its rows say "skipped"). A timing: quiet host.
 start=$SECONDS
-"$BENCH" persistence --format json --out docs/results/persistence.jsonl \
+# Both snapshot formats side by side: today's (JSON plus raw arrays) and the earlier pickle, as
+# a benchmark-only baseline.
+"$BENCH" persistence --snapshot-format old,new --format json --out docs/results/persistence.jsonl \
   | tee docs/results/persistence.txt
 echo "persistence: $((SECONDS - start)) s" >&2
+# Resident memory of one process serving 1,000 / 5,000 / 20,000 users (each N in a fresh process).
+start=$SECONDS
+"$BENCH" growth --format json --out docs/results/growth.jsonl
+echo "growth: $((SECONDS - start)) s" >&2
 echo "full reproduction: $SECONDS s" >&2

@@ -12,6 +12,16 @@ from solar_core import SolarMemory, available_policies
 POLICIES = available_policies()
 
 
+class Clock:
+    """A clock the test moves by hand (``clock.now += DAY``): decay and expiry see days pass."""
+
+    def __init__(self, now: float = 1_000_000.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
 def full_state(memory: SolarMemory) -> bytes:
     """Everything a memory holds (store, policies, RNG, counters, trace) as bytes.
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import Clock
 from langchain_core.outputs import Generation
 
 from langchain_solar import SolarSemanticCache
@@ -23,14 +24,6 @@ ALICE = {"user": "alice"}
 QUESTION = "What is my locker code?"
 ANSWER = "Your locker code is 4711"
 DAY = 86_400.0
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def cached(cache: ResponseCache, scope: dict[str, str] | None = ALICE) -> Any:
