@@ -28,7 +28,8 @@ run regagent
 start=$SECONDS
 # Both snapshot formats side by side: today's (JSON plus raw arrays) and the earlier pickle, as
 # a benchmark-only baseline.
-"$BENCH" persistence --snapshot-format old,new --format json --out docs/results/persistence.jsonl \
+"$BENCH" persistence --snapshot-format old,new --repeats 5 --format json \
+  --out docs/results/persistence.jsonl \
   | tee docs/results/persistence.txt
 echo "persistence: $((SECONDS - start)) s" >&2
 # Resident memory of one process serving 1,000 / 5,000 / 20,000 users (each N in a fresh process).

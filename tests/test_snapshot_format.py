@@ -147,9 +147,9 @@ def test_a_forged_first_format_snapshot_is_refused_not_read(tmp_path: Path) -> N
     assert "store.reembed({'user': 'alice'})" in done.stdout
 
 
-def _forge(document: bytes, arrays: bytes) -> bytes:
+def _forge(document: bytes, arrays: bytes, version: int = codec.FORMAT_VERSION) -> bytes:
     """A snapshot around ``document`` and ``arrays`` with a valid checksum (as an attacker)."""
-    head = codec.MAGIC + struct.pack("<HIQ", codec.FORMAT_VERSION, len(document), len(arrays))
+    head = codec.MAGIC + struct.pack("<HIQ", version, len(document), len(arrays))
     digest = hashlib.blake2b(head, digest_size=32)
     digest.update(document)
     digest.update(arrays)
@@ -177,17 +177,49 @@ def _split(blob: bytes) -> tuple[dict[str, Any], bytes]:
         ["Z"],
         ["L", ["d", {"a": ["Q", -1]}]],
         ["D", [["L"]], [1]],
+        ["d", {"a": ["#", "C", 1, 1, [["v", 1]]]}],  # a table only where a sequence's items go
+        ["#", "C", 1, 2, [["v", 1]]],
+        ["#", "C", 1, 10**12, [["a", "<f8", 0]]],
+        ["#", "C", 1, 1, [["a", "|O8", 0]]],
+        ["#", "C", 1, 2, [["p", ["a", "<i8", 0]]]],
+        ["#", "C", 1, 1, [["j", {"a": [1]}]]],
+        ["#", "C", 1, 1, [["s", "|O8", ["a", "<i8", 0], 0]]],
+        ["#", "C", 1, 1, [["r", ["a", "<f8", 0], []]]],
+        ["#", "C", 1, 1, [["t", ["a", "<i8", 0], [1, 2]]]],
+        ["#", "O", 0, 10**12, [["r", ["a", "<i8", 0], []]]],
+        ["#", "O", 7, 1, [["v", 1]]],
+        ["#", "T", 2, 1, [["v", 1]]],
+        ["#", "X", 1, 1, [["v", 1]]],
+        ["#", "C", 1, -1, [["v"]]],
     ],
 )
 def test_crafted_nodes_are_refused(node: list[Any]) -> None:
-    document = json.dumps({"format": 2, "layouts": [], "root": ["L", node]}).encode()
+    document = json.dumps(
+        {"format": codec.FORMAT_VERSION, "layouts": [], "root": ["L", node]}
+    ).encode()
     with pytest.raises(PersistenceError, match="a crafted snapshot"):
         codec.loads(_forge(document, b"\0" * 8), "a crafted snapshot")
 
 
+def test_a_snapshot_of_the_format_before_tables_is_still_read() -> None:
+    document = {"format": 2, "layouts": [], "root": ["L", 1, ["d", {"a": 2.5}], ["R", 0]]}
+    back = codec.loads(_forge(json.dumps(document).encode(), b"", version=2), "a snapshot")
+    assert back[:2] == [1, {"a": 2.5}] and back[2] is back
+    with pytest.raises(PersistenceError, match="format 1; this library reads 2, 3"):
+        codec.loads(_forge(json.dumps(document).encode(), b"", version=1), "a snapshot")
+
+
+def test_a_reference_to_a_node_not_yet_read_is_refused() -> None:
+    table = ["#", "C", 1, 1, [["p", ["a", "<i8", 0]]]]
+    document = json.dumps({"format": codec.FORMAT_VERSION, "layouts": [], "root": ["L", table]})
+    with pytest.raises(PersistenceError, match="references to unknown nodes"):
+        codec.loads(_forge(document.encode(), struct.pack("<q", 1)), "a crafted snapshot")
+
+
 @pytest.mark.parametrize("depth", [50, 450, 5000])
 def test_deep_nesting_is_read_or_refused_never_a_crash(depth: int) -> None:
-    document = b'{"format":2,"layouts":[],"root":' + b'["L",' * depth + b"1" + b"]" * depth + b"}"
+    head = b'{"format":%d,"layouts":[],"root":' % codec.FORMAT_VERSION
+    document = head + b'["L",' * depth + b"1" + b"]" * depth + b"}"
     if depth < 100:
         assert isinstance(codec.loads(_forge(document, b""), "a deep snapshot"), list)
         return
@@ -207,7 +239,9 @@ def test_deep_nesting_is_read_or_refused_never_a_crash(depth: int) -> None:
     ],
 )
 def test_crafted_layouts_are_refused(layout: list[Any]) -> None:
-    document = json.dumps({"format": 2, "layouts": [layout], "root": None}).encode()
+    document = json.dumps(
+        {"format": codec.FORMAT_VERSION, "layouts": [layout], "root": None}
+    ).encode()
     with pytest.raises(PersistenceError, match="a crafted snapshot"):
         codec.loads(_forge(document, b""), "a crafted snapshot")
 
@@ -719,3 +753,65 @@ def test_a_state_round_trips_with_its_shared_references() -> None:
     assert shared(back) and shared(back) == shared(state)
     assert np.array_equal(back["_store"].matrix, state["_store"].matrix)
     assert back["_rng"].bit_generator.state == state["_rng"].bit_generator.state
+    assert codec.dumps(back) == codec.dumps(state)  # everything, sharing included, read back
+
+
+def test_runs_are_written_as_tables_and_read_back_exactly() -> None:
+    """Every form a table column takes, with references into and out of tables."""
+    from collections import deque
+
+    from solar_core.types import Decision
+
+    dicts = [{"k": i, "v": None} for i in range(10)]
+    lists = [[i, f"x{i}"] for i in range(10)]
+    decisions = [
+        Decision(i, i % 2 == 0, f"m{i}", None, "why", 0.5 * i, 1.0, 2.0, None, (), ())
+        for i in range(12)
+    ]
+    state: dict[str, Any] = {
+        "floats": deque([0.5 * i for i in range(20)] + [float("nan")], maxlen=30),
+        "ints": list(range(-5, 20)),
+        "huge": [2**70 + i for i in range(10)],  # beyond 64 bits: one node each
+        "bools": [i % 3 == 0 for i in range(10)],
+        "mixed": [1, 2.0, True, None, "s", 1, 2, 3, 4, 5],
+        "tuples": [(i, f"t{i}", [i] * (i % 3)) for i in range(10)],
+        "lists": lists,
+        "dicts": dicts,
+        "arrays": [np.arange(i, dtype=np.int64) for i in range(10)],
+        "refs": list(reversed(dicts)),  # all met before: references
+        "decisions": deque(decisions, maxlen=100),
+        "again": decisions[3],
+        "nested": [{"deep": [i]} for i in range(9)],  # not plain: one node each
+    }
+    state["self"] = state["lists"]
+    blob = codec.dumps(state)
+    document, _ = _split(blob)
+    forms = json.dumps(document)
+    for column in (
+        '["a", "<f8"',
+        '["a", "<i8"',
+        '["a", "|b1"',
+        '["t", ',
+        '["r", ',
+        '["j", ',
+        '["s", "<i8"',
+        '["p", ',
+        '["#", "O"',
+        '["#", "T"',
+        '["#", "C"',
+    ):
+        assert column in forms, column
+    back = codec.loads(blob, "a state")
+    assert {k: v for k, v in back.items() if k != "floats"} == {
+        k: v for k, v in state.items() if k not in ("floats", "arrays")
+    } | {"arrays": back["arrays"]}
+    assert list(back["floats"])[:-1] == list(state["floats"])[:-1]
+    assert np.isnan(back["floats"][-1]) and back["floats"].maxlen == 30
+    assert [type(v) for v in back["mixed"]] == [type(v) for v in state["mixed"]]
+    assert all(type(v) is bool for v in back["bools"]) and all(type(v) is int for v in back["huge"])
+    assert [a.tolist() for a in back["arrays"]] == [a.tolist() for a in state["arrays"]]
+    assert all(a.flags.writeable for a in back["arrays"])
+    assert back["self"] is back["lists"]
+    assert all(r is d for r, d in zip(back["refs"], reversed(back["dicts"]), strict=True))
+    assert back["again"] is back["decisions"][3]
+    assert codec.dumps(back) == blob

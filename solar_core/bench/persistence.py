@@ -435,9 +435,7 @@ def run(
     with tempfile.TemporaryDirectory(prefix="solar-bench-persistence-") as folder:
         places = Places(folder, pg_url)
         for repeat in range(repeats):
-            order = list(plan)
-            random.Random(repeat).shuffle(order)
-            for k, config in order:
+            for k, config in _order(plan, repeat):
                 with places.fresh(config) as url:
                     job = Job(config, k, steps, url, blas_threads)
                     samples[(k, config)].append(run_once(job))
@@ -476,6 +474,59 @@ def run(
     return rows + codec_rows(capacities, formats, codec_repeats) + notes
 
 
+def _order(plan: Sequence[tuple[int, Config]], repeat: int) -> list[tuple[int, Config]]:
+    """One repeat's order: the configurations shuffled, each one's snapshot formats back to
+    back (in a shuffled order too), so the formats of a row meet the same machine noise and
+    can be compared repeat by repeat.
+
+    >>> plan = [(100, c) for c in configs(1, False, ("old", "new"))]
+    >>> order = [c.label for _, c in _order(plan, 0)]
+    >>> sorted(order) == sorted(c.label for _, c in plan)
+    True
+    >>> [abs(order.index(x.replace("old", "new")) - order.index(x)) for x in order if "old" in x]
+    [1, 1]
+    """
+    rng = random.Random(repeat)
+    groups: dict[tuple[int, Config], list[tuple[int, Config]]] = {}
+    for k, config in plan:
+        groups.setdefault((k, replace(config, snapshot_format="new")), []).append((k, config))
+    order = list(groups.values())
+    rng.shuffle(order)
+    for group in order:
+        rng.shuffle(group)
+    return [entry for group in order for entry in group]
+
+
+def paired(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """For each persistent row run in both formats: the new format's median and mean step over
+    the old one's, the median of the per-repeat ratios (the two ran back to back each repeat)."""
+    runs = [r for r in rows if r["setting"] == "run" and r.get("snapshot_format") == "old"]
+    out = []
+    for old in runs:
+        new = next(
+            r
+            for r in rows
+            if r["setting"] == "run"
+            and r.get("snapshot_format") == "new"
+            and all(r[key] == old[key] for key in ("backend", "durability", "processes"))
+            and r["scope"] == old["scope"]
+            and r["capacity"] == old["capacity"]
+        )
+        out.append(
+            {
+                **{key: old[key] for key in ("backend", "durability", "processes", "scope")},
+                "capacity": old["capacity"],
+                "median_ratio": statistics.median(
+                    n / o for n, o in zip(new["runs_median_ms"], old["runs_median_ms"], strict=True)
+                ),
+                "mean_ratio": statistics.median(
+                    n / o for n, o in zip(new["runs_mean_ms"], old["runs_mean_ms"], strict=True)
+                ),
+            }
+        )
+    return out
+
+
 def _row(k: int, config: Config, runs: list[dict[str, Any]], steps: int) -> dict[str, Any]:
     return {
         "workload": "persistence",
@@ -493,6 +544,8 @@ def _row(k: int, config: Config, runs: list[dict[str, Any]], steps: int) -> dict
         "median_ms": statistics.median(r["median_ms"] for r in runs),
         "mean_ms": statistics.median(r["mean_ms"] for r in runs),
         "runs_steps_per_s": [r["steps_per_s"] for r in runs],
+        "runs_median_ms": [r["median_ms"] for r in runs],
+        "runs_mean_ms": [r["mean_ms"] for r in runs],
         "full": all(s == k for r in runs for s in r["sizes"]),
     }
 
@@ -550,6 +603,21 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
             out.append(
                 f"goal (SQLite, one process, under {GOAL_MS:g} ms per step): {verdict} ({per_k})"
             )
+    pairs = paired(rows) if runs else []
+    if pairs:
+        out.append("")
+        out.append(
+            "== new / old snapshot format: median of the per-repeat ratios (run back to back) =="
+        )
+        out.append("backend   durability  procs  scope            K  median step  mean step")
+        for r in pairs:
+            out.append(
+                f"{r['backend']:8}  {r['durability'] or '-':10}  {r['processes']:5}  "
+                f"{r['scope']:11}  {r['capacity']:5}  {r['median_ratio']:11.3f}  "
+                f"{r['mean_ratio']:9.3f}"
+            )
+        within = sum(r["mean_ratio"] <= 1.1 for r in pairs)
+        out.append(f"mean step within 10 % of the old format's: {within} of {len(pairs)} rows")
     coded = [r for r in rows if r["setting"] == "codec"]
     if coded:
         out.append("")

@@ -20,7 +20,7 @@ The format (every integer little-endian)::
     document length  u32
     arrays length    u64
     checksum         32 bytes: BLAKE2b of everything above and below it
-    document         UTF-8 JSON: {"format": 2, "layouts": [[class, [attribute...]]...],
+    document         UTF-8 JSON: {"format": 3, "layouts": [[class, [attribute...]]...],
                      "root": <node>}
     arrays           the raw bytes of every array, each at an 8-byte aligned offset
 
@@ -45,6 +45,35 @@ Mutable nodes (lists, dicts, sets, deques, arrays, generators, objects) are numb
 they are first met, depth first; a later occurrence of the same object is a reference. The
 decoder registers each one *before* reading its contents, so cycles through them rebuild.
 
+**Tables.** A memory's state is mostly long runs of like things: a thousand decisions, hits,
+retrievals, records. Written one node each, they made a snapshot twice as slow to write as the
+pickle it replaced, so a run of at least :data:`_RUN` elements of a list, tuple, deque or dict's
+values may instead be one *table* node, in place of all its elements:
+
+====================================  ==================================================
+``["#", "O", layout, n, [c...]]``     ``n`` objects of one layout, one column per attribute
+``["#", "T", width, n, [c...]]``      ``n`` tuples of ``width`` elements, one column per place
+``["#", "C", 1, n, [c]]``             the ``n`` values of one column
+====================================  ==================================================
+
+and a column of ``n`` values is one of:
+
+=======================  ========================================================================
+``["a", dt, o]``         floats (``<f8``), ints (``<i8``) or booleans (``|b1``): raw, at offset o
+``["p", a]``             objects met before: their numbers, an ``"a"`` column of ints
+``["j", {..}...]``       dicts of plain JSON values (str keys), numbered in order
+``["s", dt, a, o]``      1-D arrays of one dtype: their lengths (``"a"``) and all their elements
+``["r", a, [x...]]``     lists: their lengths, then all their elements (themselves maybe a table)
+``["t", a, [x...]]``     tuples, likewise
+``["v", x...]``          anything else: one node each
+=======================  ========================================================================
+
+A table's objects (and the lists or arrays of an ``r``/``s``/``j`` column) are numbered all
+together, before their columns are read, and columns are read in order: the decoder does the
+same. Sizes are checked before anything is made (an ``"a"`` column's bytes must lie inside the
+arrays section, a ``"v"`` column must hold ``n`` nodes), and each column is checked against the
+template once, as a whole.
+
 **Reading** checks structure before anything reaches a memory: the header, lengths and checksum
 (corruption); then every node: known tag, a dtype from a fixed list of numeric types (never
 ``object``), a shape whose bytes lie inside the arrays section, a class among
@@ -64,7 +93,8 @@ classes can express (and that passes the checks above and the memory's invariant
 editing its logged steps or items. What they cannot do: run code, construct objects of other
 classes, or crash the reading process.
 
-Snapshots written before this format (``SOLAR-SNAPSHOT-1``, a pickle) are refused, never read;
+Format 2 is the same without tables; it is read as well. Snapshots of the first format
+(``SOLAR-SNAPSHOT-1``, a pickle) are refused, never read;
 :meth:`MemoryStore.reembed` rebuilds such a scope from its stored items.
 
 >>> from collections import deque
@@ -88,7 +118,8 @@ import struct
 import threading
 import types as _types
 from collections import OrderedDict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -98,7 +129,9 @@ from .errors import PersistenceError
 MAGIC = b"SOLAR-SNAPSHOT-2\n"
 #: the first snapshot format (a pickle): recognised, refused, never read
 LEGACY_MAGIC = b"SOLAR-SNAPSHOT-1\n"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+#: the formats this version reads (2: the same without tables)
+_READS = frozenset({2, 3})
 _HEAD = struct.Struct("<HIQ")
 _DIGEST = 32
 _PREFIX = len(MAGIC) + _HEAD.size
@@ -259,6 +292,14 @@ def state_classes() -> set[tuple[str, str]]:
 # -- writing ----------------------------------------------------------------------------------
 #: values JSON holds as they are
 _PLAIN = frozenset({str, int, float, bool, type(None)})
+#: a run of at least this many like elements is written as a table (column by column): far
+#: fewer nodes to build, write and read, numbers as raw arrays, and each column checked once
+_RUN = 8
+#: the Python numbers a table column holds as an array, and its dtype code
+_COLUMN_CODES: dict[type, str] = {float: "<f8", int: "<i8", bool: "|b1"}
+_COLUMN_TYPES = frozenset(_COLUMN_CODES.values())
+#: the parts of each fixed-size column form (see :meth:`_Decoder._column`)
+_COLUMN_SIZES = {"a": 3, "p": 2, "t": 3, "r": 3, "s": 4}
 
 
 class _Encoder:
@@ -277,7 +318,7 @@ class _Encoder:
             return value
         encode, plain = self.encode, _PLAIN
         if kind is tuple:
-            return ["T", *[v if type(v) in plain else encode(v) for v in value]]
+            return ["T", *self.items(value)]
         memo = self.memo
         key = id(value)
         if key in memo:
@@ -311,14 +352,14 @@ class _Encoder:
         memo[key] = len(self.keep)
         self.keep.append(value)
         if kind is list:
-            return ["L", *[v if type(v) in plain else encode(v) for v in value]]
+            return ["L", *self.items(value)]
         if kind is dict:
             for k in value:
                 if type(k) is not str:
                     return [
                         "D",
                         [k if type(k) in plain else encode(k) for k in value],
-                        [v if type(v) in plain else encode(v) for v in value.values()],
+                        self.items(list(value.values())),
                     ]
             return ["d", {k: v if type(v) in plain else encode(v) for k, v in value.items()}]
         if kind is np.ndarray:
@@ -327,10 +368,10 @@ class _Encoder:
             return [
                 "M",
                 [k if type(k) in plain else encode(k) for k in value],
-                [v if type(v) in plain else encode(v) for v in value.values()],
+                self.items(list(value.values())),
             ]
         if kind is deque:
-            return ["Q", value.maxlen, *[v if type(v) in plain else encode(v) for v in value]]
+            return ["Q", value.maxlen, *self.items(value)]
         if kind is set:
             return ["S", *[v if type(v) in plain else encode(v) for v in value]]
         if kind is np.random.Generator:
@@ -339,6 +380,129 @@ class _Encoder:
                 raise TypeError(f"a random generator over {name} is not supported")
             return ["G", name, encode(value.bit_generator.state)]
         raise TypeError(f"it holds a {kind.__module__}.{kind.__qualname__}")
+
+    def items(self, values: Any) -> list[Any]:
+        """The nodes of a sequence's elements: one table if they are a run (see :data:`_RUN`)
+        of tuples or objects alike, or of values one column can hold; else one node each."""
+        if len(values) >= _RUN:
+            values = values if type(values) is list else list(values)
+            table = self._table(values)
+            if table is not None:
+                return [table]
+            column = self._column(values)
+            if column[0] != "v":
+                return [["#", "C", 1, len(values), [column]]]
+            return column[1:]
+        plain, encode = _PLAIN, self.encode
+        return [v if type(v) in plain else encode(v) for v in values]
+
+    def _table(self, values: list[Any]) -> list[Any] | None:
+        """``values`` column by column, if they are all tuples of one width or all objects of
+        one state class with the same attribute names, none met before; else ``None``."""
+        kind = type(values[0])
+        if kind is tuple:
+            width = len(values[0])
+            if not width or any(type(v) is not tuple or len(v) != width for v in values):
+                return None
+            return [
+                "#",
+                "T",
+                width,
+                len(values),
+                [self._column(c) for c in zip(*values, strict=True)],
+            ]
+        shape = self.shapes.get(kind)
+        if shape is None or shape.named_tuple or shape.items or kind in _GETSTATE:
+            return None
+        memo = self.memo
+        if any(type(v) is not kind for v in values) or len({id(v) for v in values}) != len(values):
+            return None
+        if any(id(v) in memo for v in values):
+            return None
+        rows: list[Any]
+        if shape.getter is not None:
+            names = shape.slot_names
+            try:
+                rows = [shape.getter(v) for v in values]
+            except AttributeError:  # an unset slot
+                return None
+        elif shape.plain_dict:
+            names = tuple(values[0].__dict__)
+            if not names or any(tuple(v.__dict__) != names for v in values):
+                return None
+            rows = [tuple(v.__dict__.values()) for v in values]
+        else:
+            return None
+        for v in values:
+            memo[id(v)] = len(self.keep)
+            self.keep.append(v)
+        layout = self.layouts.get((kind, names))
+        if layout is None:
+            layout = self.layouts[kind, names] = len(self.layout_list)
+            self.layout_list.append([shape.name, list(names)])
+        return ["#", "O", layout, len(values), [self._column(c) for c in zip(*rows, strict=True)]]
+
+    def _column(self, column: Sequence[Any]) -> list[Any]:
+        """One column of a table (see the module's docs for its forms), the first that fits."""
+        kinds = set(map(type, column))
+        kind = next(iter(kinds)) if len(kinds) == 1 else None
+        code = _COLUMN_CODES.get(kind)  # type: ignore[arg-type]
+        if code is not None:
+            try:
+                array = np.array(column, dtype=_DTYPES[code])
+            except OverflowError:  # an int beyond 64 bits
+                pass
+            else:
+                return ["a", code, self._raw(array)]
+        elif kind is tuple:
+            return ["t", self._lengths(column), self.items([x for v in column for x in v])]
+        elif kind is not None and kind not in _PLAIN:
+            memo = self.memo
+            ids = [id(v) for v in column]
+            if all(i in memo for i in ids):
+                refs = np.array([memo[i] for i in ids], dtype=np.int64)
+                return ["p", ["a", "<i8", self._raw(refs)]]
+            if len(set(ids)) == len(ids) and not any(i in memo for i in ids):
+                if kind is list:
+                    self._number(column)
+                    flat = [x for v in column for x in v]
+                    return ["r", self._lengths(column), self.items(flat)]
+                if kind is dict and all(
+                    type(k) is str and type(x) in _PLAIN for d in column for k, x in d.items()
+                ):
+                    self._number(column)
+                    return ["j", *column]
+                if kind is np.ndarray:
+                    code = _DTYPE_CODES.get(column[0].dtype)
+                    if code is not None and all(
+                        v.ndim == 1 and v.dtype == column[0].dtype for v in column
+                    ):
+                        self._number(column)
+                        joined = np.concatenate(column)
+                        return ["s", code, self._lengths(column), self._raw(joined)]
+        plain, encode = _PLAIN, self.encode
+        return ["v", *[v if type(v) in plain else encode(v) for v in column]]
+
+    def _number(self, values: Sequence[Any]) -> None:
+        """Number ``values`` (mutable, none met before) in order, as :meth:`encode` would."""
+        memo, keep = self.memo, self.keep
+        for v in values:
+            memo[id(v)] = len(keep)
+            keep.append(v)
+
+    def _lengths(self, values: Sequence[Any]) -> list[Any]:
+        return ["a", "<i8", self._raw(np.array([len(v) for v in values], dtype=np.int64))]
+
+    def _raw(self, value: np.ndarray[Any, Any]) -> int:
+        """Append ``value``'s bytes (C order) to the arrays section; their offset."""
+        raw = value.tobytes()
+        offset = self.size
+        self.arrays.append(raw)
+        pad = -len(raw) % 8
+        if pad:
+            self.arrays.append(b"\0" * pad)
+        self.size += len(raw) + pad
+        return offset
 
     def _array(self, value: np.ndarray[Any, Any]) -> list[Any]:
         code = _DTYPE_CODES.get(value.dtype)
@@ -388,7 +552,9 @@ class _Bad(Exception):
     """A structural fault in a snapshot (becomes a :class:`PersistenceError`)."""
 
 
-_NUMBERS = frozenset({bool, int, float, np.bool_, *(dtype.type for dtype in _DTYPES.values())})
+_NUMBERS: frozenset[type] = frozenset(
+    {bool, int, float, np.bool_, *(dtype.type for dtype in _DTYPES.values())}
+)
 
 
 def _kind(value: object) -> object:
@@ -405,6 +571,8 @@ def _kind(value: object) -> object:
 
 _CONTAINERS = frozenset({list, tuple, set, frozenset, deque, dict, OrderedDict})
 _EXAMPLES = 4  # a template container's first elements a decoded one's must each be like
+#: containers whose elements are each like one of the example's (tuples are compared by place)
+_SEQUENCES = frozenset({list, set, frozenset, deque})
 
 
 def _fits(value: Any, example: Any, depth: int = 0) -> bool:
@@ -428,6 +596,22 @@ def _fits(value: Any, example: Any, depth: int = 0) -> bool:
         return True
     if kind is dict or kind is OrderedDict:
         keys, values = list(example)[:_EXAMPLES], list(example.values())[:_EXAMPLES]
+        key_types, value_types = _flat_types(keys), _flat_types(values)
+        if key_types is not None and value_types is not None:  # one pass, no calls
+            if key_types is not _ANY and not set(map(type, value)) <= key_types:
+                return False
+            for k, v in value.items():
+                if k in example:
+                    e = example[k]
+                    if not (
+                        e is None
+                        or v is None
+                        or (type(v) in _NUMBERS if type(e) in _NUMBERS else type(v) is type(e))
+                    ):
+                        return False
+                elif value_types is not _ANY and type(v) not in value_types:
+                    return False
+            return True
         return all(
             any(_fits(k, e, depth + 1) for e in keys)
             and (
@@ -440,7 +624,49 @@ def _fits(value: Any, example: Any, depth: int = 0) -> bool:
     items = list(example)[:_EXAMPLES]
     if kind is tuple and len(value) == len(example):
         return all(_fits(v, e, depth + 1) for v, e in zip(value, example, strict=True))
+    types = _flat_types(items)
+    if types is not None:  # examples with nothing inside: the elements' types say it all
+        return types is _ANY or set(map(type, value)) <= types
+    width = len(items[0]) if type(items[0]) is tuple and value else -1
+    if (
+        width > 0
+        and all(type(e) is tuple and len(e) == width for e in items)
+        and all(type(v) is tuple and len(v) == width for v in value)
+    ):  # rows of tuples like the examples': place by place, each place a column
+        places = list(zip(*items, strict=True))
+        return all(
+            _fits(list(column), list(place), depth + 1)
+            for column, place in zip(zip(*value, strict=True), places, strict=True)
+        )
+    inner = type(items[0])
+    if (
+        inner in _SEQUENCES
+        and all(type(e) is inner for e in items)
+        and all(type(v) is inner for v in value)
+    ):  # sequences of sequences: every inner element like one of the examples' inner ones
+        examples = [x for e in items for x in list(e)[:_EXAMPLES]]
+        return _fits(list(chain.from_iterable(value)), examples, depth + 1)
     return all(any(_fits(v, e, depth + 1) for e in items) for v in value)
+
+
+_ANY: frozenset[type] = frozenset()  # (by identity) any element will do
+
+
+def _flat_types(examples: list[Any]) -> frozenset[type] | None:
+    """The types an element like one of ``examples`` may have, when none of them is a container
+    or an array (else ``None``: compare each element); :data:`_ANY` if one is ``None``."""
+    types: set[type] = {type(None)}
+    for e in examples:
+        kind = type(e)
+        if e is None:
+            return _ANY
+        if kind in _NUMBERS:
+            types |= _NUMBERS
+        elif kind in _CONTAINERS or kind is np.ndarray:
+            return None
+        else:
+            types.add(kind)
+    return frozenset(types)
 
 
 def _like(value: object, wanted: object) -> bool:
@@ -518,11 +744,11 @@ class _Decoder:
                 table[key] = value if type(value) in plain else decode(value, depth)
             return table
         if tag == "T":
-            return tuple([v if type(v) in plain else decode(v, depth) for v in node[1:]])
+            return tuple(self._items(node, 1, depth))
         if tag == "L":
             out: list[Any] = []
             self.memo.append(out)
-            out.extend([v if type(v) in plain else decode(v, depth) for v in node[1:]])
+            out.extend(self._items(node, 1, depth))
             return out
         if tag == "R":
             index = node[1] if len(node) == 2 else None
@@ -536,12 +762,13 @@ class _Decoder:
         if tag == "D" or tag == "M":
             if len(node) != 3 or type(node[1]) is not list or type(node[2]) is not list:
                 raise _Bad("a malformed dict")
-            if len(node[1]) != len(node[2]):
-                raise _Bad("a dict with more keys than values")
             mapping: dict[Any, Any] = {} if tag == "D" else OrderedDict()
             self.memo.append(mapping)
-            for key, value in zip(node[1], node[2], strict=True):
-                mapping[decode(key, depth)] = decode(value, depth)
+            keys = [decode(key, depth) for key in node[1]]
+            values = self._items(node[2], 0, depth)
+            if len(keys) != len(values):
+                raise _Bad("a dict with more keys than values")
+            mapping.update(zip(keys, values, strict=True))
             return mapping
         if tag == "Q":
             maxlen = node[1] if len(node) > 1 else "missing"
@@ -549,7 +776,7 @@ class _Decoder:
                 raise _Bad(f"a deque with maxlen {maxlen!r}")
             queue: deque[Any] = deque(maxlen=maxlen)
             self.memo.append(queue)
-            queue.extend([v if type(v) in plain else decode(v, depth) for v in node[2:]])
+            queue.extend(self._items(node, 2, depth))
             return queue
         if tag == "S":
             members: set[Any] = set()
@@ -581,6 +808,157 @@ class _Decoder:
                 shape.cls, [v if type(v) in plain else decode(v, depth) for v in node[2]]
             )
         raise _Bad(f"an unknown tag {tag!r}")
+
+    def _items(self, nodes: list[Any], start: int, depth: int) -> list[Any]:
+        """The elements whose nodes are ``nodes[start:]``: a table's rows, or one each."""
+        if len(nodes) == start + 1:
+            only = nodes[start]
+            if type(only) is list and only and only[0] == "#":
+                return self._table(only, depth + 1)
+        decode, plain = self.decode, _PLAIN
+        return [v if type(v) in plain else decode(v, depth) for v in nodes[start:]]
+
+    def _table(self, node: list[Any], depth: int) -> list[Any]:
+        """The rows of a table (see :meth:`_Encoder._table`): tuples, objects of one layout
+        (numbered before their columns are read, as when written), or one column's values."""
+        if depth > _MAX_DEPTH:
+            raise _Bad(f"it is nested deeper than {_MAX_DEPTH} levels")
+        if len(node) != 5 or type(node[2]) is not int or type(node[4]) is not list:
+            raise _Bad("a malformed table")
+        _, form, key, n, columns = node
+        if type(n) is not int or n < 0 or not columns:
+            raise _Bad(f"a table of {n!r} rows")
+        for column in columns:  # sizes first: nothing is made for rows that are not there
+            self._rows(column, n)
+        if form == "C" and key == 1 and len(columns) == 1:
+            return self._column(columns[0], n, depth)
+        if form == "T":
+            if key != len(columns):
+                raise _Bad(f"a table of {key}-tuples with {len(columns)} columns")
+            values = [self._column(column, n, depth) for column in columns]
+            return list(zip(*values, strict=True))
+        if form != "O" or not 0 <= key < len(self.layouts):
+            raise _Bad(f"a table of {form!r} rows, layout {key!r}")
+        layout = self.layouts[key]
+        shape = layout.shape
+        if shape.items or len(columns) != len(layout.names):
+            raise _Bad(f"a table of {shape.name} with {len(columns)} columns")
+        cls = shape.cls
+        objects = [object.__new__(cls) for _ in range(n)]
+        self.memo.extend(objects)
+        values = [self._column(column, n, depth) for column in columns]
+        for position, nullable, types, slow in layout.checks:
+            column = values[position]
+            kinds = set(map(type, column))
+            if (
+                (not nullable and type(None) in kinds)
+                or types is not None
+                and not kinds - {type(None)} <= types
+                or slow is not None
+                and not slow.check_all(column)
+            ):
+                name = layout.names[position]
+                raise _Bad(f"{shape.name}.{name} is unlike a new one's")
+        if shape.has_dict:
+            names = layout.names
+            for obj, row in zip(objects, zip(*values, strict=True), strict=True):
+                obj.__dict__.update(zip(names, row, strict=True))
+        for setter, column in zip(layout.setters, values, strict=True):
+            if setter is not None:
+                deque(map(setter.__set__, objects, column), maxlen=0)  # one C loop per column
+        restore = _RESTORE.get(cls)
+        if restore is not None:
+            for obj in objects:
+                restore(obj)
+        return objects
+
+    def _rows(self, column: object, n: int) -> None:
+        """Check that ``column`` is a table column of ``n`` values, before any is made."""
+        if not isinstance(column, list) or not column:
+            raise _Bad("a malformed table column")
+        tag = column[0]
+        if tag == "v" or tag == "j":
+            if len(column) != n + 1:
+                raise _Bad(f"a table column of {len(column) - 1} values for {n} rows")
+        elif type(tag) is not str or len(column) != _COLUMN_SIZES.get(tag):
+            raise _Bad("a malformed table column")
+        else:
+            self._numbers(column if tag == "a" else column[2 if tag == "s" else 1], n)
+
+    def _numbers(self, column: object, n: int) -> list[Any]:
+        """The ``n`` numbers of an ``["a", dtype, offset]`` column."""
+        if type(column) is not list or len(column) != 3 or column[1] not in _COLUMN_TYPES:
+            raise _Bad(f"a malformed column of numbers {column!r:.40}")
+        dtype = _DTYPES[column[1]]
+        offset = column[2]
+        if type(offset) is not int or offset < 0 or offset + n * dtype.itemsize > len(self.arrays):
+            raise _Bad(f"a table column at offset {offset!r} outside the arrays")
+        values: list[Any] = np.frombuffer(self.arrays, dtype, n, offset).tolist()
+        return values
+
+    def _counts(self, column: object, n: int) -> list[int]:
+        """The ``n`` lengths of a column of sequences: whole numbers."""
+        counts = self._numbers(column, n)
+        if column[1] != "<i8" or any(c < 0 for c in counts):  # type: ignore[index]
+            raise _Bad("a table column of sequences with bad lengths")
+        return counts
+
+    def _column(self, column: list[Any], n: int, depth: int) -> list[Any]:
+        """The ``n`` values of one table column (its size checked by :meth:`_rows`)."""
+        tag = column[0]
+        if tag == "a":
+            return self._numbers(column, n)
+        if tag == "v":
+            decode, plain = self.decode, _PLAIN
+            return [v if type(v) in plain else decode(v, depth) for v in column[1:]]
+        if tag == "p":  # objects numbered before
+            refs = self._numbers(column[1], n)
+            memo = self.memo
+            if column[1][1] != "<i8" or not all(0 <= i < len(memo) for i in refs):
+                raise _Bad("a table column of references to unknown nodes")
+            return [memo[i] for i in refs]
+        if tag == "j":  # dicts of plain values, numbered in order
+            for table in column[1:]:
+                if type(table) is not dict or not all(type(v) in _PLAIN for v in table.values()):
+                    raise _Bad("a malformed table column of plain dicts")
+            self.memo.extend(column[1:])
+            return column[1:]
+        if tag == "s":  # 1-D arrays of one dtype, numbered in order
+            dtype = _DTYPES.get(column[1]) if type(column[1]) is str else None
+            if dtype is None:
+                raise _Bad(f"a table column of arrays of dtype {column[1]!r}")
+            counts = self._counts(column[2], n)
+            offset, total = column[3], sum(counts)
+            if (
+                type(offset) is not int
+                or offset < 0
+                or offset + total * dtype.itemsize > len(self.arrays)
+            ):
+                raise _Bad(f"a table column of arrays at offset {offset!r} outside the arrays")
+            flat = np.frombuffer(self.arrays, dtype, total, offset)
+            bounds = np.cumsum(counts).tolist()
+            arrays = [flat[b - c : b].copy() for b, c in zip(bounds, counts, strict=True)]
+            self.memo.extend(arrays)
+            return arrays
+        # "r": n lists, numbered first, then their elements; "t": n tuples of elements
+        counts = self._counts(column[1], n)
+        lists: list[list[Any]] = [[] for _ in range(n)]
+        if tag == "r":
+            self.memo.extend(lists)
+        if type(column[2]) is not list:
+            raise _Bad("a malformed table column of sequences")
+        elements = self._items(column[2], 0, depth)
+        if len(elements) != sum(counts):
+            raise _Bad(
+                f"a table column of sequences of {sum(counts)} elements, not {len(elements)}"
+            )
+        start = 0
+        for target, count in zip(lists, counts, strict=True):
+            target.extend(elements[start : start + count])
+            start += count
+        if tag == "t":
+            return [tuple(values) for values in lists]
+        return lists
 
     def _object(self, node: list[Any], depth: int) -> object:
         index = node[1] if len(node) > 1 else None
@@ -684,6 +1062,19 @@ class _Entry:
         if type(value) in _CONTAINERS and value and self.example is None:
             self.example = value
 
+    def check_all(self, values: list[Any]) -> bool:
+        """:meth:`check` of each of ``values`` (a table's column), in as few passes as can be."""
+        present = [v for v in values if v is not None]
+        if len(present) != len(values) and not self.nullable:
+            return False
+        example = self.example
+        kind = type(example)
+        if kind in _SEQUENCES and set(map(type, present)) <= {kind}:
+            types = _flat_types(list(example)[:_EXAMPLES])
+            if types is not None:  # every element of every value, in one pass
+                return types is _ANY or set(map(type, chain.from_iterable(present))) <= types
+        return all(self.check(v) for v in present)
+
     def check(self, value: object) -> bool:
         if value is None:
             return self.nullable
@@ -737,6 +1128,32 @@ def _template_kinds(
     return classes, root
 
 
+_Kinds = tuple[dict[type, dict[str, _Entry]], dict[str, _Entry]]
+#: (id of the template, ids of the examples) -> (template, examples, their kinds)
+_kinds_cache: OrderedDict[tuple[int, ...], tuple[object, tuple[object, ...], _Kinds]] = (
+    OrderedDict()
+)
+_kinds_lock = threading.Lock()
+
+
+def _kinds_of(template: object, examples: tuple[object, ...]) -> _Kinds:
+    """:func:`_template_kinds`, remembered for the last few templates: a store checks every
+    snapshot of a scope against the same ones, made once and never changed. The cache holds
+    them, so their ids are not reused while their entry is there."""
+    key = (id(template), *map(id, examples))
+    with _kinds_lock:
+        hit = _kinds_cache.get(key)
+        if hit is not None:
+            _kinds_cache.move_to_end(key)
+            return hit[2]
+    kinds = _template_kinds(template, examples)
+    with _kinds_lock:
+        _kinds_cache[key] = (template, examples, kinds)
+        while len(_kinds_cache) > 8:
+            _kinds_cache.popitem(last=False)
+    return kinds
+
+
 def is_legacy(blob: bytes) -> bool:
     """Whether ``blob`` is a snapshot of the first format (a pickle, never read)."""
     return bytes(blob[: len(LEGACY_MAGIC)]) == LEGACY_MAGIC
@@ -761,9 +1178,10 @@ def loads(
             )
         raise PersistenceError(f"{what} is not a SOLAR memory snapshot")
     version, doc_len, arrays_len = _HEAD.unpack_from(view, len(MAGIC))
-    if version != FORMAT_VERSION:
+    if version not in _READS:
         raise PersistenceError(
-            f"{what} has snapshot format {version}; this library reads {FORMAT_VERSION}"
+            f"{what} has snapshot format {version}; this library reads "
+            f"{', '.join(map(str, sorted(_READS)))}"
         )
     start = _PREFIX + _DIGEST
     if start + doc_len + arrays_len != view.nbytes or view.nbytes > _MAX_BYTES:
@@ -775,9 +1193,9 @@ def loads(
     try:
         _state_shapes()
         document = json.loads(bytes(view[start : start + doc_len]).decode("utf-8"))
-        if type(document) is not dict or document.get("format") != FORMAT_VERSION:
+        if type(document) is not dict or document.get("format") != version:
             raise _Bad("its document is not a snapshot's")
-        classes, root = (None, {}) if template is None else _template_kinds(template, examples)
+        classes, root = (None, {}) if template is None else _kinds_of(template, examples)
         entries = document.get("layouts")
         if type(entries) is not list:
             raise _Bad("it has no layouts")
