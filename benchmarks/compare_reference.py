@@ -2,7 +2,7 @@
 
 ``docs/results/reference-runners.jsonl`` holds the hit rates of the reference implementation
 (github ysunbp/SOLAR @ 8d01e934, ``synthetic_workloads/runners.py``) run on its own workload files
-in ``shared/data/solar_synthetic`` (one line per experiment, tag, capacity, method and seed).
+in its ``solar_synthetic`` data folder (one line per experiment, tag, capacity, method and seed).
 Our side comes from ``solar-bench <workload> --data <solar_synthetic> --format json``, which replays
 the same files. Prints one markdown table per workload: ours, reference, difference.
 

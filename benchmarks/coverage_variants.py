@@ -2,7 +2,7 @@
 
 Each variant is a ``CoverageEviction`` subclass plus a gate; none is in the library because none
 closed the K = 10 gap without losing elsewhere (``docs/BENCHMARKS.md``). The runner is
-the LoCoMo protocol of ``solar_core.bench.locomo`` (MiniLM vectors from the bench's disk cache),
+the LoCoMo protocol of ``solar_bench.locomo`` (MiniLM vectors from the bench's disk cache),
 with the named variants added to the presets; two worker processes.
 
     python benchmarks/coverage_variants.py --k 10,20,50,100 --seeds 100-119 \\
@@ -28,16 +28,17 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from solar_bench import cli
+from solar_bench import locomo as protocol
 from solar_core import SolarMemory
 from solar_core.admission import CoverageGate, RegretGate
-from solar_core.bench import cli
-from solar_core.bench import locomo as protocol
 from solar_core.eviction import CoverageEviction
 from solar_core.eviction.base import Slots, grow_array
 
@@ -220,7 +221,8 @@ def main() -> None:
     parser.add_argument("--k", default="10,20,50,100")
     parser.add_argument("--seeds", default="100-119", help="a range 100-119 or a list 42,1337")
     parser.add_argument("--policies", default="fifo,solar,solar-adaptive," + ",".join(VARIANTS))
-    parser.add_argument("--data", type=Path, default=Path("../shared/data/locomo/locomo-dev.json"))
+    data = Path(os.environ.get("SOLAR_DATA") or ".") / "locomo" / "locomo-dev.json"
+    parser.add_argument("--data", type=Path, default=data, help="default: $SOLAR_DATA/locomo/...")
     parser.add_argument("--popularity", action="store_true", help="the evidence-sharing analysis")
     args = parser.parse_args()
     if args.popularity:

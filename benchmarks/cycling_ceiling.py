@@ -14,10 +14,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from solar_bench import runner
+from solar_bench.generators import cycling
 from solar_core import SolarMemory
 from solar_core.admission import NeverAdmit
-from solar_core.bench import runner
-from solar_core.bench.generators import cycling
 from solar_core.eviction import FifoEviction
 
 K, CYCLES, SEEDS, MS = 10, 10, (42, 1337, 2024), (10, 15, 20, 30, 50)

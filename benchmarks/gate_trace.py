@@ -14,9 +14,9 @@ from __future__ import annotations
 import argparse
 import statistics
 
+from solar_bench.generators import drift, working_set
+from solar_bench.workload import NO_ITEM, Workload
 from solar_core import SolarMemory
-from solar_core.bench.generators import drift, working_set
-from solar_core.bench.workload import NO_ITEM, Workload
 
 
 def trace(workload: Workload, policy: str, capacity: int, seed: int, segment: int) -> None:

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Make sure PostgreSQL server binaries (initdb, pg_ctl, postgres) are on this machine, for the
-# tests that start a throwaway server (solar_core/bench/pg_server.py). Called by .ci/run on a fresh machine.
+# tests that start a throwaway server (benchmarks/solar_bench/pg_server.py). Called by .ci/run on a fresh machine.
 # Idempotent: does nothing when /usr/lib/postgresql/*/bin/initdb already exists. Prints the initdb
 # path it found. Debian 12 installs PostgreSQL 15.
 #

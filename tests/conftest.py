@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import pickle
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -10,6 +12,13 @@ import pytest
 from solar_core import SolarMemory, available_policies
 
 POLICIES = available_policies()
+
+
+def data_path(name: str) -> Path:
+    """``name`` in the reference data folder (LoCoMo, the paper's synthetic workloads), which is
+    read where it lies, never copied into the repository: ``$SOLAR_DATA/name``. Tests that need
+    it skip when ``SOLAR_DATA`` is not set."""
+    return Path(os.environ.get("SOLAR_DATA") or "/SOLAR_DATA-is-not-set") / name
 
 
 class Clock:
@@ -92,7 +101,7 @@ def _postgres_admin_url() -> str:
     """The throwaway server's URL; a failure when CI requires PostgreSQL, else a skip."""
     import os
 
-    from solar_core.bench.pg_server import start_postgres
+    from solar_bench.pg_server import start_postgres
 
     url, reason = start_postgres()
     if url is None:

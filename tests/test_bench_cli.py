@@ -1,4 +1,4 @@
-"""``solar-bench`` / ``python -m solar_core.bench``: arguments, output formats, files, errors."""
+"""``solar-bench`` / ``python -m solar_bench``: arguments, output formats, files, errors."""
 
 from __future__ import annotations
 
@@ -11,10 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import data_path
 from test_bench_locomo import write_locomo
 
+from solar_bench.cli import main
 from solar_core import available_policies
-from solar_core.bench.cli import main
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 FIELDS = {"workload", "setting", "policy", "capacity", "hit_rate", "score", "store_rate",
@@ -252,7 +253,7 @@ def test_jobs_2_equals_jobs_1(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_module_help() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "solar_core.bench", "--help"],
+        [sys.executable, "-m", "solar_bench", "--help"],
         capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 0
@@ -260,8 +261,10 @@ def test_module_help() -> None:
 
 
 # -- --data: replaying the reference files -------------------------------------------------------
-SHARED = Path("/work/shared/data/solar_synthetic")
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"{SHARED} not available")
+SHARED = data_path("solar_synthetic")
+needs_shared = pytest.mark.skipif(
+    not SHARED.is_dir(), reason=f"{SHARED} not available: set SOLAR_DATA to the data folder"
+)
 TIMING = {"us_per_step"}
 
 

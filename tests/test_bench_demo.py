@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from test_bench_locomo import write_locomo
 
-from solar_core.bench import cli
-from solar_core.bench.progress import Progress
+from solar_bench import cli
+from solar_bench.progress import Progress
 
 HOW_TO = "--data path/to/locomo.json, or make demo LOCOMO=path/to/locomo.json"
 
@@ -91,7 +91,7 @@ def test_embedding_progress_on_a_terminal_redraws_one_line(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     clock = iter(float(t) for t in range(100))  # each reading 1 s later: every advance redraws
-    monkeypatch.setattr("solar_core.bench.progress.time.perf_counter", lambda: next(clock))
+    monkeypatch.setattr("solar_bench.progress.time.perf_counter", lambda: next(clock))
     stream = Terminal()
     bar = Progress("embedding LoCoMo", 128, unit="texts", stream=stream, log_every=0.25)
     bar.draw()

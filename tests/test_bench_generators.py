@@ -1,4 +1,4 @@
-"""The seeded synthetic workloads of ``solar_core.bench.generators`` (PROTOCOLS.md §2)."""
+"""The seeded synthetic workloads of ``solar_bench.generators`` (see docs/BENCHMARKS.md)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from solar_core.bench import generators as gen
-from solar_core.bench.workload import NO_ITEM, Workload
+from solar_bench import generators as gen
+from solar_bench.workload import NO_ITEM, Workload
 
 # the noise workloads are the slowest to build (~0.1-0.2 s each): build them once per module
 _CACHE: dict[tuple[object, ...], Workload] = {}

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from solar_core.bench import growth
-from solar_core.bench.cli import main
+from solar_bench import growth
+from solar_bench.cli import main
 
 
 def test_growth_runs_each_count_in_its_own_process_and_checks_flatness(

@@ -1,4 +1,4 @@
-"""The LoCoMo offline protocol (PROTOCOLS.md §3) and the on-disk embedding cache."""
+"""The LoCoMo offline protocol (docs/BENCHMARKS.md, LoCoMo) and the on-disk embedding cache."""
 
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from solar_core import HashEmbedder, SolarMemory
-from solar_core.bench import locomo, policy_spec
-from solar_core.bench.embed_cache import EmbeddingCache, default_cache_dir
-from solar_core.bench.locomo import (
+from solar_bench import locomo, policy_spec
+from solar_bench.embed_cache import EmbeddingCache, default_cache_dir
+from solar_bench.locomo import (
     QA,
     Conversation,
     answer_tokens,
@@ -24,7 +23,8 @@ from solar_core.bench.locomo import (
     records,
     run_conversation,
 )
-from solar_core.bench.runner import LAMBDA
+from solar_bench.runner import LAMBDA
+from solar_core import HashEmbedder, SolarMemory
 
 
 # -- a tiny LoCoMo-format file ------------------------------------------------------------------

@@ -10,14 +10,17 @@ from typing import Any
 
 import numpy as np
 import pytest
+from conftest import data_path
 
-from solar_core.bench import generators as gen
-from solar_core.bench.replay import EXPERIMENTS, load_replay, replay_variants
-from solar_core.bench.runner import LAMBDA, run, set_f1
-from solar_core.bench.workload import NO_ITEM, Workload
+from solar_bench import generators as gen
+from solar_bench.replay import EXPERIMENTS, load_replay, replay_variants
+from solar_bench.runner import LAMBDA, run, set_f1
+from solar_bench.workload import NO_ITEM, Workload
 
-SHARED = Path("/work/shared/data/solar_synthetic")
-needs_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=f"{SHARED} not available")
+SHARED = data_path("solar_synthetic")
+needs_shared = pytest.mark.skipif(
+    not SHARED.is_dir(), reason=f"{SHARED} not available: set SOLAR_DATA to the data folder"
+)
 
 # (folder under solar_synthetic, generator call)
 REFERENCE: list[tuple[str, Callable[[int], Workload]]] = [

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from solar_core.bench import report
-from solar_core.bench.cli import LATENCY_COLUMNS, LOCOMO_COLUMNS, SYNTHETIC_COLUMNS, render
+from solar_bench import report
+from solar_bench.cli import LATENCY_COLUMNS, LOCOMO_COLUMNS, SYNTHETIC_COLUMNS, render
 
 
 def rec(policy: str, seed: int, hit: float, *, capacity: int = 10, setting: str = "s",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from solar_core import demo
+from solar_bench import demo
 
 
 def test_demo_runs_with_the_hash_embedder(capsys: pytest.CaptureFixture[str]) -> None:

@@ -259,7 +259,7 @@ def test_a_failing_clock_during_retrieval_changes_nothing() -> None:
     assert (m.get(item).importance, m.get(item).policy, m.stats()) == before
 
 
-# -- review findings ------------------------------------------------------------------------------
+# -- edge cases: clocks, expiry, traces --------------------------------------------------------
 @pytest.mark.parametrize("policy", [p for p in available_policies() if not PRESETS[p].unbounded])
 def test_every_bounded_preset_refuses_politely_when_full_of_identity(policy: str) -> None:
     m = memory(Clock(), policy, capacity=2)

@@ -81,3 +81,40 @@ def test_the_built_wheel_carries_the_license_and_the_urls(tmp_path: Path) -> Non
     # the three packages are what ships: tests, docs and data stay out of the wheel
     tops = {name.split("/")[0] for name in names} - {dist_info}
     assert tops == {"solar_core", "langchain_solar", "llamaindex_solar"}
+    # nothing in it serves only benchmarks, demos or tests: those are benchmarks/'s distribution
+    modules = {name for name in names if name.endswith(".py")}
+    assert not {m for m in modules if "bench" in m or "demo" in m or "pg_server" in m}
+    requires = metadata.get_all("Requires-Dist") or []
+    assert [r for r in requires if "extra ==" not in r] == ["numpy>=1.24"]  # the core: numpy
+
+
+def test_the_core_imports_without_pydantic() -> None:
+    """Only the adapters' parameter models use pydantic (the frameworks bring it): the core
+    install, numpy alone, imports every module the library itself uses."""
+    import subprocess
+
+    code = (
+        "import importlib, pkgutil, sys\n"
+        "sys.modules['pydantic'] = None\n"  # any import of pydantic now fails
+        "import solar_core\n"
+        "for info in pkgutil.walk_packages(solar_core.__path__, 'solar_core.'):\n"
+        "    if info.name not in ('solar_core.adapter_params', 'solar_core.minilm',\n"
+        "                         'solar_core.persistence.postgres_backend'):\n"
+        "        importlib.import_module(info.name)\n"
+        "m = solar_core.SolarMemory('solar', capacity=3, embedder='hash'); m.add('x')\n"
+        "print(len(m))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "1"
+
+
+def test_the_benchmarks_are_their_own_distribution() -> None:
+    with (ROOT / "benchmarks" / "pyproject.toml").open("rb") as f:
+        bench = tomllib.load(f)
+    assert bench["project"]["scripts"] == {
+        "solar-bench": "solar_bench.cli:main",
+        "solar-demo": "solar_bench.demo:main",
+    }
+    assert bench["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["solar_bench"]
+    assert "scripts" not in pyproject()["project"]  # the library's wheel installs no command

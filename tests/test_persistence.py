@@ -595,13 +595,13 @@ def test_each_scope_has_its_own_response_cache(tmp_path: Path) -> None:
     store.close()
 
 
-# -- regressions found in review -------------------------------------------------------------
+# -- regressions: closed stores, odd inputs, reopened scopes --------------------------------------
 @pytest.mark.parametrize(
     ("module", "name"),
     [
-        ("solar_core.bench.pg_server", "subprocess.Popen"),  # a dotted walk out of our modules
+        ("solar_bench.pg_server", "subprocess.Popen"),  # a dotted walk out of our modules
         ("solar_core.memory", "np.memmap"),
-        ("solar_core.bench.cli", "attrgetter"),  # imported there, not defined there
+        ("solar_bench.cli", "attrgetter"),  # imported there, not defined there
         ("solar_core.persistence.sqlite_backend", "SQLiteBackend"),  # ours, but not state
         ("solar_core.memory", "SolarMemory"),
         ("os", "system"),

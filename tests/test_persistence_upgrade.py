@@ -108,8 +108,9 @@ def old_default_database(url: str, clock: Clock, **extra: Any) -> SolarMemory:
 
 
 def test_an_omitted_policy_opens_each_scope_with_its_own(db_url: str) -> None:
-    """The issue's upgrade: a scope created under the old default ("solar") reopens with it
-    and resumes exactly (log replay and snapshots alike); a new scope gets the new default."""
+    """An upgrade of the default policy: a scope created under the old default ("solar")
+    reopens with it and resumes exactly (log replay and snapshots alike); a new scope gets the
+    new default."""
     clock = Clock()
     ref = old_default_database(db_url, clock)
     store = MemoryStore(db_url, capacity=5, embedder="hash", seed=0, clock=clock)
@@ -181,7 +182,7 @@ def test_an_omitted_capacity_and_omitted_params_are_the_scopes_own(db_url: str) 
 
 # -- 2. a scope refuses an embedder that did not make its vectors -------------------------------
 def test_another_embedder_of_the_same_dimension_is_refused(db_url: str) -> None:
-    """The issue: created with one model, reopened with another of the same dimension."""
+    """Created with one model, reopened with another of the same dimension."""
     store = MemoryStore(db_url, policy="fifo", embedder=ToyEmbedder(), seed=0)
     store.scope(user="alice").add("my locker code is 1234")
     store.close()
@@ -298,7 +299,7 @@ def test_reembed_refuses_what_it_cannot_do_and_changes_nothing(db_url: str) -> N
 
 @pytest.mark.minilm
 def test_a_minilm_scope_refuses_a_hash_embedder_until_reembedded(tmp_path: Any) -> None:
-    """The issue's case: created with the default MiniLM (embedder=None), reopened with
+    """Created with the default MiniLM (embedder=None), reopened with
     HashEmbedder(dim=384)."""
     url = str(tmp_path / "agent.db")
     facts = [
@@ -327,7 +328,7 @@ def test_a_minilm_scope_refuses_a_hash_embedder_until_reembedded(tmp_path: Any) 
 
 # -- 3. reading a scope never creates it ---------------------------------------------------------
 def test_reads_never_create_a_scope(db_url: str) -> None:
-    """The issue: store.scope(user="bob").retrieve("x") -- and even len() -- created "user=bob"."""
+    """store.scope(user="bob").retrieve("x") -- and even len() -- once created "user=bob"."""
     store = MemoryStore(db_url, policy="fifo", capacity=3, embedder="hash", seed=0)
     store.scope(user="alice").add("alice's fact")
     before = rows(store)

@@ -80,8 +80,8 @@ def test_bars_pass_fail_and_ratio(tmp_path: Path) -> None:
 
 def test_frozen_memory_attains_the_cycling_ceiling() -> None:
     ceiling = _script("cycling_ceiling")
-    from solar_core.bench import runner
-    from solar_core.bench.generators import cycling
+    from solar_bench import runner
+    from solar_bench.generators import cycling
 
     for m, expected in ((20, 0.45), (50, 0.18)):
         hit = runner.run(cycling(m, seed=42), "frozen", 10, seed=42).metrics()["hit_rate"]

@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
+from solar_bench.generators import cycling
 from solar_core import SolarMemory
 from solar_core.admission.coverage_gate import CoverageGate
-from solar_core.bench.generators import cycling
 from solar_core.eviction import FifoEviction
 from solar_core.eviction.coverage import CoverageEviction
 
@@ -245,7 +245,7 @@ def test_the_gate_needs_its_eviction_policy() -> None:
     m.check_invariants()
 
 
-# -- review findings ------------------------------------------------------------------------------
+# -- edge cases: parameters, re-offers, shared state -------------------------------------------
 def test_rating_an_older_retrieval_leaves_the_latest_credit_alone() -> None:
     m = memory(capacity=3, dim=2, window=4)
     m.add("A", embedding=[1, 0], item_id="A")

@@ -40,7 +40,7 @@ def information_gain(stored: np.ndarray, vector: np.ndarray) -> float:
 
 
 class ReferenceGate:
-    """PROTOCOLS.md §1, written out with numpy."""
+    """The paper's regret and threshold updates, written out with numpy."""
 
     def __init__(self) -> None:
         self.regret = 0.0

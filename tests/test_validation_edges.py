@@ -1,4 +1,4 @@
-"""Edge cases found in review: numerics, policy parameters, clocks, shared policy objects."""
+"""Edge cases: numerics, policy parameters, clocks, shared policy objects."""
 
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ def run(
     a re-offer (nothing stored, the step still ends), as in the reference runners. Prefill items
     go through admission like any other. No like/dislike: these workloads have no feedback.
 
-    >>> from solar_core.bench.generators import cycling
+    >>> from solar_bench.generators import cycling
     >>> r = run(cycling(10, seed=42), "fifo", 10, seed=42)
     >>> round(r.metrics()["hit_rate"], 2), r.admitted
     (0.9, 100)

@@ -1,4 +1,4 @@
-"""``solar-bench``: the SOLAR paper's offline experiments (also ``python -m solar_core.bench``).
+"""``solar-bench``: the SOLAR paper's offline experiments (also ``python -m solar_bench``).
 
     solar-bench <workload> [--policies fifo,lru,...] [--k 10 20 50 100] [--seeds 42 1337 2024]
                            [--format table|csv|json] [--out FILE] [--plot FILE.png] [--data PATH]
@@ -19,7 +19,8 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from ..presets import available_policies
+from solar_core.presets import available_policies
+
 from . import report
 from .embed_cache import EmbeddingCache
 from .execute import default_workers, execute, limit_blas_threads
@@ -247,11 +248,11 @@ def synthetic(args: argparse.Namespace, name: str) -> list[dict[str, Any]]:
 
 def _vector_lookup(args: argparse.Namespace, texts: list[str]) -> Any:
     if args.embedder == "hash":
-        from ..hash_embedder import HashEmbedder
+        from solar_core.hash_embedder import HashEmbedder
 
         cache = EmbeddingCache(lambda: HashEmbedder(dim=384), "hash-384", args.cache_dir)
     else:
-        from ..minilm import MiniLMEmbedder
+        from solar_core.minilm import MiniLMEmbedder
 
         cache = EmbeddingCache(MiniLMEmbedder, "all-MiniLM-L6-v2", args.cache_dir)
     # A first run embeds every distinct question and experience with the model: thousands of
@@ -295,7 +296,7 @@ def latency(args: argparse.Namespace, quick: bool = False) -> list[dict[str, Any
         rows += measure(args.policies, k, 384, steps, progress=bar.advance)
         bar.close()
     if not quick and args.embedder == "minilm":
-        from ..demo_script import TURNS
+        from .demo_script import TURNS
 
         base = [f"Q: {q}\nA: {a}" for _, q, a in TURNS]
         texts = [f"{base[i % len(base)]} ({i})" for i in range(1000)]
@@ -304,7 +305,7 @@ def latency(args: argparse.Namespace, quick: bool = False) -> list[dict[str, Any
 
 
 def regagent(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """The experience-following study's RegAgent (``solar_core/bench/regagent.py``)."""
+    """The experience-following study's RegAgent (``benchmarks/solar_bench/regagent.py``)."""
     from . import regagent as env
 
     runs = len(env.ADDITION) * (len(env.DELETION) * 2 + 1) * len(args.seeds)

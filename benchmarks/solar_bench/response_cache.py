@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from ..memory import SolarMemory
-from ..response_cache import ResponseCache
+from solar_core.memory import SolarMemory
+from solar_core.response_cache import ResponseCache
+
 from .locomo import Conversation
 
 THRESHOLDS = (0.85, 0.87, 0.89, 0.91, 0.93, 0.95, 0.97)

@@ -21,8 +21,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..persistence import codec
-from ..persistence.errors import PersistenceError
+from solar_core.persistence import codec
+from solar_core.persistence.errors import PersistenceError
 
 MAGIC = b"SOLAR-BENCH-PICKLE\n"
 _DIGEST = 16

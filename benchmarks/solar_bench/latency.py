@@ -18,9 +18,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..admission import RegretGate
-from ..memory import SolarMemory
-from ..presets import PRESETS
+from solar_core.admission import RegretGate
+from solar_core.memory import SolarMemory
+from solar_core.presets import PRESETS
+
 from .policy_spec import deletion_for, parse_policy, policy_name, split_params
 
 F32 = npt.NDArray[np.float32]
@@ -122,7 +123,7 @@ def embed_throughput(
     texts: Sequence[str], repeats: int = 3, batch_size: int = 64
 ) -> dict[str, Any]:
     """Sentences per second of the default MiniLM embedder (CPU), the median of ``repeats``."""
-    from ..minilm import MiniLMEmbedder
+    from solar_core.minilm import MiniLMEmbedder
 
     embedder = MiniLMEmbedder(batch_size=batch_size)
     embedder.embed(list(texts[:batch_size]))  # load the model and warm up

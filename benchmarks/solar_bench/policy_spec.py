@@ -15,9 +15,9 @@ import ast
 import re
 from typing import Any
 
-from ..deletion import CombinedDeletion, DeletionPolicy, HistoryDeletion, PeriodicDeletion
-from ..memory import SolarMemory
-from ..presets import PRESETS, available_policies, build_policies
+from solar_core.deletion import CombinedDeletion, DeletionPolicy, HistoryDeletion, PeriodicDeletion
+from solar_core.memory import SolarMemory
+from solar_core.presets import PRESETS, available_policies, build_policies
 
 _SPEC = re.compile(r"^([\w-]+)(?:\[([^\[\]]*)\])?$")
 

@@ -13,7 +13,7 @@ Configurations, each at every K:
 - ``sqlite``: a :class:`~solar_core.persistence.MemoryStore` on a fresh SQLite file in a temp
   folder, ``durability="normal"`` (and one single-process row with ``"full"``);
 - ``postgres``: a MemoryStore on PostgreSQL (``--postgres URL``, else a throwaway server from
-  :func:`~solar_core.bench.pg_server.start_postgres`; each run in a fresh schema).
+  :func:`~solar_bench.pg_server.start_postgres`; each run in a fresh schema).
 
 Every run happens in fresh worker processes (``fork`` where available, else ``spawn``) on a
 fresh database (a new SQLite file, or a new PostgreSQL schema) whose tables the parent made.
@@ -35,7 +35,7 @@ repeat run in a shuffled order, so a burst of machine noise hits them alike.
 Snapshot formats: ``formats=("old", "new")`` (``--snapshot-format old,new``) runs every
 persistent configuration once per format in the same run: ``new`` is the library's snapshot
 format (:mod:`solar_core.persistence.codec`), ``old`` the previous pickle codec, kept only in
-:mod:`solar_core.bench.legacy_snapshot` and swapped into the run's worker processes (and the
+:mod:`solar_bench.legacy_snapshot` and swapped into the run's worker processes (and the
 parent's check) as a baseline. The mean ms per step includes the snapshot written every
 ``snapshot_every`` (1,000) logged steps. The run also times each format's raw encode and decode
 (the decode with the checks a reopen makes) and reports its size, for a memory of each K after
@@ -67,7 +67,8 @@ from urllib.parse import quote
 
 import numpy as np
 
-from ..memory import SolarMemory
+from solar_core.memory import SolarMemory
+
 from .execute import limit_blas_threads
 from .latency import make_stream
 
@@ -81,7 +82,7 @@ REPEATS = 3
 PROCESSES = 4
 #: seconds a worker waits on a barrier for the others (a dead sibling breaks it sooner)
 BARRIER_TIMEOUT = 600.0
-#: the goal the issue sets: persistence adds under 1 ms per step with SQLite
+#: the goal: persistence adds under 1 ms per step with SQLite (one process)
 GOAL_MS = 1.0
 
 
@@ -189,7 +190,7 @@ def _steps(job: Job, worker: int, start: Any, done: Any) -> dict[str, Any]:
     if job.url is None:
         memory = SolarMemory(POLICY, capacity=k, dim=DIM, seed=0, bootstrap=k)
     else:
-        from ..persistence import MemoryStore
+        from solar_core.persistence import MemoryStore
 
         store = MemoryStore(job.url, durability=job.config.durability, **_store_settings(k))
     try:
@@ -337,7 +338,7 @@ def _create_tables(url: str) -> None:
     ``application_id`` (0) before another's schema commit and the table list after it, and
     refuses the file as "a database of another application".
     """
-    from ..persistence import MemoryStore
+    from solar_core.persistence import MemoryStore
 
     MemoryStore(url, policy=POLICY, capacity=1, dim=DIM).close()
 
@@ -393,7 +394,7 @@ def check_shared(url: str, job: Job) -> dict[str, Any]:
 
 
 def _check_shared(url: str, job: Job, expected: int) -> dict[str, Any]:
-    from ..persistence import MemoryStore
+    from solar_core.persistence import MemoryStore
 
     with MemoryStore(url, durability=job.config.durability, **_store_settings(job.capacity)) as s:
         memory = s.scope(user="shared")
@@ -669,7 +670,7 @@ def _codec_memory(k: int, steps: int) -> SolarMemory:
 
 def _codec_templates(k: int) -> tuple[dict[str, Any], dict[str, Any]]:
     """What a reopen checks a snapshot against (see ``Journal._templates``)."""
-    from ..persistence.journal import snapshot_state
+    from solar_core.persistence.journal import snapshot_state
 
     new = SolarMemory(POLICY, capacity=k, dim=DIM, seed=0, bootstrap=k)
     used = SolarMemory(POLICY, capacity=k, dim=DIM, seed=0, bootstrap=k)
@@ -694,8 +695,9 @@ def codec_rows(
 ) -> list[dict[str, Any]]:
     """Each format's encode and decode time (median of ``repeats``, interleaved) and size, for
     a memory of each K after K + :data:`CODEC_STEPS` steps."""
-    from ..persistence import codec
-    from ..persistence.journal import snapshot_state
+    from solar_core.persistence import codec
+    from solar_core.persistence.journal import snapshot_state
+
     from . import legacy_snapshot
 
     rows = []

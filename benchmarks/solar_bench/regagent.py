@@ -5,7 +5,7 @@ choice the description leaves open is stated here.
 
 - **Task.** A hidden ``w`` in R^6 (standard normal, one per seed). An input ``x`` comes from one
   of three Gaussians with means -0.5, 0 and +0.5 in every coordinate and unit variance (the
-  issue's default), the component chosen uniformly. The true answer is ``y = w . x``.
+  study's default), the component chosen uniformly. The true answer is ``y = w . x``.
 - **Initial memory.** 100 records ``(x, w . x + eps)`` with ``eps ~ U[-1, 1]``, all stored (the
   curated seed memory; even ``pi_fixed`` starts from it).
 - **Agent.** For each of 4,000 tasks it retrieves the 6 stored records whose ``x`` is most
@@ -40,11 +40,11 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ..admission import AdmissionPolicy, EvaluatorGate, MetadataThreshold, NeverAdmit
-from ..deletion import CombinedDeletion, DeletionPolicy, HistoryDeletion, PeriodicDeletion
-from ..eviction import FifoEviction
-from ..eviction.utility import UtilityEviction
-from ..memory import SolarMemory
+from solar_core.admission import AdmissionPolicy, EvaluatorGate, MetadataThreshold, NeverAdmit
+from solar_core.deletion import CombinedDeletion, DeletionPolicy, HistoryDeletion, PeriodicDeletion
+from solar_core.eviction import FifoEviction
+from solar_core.eviction.utility import UtilityEviction
+from solar_core.memory import SolarMemory
 
 F64 = npt.NDArray[np.float64]
 

@@ -1,7 +1,7 @@
 """The demo: one scripted conversation through a FIFO memory and a SOLAR memory, side by side.
 
-Run ``python -m solar_core.demo`` (or ``solar-demo``). Two scenarios use the same 52 turns in two
-orders (:data:`~solar_core.demo_script.SCENARIOS`): topics that come back after more turns than
+Run ``python -m solar_bench.demo`` (or ``solar-demo``). Two scenarios use the same 52 turns in two
+orders (:data:`~solar_bench.demo_script.SCENARIOS`): topics that come back after more turns than
 the memory holds, and topics that emerge one by one and come back quickly. Each turn the
 assistant recalls the top-3
 past experiences for Maya's question; a recall is *useful* when one of them is about the same
@@ -19,12 +19,13 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from .cached_embedder import CachedEmbedder
+from solar_core.cached_embedder import CachedEmbedder
+from solar_core.embedder import Embedder, resolve_embedder
+from solar_core.memory import SolarMemory
+from solar_core.presets import PRESETS
+from solar_core.types import Decision
+
 from .demo_script import SCENARIOS, TURNS
-from .embedder import Embedder, resolve_embedder
-from .memory import SolarMemory
-from .presets import PRESETS
-from .types import Decision
 
 
 @dataclass

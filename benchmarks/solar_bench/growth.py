@@ -10,7 +10,7 @@ One process serves N distinct users (default N = 1,000, 5,000 and 20,000), each 
   ``relate=0.3``) with a scope per session (``{"session": ...}``): each session stores one
   answer, then learns a related fact, which evicts it (the session's scope is left empty).
 
-Each (case, N) runs in a fresh Python process (``python -m solar_core.bench.growth``), so the
+Each (case, N) runs in a fresh Python process (``python -m solar_bench.growth``), so the
 figures are independent. A worker reads its resident set size (RSS: ``/proc/self/statm`` on
 Linux, else the peak from ``resource.getrusage``) after its imports and setup (``rss_start``),
 serves its users (timed: users per second, ms per user), and reads it again (``rss``) before
@@ -61,7 +61,7 @@ def peak_mb() -> float:
 
 
 def _serve_store(users: int, folder: str) -> dict[str, Any]:
-    from ..persistence import MemoryStore
+    from solar_core.persistence import MemoryStore
 
     store = MemoryStore(os.path.join(folder, "growth.db"), embedder="hash", seed=0)
     warm = store.scope(user="warm-up")  # loads what the first user would (codec, SQL)
@@ -92,7 +92,7 @@ def _serve_store(users: int, folder: str) -> dict[str, Any]:
 
 
 def _serve_cache(users: int) -> dict[str, Any]:
-    from ..response_cache import ResponseCache
+    from solar_core.response_cache import ResponseCache
 
     cache = ResponseCache("hash", relate=0.3)
     cache.store("warming up?", "yes", scope={"session": "warm-up"})
@@ -134,7 +134,7 @@ def run_once(case: str, users: int, blas_threads: int = 1) -> dict[str, Any]:
     for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
         env[name] = str(blas_threads)
     done = subprocess.run(
-        [sys.executable, "-m", "solar_core.bench.growth", case, str(users)],
+        [sys.executable, "-m", "solar_bench.growth", case, str(users)],
         capture_output=True,
         text=True,
         env=env,

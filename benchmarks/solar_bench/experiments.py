@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..presets import PRESETS
+from solar_core.presets import PRESETS
+
 from .generators import GENERATORS
 from .policy_spec import policy_name
 from .replay import load_replay, replay_variants

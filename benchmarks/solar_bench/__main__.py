@@ -1,4 +1,4 @@
-"""``python -m solar_core.bench``: the same as the ``solar-bench`` command."""
+"""``python -m solar_bench``: the same as the ``solar-bench`` command."""
 
 from __future__ import annotations
 
