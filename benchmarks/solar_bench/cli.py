@@ -467,14 +467,16 @@ def locomo_skipped(data: Path | None) -> str | None:
 
     >>> print(locomo_skipped(None))
     demo: LoCoMo skipped (no --data given). To include it: solar-bench demo --data
-    path/to/locomo.json, or make demo LOCOMO=path/to/locomo.json
+    path/to/locomo.json, or make demo LOCOMO=path/to/locomo.json (or SOLAR_DATA=folder, the
+    folder that holds locomo/locomo-dev.json)
     """
     if data is not None and data.is_file():
         return None
     why = "no --data given" if data is None else f"--data {data} is not a file"
     return (
         f"demo: LoCoMo skipped ({why}). To include it: solar-bench demo --data "
-        "path/to/locomo.json, or make demo LOCOMO=path/to/locomo.json"
+        "path/to/locomo.json, or make demo LOCOMO=path/to/locomo.json (or SOLAR_DATA=folder, "
+        "the folder that holds locomo/locomo-dev.json)"
     )
 
 

@@ -1,0 +1,1 @@
+"""The test suite, by feature; shared helpers in :mod:`tests.support`."""

@@ -1,0 +1,184 @@
+"""A Hypothesis state machine: a persistent memory against a plain one fed the same steps.
+
+Between any two steps the persistent memory may be closed and reopened, abandoned (a crash:
+reopened from the log without a final snapshot), or caught up by a second store on the same
+file. After every rule the two memories must be identical -- items, posteriors, gate state,
+counters, traces and the random generator -- and every decision they made must agree.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
+
+from solar_core import MemoryStore, SolarMemory
+from tests.support.persistence import same, scope_seed
+from tests.support.profiles import examples
+
+DIM = 8
+TOPICS = np.random.default_rng(11).normal(size=(4, DIM))
+
+
+def vector(topic: int, noise: int) -> np.ndarray:
+    return (TOPICS[topic] + np.random.default_rng(noise).normal(scale=0.3, size=DIM)).astype(
+        np.float32
+    )
+
+
+vectors = st.builds(vector, st.integers(0, 3), st.integers(0, 20))
+
+
+class PersistentMemoryMachine(RuleBasedStateMachine):
+    policy = "solar"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._dir = TemporaryDirectory()
+        self.url = str(Path(self._dir.name) / "m.db")
+        self.now = 1000.0
+        self.stores: list[MemoryStore] = []
+        self.memory = self._open()
+        self.ref = SolarMemory(
+            self.policy,
+            5,
+            dim=DIM,
+            seed=scope_seed(2, "user=u"),
+            clock=lambda: self.now,
+            trace_size=20,
+        )
+        self.n = 0
+
+    def _open(self) -> SolarMemory:
+        store = MemoryStore(
+            self.url,
+            policy=self.policy,
+            capacity=5,
+            dim=DIM,
+            seed=2,
+            clock=lambda: self.now,
+            snapshot_every=4,
+            trace_size=20,
+        )
+        self.stores.append(store)
+        return store.scope(user="u")
+
+    def both(self, call: Any) -> None:
+        outcomes = []
+        for memory in (self.memory, self.ref):
+            try:
+                outcomes.append(("ok", call(memory)))
+            except (ValueError, TypeError, KeyError) as err:
+                outcomes.append(("error", type(err).__name__))
+        assert outcomes[0] == outcomes[1]
+
+    @rule(
+        v=vectors,
+        k=st.integers(1, 4),
+        rating=st.sampled_from([None, True, False, 0.3]),
+        category=st.sampled_from(["context", "context", "knowledge", "identity"]),
+    )
+    def interaction(
+        self, v: np.ndarray, k: int, rating: bool | float | None, category: str
+    ) -> None:
+        """One agent step: retrieve, maybe rate it, offer the experience."""
+        self.n += 1
+        text = f"experience {self.n}"
+
+        def step(m: SolarMemory) -> object:
+            hits = [h.id for h in m.retrieve(embedding=v, k=k)]
+            if isinstance(rating, bool):
+                m.feedback(like=rating)
+            elif rating is not None:
+                m.feedback(score=rating)
+            d = m.add(text, embedding=v, category=category, metadata={"n": self.n})
+            return (hits, d.admitted, d.item_id, d.evicted, d.reason, d.deleted)
+
+        self.both(step)
+
+    @rule(v=vectors, k=st.integers(1, 4))
+    def look(self, v: np.ndarray, k: int) -> None:
+        self.both(lambda m: [h.id for h in m.retrieve(embedding=v, k=k, record=False)])
+
+    @rule(like=st.booleans(), older=st.integers(1, 3))
+    def rate_an_older_retrieval(self, like: bool, older: int) -> None:
+        def rate(m: SolarMemory) -> None:
+            recent = list(m._recent)
+            m.feedback(like=like, retrieval=recent[-1 - older] if len(recent) > older else None)
+
+        self.both(rate)
+
+    @rule(pick=st.integers(0, 4))
+    def remove(self, pick: int) -> None:
+        ids = [i.id for i in self.ref.items()]
+        target = ids[pick % len(ids)] if ids else "nothing"
+        self.both(lambda m: m.remove(target))
+
+    @rule(days=st.integers(0, 9))
+    def lifecycle(self, days: int) -> None:
+        self.now += days * 86_400.0
+        self.both(lambda m: (m.lifecycle.decay(), m.lifecycle.expire()))
+
+    @precondition(lambda self: self.n % 13 == 12)  # rare: it resets everything
+    @rule()
+    def clear(self) -> None:
+        self.both(lambda m: m.clear())
+
+    @rule()
+    def reopen(self) -> None:
+        self.stores[-1].close()
+        self.memory = self._open()
+
+    @rule()
+    def crash(self) -> None:
+        self.stores[-1].backend.close()  # no snapshot, no goodbye
+        self.memory = self._open()
+
+    @rule()
+    def second_writer(self) -> None:
+        """Another store on the same file takes over; the old one must catch up later."""
+        self.memory = self._open()
+
+    @invariant()
+    def identical(self) -> None:
+        same(self.memory, self.ref)
+        self.memory.check_invariants()
+
+    def teardown(self) -> None:
+        for store in self.stores:
+            try:
+                store.close()
+            except Exception:
+                pass
+        self._dir.cleanup()
+
+
+class AdaptiveMachine(PersistentMemoryMachine):
+    policy = "solar-adaptive"
+
+
+RUN = settings(
+    max_examples=examples(40),
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+
+def test_persistent_solar_memory_matches_a_plain_one() -> None:
+    run_state_machine_as_test(PersistentMemoryMachine, settings=RUN)
+
+
+def test_persistent_adaptive_memory_matches_a_plain_one() -> None:
+    run_state_machine_as_test(AdaptiveMachine, settings=RUN)

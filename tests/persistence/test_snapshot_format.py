@@ -1,0 +1,817 @@
+"""The snapshot format and the row checksums: what a database writer can and cannot do.
+
+A snapshot is data only (a JSON document and raw arrays, see :mod:`solar_core.persistence.codec`);
+nothing read back from storage reaches a loader that constructs objects of the data's choosing.
+These tests check that statically (no such loader in the package), on the known attack (a forged
+pickle that turned eight bytes into an object pointer), by fuzzing real snapshots and log rows
+in worker processes (every case loads a working memory or is a ``PersistenceError``: never a
+crash, a hang or another exception), and that a reopened memory still continues bit for bit.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import os
+import pickle
+import random
+import shutil
+import sqlite3
+import struct
+import subprocess
+import sys
+import tokenize
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from solar_core import PersistenceError
+from solar_core.persistence import MemoryStore, codec
+from solar_core.persistence.backend import row_checksum
+from solar_core.persistence.scope import Scope
+from solar_core.presets import PRESETS
+from tests.support.persistence import Clock, apply, make_store, reference, same, stream
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = ROOT / "solar_core" / "persistence"
+LEGACY_MAGIC = b"SOLAR-SNAPSHOT-1\n"  # spelt out: the old code has no name for it
+
+
+# -- no object loader -------------------------------------------------------------------------
+#: names whose mere use in the persistence package means a loader that can build arbitrary objects
+_FORBIDDEN_NAMES = {
+    "pickle",
+    "cPickle",
+    "_pickle",
+    "marshal",
+    "shelve",
+    "dill",
+    "jsonpickle",
+    "cloudpickle",
+    "copyreg",
+    "joblib",
+    "__reduce__",
+    "__reduce_ex__",
+    "find_class",
+    "Unpickler",
+    "__import__",
+    "import_module",
+}
+#: names forbidden as calls
+_FORBIDDEN_CALLS = {"eval", "exec", "compile"}
+
+
+def _code_tokens(path: Path) -> Iterator[tuple[int, str, str]]:
+    """``(line, token, next token)`` of the code of ``path`` (not its strings or comments)."""
+    tokens = [
+        t
+        for t in tokenize.generate_tokens(io.StringIO(path.read_text()).readline)
+        if t.type in (tokenize.NAME, tokenize.OP)
+    ]
+    for here, after in zip(tokens, [*tokens[1:], None], strict=True):
+        yield here.start[0], here.string, "" if after is None else after.string
+
+
+def test_the_persistence_package_has_no_object_loader() -> None:
+    files = sorted(PACKAGE.glob("*.py"))
+    assert files
+    found = []
+    for path in files:
+        for line, name, after in _code_tokens(path):
+            if name in _FORBIDDEN_NAMES or (name in _FORBIDDEN_CALLS and after == "("):
+                found.append(f"{path.name}:{line}: {name}")
+        text = path.read_text()
+        for needle in ("import pickle", "yaml.load", "np.load(", "allow_pickle"):
+            if needle in text:
+                found.append(f"{path.name}: {needle!r}")
+    assert not found, found
+
+
+# -- the known attack ---------------------------------------------------------------------------
+def _forged_pickle() -> bytes:
+    """A first-format payload whose numpy scalar is an object pointer at 0x4141414141414141."""
+
+    def x(text: str) -> bytes:
+        return b"X" + struct.pack("<I", len(text)) + text.encode()
+
+    def j(n: int) -> bytes:
+        return b"J" + struct.pack("<i", n)
+
+    dtype = (
+        b"cnumpy\ndtype\n(" + x("O8") + b"\x89\x88tR" + b"(" + j(3) + x("|") + b"NNN"
+        + j(-1) + j(-1) + j(0) + b"tb"
+    )  # fmt: skip
+    fake = (
+        b"cnumpy._core.multiarray\nscalar\n(" + dtype + b"B" + struct.pack("<I", 8)
+        + struct.pack("<Q", 0x4141414141414141) + b"tR0"
+    )  # fmt: skip
+    payload = fake + pickle.dumps({"x": 1})
+    return LEGACY_MAGIC + hashlib.blake2b(payload, digest_size=16).digest() + payload
+
+
+def test_a_forged_first_format_snapshot_is_refused_not_read(tmp_path: Path) -> None:
+    """The published repro: it crashed every process that opened the scope (SIGSEGV)."""
+    path = str(tmp_path / "v.db")
+    store = MemoryStore(path, policy="fifo", capacity=5, embedder="hash")
+    store.scope(user="alice").add("hi")
+    store.close()
+    con = sqlite3.connect(path)
+    con.execute("UPDATE solar_snapshots SET state = ?", (_forged_pickle(),))
+    con.commit()
+    con.close()
+    victim = (
+        "import sys\n"
+        "from solar_core.persistence import MemoryStore, PersistenceError\n"
+        f"store = MemoryStore({path!r}, policy='fifo', capacity=5, embedder='hash')\n"
+        "try:\n"
+        "    store.scope(user='alice')\n"
+        "except PersistenceError as err:\n"
+        "    print('refused:', err)\n"
+        "    sys.exit(0)\n"
+        "print('loaded')\n"
+        "sys.exit(3)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "ignore", "-c", victim],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, (done.returncode, done.stdout, done.stderr[-2000:])
+    assert "refused:" in done.stdout
+    assert "store.reembed({'user': 'alice'})" in done.stdout
+
+
+def _forge(document: bytes, arrays: bytes, version: int = codec.FORMAT_VERSION) -> bytes:
+    """A snapshot around ``document`` and ``arrays`` with a valid checksum (as an attacker)."""
+    head = codec.MAGIC + struct.pack("<HIQ", version, len(document), len(arrays))
+    digest = hashlib.blake2b(head, digest_size=32)
+    digest.update(document)
+    digest.update(arrays)
+    return head + digest.digest() + document + arrays
+
+
+def _split(blob: bytes) -> tuple[dict[str, Any], bytes]:
+    start = len(codec.MAGIC) + 14 + 32
+    doc_len = struct.unpack_from("<I", blob, len(codec.MAGIC) + 2)[0]
+    document: dict[str, Any] = json.loads(blob[start : start + doc_len])
+    return document, blob[start + doc_len :]
+
+
+@pytest.mark.parametrize(
+    "node",
+    [
+        ["A", "|O8", [1], 0, "C"],
+        ["A", "O", [1], 0, "C"],
+        ["A", "<f8", [1 << 62], 0, "C"],
+        ["A", "<f8", [2], -8, "C"],
+        ["N", "|O8", "4141414141414141"],
+        ["G", "os.system", {}],
+        ["U", "os.system", []],
+        ["R", 10**9],
+        ["Z"],
+        ["L", ["d", {"a": ["Q", -1]}]],
+        ["D", [["L"]], [1]],
+        ["d", {"a": ["#", "C", 1, 1, [["v", 1]]]}],  # a table only where a sequence's items go
+        ["#", "C", 1, 2, [["v", 1]]],
+        ["#", "C", 1, 10**12, [["a", "<f8", 0]]],
+        ["#", "C", 1, 1, [["a", "|O8", 0]]],
+        ["#", "C", 1, 2, [["p", ["a", "<i8", 0]]]],
+        ["#", "C", 1, 1, [["j", {"a": [1]}]]],
+        ["#", "C", 1, 1, [["s", "|O8", ["a", "<i8", 0], 0]]],
+        ["#", "C", 1, 1, [["r", ["a", "<f8", 0], []]]],
+        ["#", "C", 1, 1, [["t", ["a", "<i8", 0], [1, 2]]]],
+        ["#", "O", 0, 10**12, [["r", ["a", "<i8", 0], []]]],
+        ["#", "O", 7, 1, [["v", 1]]],
+        ["#", "T", 2, 1, [["v", 1]]],
+        ["#", "X", 1, 1, [["v", 1]]],
+        ["#", "C", 1, -1, [["v"]]],
+    ],
+)
+def test_crafted_nodes_are_refused(node: list[Any]) -> None:
+    document = json.dumps(
+        {"format": codec.FORMAT_VERSION, "layouts": [], "root": ["L", node]}
+    ).encode()
+    with pytest.raises(PersistenceError, match="a crafted snapshot"):
+        codec.loads(_forge(document, b"\0" * 8), "a crafted snapshot")
+
+
+def test_a_snapshot_of_the_format_before_tables_is_still_read() -> None:
+    document = {"format": 2, "layouts": [], "root": ["L", 1, ["d", {"a": 2.5}], ["R", 0]]}
+    back = codec.loads(_forge(json.dumps(document).encode(), b"", version=2), "a snapshot")
+    assert back[:2] == [1, {"a": 2.5}] and back[2] is back
+    with pytest.raises(PersistenceError, match="format 1; this library reads 2, 3"):
+        codec.loads(_forge(json.dumps(document).encode(), b"", version=1), "a snapshot")
+
+
+def test_a_reference_to_a_node_not_yet_read_is_refused() -> None:
+    table = ["#", "C", 1, 1, [["p", ["a", "<i8", 0]]]]
+    document = json.dumps({"format": codec.FORMAT_VERSION, "layouts": [], "root": ["L", table]})
+    with pytest.raises(PersistenceError, match="references to unknown nodes"):
+        codec.loads(_forge(document.encode(), struct.pack("<q", 1)), "a crafted snapshot")
+
+
+@pytest.mark.parametrize("depth", [50, 450, 5000])
+def test_deep_nesting_is_read_or_refused_never_a_crash(depth: int) -> None:
+    head = b'{"format":%d,"layouts":[],"root":' % codec.FORMAT_VERSION
+    document = head + b'["L",' * depth + b"1" + b"]" * depth + b"}"
+    if depth < 100:
+        assert isinstance(codec.loads(_forge(document, b""), "a deep snapshot"), list)
+        return
+    with pytest.raises(PersistenceError, match="a deep snapshot"):
+        codec.loads(_forge(document, b""), "a deep snapshot")
+
+
+@pytest.mark.parametrize(
+    "layout",
+    [
+        ["os.system", []],
+        ["solar_core.memory.SolarMemory", []],
+        ["solar_core.memory._Record", ["text", "__class__"]],
+        ["solar_core.memory._Record", ["text"]],  # a slotted class has exactly its fields
+        ["solar_core.store.VectorStore", ["__dict__"]],
+        ["solar_core.store.VectorStore", ["a b"]],
+    ],
+)
+def test_crafted_layouts_are_refused(layout: list[Any]) -> None:
+    document = json.dumps(
+        {"format": codec.FORMAT_VERSION, "layouts": [layout], "root": None}
+    ).encode()
+    with pytest.raises(PersistenceError, match="a crafted snapshot"):
+        codec.loads(_forge(document, b""), "a crafted snapshot")
+
+
+def test_a_snapshot_unlike_the_scopes_settings_is_refused(tmp_path: Path) -> None:
+    """A valid snapshot of another policy, planted in a scope: the template check refuses it."""
+    one, two = str(tmp_path / "one.db"), str(tmp_path / "two.db")
+    for path, policy in ((one, "fifo"), (two, "lru")):
+        store = MemoryStore(path, policy=policy, capacity=5, embedder="hash")
+        store.scope(user="alice").add("hi")
+        store.close()
+    blob = sqlite3.connect(two).execute("SELECT state FROM solar_snapshots").fetchone()[0]
+    con = sqlite3.connect(one)
+    con.execute("UPDATE solar_snapshots SET state = ?", (blob,))
+    con.commit()
+    con.close()
+    store = MemoryStore(one, policy="fifo", capacity=5, embedder="hash")
+    with pytest.raises(PersistenceError, match="snapshot of scope"):
+        store.scope(user="alice")
+    store.close()
+
+
+# -- log rows -----------------------------------------------------------------------------------
+def _steps(path: str, n: int, **kw: Any) -> MemoryStore:
+    """A store left open (no closing snapshot) after ``n`` adds: its log holds them."""
+    store = MemoryStore(path, policy="fifo", capacity=500, embedder="hash", **kw)
+    memory = store.scope(user="alice")
+    for i in range(n):
+        memory.add(f"fact number {i}", metadata={"i": i})
+    return store
+
+
+def test_a_bit_flip_in_a_log_row_is_refused(tmp_path: Path) -> None:
+    """One flipped bit in one of 300 logged texts used to replay as another text, silently."""
+    path = str(tmp_path / "m.db")
+    writer = _steps(path, 300)
+    con = sqlite3.connect(path)
+    args = con.execute("SELECT args FROM solar_ops WHERE seq = 150").fetchone()[0]
+    assert "fact number 149" in args
+    con.execute(
+        "UPDATE solar_ops SET args = ? WHERE seq = 150",
+        (args.replace("fact number 149", "fact numbes 149"),),
+    )
+    con.commit()
+    con.close()
+    reader = MemoryStore(path, policy="fifo", capacity=500, embedder="hash")
+    with pytest.raises(PersistenceError, match="step 150 of the log is corrupted"):
+        reader.scope(user="alice")
+    reader.close()
+    writer.backend.close()
+
+
+def test_a_bit_flip_in_an_item_row_is_refused(tmp_path: Path) -> None:
+    path = str(tmp_path / "m.db")
+    store = _steps(path, 10)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE solar_items SET text = 'fact numbes 4' WHERE item_id = 'm5'")
+    con.commit()
+    con.close()
+    with store.backend.transaction(write=False), pytest.raises(PersistenceError, match="'m5'"):
+        store.backend.item_rows(1)
+    store.close()
+
+
+def test_a_log_row_without_a_checksum_is_refused(tmp_path: Path) -> None:
+    path = str(tmp_path / "m.db")
+    writer = _steps(path, 5)
+    con = sqlite3.connect(path)
+    con.execute("UPDATE solar_ops SET checksum = NULL WHERE seq = 3")
+    con.commit()
+    con.close()
+    reader = MemoryStore(path, policy="fifo", capacity=500, embedder="hash")
+    with pytest.raises(PersistenceError, match="step 3 of the log .* no checksum"):
+        reader.scope(user="alice")
+    reader.close()
+    writer.backend.close()
+
+
+# -- a read-only database -----------------------------------------------------------------------
+def _make_read_only(path: Path) -> Iterator[None]:
+    """``path`` and its folder read-only for this process, whoever it is (root ignores modes:
+    then the immutable attribute, if the file system has it)."""
+    folder = path.parent
+    if os.geteuid() != 0:
+        path.chmod(0o444)
+        folder.chmod(0o555)
+        try:
+            yield
+        finally:
+            folder.chmod(0o755)
+            path.chmod(0o644)
+        return
+    if shutil.which("chattr") is None:
+        pytest.skip("running as root without chattr: cannot make a file read-only")
+    made = subprocess.run(["chattr", "+i", str(path), str(folder)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"running as root and chattr +i failed: {made.stderr!r}")
+    try:
+        yield
+    finally:
+        subprocess.run(["chattr", "-i", str(path), str(folder)], check=True)
+
+
+def test_a_read_only_database_says_so_and_how_to_fix_it(tmp_path: Path) -> None:
+    folder = tmp_path / "db"
+    folder.mkdir()
+    path = folder / "m.db"
+    store = MemoryStore(str(path), policy="fifo", capacity=5, embedder="hash")
+    store.scope(user="alice").add("hi")
+    store.close()
+    assert sorted(p.name for p in folder.iterdir()) == ["m.db"]
+    for _ in _make_read_only(path):
+        with pytest.raises(PersistenceError) as caught:
+            MemoryStore(str(path), policy="fifo", capacity=5, embedder="hash").scope(user="alice")
+        message = str(caught.value)
+        assert "not a SQLite database" not in message
+        assert "read-only" in message and "write permission" in message, message
+
+
+# -- fuzzing real snapshots and log rows in worker processes -------------------------------------
+FUZZ_POLICIES = [
+    "fifo",
+    "solar",
+    "solar-adaptive",
+    "arc",
+    "lfu",
+    "lru",
+    "solar-a",
+    "solar-e",
+    "unlimited",
+]
+LOG_POLICIES = ["solar", "solar-adaptive", "lfu"]
+FUZZ_CASES = 1000
+CAPACITY = 12
+
+
+def _store(path: str, policy: str) -> MemoryStore:
+    return MemoryStore(path, policy=policy, capacity=CAPACITY, embedder="hash", seed=3)
+
+
+def _build_base(path: str, policy: str, log: bool) -> None:
+    """A scope after 90 steps: adds, retrievals, feedback, a lifecycle sweep. ``log``: left
+    open after a snapshot at step 60, so the log holds the rest; else closed (all in the
+    snapshot)."""
+    store = MemoryStore(
+        path, policy=policy, capacity=CAPACITY, embedder="hash", seed=3, snapshot_every=60
+    )
+    memory = store.scope(user="u")
+    rnd = random.Random(policy)
+    for i in range(90):
+        topic = rnd.choice(["tea", "rust", "cats", "rain"])
+        memory.add(f"fact {i} about {topic}", metadata={"i": i})
+        if i % 2:
+            memory.retrieve(f"what about {rnd.choice(['tea', 'rust', 'cats'])}")
+            memory.feedback(score=rnd.random())
+        if i == 45:
+            memory.lifecycle.decay()
+    if log:
+        store.backend.close()  # abandoned: no closing snapshot
+    else:
+        store.close()
+
+
+def _mutate_json(rnd: random.Random, document: dict[str, Any]) -> str:
+    """Change one value somewhere in ``document`` (in place); what was done."""
+    slots: list[tuple[Any, Any]] = []
+    todo: list[Any] = [document]
+    while todo:
+        node = todo.pop()
+        items = node.items() if isinstance(node, dict) else enumerate(node)
+        for key, value in items:
+            slots.append((node, key))
+            if isinstance(value, list | dict):
+                todo.append(value)
+    container, key = rnd.choice(slots)
+    old = container[key]
+    choices: list[Any] = [
+        None,
+        True,
+        0,
+        -1,
+        1,
+        7,
+        2**31,
+        2**64 + 1,
+        -(2**63),
+        10**400,
+        0.5,
+        -0.0,
+        float("nan"),
+        float("inf"),
+        1e308,
+        "",
+        "x",
+        "O",
+        "|O8",
+        "os.system",
+        "__class__",
+        "solar_core.memory._Record",
+        "solar_core.types.Hits",
+        [],
+        {},
+        ["R", 0],
+        ["R", rnd.randrange(5000)],
+        ["A", "|O8", [1], 0, "C"],
+        ["O", 0],
+        ["O", rnd.randrange(20), 1, 2, 3],
+        ["G", "MT19937", None],
+        ["Q", -1],
+        ["d", []],
+        ["D", [["L"]], [1]],
+        ["S", ["L"]],
+    ]
+    if isinstance(old, bool):
+        choices += [not old]
+    elif isinstance(old, int):
+        choices += [old + 1, old - 1, -old, old * 1000]
+    elif isinstance(old, float):
+        choices += [old * 2, -old, old + 1e-9]
+    elif isinstance(old, str):
+        choices += [old + "x", old[:-1], old.upper()]
+    elif isinstance(old, list) and old:
+        copy = list(old)
+        del copy[rnd.randrange(len(copy))]
+        choices += [copy, [*old, old[-1]], old[::-1]]
+    new = rnd.choice(choices)
+    container[key] = new
+    return f"json {key!r}: {str(old)[:40]} -> {str(new)[:40]}"
+
+
+def _mutate_array_header(rnd: random.Random, document: dict[str, Any]) -> str:
+    arrays: list[list[Any]] = []
+    todo: list[Any] = [document]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, list) and len(node) == 5 and node[0] == "A":
+            arrays.append(node)
+        values = node.values() if isinstance(node, dict) else node
+        todo += [v for v in values if isinstance(v, list | dict)]
+    node = rnd.choice(arrays)
+    field = rnd.choice(["dtype", "shape", "offset", "order"])
+    if field == "dtype":
+        dtypes = ["|O8", "O", "<c16", "<M8[s]", "|V8", "|S4", ">f8", "<f4", "<i8", "|b1"]
+        node[1] = rnd.choice(dtypes)
+    elif field == "shape":
+        node[2] = rnd.choice([[1 << 62], [-1], [10**6, 10**6], [], [0], [1] * 40, [3, "x"], 5])
+    elif field == "offset":
+        node[3] = rnd.choice([-8, 1 << 40, 3, 10**30, None, "0"])
+    else:
+        node[4] = rnd.choice(["K", "A", None, "F"])
+    return f"array {field} -> {node}"[:120]
+
+
+def mutate_snapshot(rnd: random.Random, blob: bytes) -> tuple[bytes, str]:
+    how = rnd.choice(["flip", "truncate", "insert", "json", "json", "json", "array", "arrays"])
+    if how == "flip":
+        at = rnd.randrange(len(blob))
+        return blob[:at] + bytes([blob[at] ^ (1 << rnd.randrange(8))]) + blob[at + 1 :], how
+    if how == "truncate":
+        return blob[: rnd.randrange(len(blob))], how
+    if how == "insert":
+        at = rnd.randrange(len(blob))
+        return blob[:at] + rnd.randbytes(rnd.randrange(1, 9)) + blob[at:], how
+    document, arrays = _split(blob)
+    if how == "json":
+        what = _mutate_json(rnd, document)
+    elif how == "array":
+        what = _mutate_array_header(rnd, document)
+    else:  # the arrays' bytes: any values, NaN included, with the checksum recomputed
+        raw = bytearray(arrays)
+        for _ in range(rnd.randrange(1, 4)):
+            at = rnd.randrange(max(1, len(raw) - 8))
+            raw[at : at + 8] = rnd.choice([rnd.randbytes(8), struct.pack("<d", float("nan"))])
+        arrays, what = bytes(raw), "arrays bytes"
+    text = json.dumps(document, separators=(",", ":"), allow_nan=True).encode()
+    return _forge(text, arrays), what
+
+
+def mutate_log(rnd: random.Random, con: sqlite3.Connection) -> str:
+    rows = con.execute(
+        "SELECT scope_id, seq, kind, args, vector, clocks, digest FROM solar_ops ORDER BY seq"
+    ).fetchall()
+    scope_id, seq, kind, args, vector, clocks, digest = rnd.choice(rows)
+    how = rnd.choice(["flip", "edit", "edit", "edit"])
+    column = rnd.choice(["args", "clocks", "digest", "vector", "kind"])
+    if how == "flip":
+        value = {"args": args, "clocks": clocks, "digest": digest, "vector": vector, "kind": kind}
+        old = value[column]
+        if old is None or len(old) == 0:
+            column, old = "args", args
+        at = rnd.randrange(len(old))
+        if isinstance(old, bytes):
+            new: Any = old[:at] + bytes([old[at] ^ 1]) + old[at + 1 :]
+        else:
+            new = old[:at] + chr(ord(old[at]) ^ 1) + old[at + 1 :]
+        con.execute(f"UPDATE solar_ops SET {column} = ? WHERE seq = ?", (new, seq))
+        return f"log flip {column} of step {seq}"
+    # An attacker's edit: any value, the checksum recomputed
+    if column == "args":
+        loaded = json.loads(args)
+        _mutate_json(rnd, {"args": loaded})
+        args = json.dumps(loaded, allow_nan=True)
+    elif column == "clocks":
+        clocks = rnd.choice(["[]", "[1e308]", '["x"]', "[null, null]", "{}", "[NaN]"])
+    elif column == "digest":
+        digest = rnd.choice(["", "x", digest + "1"])
+    elif column == "vector":
+        vector = rnd.choice([None, b"", b"\0" * 7, struct.pack("<f", float("nan")) * 256])
+    else:
+        kind = rnd.choice(["add", "retrieve", "feedback", "remove", "clear", "expire", "boom"])
+    checksum = row_checksum(scope_id, [seq, kind, args, clocks, digest], vector)
+    con.execute(
+        "UPDATE solar_ops SET kind = ?, args = ?, vector = ?, clocks = ?, digest = ?, "
+        "checksum = ? WHERE seq = ?",
+        (kind, args, vector, clocks, digest, checksum, seq),
+    )
+    return f"log edit {column} of step {seq}"
+
+
+def _try(step: Any) -> str:
+    try:
+        step()
+    except PersistenceError:
+        return "refused"
+    return "ok"
+
+
+def fuzz_worker() -> None:
+    """Run the cases of the file named by ``argv[1]``: print ``index\\toutcome\\twhat`` each."""
+    cases = json.loads(Path(sys.argv[1]).read_text())
+    work = Path(sys.argv[2])
+    for case in cases:
+        index, base, policy, log, seed = (
+            case["index"],
+            case["base"],
+            case["policy"],
+            case["log"],
+            case["seed"],
+        )
+        rnd = random.Random(seed)
+        path = str(work / f"case{index}.db")
+        shutil.copyfile(base, path)
+        con = sqlite3.connect(path)
+        if log:
+            what = mutate_log(rnd, con)
+        else:
+            blob = con.execute("SELECT state FROM solar_snapshots").fetchone()[0]
+            bad, what = mutate_snapshot(rnd, bytes(blob))
+            con.execute("UPDATE solar_snapshots SET state = ?", (bad,))
+        con.commit()
+        con.close()
+        print(f"{index}\tstart\t{what}", flush=True)
+        try:
+            store = _store(path, policy)
+            try:
+                memory = store.scope(user="u")
+                memory.check_invariants()
+                outcome = "loaded"
+                outcome += " retrieve:" + _try(lambda m=memory: m.retrieve("what about tea"))
+                outcome += " add:" + _try(lambda m=memory: m.add("a new fact about rain"))
+                outcome += " invariants:" + _try(memory.check_invariants)
+            finally:
+                store.close()
+        except PersistenceError as err:
+            outcome = f"refused ({str(err)[:100]})"
+        except BaseException as err:  # the test's failure: anything but PersistenceError
+            outcome = f"BAD {err!r}"[:300]
+        os.remove(path)
+        for extra in ("-wal", "-shm"):
+            if os.path.exists(path + extra):
+                os.remove(path + extra)
+        print(f"{index}\t{outcome}\t{what}", flush=True)
+
+
+def _run_batch(cases: list[dict[str, Any]], folder: Path, timeout: float) -> dict[int, str]:
+    """The outcome of each case; a worker's crash or hang is the outcome of the case it was
+    running, and the rest run in a new worker."""
+    results: dict[int, str] = {}
+    todo = list(cases)
+    while todo:
+        spec = folder / f"cases{todo[0]['index']}.json"
+        spec.write_text(json.dumps(todo))
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-W",
+                "ignore",
+                "-c",
+                "from tests.persistence.test_snapshot_format import fuzz_worker; fuzz_worker()",
+                str(spec),
+                str(folder),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"},
+        )
+        try:
+            out, err = worker.communicate(timeout=timeout)
+            ending = f"CRASH (exit code {worker.returncode}): {err[-300:]}"
+        except subprocess.TimeoutExpired:
+            worker.kill()
+            out, err = worker.communicate()
+            ending = f"HANG (no answer in {timeout:.0f} s)"
+        started = None
+        for line in out.splitlines():
+            index, outcome, what = line.split("\t", 2)
+            if outcome == "start":
+                started = (int(index), what)
+            else:
+                results[int(index)] = f"{outcome} [{what}]"
+                started = None
+        if started is not None:  # it died or hung on this case
+            results[started[0]] = f"{ending} [{started[1]}]"
+        elif worker.returncode not in (0, None) and len(results) < len(cases):
+            raise AssertionError(f"the fuzz worker failed outside a case: {err[-2000:]}")
+        todo = [c for c in todo if c["index"] not in results]
+    return results
+
+
+def test_fuzzed_snapshots_and_log_rows_load_or_are_refused(tmp_path: Path) -> None:
+    bases: list[tuple[str, str, bool]] = []
+    for policy in FUZZ_POLICIES:
+        path = str(tmp_path / f"base-{policy}.db")
+        _build_base(path, policy, log=False)
+        bases.append((path, policy, False))
+    for policy in LOG_POLICIES:
+        path = str(tmp_path / f"log-{policy}.db")
+        _build_base(path, policy, log=True)
+        copy = str(tmp_path / f"log-{policy}-copy.db")
+        with sqlite3.connect(path) as source, sqlite3.connect(copy) as target:
+            source.backup(target)  # one self-contained file (the WAL folded in)
+        assert sqlite3.connect(copy).execute("SELECT COUNT(*) FROM solar_ops").fetchone()[0] > 0
+        bases.append((copy, policy, True))
+    rnd = random.Random(int(os.environ.get("SOLAR_FUZZ_SEED", "20240611")))
+    cases = []
+    for index in range(FUZZ_CASES):
+        # three in four cases a snapshot, one in four a log row
+        base, policy, log = rnd.choice(bases[: len(FUZZ_POLICIES)] if index % 4 else bases[-3:])
+        seed = rnd.randrange(2**32)
+        cases.append({"index": index, "base": base, "policy": policy, "log": log, "seed": seed})
+    workers = 2
+    batches = [cases[i::workers] for i in range(workers)]
+    import concurrent.futures
+
+    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+        outcomes: dict[int, str] = {}
+        for part in pool.map(lambda b: _run_batch(b, tmp_path, timeout=240.0), batches):
+            outcomes.update(part)
+    assert len(outcomes) == FUZZ_CASES
+    bad = {i: o for i, o in sorted(outcomes.items()) if not o.startswith(("loaded", "refused"))}
+    bad.update({i: o for i, o in outcomes.items() if o.startswith("loaded") and "BAD" in o})
+    assert not bad, "\n".join(f"case {i}: {o}" for i, o in list(bad.items())[:20])
+    loaded = sum(o.startswith("loaded") for o in outcomes.values())
+    refused = sum(o.startswith("refused") for o in outcomes.values())
+    assert loaded > 20 and refused > 300, (loaded, refused)
+
+
+# -- round trip ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("policy", sorted(PRESETS))
+def test_every_preset_resumes_bit_for_bit_from_a_snapshot(tmp_path: Path, policy: str) -> None:
+    """A few hundred steps (retrievals, feedback, lifecycle), a snapshot, a reopen: the memory
+    is the same and makes the same next decisions, retrievals and random draws."""
+    url = str(tmp_path / "m.db")
+    ops = stream(260)
+    key = Scope(user="alice").key
+    ref_clock, clock = Clock(), Clock()
+    ref = reference(policy, {}, ref_clock, key)
+    expected = [apply(ref, op, ref_clock) for op in ops[:200]]
+    store = make_store(url, policy, {}, clock, snapshot_every=10**6)
+    memory = store.scope(user="alice")
+    assert [apply(memory, op, clock) for op in ops[:200]] == expected
+    before = pickle.loads(pickle.dumps(memory))  # a plain copy, as it was snapshotted
+    store.close()  # everything is in the snapshot now
+    with sqlite3.connect(url) as con:
+        assert con.execute("SELECT COUNT(*) FROM solar_ops").fetchone()[0] == 0
+        blob = con.execute("SELECT state FROM solar_snapshots").fetchone()[0]
+    assert bytes(blob).startswith(codec.MAGIC)
+    again = make_store(url, policy, {}, clock)
+    resumed = again.scope(user="alice")
+    same(resumed, before)  # (not ``ref``: each memory has its own identity token)
+    rest = ops[200:]
+    assert [apply(resumed, op, clock) for op in rest] == [apply(ref, op, ref_clock) for op in rest]
+    assert resumed._rng.random() == ref._rng.random()
+    again.close()
+
+
+def test_a_state_round_trips_with_its_shared_references() -> None:
+    from solar_core import SolarMemory
+    from solar_core.persistence.journal import snapshot_state
+
+    memory = SolarMemory(policy="solar", capacity=10, embedder="hash", seed=1)
+    for i in range(30):
+        memory.add(f"fact {i}")
+        memory.retrieve(f"fact {i // 2}")
+        memory.feedback(score=0.5)
+    state = snapshot_state(memory)
+    new = SolarMemory(policy="solar", capacity=10, embedder="hash", seed=1)
+    back = codec.loads(codec.dumps(state), "a state", snapshot_state(new), (state,))
+    assert back["_eviction"]._store is back["_store"]
+    assert back["_eviction"]._rng is back["_rng"]
+
+    def shared(state: dict[str, Any]) -> list[int]:
+        stored = {id(r): n for n, r in enumerate(state["_store"]._payloads) if r is not None}
+        recent = [r for retrieval in state["_recent"].values() for r in retrieval.records]
+        return [stored[id(r)] for r in recent if id(r) in stored]
+
+    assert shared(back) and shared(back) == shared(state)
+    assert np.array_equal(back["_store"].matrix, state["_store"].matrix)
+    assert back["_rng"].bit_generator.state == state["_rng"].bit_generator.state
+    assert codec.dumps(back) == codec.dumps(state)  # everything, sharing included, read back
+
+
+def test_runs_are_written_as_tables_and_read_back_exactly() -> None:
+    """Every form a table column takes, with references into and out of tables."""
+    from collections import deque
+
+    from solar_core.types import Decision
+
+    dicts = [{"k": i, "v": None} for i in range(10)]
+    lists = [[i, f"x{i}"] for i in range(10)]
+    decisions = [
+        Decision(i, i % 2 == 0, f"m{i}", None, "why", 0.5 * i, 1.0, 2.0, None, (), ())
+        for i in range(12)
+    ]
+    state: dict[str, Any] = {
+        "floats": deque([0.5 * i for i in range(20)] + [float("nan")], maxlen=30),
+        "ints": list(range(-5, 20)),
+        "huge": [2**70 + i for i in range(10)],  # beyond 64 bits: one node each
+        "bools": [i % 3 == 0 for i in range(10)],
+        "mixed": [1, 2.0, True, None, "s", 1, 2, 3, 4, 5],
+        "tuples": [(i, f"t{i}", [i] * (i % 3)) for i in range(10)],
+        "lists": lists,
+        "dicts": dicts,
+        "arrays": [np.arange(i, dtype=np.int64) for i in range(10)],
+        "refs": list(reversed(dicts)),  # all met before: references
+        "decisions": deque(decisions, maxlen=100),
+        "again": decisions[3],
+        "nested": [{"deep": [i]} for i in range(9)],  # not plain: one node each
+    }
+    state["self"] = state["lists"]
+    blob = codec.dumps(state)
+    document, _ = _split(blob)
+    forms = json.dumps(document)
+    for column in (
+        '["a", "<f8"',
+        '["a", "<i8"',
+        '["a", "|b1"',
+        '["t", ',
+        '["r", ',
+        '["j", ',
+        '["s", "<i8"',
+        '["p", ',
+        '["#", "O"',
+        '["#", "T"',
+        '["#", "C"',
+    ):
+        assert column in forms, column
+    back = codec.loads(blob, "a state")
+    assert {k: v for k, v in back.items() if k != "floats"} == {
+        k: v for k, v in state.items() if k not in ("floats", "arrays")
+    } | {"arrays": back["arrays"]}
+    assert list(back["floats"])[:-1] == list(state["floats"])[:-1]
+    assert np.isnan(back["floats"][-1]) and back["floats"].maxlen == 30
+    assert [type(v) for v in back["mixed"]] == [type(v) for v in state["mixed"]]
+    assert all(type(v) is bool for v in back["bools"]) and all(type(v) is int for v in back["huge"])
+    assert [a.tolist() for a in back["arrays"]] == [a.tolist() for a in state["arrays"]]
+    assert all(a.flags.writeable for a in back["arrays"])
+    assert back["self"] is back["lists"]
+    assert all(r is d for r, d in zip(back["refs"], reversed(back["dicts"]), strict=True))
+    assert back["again"] is back["decisions"][3]
+    assert codec.dumps(back) == blob
