@@ -86,7 +86,7 @@ from llamaindex_solar import SolarChatMemory
 from solar_bench.embed_cache import EmbeddingCache
 from solar_bench.locomo import QA, WARMUP_SHARE, Conversation, load_locomo
 from solar_core import MiniLMEmbedder, SolarMemory
-from solar_core.turns import HEADER, turn_text
+from solar_core.integrations.turns import HEADER, turn_text
 
 F32 = npt.NDArray[np.float32]
 # LoCoMo is read where it lies, never copied into the repository (as the Makefile's LOCOMO):

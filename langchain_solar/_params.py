@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from solar_core import SolarMemory
-from solar_core.adapter_params import MemoryParams
+from solar_core.integrations.params import MemoryParams
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
 
 from .embeddings import to_embedder
@@ -31,8 +31,9 @@ def build_memory(
 
 
 def open_store(store: object, build: dict[str, Any]) -> tuple[MemoryStore, bool]:
-    """An adapter's ``store=`` (see :meth:`~solar_core.adapter_params.MemoryParams.open_store`);
-    ``embedder`` may be a framework embedding model."""
+    """An adapter's ``store=`` (see
+    :meth:`~solar_core.integrations.params.MemoryParams.open_store`); ``embedder`` may be a
+    framework embedding model."""
     return SolarParams.open_store(store, build)
 
 

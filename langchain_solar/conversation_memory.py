@@ -16,7 +16,7 @@ from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from solar_core import Decision, Hit, Hits
-from solar_core.turns import turn_id, turn_metadata, turn_text
+from solar_core.integrations.turns import turn_id, turn_metadata, turn_text
 
 from ._params import SolarParams
 from .turns import hits_as_messages, hits_as_text

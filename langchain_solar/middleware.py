@@ -18,9 +18,9 @@ from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
 from solar_core import Decision, Hits, ScopedMemories, SolarMemory
-from solar_core.adapter_params import check_not_both
+from solar_core.integrations.params import check_not_both
+from solar_core.integrations.turns import HEADER, HUMAN, render, turn_metadata, turn_text
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope, ScopeView
-from solar_core.turns import HEADER, HUMAN, render, turn_metadata, turn_text
 
 from ._params import build_memory, existing_memory, open_store
 from .embeddings import to_embedder

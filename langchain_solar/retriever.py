@@ -15,8 +15,8 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from solar_core import Decision, Hit, Hits
-from solar_core.batch import offer_batch
-from solar_core.shown import RETRIEVAL_ID, retrieval_of
+from solar_core.integrations.batch import offer_batch
+from solar_core.integrations.shown import RETRIEVAL_ID, retrieval_of
 
 from ._params import SolarParams
 

@@ -1,4 +1,5 @@
-"""Recalled turns as LangChain messages or text (the turn format itself: ``solar_core.turns``)."""
+"""Recalled turns as LangChain messages or text (the turn format itself:
+``solar_core.integrations.turns``)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from solar_core import Hit
-from solar_core.turns import AI, HUMAN, turn_text
+from solar_core.integrations.turns import AI, HUMAN, turn_text
 
 
 def hit_messages(hit: Hit) -> list[BaseMessage]:

@@ -21,10 +21,10 @@ from llama_index.core.utils import get_tokenizer
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from solar_core import Decision, Hit, Hits
-from solar_core.adapter_params import BUILD_DEFAULTS
+from solar_core.integrations.params import BUILD_DEFAULTS
+from solar_core.integrations.shown import record_shown
+from solar_core.integrations.turns import HEADER, render, turn_id, turn_metadata, turn_text
 from solar_core.persistence import MemoryStore
-from solar_core.shown import record_shown
-from solar_core.turns import HEADER, render, turn_id, turn_metadata, turn_text
 from solar_core.validation import FloatVector, check_feedback
 
 from ._params import SolarParams, open_store

@@ -16,10 +16,10 @@ from llama_index.core.utils import get_tokenizer
 from pydantic import Field, PrivateAttr
 
 from solar_core import Decision, Hit, Hits, ScopedMemories, SolarMemory
-from solar_core.adapter_params import check_not_both
+from solar_core.integrations.params import check_not_both
+from solar_core.integrations.shown import record_shown
+from solar_core.integrations.turns import bulleted, turn_id, turn_metadata, turn_text
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope, ScopeView
-from solar_core.shown import record_shown
-from solar_core.turns import bulleted, turn_id, turn_metadata, turn_text
 from solar_core.validation import FloatVector, check_feedback
 
 from ._params import SolarParams, existing_memory, open_store

@@ -11,10 +11,10 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode
 
 from solar_core import Decision, Hit, Hits, SolarMemory
-from solar_core.adapter_params import check_not_both
-from solar_core.batch import offer_batch
+from solar_core.integrations.batch import offer_batch
+from solar_core.integrations.params import check_not_both
+from solar_core.integrations.shown import RETRIEVAL_ID, retrieval_of
 from solar_core.persistence import DEFAULT_CAPACITY
-from solar_core.shown import RETRIEVAL_ID, retrieval_of
 
 from ._params import SolarParams
 

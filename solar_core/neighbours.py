@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-if TYPE_CHECKING:
-    from .store import VectorStore
+
+class Rows(Protocol):
+    """What the index reads of the store it serves: its rows, and which of them are in use
+    (:class:`~solar_core.store.VectorStore` is one; the index does not import it, so the store
+    can own an index without a circle)."""
+
+    matrix: npt.NDArray[np.float32]
+    high_water: int
+
+    def __len__(self) -> int: ...
+
+    @property
+    def active_mask(self) -> npt.NDArray[np.bool_]: ...
+
+    def active_slots(self) -> npt.NDArray[np.int64]: ...
+
 
 NEG_INF = np.float32(-np.inf)
 
@@ -41,9 +55,7 @@ class NeighbourIndex:
     # Runs at every insert and eviction: ndarray methods rather than np.* wrappers, and no masking
     # when every slot below the high-water mark is occupied (the steady state of a full memory).
 
-    def on_insert(
-        self, store: VectorStore, slot: int, sims: npt.NDArray[np.float32] | None
-    ) -> None:
+    def on_insert(self, store: Rows, slot: int, sims: npt.NDArray[np.float32] | None) -> None:
         """Add ``slot`` (already active in ``store``) given its similarities to every slot."""
         high = store.high_water
         if sims is None:
@@ -78,7 +90,7 @@ class NeighbourIndex:
             self.sim[rows, cols] = s[rows]
             self.idx[rows, cols] = slot
 
-    def on_remove(self, store: VectorStore, slot: int) -> None:
+    def on_remove(self, store: Rows, slot: int) -> None:
         """Forget ``slot`` (already inactive in ``store``); recompute the rows that listed it."""
         self.sim[slot] = NEG_INF
         self.idx[slot] = -1
@@ -126,7 +138,7 @@ class NeighbourIndex:
         out: npt.NDArray[np.float64] = self.sim[slots].max(axis=1).astype(np.float64)
         return out
 
-    def check(self, store: VectorStore) -> None:
+    def check(self, store: Rows) -> None:
         """Compare against a brute-force recomputation (tests call this; O(K^2 d))."""
         slots = store.active_slots()
         if len(slots) == 0:

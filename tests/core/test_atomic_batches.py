@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 from solar_core import SolarMemory
-from solar_core.batch import offer_batch
 from solar_core.hash_embedder import HashEmbedder
+from solar_core.integrations.batch import offer_batch
 from solar_core.persistence import MemoryStore
 
 pytest.importorskip("langchain_core")

@@ -91,7 +91,7 @@ def test_embed_query_is_what_retrieve_uses_and_checks_its_input() -> None:
 
 
 def test_record_shown_credits_exactly_the_shown_hits() -> None:
-    from solar_core.shown import record_shown
+    from solar_core.integrations.shown import record_shown
 
     memory = memory_with(4)
     vector = (onehot(0) + 0.9 * onehot(1) + 0.8 * onehot(2)).astype(np.float32)

@@ -98,7 +98,7 @@ def test_the_core_imports_without_pydantic() -> None:
         "sys.modules['pydantic'] = None\n"  # any import of pydantic now fails
         "import solar_core\n"
         "for info in pkgutil.walk_packages(solar_core.__path__, 'solar_core.'):\n"
-        "    if info.name not in ('solar_core.adapter_params', 'solar_core.minilm',\n"
+        "    if info.name not in ('solar_core.integrations.params', 'solar_core.minilm',\n"
         "                         'solar_core.persistence.postgres_backend'):\n"
         "        importlib.import_module(info.name)\n"
         "m = solar_core.SolarMemory('solar', capacity=3, embedder='hash'); m.add('x')\n"

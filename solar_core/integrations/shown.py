@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from .memory import SolarMemory
-from .types import Hit, Hits
-from .validation import FloatVector
+from ..memory import SolarMemory
+from ..types import Hit, Hits
+from ..validation import FloatVector
 
 RETRIEVAL_ID = "retrieval_id"  # the metadata key of retrieved items that names their retrieval
 

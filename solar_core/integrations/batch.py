@@ -9,10 +9,10 @@ from typing import Any
 
 import numpy as np
 
-from .memory import SolarMemory
-from .persistence.journal import Journal, storable
-from .types import Decision
-from .validation import FloatVector, check_metadata, check_text, unit_vector
+from ..memory import SolarMemory
+from ..persistence.journal import Journal, storable
+from ..types import Decision
+from ..validation import FloatVector, check_metadata, check_text, unit_vector
 
 
 def offer_batch(

@@ -9,8 +9,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .memory import SolarMemory
-from .persistence import DEFAULT_CAPACITY, MemoryStore
+from ..memory import SolarMemory
+from ..persistence import DEFAULT_CAPACITY, MemoryStore
 
 BUILD_DEFAULTS: dict[str, Any] = {
     "policy": None,
