@@ -120,7 +120,7 @@ import types as _types
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from itertools import chain
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -493,9 +493,10 @@ class _Encoder:
     def _lengths(self, values: Sequence[Any]) -> list[Any]:
         return ["a", "<i8", self._raw(np.array([len(v) for v in values], dtype=np.int64))]
 
-    def _raw(self, value: np.ndarray[Any, Any]) -> int:
-        """Append ``value``'s bytes (C order) to the arrays section; their offset."""
-        raw = value.tobytes()
+    def _raw(self, value: np.ndarray[Any, Any], order: Literal["C", "F"] = "C") -> int:
+        """Append ``value``'s bytes (in ``order``) to the arrays section, 8-byte aligned; their
+        offset."""
+        raw = value.tobytes(order=order)
         offset = self.size
         self.arrays.append(raw)
         pad = -len(raw) % 8
@@ -508,16 +509,10 @@ class _Encoder:
         code = _DTYPE_CODES.get(value.dtype)
         if code is None:
             raise TypeError(f"it holds an array of dtype {value.dtype}")
-        fortran = value.flags.f_contiguous and not value.flags.c_contiguous
-        raw = value.tobytes(order="F" if fortran else "C")
-        order = "F" if fortran else "C"
-        offset = self.size
-        self.arrays.append(raw)
-        pad = -len(raw) % 8
-        if pad:
-            self.arrays.append(b"\0" * pad)
-        self.size += len(raw) + pad
-        return ["A", code, list(value.shape), offset, order]
+        order: Literal["C", "F"] = (
+            "F" if value.flags.f_contiguous and not value.flags.c_contiguous else "C"
+        )
+        return ["A", code, list(value.shape), self._raw(value, order), order]
 
 
 def dumps(state: object) -> bytes:
