@@ -17,12 +17,13 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
-from solar_core import Decision, Hits, ScopedMemories, SolarMemory
+from solar_core import Decision, Hits, SolarMemory
 from solar_core.integrations.params import check_not_both
+from solar_core.integrations.sessions import Sessions
 from solar_core.integrations.turns import HEADER, HUMAN, render, turn_metadata, turn_text
-from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope, ScopeView
+from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
 
-from ._params import build_memory, existing_memory, open_store
+from ._params import build_memory, open_store
 from .embeddings import to_embedder
 
 #: the scope part a ``scope=`` key names in a ``MemoryStore`` (any other key names a session)
@@ -37,8 +38,6 @@ STORE_PARTS = {
 #: the memory of an unscoped middleware in a ``MemoryStore``: a scope of two parts, which no
 #: scope value can name (a scoped middleware's are one part each, e.g. ``session=default``)
 DEFAULT_SCOPE = Scope(project="langchain_solar", session="default")
-#: the name of an unscoped middleware's one memory in memory (no store): never a scope's
-DEFAULT_SESSION = "default"
 
 
 class SolarMemoryState(AgentState[Any]):
@@ -168,24 +167,21 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         # per scope: the memory it was made with, and the last recall / decision
         self._last: dict[str, tuple[SolarMemory, Hits]] = {}
         self._decisions: dict[str, tuple[SolarMemory, Decision]] = {}
-        self._store: MemoryStore | None = None
-        self._owns_store = False
-        self._part = "session"  # the store's scope part the scope values name
-        self._memories: ScopedMemories | ScopeView
         self.tools: list[BaseTool] = [self._rating_tool()] if feedback_tool else []
+        self._sessions: Sessions
         if store is not None:  # last: nothing after it can fail and leave an opened store
-            self._store, self._owns_store = open_store(store, build)
-            self._part = "session" if scope is None else STORE_PARTS.get(scope, "session")
-            self._memories = self._store.view(self._part)
+            opened, owned = open_store(store, build)
+            part = "session" if scope is None else STORE_PARTS.get(scope, "session")
+            self._sessions = Sessions.stored(opened, part, DEFAULT_SCOPE, owns_store=owned)
         elif scope is not None:  # one memory per scope, all sharing one embedder
-            self._memories = ScopedMemories(
+            self._sessions = Sessions.in_process(
                 policy, capacity, embedder=to_embedder(embedder), seed=seed
             )
         else:
             single = (
                 memory if memory is not None else build_memory(policy, capacity, embedder, seed)
             )
-            self._memories = ScopedMemories.shared(single)
+            self._sessions = Sessions.shared(single)
 
     # -- memories per scope -------------------------------------------------------------------
     def memory_for(self, scope: str | None = None) -> SolarMemory:
@@ -194,19 +190,12 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         return self._memory(self._key(scope, "memory_for(scope='alice')"))
 
     def _memory(self, key: str) -> SolarMemory:
-        if self._store is not None and not key:
-            return self._store.get(DEFAULT_SCOPE)
-        return self._memories.get(key or DEFAULT_SESSION)
+        return self._sessions.get(key)
 
     def _existing(self, key: str) -> SolarMemory | None:
         """The memory of ``key`` if it exists (never creates one): ``None`` once forgotten, here
         or by another process."""
-        if self._store is None:
-            if self.scope is not None and key not in self._memories.names():
-                return None
-            return self._memory(key)
-        scope = DEFAULT_SCOPE if not key else Scope.of({self._part: key})
-        return existing_memory(self._store, scope)
+        return self._sessions.existing(key)
 
     def _cached(self, table: dict[str, tuple[SolarMemory, Any]], key: str) -> Any:
         """``table``'s entry for ``key`` if it belongs to the scope's current memory; an entry of
@@ -229,10 +218,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         with self._lock:
             self._last.pop(key, None)
             self._decisions.pop(key, None)
-        if self._store is not None and not key:
-            self._store.forget(DEFAULT_SCOPE)
-        else:
-            self._memories.forget(key or DEFAULT_SESSION)
+        self._sessions.forget(key)
 
     @property
     def scopes(self) -> list[str]:
@@ -240,24 +226,23 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         middleware's scope part, including those of earlier processes)."""
         if self.scope is None:
             return []
-        return self._memories.names()
+        return self._sessions.names()
 
     @property
     def store(self) -> MemoryStore | None:
         """The :class:`~solar_core.persistence.MemoryStore` holding the memories, if any."""
-        return self._store
+        return self._sessions.store
 
     def close(self) -> None:
         """Snapshot and close the store this middleware opened from a path (a no-op without
         one; a ``MemoryStore`` passed in is its owner's to close). Its memories stop working."""
-        if self._store is not None and self._owns_store:
-            self._store.close()
+        self._sessions.close()
 
     def __copy__(self) -> SolarMemoryMiddleware:
         """A shallow copy shares the store but never owns it: closing the copy leaves it open."""
         twin = type(self).__new__(type(self))
         twin.__dict__.update(self.__dict__)
-        twin._owns_store = False
+        twin._sessions = self._sessions.unowned()
         return twin
 
     def _key(self, scope: object, call: str = "") -> str:
@@ -271,7 +256,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
             raise ValueError(
                 f"this middleware keeps one memory per {self.scope!r}: pass scope=, e.g. {call}"
             )
-        return self._memories.check(scope)
+        return self._sessions.check(scope)
 
     def _scope_of_run(self, runtime: Runtime[Any]) -> str:
         """The run's scope value: from its context, else its ``config["configurable"]``."""

@@ -15,14 +15,15 @@ from llama_index.core.memory import BaseMemoryBlock
 from llama_index.core.utils import get_tokenizer
 from pydantic import Field, PrivateAttr
 
-from solar_core import Decision, Hit, Hits, ScopedMemories, SolarMemory
+from solar_core import Decision, Hit, Hits, SolarMemory
 from solar_core.integrations.params import check_not_both
+from solar_core.integrations.sessions import Sessions
 from solar_core.integrations.shown import record_shown
 from solar_core.integrations.turns import bulleted, turn_id, turn_metadata, turn_text
-from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope, ScopeView
+from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
 from solar_core.validation import FloatVector, check_feedback
 
-from ._params import SolarParams, existing_memory, open_store
+from ._params import SolarParams, open_store
 from .messages import finished_turns, is_answer, last_user_index, last_user_text
 
 OFFERED_PER_SESSION = 4096  # turn ids remembered as offered; more than any chat window holds
@@ -30,8 +31,6 @@ RENDERED_KEPT = 256  # rendered contents remembered for atruncate
 #: the memory of a block used without a ``session_id``, in a ``MemoryStore``: a scope of two
 #: parts, which no session id can name (a session's is one part, e.g. ``session=default``)
 DEFAULT_SCOPE = Scope(project="llamaindex_solar", session="default")
-#: its name without a store (in a memory holder of its own: no session id reaches it either)
-DEFAULT_SESSION = "default"
 
 
 class SolarMemoryBlock(BaseMemoryBlock[str]):
@@ -128,13 +127,9 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     tokenizer_fn: Callable[[str], list[Any]] | None = Field(default=None, exclude=True)
     """Counts tokens for ``atruncate``; pass the ``Memory``'s own if it is not the default."""
 
-    _memories: ScopedMemories | ScopeView = PrivateAttr()
-    _unnamed: ScopedMemories | None = PrivateAttr(default=None)  # no session_id, no store
-    _shared: SolarMemory | None = PrivateAttr(default=None)
+    _sessions: Sessions = PrivateAttr()  # the memory of each session_id
     _owners: dict[str, SolarMemory] = PrivateAttr(default_factory=dict)  # whose state we hold
     _forgotten: set[str] = PrivateAttr(default_factory=set)  # sessions whose memory went
-    _store: MemoryStore | None = PrivateAttr(default=None)
-    _owns_store: bool = PrivateAttr(default=False)
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _offered: dict[str, OrderedDict[str, None]] = PrivateAttr(default_factory=dict)
     _recalls: dict[str, _Recall] = PrivateAttr(default_factory=dict)
@@ -161,21 +156,18 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             raise ValueError("pass memory= or store=, not both")
         super().__init__(**fields)
         if store is not None:  # last: nothing after it can fail and leave an opened store
-            self._store, self._owns_store = open_store(store, build)
-            self._memories = self._store.view("session")
+            opened, owned = open_store(store, build)
+            self._sessions = Sessions.stored(opened, "session", DEFAULT_SCOPE, owns_store=owned)
         elif memory is not None:
-            self._memories = ScopedMemories.shared(memory)
-            self._shared = memory
+            self._sessions = Sessions.shared(memory)
         else:
             embedder = SolarParams.convert_embedder(embedder)
-            self._memories = ScopedMemories(policy, capacity, embedder=embedder, seed=seed)
-            embedder = self._memories.embedder  # loaded once, shared
-            self._unnamed = ScopedMemories(policy, capacity, embedder=embedder, seed=seed)
+            self._sessions = Sessions.in_process(policy, capacity, embedder=embedder, seed=seed)
 
     def __copy__(self) -> SolarMemoryBlock:
         """A shallow copy (``model_copy()``) shares the store but never owns it."""
         twin = super().__copy__()
-        twin._owns_store = False
+        twin._sessions = self._sessions.unowned()
         return twin
 
     # -- sessions -----------------------------------------------------------------------------
@@ -186,25 +178,12 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         return self._memory(self._named(session_id, "memory_for('alice')", own_state=False))
 
     def _memory(self, session: str) -> SolarMemory:
-        if session or self._shared is not None:
-            return self._memories.get(session or DEFAULT_SESSION)
-        if self._store is not None:
-            return self._store.get(DEFAULT_SCOPE)
-        assert self._unnamed is not None
-        return self._unnamed.get(DEFAULT_SESSION)
+        return self._sessions.get(session)
 
     def _existing(self, session: str) -> SolarMemory | None:
         """The session's memory if it exists (never creates one): ``None`` once forgotten,
         here or by another process."""
-        if self._shared is not None:
-            return self._shared
-        if self._store is not None:
-            scope = Scope(session=session) if session else DEFAULT_SCOPE
-            return existing_memory(self._store, scope)
-        scopes = self._memories if session else self._unnamed
-        name = session or DEFAULT_SESSION
-        assert isinstance(scopes, ScopedMemories)
-        return scopes.get(name) if name in scopes.names() else None
+        return self._sessions.existing(session)
 
     def forget(self, session_id: str | None = None) -> None:
         """Drop a session's memory (with one shared ``memory=``: empty it; with a store: delete
@@ -213,13 +192,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         with self._lock:
             self._drop(key)
             self._forgotten.add(key)
-        if key or self._shared is not None:
-            self._memories.forget(key or DEFAULT_SESSION)
-        elif self._store is not None:
-            self._store.forget(DEFAULT_SCOPE)
-        else:
-            assert self._unnamed is not None
-            self._unnamed.forget(DEFAULT_SESSION)
+        self._sessions.forget(key)
 
     def _drop(self, session: str) -> None:
         """Let go of what this block keeps of a session, whose memory went (call under the
@@ -274,25 +247,24 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     def sessions(self) -> list[str]:
         """The sessions that have a memory of their own so far (with a store: every session
         scope it holds, including those of earlier processes)."""
-        return self._memories.names()
+        return self._sessions.names()
 
     @property
     def store(self) -> MemoryStore | None:
         """The :class:`~solar_core.persistence.MemoryStore` holding the memories, if any."""
-        return self._store
+        return self._sessions.store
 
     def close(self) -> None:
         """Snapshot and close the store this block opened from a path (a no-op without one; a
         ``MemoryStore`` passed in is its owner's to close). Its memories stop working."""
-        if self._store is not None and self._owns_store:
-            self._store.close()
+        self._sessions.close()
 
     def _session(self, session_id: object) -> str:
         """``Memory`` passes its ``session_id``; a block used on its own has none (``""``: no
         session id can be empty)."""
         if session_id is None or session_id == "":
             return ""
-        return self._memories.check(session_id)
+        return self._sessions.check(session_id)
 
     def _named(self, session_id: object, call: str, *, own_state: bool = True) -> str:
         """``session_id`` as a key, for a method users call (``call``: how, with a session).

@@ -31,25 +31,29 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Mapping
+from typing import Any
 
-if TYPE_CHECKING:
-    from .memory import SolarMemory
+from .core import REINFORCE, MemoryCore
+from .records import CATEGORIES, INITIAL_IMPORTANCE, check_category
+from .steps import Step, Sweep
+
+__all__ = [
+    "CATEGORIES",
+    "DAILY_DECAY",
+    "DAY",
+    "INITIAL_IMPORTANCE",
+    "REINFORCE",
+    "TRACE_KINDS",
+    "Lifecycle",
+    "check_category",
+]
 
 DAY = 86_400.0
-CATEGORIES = ("identity", "knowledge", "context")
-INITIAL_IMPORTANCE: Mapping[str, float] = {"identity": 1.0, "knowledge": 0.8, "context": 0.5}
 DAILY_DECAY: Mapping[str, float] = {"identity": 1.0, "knowledge": 0.995, "context": 0.95}
-REINFORCE = 1.1
 TRACE_KINDS = ("decision", "retrieval")
-
-
-def check_category(category: object) -> str:
-    """``category`` if it is one of :data:`CATEGORIES`."""
-    if category not in CATEGORIES:
-        raise ValueError(f"category must be one of {', '.join(CATEGORIES)}, got {category!r}")
-    return str(category)
+#: the sweeps, by the kind a persisted memory logs them under
+SWEEPS = ("decay", "expire", "sweep")
 
 
 def _positive_days(name: str, value: object) -> float:
@@ -76,12 +80,15 @@ class Lifecycle:
 
     def __init__(
         self,
-        memory: SolarMemory,
+        core: MemoryCore,
         *,
         ttl_days: float = 7.0,
         retention_days: Mapping[str, float] | None = None,
     ) -> None:
-        self._memory = memory
+        # The memory's core, whose items and traces the sweeps change (named so in snapshots).
+        self._memory: MemoryCore = core
+        # How a sweep runs as a step of the memory (logged, for a persisted one): set by it.
+        self._run: Callable[[Step], Any] | None = None
         self.ttl_days = _positive_days("ttl_days", ttl_days)
         retention = {"decision": 30.0, "retrieval": 30.0}
         for kind, days in (retention_days or {}).items():
@@ -99,16 +106,32 @@ class Lifecycle:
     def decay(self) -> dict[str, float]:
         """Apply the per-day factors for the days each item has lived since the last decay (or
         since it was stored, if later); returns the new importance of every item."""
-        return self._memory._mutate("decay", {}, self._decay)
+        result: dict[str, float] = self._step("decay")
+        return result
+
+    def _step(self, kind: str) -> Any:
+        if self._run is None:
+            raise RuntimeError("this lifecycle belongs to no memory")
+        return self._run(Sweep(kind))
+
+    def apply(self, kind: str) -> Any:
+        """Run the sweep ``kind`` now (under the memory's lock: see :mod:`solar_core.steps`)."""
+        if kind == "decay":
+            return self._decay()
+        if kind == "expire":
+            return self._expire()
+        if kind == "sweep":
+            return self._sweep_traces()
+        raise ValueError(f"unknown lifecycle sweep {kind!r}")
 
     def _decay(self) -> dict[str, float]:
         memory = self._memory
-        now = memory._clock()
+        now = memory.clock()
         last = self._last_decay
         if last is not None and now < last:  # the clock went back: no time has passed
             now = last
         out = {}
-        for item_id, record in memory._records():
+        for item_id, record in memory.records():
             start = record.created_at if last is None else max(last, record.created_at)
             days = max(now - start, 0.0) / DAY
             record.importance *= DAILY_DECAY[record.category] ** days
@@ -121,43 +144,34 @@ class Lifecycle:
         their ids, oldest first. A deletion: the memory's subscribers hear it (reason
         ``"expired"``) before this returns, so a watching response cache drops the answers that
         may have used them (a scheduled run via :meth:`start` too)."""
-        return self._memory._mutate("expire", {}, self._expire)
+        result: list[str] = self._step("expire")
+        return result
 
     def _expire(self) -> list[str]:
         memory = self._memory
-        now = memory._clock()
+        now = memory.clock()
         doomed = [
             item_id
-            for item_id, r in memory._records()
+            for item_id, r in memory.records()
             if (r.category == "context" and now - r.created_at >= self.ttl_days * DAY)
             or (r.valid_until is not None and now >= r.valid_until)
         ]
         for item_id in doomed:
-            memory._drop(memory._store.slot_of(item_id), evicted=False, expired=True)
+            memory.remove(item_id, "expired")
         return doomed
 
     def sweep_traces(self) -> dict[str, int]:
         """Drop the decision and retrieval traces older than their retention; returns how many
         of each kind went."""
-        return self._memory._mutate("sweep", {}, self._sweep_traces)
+        result: dict[str, int] = self._step("sweep")
+        return result
 
     def _sweep_traces(self) -> dict[str, int]:
-        memory = self._memory
-        now = memory._clock()
-        times, decisions = memory._trace_times, memory._trace
-        limit = now - self.retention_days["decision"] * DAY
-        old_decisions = 0
-        while times and times[0] < limit:
-            times.popleft()
-            decisions.popleft()
-            old_decisions += 1
-        retrievals = memory._retrieval_trace
-        limit = now - self.retention_days["retrieval"] * DAY
-        old_retrievals = 0
-        while retrievals and retrievals[0][0] < limit:
-            retrievals.popleft()
-            old_retrievals += 1
-        return {"decision": old_decisions, "retrieval": old_retrievals}
+        now = self._memory.clock()
+        return self._memory.drop_traces_before(
+            now - self.retention_days["decision"] * DAY,
+            now - self.retention_days["retrieval"] * DAY,
+        )
 
     def run(self) -> None:
         """Decay, expire and sweep the traces, once."""
@@ -218,9 +232,31 @@ class Lifecycle:
             if not self._thread.is_alive():  # still running (join timed out): keep the handle
                 self._thread = None
 
+    @property
+    def last_decay(self) -> float | None:
+        """The clock time importance was last decayed to (``None``: never)."""
+        return self._last_decay
+
+    @last_decay.setter
+    def last_decay(self, when: float | None) -> None:
+        self._last_decay = when
+
+    def bind(self, core: MemoryCore, run: Callable[[Step], Any]) -> None:
+        """Serve the memory whose state is ``core`` and whose steps ``run`` runs."""
+        self._memory, self._run = core, run
+
+    def take_state(self, donor: Lifecycle, core: MemoryCore) -> None:
+        """Take ``donor``'s settings and sweep times, for ``core`` (a memory replacing its state
+        in place); the schedule and the wiring stay."""
+        self.ttl_days, self.retention_days = donor.ttl_days, donor.retention_days
+        self._last_decay = donor.last_decay
+        self._memory = core
+
     def __getstate__(self) -> dict[str, Any]:
         # A thread and an event do not pickle; a restored memory starts without a schedule.
         state = self.__dict__.copy()
+        del state["_run"]  # the memory's wiring: a restored memory wires its own
+        state["_memory"] = None  # its core too (pickled with the memory, by the memory)
         state["_thread"] = None
         state["last_error"] = None  # a background failure is not state (nor always picklable)
         del state["_stop"]
@@ -229,6 +265,7 @@ class Lifecycle:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
         self._stop = threading.Event()
+        self._run = None
 
     @property
     def running(self) -> bool:

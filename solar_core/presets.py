@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .admission import AdmissionPolicy, AlwaysAdmit, CoverageGate, RegretGate
+from .admission.evaluator_gate import Evaluator, EvaluatorGate
+from .deletion import DeletionPolicy
 from .eviction import (
     ArcEviction,
     CoverageEviction,
@@ -138,3 +140,49 @@ def build_policies(
             raise ValueError(f"policy {name!r} needs a finite capacity")
         ev_params["capacity"] = capacity
     return admission, preset.eviction(**ev_params), capacity
+
+
+def compose(
+    policy: str | None,
+    capacity: int | None,
+    admission: AdmissionPolicy | None,
+    eviction: EvictionPolicy | None,
+    evaluator: Evaluator | None,
+    deletion: DeletionPolicy | None,
+    policy_params: dict[str, Any],
+) -> tuple[AdmissionPolicy, EvictionPolicy, int | None, str]:
+    """A memory's policies from :class:`~solar_core.SolarMemory`'s arguments: a preset by name
+    (``None``: :data:`DEFAULT_POLICY`) or a composition by hand, with an evaluator's gate on top
+    and a deletion policy checked; returns the gate, the eviction policy, the capacity and the
+    policy's name.
+
+    >>> compose("fifo", 10, None, None, None, None, {})[2:]
+    (10, 'fifo')
+    >>> compose("solar", 10, AlwaysAdmit(), None, None, None, {})
+    Traceback (most recent call last):
+    ...
+    TypeError: pass either policy= or admission=/eviction=, not both
+    """
+    if admission is not None or eviction is not None:
+        if policy is not None:
+            raise TypeError("pass either policy= or admission=/eviction=, not both")
+        if policy_params:
+            raise TypeError("policy parameters go to the policy objects when you pass them")
+        if not isinstance(eviction, EvictionPolicy):
+            raise TypeError("eviction must be an EvictionPolicy when composing by hand")
+        admission = admission if admission is not None else AlwaysAdmit()
+        if not isinstance(admission, AdmissionPolicy):
+            raise TypeError("admission must be an AdmissionPolicy")
+        name = f"{admission.name}+{eviction.name}"
+    else:
+        name = DEFAULT_POLICY if policy is None else policy
+        admission, eviction, capacity = build_policies(name, capacity, policy_params)
+    if evaluator is not None:
+        admission = EvaluatorGate(evaluator, inner=admission)
+        name = f"{name}+evaluator"
+    if deletion is not None and not isinstance(deletion, DeletionPolicy):
+        raise TypeError(f"deletion must be a DeletionPolicy, got {type(deletion).__name__}")
+    if deletion is not None and deletion.bound:  # refuse before binding anything else
+        name = type(deletion).__name__
+        raise ValueError(f"this {name} already serves another memory: create one per memory")
+    return admission, eviction, capacity, name

@@ -263,14 +263,14 @@ class ResponseCache:
             memory, journal = watch.memory, watch.journal
             if not journal.closed:
                 try:
-                    with memory._lock:
-                        memory._sync()
+                    with memory.lock:
+                        memory.runner.sync()
                 except Exception:
                     if not journal.closed:
                         raise
             if journal.closed:
-                with memory._lock:
-                    memory._tell_deletions()  # a forget noticed by a step of another caller
+                with memory.lock:
+                    memory.events.tell_deletions()  # a forget noticed by a step of another caller
                 self._invalidate(watch.key, traces=False)
                 current = False
         return current
@@ -484,8 +484,8 @@ class ResponseCache:
                 self._invalidate(key)
 
         memory.subscribe(on_store, on_delete=on_delete)
-        journal = getattr(memory, "_journal", None)
-        if journal is not None:
+        journal = memory.runner
+        if hasattr(journal, "closed"):  # persisted: its journal says when it is closed
             with self._lock:
                 self._watches.setdefault(key, []).append(_Watch(key, memory, journal))
 

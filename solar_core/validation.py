@@ -9,6 +9,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .records import check_category
+
 FloatVector = npt.NDArray[np.float32]
 
 _FLOAT32 = np.dtype(np.float32)
@@ -258,3 +260,29 @@ def check_feedback(like: object, score: object) -> tuple[float, float]:
     value = check_score(score) if score is not None else None
     reward = float(bool(like)) if like is not None else float(value)  # type: ignore[arg-type]
     return reward, value if value is not None else reward
+
+
+def check_offer(
+    metadata: Mapping[str, Any] | None, item_id: object, category: str, valid_until: object
+) -> dict[str, Any]:
+    """Check an offer's other arguments; returns its metadata as a plain dict.
+
+    >>> check_offer(None, None, "context", None)
+    {}
+    >>> check_offer(None, None, "context", float("inf"))
+    Traceback (most recent call last):
+    ...
+    ValueError: valid_until must be a finite clock time, got inf
+    """
+    if category != "context":  # the default needs no checking
+        check_category(category)
+    if valid_until is not None and (
+        isinstance(valid_until, bool)
+        or not isinstance(valid_until, int | float)
+        or not math.isfinite(valid_until)
+    ):
+        raise ValueError(f"valid_until must be a finite clock time, got {valid_until!r}")
+    meta = {} if metadata is None else check_metadata(metadata)
+    if item_id is not None:
+        check_text(item_id, "item_id")
+    return meta

@@ -56,7 +56,7 @@ def offer_batch(
     for name, values in (("metadatas", metas), ("ids", item_ids)):
         if len(values) != len(texts):
             raise ValueError(f"got {len(texts)} texts but {len(values)} {name}")
-    persisted = memory._journal is not None  # a database behind it: what it cannot store
+    persisted = isinstance(memory.runner, Journal)  # a database behind it: what it cannot store
     clean: list[dict[str, Any]] = []
     for index, (text, meta) in enumerate(zip(texts, metas, strict=True)):
         with _element(index):

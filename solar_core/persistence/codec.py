@@ -231,6 +231,11 @@ class _Shape:
 
 
 _shapes: dict[type, _Shape] | None = None
+#: names state classes had in earlier versions -> their names now (read, never written)
+_FORMER_NAMES = {
+    "solar_core.memory._Record": "solar_core.records.Record",
+    "solar_core.memory._Retrieval": "solar_core.records.Retrieval",
+}
 _by_name: dict[str, _Shape] = {}
 #: state classes whose ``__getstate__``/``__setstate__`` leave out or remake run-time parts
 _GETSTATE: dict[type, Callable[[Any], dict[str, Any]]] = {}
@@ -240,12 +245,12 @@ _RESTORE: dict[type, Callable[[Any], None]] = {}
 def _state_shapes() -> dict[type, _Shape]:
     global _shapes
     if _shapes is None:
-        from .. import admission, deletion, eviction, lifecycle, memory, neighbours, store, types
+        from .. import admission, deletion, eviction, lifecycle, neighbours, records, store, types
         from ..beta_posterior import BetaPosterior
 
         classes: list[type] = [
-            memory._Record,
-            memory._Retrieval,
+            records.Record,
+            records.Retrieval,
             store.VectorStore,
             neighbours.NeighbourIndex,
             lifecycle.Lifecycle,
@@ -273,6 +278,8 @@ def _state_shapes() -> dict[type, _Shape]:
                 raise TypeError(f"{cls.__qualname__} defines __setstate__: teach the codec")
         shapes = {cls: _Shape(cls) for cls in classes}
         _by_name.update({shape.name: shape for shape in shapes.values()})
+        for old, new in _FORMER_NAMES.items():  # snapshots written before a class moved
+            _by_name[old] = _by_name[new]
         _shapes = shapes
     return _shapes
 
@@ -280,6 +287,7 @@ def _state_shapes() -> dict[type, _Shape]:
 def _new_stop_event(lifecycle: Any) -> None:
     lifecycle.__dict__["_stop"] = threading.Event()
     lifecycle.__dict__.setdefault("_thread", None)
+    lifecycle.__dict__["_run"] = None  # wired by the memory that loads it
 
 
 def state_classes() -> set[tuple[str, str]]:

@@ -40,13 +40,16 @@ import json
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Collection, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from ..core import StepListener
+from ..records import Record
+from ..steps import Clearing, Lookup, Offer, Rating, Removal, Step, Sweep
 from ..types import Decision, Hits
 from . import codec
 from .backend import Backend, ItemChange, OpRow, ScopeRow
@@ -54,15 +57,12 @@ from .errors import PersistenceError
 from .scope import Scope
 
 if TYPE_CHECKING:
-    from ..memory import SolarMemory, _Record
+    from ..memory import SolarMemory
     from ..validation import FloatVector
 
 _T = TypeVar("_T")
 #: errors a step raises before it changes anything (checked input): nothing to undo
 _BAD_INPUT = (ValueError, TypeError, LookupError)
-#: attributes of a memory that belong to the running process, not to its state
-_RUNTIME = ("_lock", "_subscribers", "_journal", "_clock", "lifecycle", "k")  # k: the caller's
-_LIFECYCLE_RUNTIME = ("_memory", "_thread", "_stop", "ticks", "last_error")
 #: steps a scope not stored yet keeps in the process (every other step creates the scope)
 _KEPT = ("retrieve", "feedback")
 #: the most kept steps remembered for a merge into a scope another process stored first
@@ -70,17 +70,6 @@ _MERGE_AT_MOST = 256
 #: the store's look-up of a scope's row in the caller's transaction: ``locate(create,
 #: config)`` is ``(row, whether this call created it)``, or ``None`` (not stored, not created)
 Locate = Callable[[bool, str], tuple[ScopeRow, bool] | None]
-
-
-def adopt(memory: SolarMemory, donor: SolarMemory) -> None:
-    """Give ``memory`` the state of ``donor`` in place (adapters keep their reference)."""
-    for name, value in vars(donor).items():
-        if name not in _RUNTIME:
-            setattr(memory, name, value)
-    live = memory.lifecycle
-    for name, value in vars(donor.lifecycle).items():
-        if name not in _LIFECYCLE_RUNTIME:
-            setattr(live, name, value)
 
 
 def plain_json(value: object, what: str) -> str:
@@ -97,9 +86,8 @@ def snapshot_state(memory: SolarMemory) -> dict[str, Any]:
     for each of the tens of thousands of objects in a memory's traces."""
     state = memory.__getstate__()
     state["_embedder"] = state["_clock"] = None
-    lifecycle = copy.copy(memory.lifecycle)
-    lifecycle._memory = None  # type: ignore[assignment]  # the back reference: put back on load
-    state["lifecycle"] = lifecycle
+    # A copy without its back reference to the core (put back on load) or its wiring.
+    state["lifecycle"] = copy.copy(memory.lifecycle)
     gate = state["_admission"]
     if hasattr(gate, "evaluator"):
         gate = copy.copy(gate)  # only the memory holds its gate: a shallow copy is enough
@@ -196,7 +184,28 @@ class _Kept:
     retrieval_id: int | None  # a retrieval's id then
 
 
-class Journal:
+def _step(kind: str, args: dict[str, Any], vector: FloatVector | None) -> Step:
+    """The step a log row holds (its inputs checked by :func:`_check_logged`)."""
+    if kind == "retrieve":
+        assert vector is not None
+        return Lookup(vector, args["q"], args["k"], True, set(args["x"]))
+    if kind == "feedback":
+        return Rating(args["rw"], args["ql"], args["r"])
+    if kind == "add":
+        assert vector is not None
+        return Offer(
+            args["t"], vector, None, args["m"], args["id"], args["c"], args["vu"], args["p"]
+        )
+    if kind == "remove":
+        return Removal(args["id"])
+    if kind == "clear":
+        return Clearing()
+    if kind in ("decay", "expire", "sweep"):
+        return Sweep(kind)
+    raise PersistenceError(f"unknown step kind {kind!r}")
+
+
+class Journal(StepListener):
     """The link between one live memory and its scope's rows (made by :class:`MemoryStore`).
 
     ``scope_id`` is ``None`` while the scope is not stored (see the module's docs); ``config``
@@ -261,7 +270,7 @@ class Journal:
         """A new, empty memory with the scope's settings (the state before its first step)."""
         memory = self._build(self.config)
         if self.scope_id is not None:
-            memory._identity = self._stored_identity()
+            memory.core.identity = self._stored_identity()
         return memory
 
     def _stored_identity(self) -> str:
@@ -289,11 +298,13 @@ class Journal:
         self._token = object()
 
     def attach(self, memory: SolarMemory) -> None:
-        """Take over ``memory``'s clock and bring it up to the scope's latest step."""
-        self.user_clock = memory._clock
-        memory._clock = self._clock
-        memory._journal = self
-        with memory._lock, self.backend.transaction(write=False):
+        """Become ``memory``'s step runner, take over its clock and bring it up to the scope's
+        latest step."""
+        self.user_clock = memory.core.clock
+        memory.core.clock = self._clock
+        memory.core.listeners.append(self)  # the item rows a step writes
+        memory.use_runner(self)
+        with memory.lock, self.backend.transaction(write=False):
             self._catch_up(memory, lock=False)
         self._pending_notes.clear()  # nobody subscribed yet: what was stored is not news
         self._notified = self.seq
@@ -322,25 +333,24 @@ class Journal:
             )
 
     # -- logging a step -----------------------------------------------------------------------
-    def run(
+    def _logged(
         self,
         memory: SolarMemory,
         kind: str,
         args: dict[str, Any],
         vector: FloatVector | None,
         apply: Callable[[], _T],
-        after: Callable[[_T], None] | None = None,
     ) -> _T:
         """Apply one step and log it in one transaction (after catching up with the log). On a
         scope not stored yet, a retrieval or a feedback is only kept; any other step stores it."""
         backend = self.backend
-        with memory._lock:
+        with memory.lock:
             self._check_open()
             if self.scope_id is None and kind in _KEPT:
                 with backend.transaction(write=False):
                     self._catch_up(memory, lock=False)  # stored by another process meanwhile?
                 if self.scope_id is None:
-                    return self._keep(memory, kind, args, vector, apply, after)
+                    return self._keep(kind, args, vector, apply)
             applied = False
             try:
                 with self._write_transaction():
@@ -376,26 +386,22 @@ class Journal:
             except BaseException:
                 if applied:  # applied here but not committed: the database is the truth
                     self._stale = True
-                if memory._subscribers:  # what the catch-up deleted went all the same
-                    memory._tell_deletions()
+                if memory.events:  # what the catch-up deleted went all the same
+                    memory.events.tell_deletions()
                 raise
             self.seq = seq
             if snapshot:
                 self.snapshot_seq = seq
             self._deliver(memory)
             self._notified = max(self._notified, seq)
-            if after is not None:
-                after(result)
             return result
 
     def _keep(
         self,
-        memory: SolarMemory,
         kind: str,
         args: dict[str, Any],
         vector: FloatVector | None,
         apply: Callable[[], _T],
-        after: Callable[[_T], None] | None,
     ) -> _T:
         """A step of a scope not stored yet: applied here only. The memory itself is what the
         scope's first snapshot will hold; the step is also remembered as it would be logged,
@@ -414,8 +420,6 @@ class Journal:
         hits = result if isinstance(result, Hits) else None
         rid = None if hits is None else hits.retrieval_id
         self._kept_steps.append(_Kept(kind, dict(args), vector, clocks, hits, rid))
-        if after is not None:
-            after(result)
         return result
 
     @contextmanager
@@ -453,28 +457,22 @@ class Journal:
         cached = self._template_cache
         if cached is not None and cached[0] == self.config_text:
             return cached[1]
-        from ..admission import AlwaysAdmit
-
         new = snapshot_state(self._blank())
         memory = self._blank()
-        memory._clock = time.time  # not the journal's: nothing here is logged
-        gate = memory._admission
-        if hasattr(gate, "evaluator"):
-            memory._admission = AlwaysAdmit()  # no evaluator is asked
+        memory.core.clock = time.time  # not the journal's: nothing here is logged
         try:
             rng = np.random.default_rng(0)
             vector = np.zeros(memory.dim, np.float32)
             for i in range(3):
                 vector = rng.normal(size=memory.dim).astype(np.float32)
                 vector /= np.linalg.norm(vector)
-                memory._add(f"t{i}", vector, None, {}, None, "context", None, None)
-            memory._retrieve(vector, "q", 2, True, ())
-            memory._feedback(0.5, 0.5, memory._resolve_retrieval(None)[1])
-            memory.lifecycle._decay()
+                # prepared: an evaluator's verdict given, so no evaluator is asked
+                memory.apply(Offer(f"t{i}", vector, prepared=True))
+            memory.apply(Lookup(vector, "q", 2))
+            memory.apply(Rating(0.5, 0.5))
+            memory.apply(Sweep("decay"))
         except Exception:  # a policy this cannot drive so: its new state is the template
             memory = self._blank()
-            gate = memory._admission
-        memory._admission = gate
         templates = (new, snapshot_state(memory))
         self._template_cache = (self.config_text, templates)
         return templates
@@ -502,7 +500,6 @@ class Journal:
                 gate.evaluator = self._runtime.get("evaluator")
             donor = SolarMemory.__new__(SolarMemory)
             donor.__setstate__(state)
-            donor.lifecycle._memory = donor
             donor.check_invariants()
         except Exception as err:  # a state the checks let through, but not a memory's
             raise PersistenceError(f"{what} does not hold a consistent memory: {err!r}") from err
@@ -511,19 +508,18 @@ class Journal:
     def _deliver(self, memory: SolarMemory) -> None:
         """Tell the subscribers of the items that went (this step's and the replayed steps'),
         then of the items other processes stored (after the transaction)."""
-        if memory._subscribers:
-            memory._tell_deletions()
+        if memory.events:
+            memory.events.tell_deletions()
         notes, self._pending_notes = self._pending_notes, []
         fresh = [note for note in notes if note[-1] > self._notified]
         if not fresh:
             return
         self._notified = max(note[-1] for note in fresh)
         for item_id, text, vector, meta, _ in fresh:
-            for callback in memory._subscribers:
-                callback(item_id, text, vector, meta)
+            memory.events.tell_stored(item_id, text, vector, meta)
 
     # item rows, collected while a step runs (not while one is replayed: they are written)
-    def inserted(self, item_id: str, record: _Record, vector: FloatVector) -> None:
+    def stored(self, item_id: str, record: Record, vector: FloatVector) -> None:
         if self._items is not None:
             self._items.append(
                 (
@@ -539,11 +535,11 @@ class Journal:
                 )
             )
 
-    def removed(self, item_id: str) -> None:
+    def removed(self, item_id: str, reason: str) -> None:
         if self._items is not None:
             self._items.append(("del", item_id))
 
-    def cleared(self) -> None:
+    def cleared(self, item_ids: list[str]) -> None:
         if self._items is not None:
             self._items.append(("clear",))
 
@@ -553,85 +549,79 @@ class Journal:
         loaded: dict[str, Any] = json.loads(plain_json(meta, "metadata"))
         return loaded
 
-    # -- the steps ----------------------------------------------------------------------------
-    def retrieve(
-        self,
-        memory: SolarMemory,
-        vector: FloatVector,
-        query: str | None,
-        k: int,
-        record: bool,
-        exclude: Collection[str],
-    ) -> Hits:
-        if not record:  # a look changes nothing: nothing to log, but see the latest state
-            with memory._lock:
-                self.sync(memory)
-                return memory._retrieve(vector, query, k, False, exclude)
-        args = {"q": query, "k": k, "x": list(exclude)}
-        plain_json(args["x"], "exclude")  # checked before the step, not after it ran
-        return self.run(
-            memory,
-            "retrieve",
-            args,
-            vector,
-            lambda: memory._retrieve(vector, query, k, True, exclude),
-        )
+    # -- running steps (the memory's StepRunner) ----------------------------------------------
+    def check(self, step: Step) -> Step:
+        """What a step must be to be logged, checked before it runs: texts every backend can
+        store, metadata as the log will give it back (JSON), the unit vector logged."""
+        if isinstance(step, Offer):
+            storable(step.text, "text")
+            if step.item_id is not None:
+                storable(step.item_id, "item_id")
+            meta = self.plain_metadata(step.meta)
+            return replace(step, row=step.unit(), scale=None, metadata=meta)
+        if isinstance(step, Lookup) and step.record:
+            plain_json(list(step.exclude), "exclude")
+        return step
 
-    def feedback(
-        self, memory: SolarMemory, reward: float, quality: float, retrieval: object
-    ) -> None:
-        args: dict[str, Any] = {"rw": reward, "ql": quality}
+    def run(self, step: Step, apply: Callable[[Step], _T]) -> _T:
+        """Apply ``step`` and log it in one transaction, after catching up with the log (see
+        :meth:`_logged`); a look is not logged, only caught up."""
+        ref = self._memory
+        memory = None if ref is None else ref()
+        assert memory is not None  # the memory running a step is alive
+        kind = type(step)
+        if kind is Lookup:
+            assert isinstance(step, Lookup)
+            if not step.record:  # a look changes nothing: nothing to log, but see the latest
+                with memory.lock:
+                    self.catch_up(memory)
+                    return apply(step)
+            args: dict[str, Any] = {"q": step.query, "k": step.k, "x": list(step.exclude)}
+            return self._logged(memory, "retrieve", args, step.vector, lambda: apply(step))
+        if kind is Rating:
+            assert isinstance(step, Rating)
+            rating = step
+            args = {"rw": step.reward, "ql": step.quality}
 
-        def apply() -> None:
-            wanted = retrieval  # translated here: the step's catch-up may have just merged it
-            if type(wanted) is int and wanted in self._renamed:
-                wanted = self._renamed[wanted]
-            key, found = memory._resolve_retrieval(wanted)
-            args["r"] = key  # "the latest" as it was, not as a replay would find it
-            memory._feedback(reward, quality, found)
+            def rate() -> _T:
+                wanted = rating.retrieval  # translated here: the catch-up may have merged it
+                if type(wanted) is int and wanted in self._renamed:
+                    wanted = self._renamed[wanted]
+                key = apply(replace(rating, retrieval=wanted))
+                args["r"] = key  # "the latest" as it was, not as a replay would find it
+                return key
 
-        self.run(memory, "feedback", args, None, apply)
+            return self._logged(memory, "feedback", args, None, rate)
+        if kind is Offer:
+            assert isinstance(step, Offer)
+            offer = step
+            args = {"t": step.text, "m": step.meta, "id": step.item_id, "c": step.category}
+            args.update(vu=step.valid_until, p=step.prepared)
 
-    def add(
-        self,
-        memory: SolarMemory,
-        text: str,
-        vector: FloatVector,
-        meta: dict[str, Any],
-        item_id: str | None,
-        category: str,
-        valid_until: float | None,
-        prepared: object,
-    ) -> Decision:
-        storable(text, "text")
-        if item_id is not None:
-            storable(item_id, "item_id")
-        args: dict[str, Any] = {
-            "t": text,
-            "m": meta,
-            "id": item_id,
-            "c": category,
-            "vu": valid_until,
-            "p": prepared,
-        }
+            def store() -> _T:
+                decision = apply(offer)
+                judged = getattr(memory.core.admission, "judged", None)
+                if judged is not None:  # an evaluator's verdict: a replay must not ask it again
+                    args["p"] = judged
+                return decision
 
-        def apply() -> Decision:
-            decision, _ = memory._add(
-                text, vector, None, meta, item_id, category, valid_until, prepared
-            )
-            judged = getattr(memory._admission, "judged", None)
-            if judged is not None:  # an evaluator's verdict: a replay must not ask it again
-                args["p"] = judged
-            return decision
-
-        def after(decision: Decision) -> None:
-            if decision.admitted and memory._subscribers:
-                memory._notify(decision, text, vector, meta)
-
-        return self.run(memory, "add", args, vector, apply, after)
+            return self._logged(memory, "add", args, step.row, store)
+        if kind is Removal:
+            assert isinstance(step, Removal)
+            return self._logged(memory, "remove", {"id": step.item_id}, None, lambda: apply(step))
+        if kind is Clearing:
+            return self._logged(memory, "clear", {}, None, lambda: apply(step))
+        assert isinstance(step, Sweep)
+        return self._logged(memory, step.kind, {}, None, lambda: apply(step))
 
     # -- catching up --------------------------------------------------------------------------
-    def sync(self, memory: SolarMemory) -> None:
+    def sync(self) -> None:
+        """Catch up with the steps other processes logged (the memory's reads call this)."""
+        memory = None if self._memory is None else self._memory()
+        if memory is not None:
+            self.catch_up(memory)
+
+    def catch_up(self, memory: SolarMemory) -> None:
         """Apply the steps other processes logged since this one last looked (under the
         memory's lock). A no-op when the backend can tell nobody else wrote."""
         self._check_open()
@@ -647,8 +637,8 @@ class Journal:
                 with self._write_transaction():
                     self._catch_up(memory, lock=True)
         except BaseException:
-            if memory._subscribers:  # what the catch-up deleted (or a forget elsewhere) is told
-                memory._tell_deletions()
+            if memory.events:  # what the catch-up deleted (or a forget elsewhere) is told
+                memory.events.tell_deletions()
             raise
         self._deliver(memory)
 
@@ -675,8 +665,8 @@ class Journal:
         seqs = backend.scope_seqs(self._id, self.scope.key, lock)
         if seqs is None:
             self._closed = True
-            if memory._subscribers:  # every item went with the scope (told by the caller)
-                memory._gone(memory._store.ids(), "forgotten")
+            if memory.events:  # every item went with the scope (told by the caller)
+                memory.events.gone(memory.core.ids(), "forgotten")
             raise PersistenceError(
                 f"scope {self.scope.key!r} was forgotten by another process: get its memory "
                 "from the MemoryStore again (store.scope(...) or store.get(...)) for a new, "
@@ -700,7 +690,7 @@ class Journal:
             self._load_base(memory, snapshot_seq)
         if self.seq == 0 and snapshot_seq == 0:
             # rebuilt from the log alone: named as every process rebuilding it names it
-            memory._identity = self._stored_identity()
+            memory.core.identity = self._stored_identity()
         if db_seq > self.seq:
             for op in ops if ops is not None else backend.ops_after(self._id, self.seq, db_seq):
                 if op.seq != self.seq + 1:
@@ -741,7 +731,7 @@ class Journal:
             self.scope_id = row.id
             self.snapshot_seq = self.seq
             if blob is None:  # no snapshot: other processes start from _blank(), named alike
-                memory._identity = self._stored_identity()
+                memory.core.identity = self._stored_identity()
             return True
         # Another process stored the scope first: take the stored scope (if this store may),
         # then log what this one kept on top of it (see _merge).
@@ -764,7 +754,6 @@ class Journal:
         steps, self._to_merge = self._to_merge, []
         self._merging = steps
         renumbered: dict[int | None, int | None] = {}
-        store = memory._store
         for step in steps:
             args = dict(step.args)
             if step.kind == "feedback":
@@ -772,17 +761,13 @@ class Journal:
                     continue  # its retrieval was not kept (too old): nothing to rate
                 args["r"] = renumbered[args["r"]]
             else:
-                args["x"] = sorted(set(args["x"]) | set(store.ids()))
+                args["x"] = sorted(set(args["x"]) | set(memory.core.ids()))
             result: object = None
             self._replay = deque(step.clocks)
             try:
+                result = memory.apply(_step(step.kind, args, step.vector))
                 if step.kind == "feedback":
-                    _, found = memory._resolve_retrieval(args["r"])
-                    memory._feedback(args["rw"], args["ql"], found)
-                else:
-                    assert step.vector is not None
-                    x = set(args["x"])
-                    result = memory._retrieve(step.vector, args["q"], args["k"], True, x)
+                    result = None
             finally:
                 self._replay = None
             seq = self.seq + 1
@@ -816,7 +801,7 @@ class Journal:
             seq, donor, steps = 0, self._blank(), []
         self._kept_steps.clear()
         self._kept_steps.extend(steps)
-        adopt(memory, donor)
+        memory.take_state(donor)
         self.seq = seq
         self._stale = False
 
@@ -832,26 +817,25 @@ class Journal:
             donor = self._memory_from(blob, what)
         else:
             seq, donor = 0, self._blank()
-        news = seq > self._notified and bool(memory._subscribers)
-        listening = bool(memory._subscribers)
-        had = [(i, r.step, r.text) for i, r in memory._records()] if listening else []
+        news = seq > self._notified and bool(memory.events)
+        listening = bool(memory.events)
+        had = [(i, r.step, r.text) for i, r in memory.core.records()] if listening else []
         before = set(had) if news else set()
-        adopt(memory, donor)
+        memory.take_state(donor)
         self.seq = seq
         if listening:
             # Items the snapshot does not hold went (removed, expired, evicted: it cannot say
             # which): tell the subscribers, a response cache must not answer from them.
-            has = {(i, r.step, r.text) for i, r in memory._records()}
+            has = {(i, r.step, r.text) for i, r in memory.core.records()}
             vanished = [item_id for item_id, step, text in had if (item_id, step, text) not in has]
             if vanished:
-                memory._gone(vanished, "reloaded")
+                memory.events.gone(vanished, "reloaded")
         if news:
             # Steps folded into a snapshot by another process are not replayed: tell the
             # subscribers of the items it brought (a response cache must hear of them too).
-            store = memory._store
-            for item_id, record in memory._records():
+            for item_id, record in memory.core.records():
                 if (item_id, record.step, record.text) not in before:
-                    vector = store.vector(store.slot_of(item_id))
+                    vector = memory.core.vector(item_id)
                     note = (item_id, record.text, vector, dict(record.metadata), seq)
                     self._pending_notes.append(note)
 
@@ -895,39 +879,15 @@ class Journal:
         memory: SolarMemory, kind: str, args: dict[str, Any], vector: FloatVector | None
     ) -> object:
         _check_logged(memory, kind, args, vector)
-        if kind == "retrieve":
-            assert vector is not None
-            return memory._retrieve(vector, args["q"], args["k"], True, set(args["x"]))
-        if kind == "feedback":
-            _, found = memory._resolve_retrieval(args["r"])
-            memory._feedback(args["rw"], args["ql"], found)
-            return None
-        if kind == "add":
-            assert vector is not None
-            decision, _ = memory._add(
-                args["t"], vector, None, args["m"], args["id"], args["c"], args["vu"], args["p"]
-            )
-            return decision
-        if kind == "remove":
-            memory._remove(args["id"])
-            return None
-        if kind == "clear":
-            memory._clear()
-            return None
-        if kind == "decay":
-            return memory.lifecycle._decay()
-        if kind == "expire":
-            return memory.lifecycle._expire()
-        if kind == "sweep":
-            return memory.lifecycle._sweep_traces()
-        raise PersistenceError(f"unknown step kind {kind!r}")
+        result = memory.apply(_step(kind, args, vector))
+        return None if kind == "feedback" else result
 
     # -- closing ------------------------------------------------------------------------------
     def checkpoint(self, memory: SolarMemory) -> None:
         """Write a snapshot of the latest state (so a reopen replays nothing), staying attached.
         A scope forgotten by another process meanwhile raises :class:`PersistenceError` and
         leaves the journal closed (as any step would)."""
-        with memory._lock:
+        with memory.lock:
             self._check_open()
             # A scope not stored yet writes nothing (what it kept goes with the process),
             # unless another process stored it meanwhile: then what it kept is merged.
@@ -947,7 +907,7 @@ class Journal:
 
     def close(self, memory: SolarMemory, snapshot: bool = True) -> None:
         """Write a snapshot of the latest state (so a reopen replays nothing) and detach."""
-        with memory._lock:
+        with memory.lock:
             if self._closed:
                 return
             try:
@@ -961,6 +921,6 @@ class Journal:
         its subscribers hear that every item went."""
         self._closed = True
         memory = None if self._memory is None else self._memory()
-        if memory is not None and memory._subscribers:
-            memory._gone(memory._store.ids(), "forgotten")
-            memory._tell_deletions()
+        if memory is not None and memory.events:
+            memory.events.gone(memory.core.ids(), "forgotten")
+            memory.events.tell_deletions()

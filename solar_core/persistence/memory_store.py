@@ -15,12 +15,12 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, Final
 
-from ..admission import AlwaysAdmit
 from ..admission.evaluator_gate import Evaluator
 from ..deletion import DeletionPolicy
 from ..embedder import Embedder
-from ..memory import SolarMemory, _Record
+from ..memory import SolarMemory
 from ..presets import DEFAULT_POLICY
+from ..records import Record
 from ..response_cache import ResponseCache
 from ..validation import FloatVector, check_k, unit_rows
 from . import codec
@@ -110,14 +110,14 @@ def open_backend(url: str | os.PathLike[str], durability: str = "normal") -> Bac
 _Carried = tuple[int, int, Mapping[str, Any] | None, float | None]
 
 
-def _from_item_rows(rows: list[tuple[Any, ...]]) -> tuple[list[tuple[str, _Record]], _Carried]:
+def _from_item_rows(rows: list[tuple[Any, ...]]) -> tuple[list[tuple[str, Record]], _Carried]:
     """A scope's items as records, from its item rows (oldest step first), and what can be
     carried from them: the id counter (new ids never reuse a stored one). Importance is not in
     the rows: each item starts again at the default."""
     records = [
         (
             str(item_id),
-            _Record(
+            Record(
                 text=str(text),
                 metadata=json.loads(metadata),
                 step=int(step),
@@ -132,9 +132,16 @@ def _from_item_rows(rows: list[tuple[Any, ...]]) -> tuple[list[tuple[str, _Recor
     return records, (max(ids, default=0), 0, None, None)
 
 
+def _journal(memory: SolarMemory) -> Journal | None:
+    """The journal ``memory`` runs its steps through, if it is persisted."""
+    runner = memory.runner
+    return runner if isinstance(runner, Journal) else None
+
+
 def _usable(memory: SolarMemory) -> bool:
     """Whether ``memory`` is still attached to its scope (not closed, not forgotten)."""
-    return memory._journal is not None and not memory._journal.closed
+    journal = _journal(memory)
+    return journal is not None and not journal.closed
 
 
 def _current(memory: SolarMemory) -> bool:
@@ -145,8 +152,8 @@ def _current(memory: SolarMemory) -> bool:
     if not _usable(memory):
         return False
     try:
-        with memory._lock:
-            memory._sync()
+        with memory.lock:
+            memory.runner.sync()
     except PersistenceError:
         if _usable(memory):
             raise
@@ -157,7 +164,7 @@ def _snapshot(memory: SolarMemory) -> None:
     """Snapshot ``memory``'s scope (see :meth:`Journal.checkpoint`). A scope another process
     forgot has nothing to snapshot, and is not brought back: that is no failure (the memory is
     closed, as it would be by its next step); any other error is raised."""
-    journal = memory._journal
+    journal = _journal(memory)
     if journal is None or journal.closed:
         return
     try:
@@ -301,7 +308,7 @@ class MemoryStore:
                 ) from err
             raise
         self.embedder, self.dim = probe.embedder, probe.dim
-        self._deletion_settings = _deletion_settings(probe._deletion)
+        self._deletion_settings = _deletion_settings(probe.core.deletion)
         # Every scope will be snapshotted: find out now if something in it cannot be (a policy
         # class of your own is not among the classes a snapshot may rebuild).
         try:
@@ -561,7 +568,8 @@ class MemoryStore:
         with self._lock:
             self._check_open()
             memory = self._live(wanted.key)
-            if memory is not None and memory._journal is not None and memory._journal.kept:
+            journal = None if memory is None else _journal(memory)
+            if journal is not None and journal.kept:
                 return memory
         for _ in range(2):
             if wanted not in self:
@@ -570,7 +578,8 @@ class MemoryStore:
             try:
                 len(memory)  # catches up with the database: a forget elsewhere closes it
             except PersistenceError:
-                if memory._journal is None or not memory._journal.closed:
+                journal = _journal(memory)
+                if journal is None or not journal.closed:
                     raise
                 continue  # forgotten elsewhere (perhaps recreated since): look again
             return memory
@@ -704,13 +713,8 @@ class MemoryStore:
                 base = (row.seq, row.snapshot_seq, row.config)
             else:
                 old, journal = self._as_stored(wanted, row, stored)
-                records = old._records()
-                carried = (
-                    old._id_counter,
-                    old._retrieval_seq,
-                    old._rng.bit_generator.state,
-                    old.lifecycle._last_decay,
-                )
+                records = old.core.records()
+                carried = (*old.core.continuation(), old.lifecycle.last_decay)
                 base = (journal.seq, journal.snapshot_seq, journal.config_text)
             config = {**stored, "dim": self.dim, "embedder": self.fingerprint}
             fresh = self._reembedded(key, records, carried, config, vectors)
@@ -721,13 +725,13 @@ class MemoryStore:
                     item_id,
                     record.text,
                     json.dumps(record.metadata),
-                    fresh._store.vector(fresh._store.slot_of(item_id)).tobytes(),
+                    fresh.vector(item_id).tobytes(),
                     record.category,
                     float(record.created_at),
                     None if record.valid_until is None else float(record.valid_until),
                     record.step,
                 )
-                for item_id, record in fresh._records()
+                for item_id, record in fresh.core.records()
             ]
             with self.backend.transaction(write=True):
                 now = self.backend.scope_seqs(row.id, key, lock=True)
@@ -741,8 +745,9 @@ class MemoryStore:
             if unchanged:
                 with self._lock:
                     memory = self._memories.get(key)
-                    if memory is not None and memory._journal is not None:
-                        memory._journal.recheck()  # our own commit: its token did not move
+                    live = None if memory is None else _journal(memory)
+                    if live is not None:
+                        live.recheck()  # our own commit: its token did not move
                 return True
         raise PersistenceError(f"scope {key!r} kept changing while it was re-embedded: try again")
 
@@ -775,7 +780,7 @@ class MemoryStore:
     def _reembedded(
         self,
         key: str,
-        records: list[tuple[str, _Record]],
+        records: list[tuple[str, Record]],
         carried: _Carried,
         config: dict[str, Any],
         vectors: dict[str, FloatVector],
@@ -790,44 +795,14 @@ class MemoryStore:
             rows = unit_rows(self.embedder.embed(texts), self.dim, len(texts))
             vectors.update(zip(texts, rows, strict=True))
         fresh = self._build(key, config)
-        admission, deletion = fresh._admission, fresh._deletion
-        # Every item was admitted once: it is put back, not judged again by the gate, nor
-        # swept by a deletion policy (periodic deletion would drop items it never saw
-        # retrieved) while the memory is being filled.
-        fresh._admission, fresh._deletion = AlwaysAdmit(), None
-        try:
-            for item_id, record in records:
-                fresh._clock = partial(float, record.created_at)  # the item's own time
-                decision, _ = fresh._add(
-                    record.text,
-                    vectors[record.text],
-                    None,
-                    dict(record.metadata),
-                    item_id,
-                    record.category,
-                    record.valid_until,
-                    None,
-                )
-                if not decision.admitted:  # pragma: no cover - capacity and ids are the old ones
-                    raise PersistenceError(f"scope {key!r}: {item_id!r} could not be put back")
-                fresh._store.payload_at(
-                    fresh._store.slot_of(item_id)
-                ).importance = record.importance
-        finally:
-            fresh._admission, fresh._deletion, fresh._clock = admission, deletion, self._clock
-        if deletion is not None:  # it learns of the items now, each as stored at its step
-            deletion.reserve(fresh._store.slots)
-            for item_id, record in fresh._records():
-                deletion.on_insert(fresh._store.slot_of(item_id), record.step)
-        fresh._trace.clear()  # putting an item back is not a decision
-        fresh._trace_times.clear()
         id_counter, retrieval_seq, rng_state, last_decay = carried
-        fresh._id_counter = max(fresh._id_counter, id_counter)
-        fresh._retrieval_seq = retrieval_seq
-        if rng_state is not None:
-            fresh._rng.bit_generator.state = rng_state
+        items = [(item_id, record, vectors[record.text]) for item_id, record in records]
+        try:
+            fresh.core.put_back(items, (id_counter, retrieval_seq, rng_state))
+        except ValueError as err:  # pragma: no cover - capacity and ids are the old ones
+            raise PersistenceError(f"scope {key!r}: {err}") from None
         if last_decay is not None:
-            fresh.lifecycle._last_decay = last_decay  # importance is decayed to then
+            fresh.lifecycle.last_decay = last_decay  # importance is decayed to then
         fresh.check_invariants()
         return fresh
 
@@ -851,11 +826,11 @@ class MemoryStore:
         process: a cache starts cold after a restart, by design."""
         wanted = Scope.of(scope)
         memory = self.get(wanted)  # checks the scope, and that the store is open
-        journal = memory._journal
+        journal = _journal(memory)
         if journal is not None:
             try:
-                with memory._lock:
-                    memory._sync()  # notices a forget or erase by another process
+                with memory.lock:
+                    journal.sync()  # notices a forget or erase by another process
             except PersistenceError:
                 if not journal.closed:
                     raise
@@ -927,12 +902,13 @@ class MemoryStore:
                     memory = held
                 self._drop_cache(key)
                 kept = False
-                if memory is not None and memory._journal is not None:
+                journal = None if memory is None else _journal(memory)
+                if memory is not None and journal is not None:
                     # First: a step in flight finishes (it holds the lock), none starts after,
                     # so nothing of this scope can be written once its rows are gone.
-                    with memory._lock:
-                        kept = memory._journal.kept
-                        memory._journal.forgotten()
+                    with memory.lock:
+                        kept = journal.kept
+                        journal.forgotten()
                 with backend.transaction(write=True):
                     row = backend.find_scope(key, lock=True)
                     if row is not None:
@@ -991,8 +967,9 @@ class MemoryStore:
                     except Exception as err:
                         errors.append(err)
                     finally:
-                        if memory._journal is not None:
-                            memory._journal.close(memory, snapshot=False)
+                        journal = _journal(memory)
+                        if journal is not None:
+                            journal.close(memory, snapshot=False)
             finally:
                 self._closed = True
                 self._memories.clear()

@@ -217,7 +217,7 @@ def test_forget_drops_a_scope_and_seeds_do_not_depend_on_arrival_order() -> None
     a.memory_for("alice"), a.memory_for("bob")
     b.memory_for("bob"), b.memory_for("alice")
     for user in ("alice", "bob"):
-        draws = [m.memory_for(user)._rng.random() for m in (a, b)]  # noqa: SLF001
+        draws = [m.memory_for(user).core.rng.random() for m in (a, b)]  # noqa: SLF001
         assert draws[0] == draws[1]
     a.memory_for("alice").add("secret")
     a.forget("alice")

@@ -227,7 +227,7 @@ def test_same_seed_same_run(policy: str) -> None:
     first, second = make_memory(policy, seed=11), make_memory(policy, seed=11)
     run(first, ops)
     run(second, ops)
-    second._identity = first._identity  # the one difference: each memory names itself
+    second.core.identity = first.core.identity  # the one difference: each memory names itself
     assert len(first.trace()) == 250
     assert first.trace() == second.trace()
     assert [i.id for i in first.items()] == [i.id for i in second.items()]

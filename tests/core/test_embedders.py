@@ -107,7 +107,7 @@ def test_missing_minilm_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatc
 
 def test_default_memory_loads_nothing_until_first_text() -> None:
     memory = SolarMemory("solar", capacity=3)
-    embedder = memory._embedder
+    embedder = memory.embedder
     assert isinstance(embedder, MiniLMEmbedder) and embedder._model is None
     memory.add("x", embedding=np.ones(384))  # precomputed vectors never need the model
     assert embedder._model is None

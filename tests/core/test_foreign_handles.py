@@ -175,7 +175,7 @@ def test_a_memory_saved_before_identities_gets_the_same_one_wherever_it_is_loade
     loaded = [SolarMemory.__new__(SolarMemory) for _ in range(2)]
     for copy_ in loaded:
         copy_.__setstate__(dict(state))
-    assert loaded[0]._identity == loaded[1]._identity != memory._identity
+    assert loaded[0].core.identity == loaded[1].core.identity != memory.core.identity
     hits = loaded[0].retrieve("wifi")
     loaded[1].retrieve("wifi")
     loaded[1].feedback(like=True, retrieval=hits)  # the same saved memory, loaded twice

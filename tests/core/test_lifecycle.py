@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import pickle
 
@@ -277,7 +278,7 @@ def test_the_policy_learns_from_cosines_not_from_weighted_scores() -> None:
     m.add("y", embedding=v(5))
     hits = m.retrieve(embedding=v(0), k=2)
     assert hits[0].score == pytest.approx(0.75 * 1.0, abs=1e-6)  # importance 0.5, weight 0.5
-    eviction = m._eviction
+    eviction = m.core.eviction
     assert eviction._best[eviction._last] == pytest.approx(1.0, abs=1e-6)  # type: ignore[attr-defined]
 
 
@@ -326,3 +327,17 @@ def test_a_failing_subscriber_leaves_a_complete_step() -> None:
         m.add("x", embedding=v(0))
     assert len(m) == 1 and len(m.trace()) == 1 and m.stats()["steps"] == 1
     m.check_invariants()
+
+
+def test_a_copy_of_a_memory_has_a_lifecycle_of_its_own() -> None:
+    """The lifecycle runs its sweeps as steps of its memory: after a copy, the original's still
+    sweeps the original (a shared one would sweep through whichever memory was wired last)."""
+    clock = Clock()
+    memory = SolarMemory("fifo", capacity=5, dim=2, clock=clock)
+    memory.add("old", embedding=[1, 0])
+    twins = [copy.copy(memory), copy.deepcopy(memory), pickle.loads(pickle.dumps(memory))]
+    assert all(twin.lifecycle is not memory.lifecycle for twin in twins)
+    clock.advance(8)
+    assert memory.lifecycle.expire() == ["m1"]
+    assert memory.stats()["expired"] == 1 and len(memory) == 0
+    memory.check_invariants()

@@ -296,4 +296,4 @@ def test_memories_keep_the_index_in_sync(policy: str) -> None:
         if len(memory) > 3 and rng.random() < 0.05:
             memory.remove(memory.items()[int(rng.integers(len(memory)))].id)
         memory.check_invariants()
-        assert_in_sync(memory._store, k)
+        assert_in_sync(memory.core.store, k)

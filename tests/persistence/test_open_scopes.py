@@ -33,9 +33,9 @@ def core_state(memory: SolarMemory) -> dict[str, Any]:
     return {
         "state": memory.state(),
         "items": [(i.id, i.text, i.metadata, i.category) for i in memory.items()],
-        "rng": memory._rng.bit_generator.state,
-        "recent": [(k, r.slots.tolist(), r.step, r.rated) for k, r in memory._recent.items()],
-        "matrix": memory._store.matrix[: memory._store.high_water].tobytes(),
+        "rng": memory.core.rng.bit_generator.state,
+        "recent": [(k, r.slots.tolist(), r.step, r.rated) for k, r in memory.core._recent.items()],
+        "matrix": memory.core.store.matrix[: memory.core.store.high_water].tobytes(),
     }
 
 

@@ -18,7 +18,9 @@ import pytest
 from solar_core import MemoryStore, PersistenceError, Scope, SolarMemory, UnknownItemError
 from solar_core.deletion import HistoryDeletion
 from solar_core.persistence import codec
+from solar_core.persistence.journal import Journal
 from solar_core.response_cache import ResponseCache
+from solar_core.steps import LocalRunner
 from tests.support.persistence import (
     DIM,
     SETTINGS,
@@ -93,7 +95,7 @@ def test_the_items_table_mirrors_the_memory(db_url: str) -> None:
     memory = store.scope(user="alice", org="acme")
     for op in stream(50):
         apply(memory, op, clock)
-    journal = memory._journal
+    journal = memory.runner
     assert journal is not None
     with store.backend.transaction(write=False):
         rows = store.backend.item_rows(journal.scope_id)
@@ -203,7 +205,7 @@ def test_bad_input_changes_nothing(db_url: str) -> None:
     memory = store.scope(user="a")
     for op in stream(20):
         apply(memory, op, clock)
-    journal = memory._journal
+    journal = memory.runner
     assert journal is not None
     before = core_state(memory)
     with store.backend.transaction(write=False):
@@ -379,7 +381,7 @@ def test_a_copy_of_a_persistent_memory_is_a_plain_memory(tmp_path: Path) -> None
     memory = store.scope(user="a")
     memory.add("x")
     copy = pickle.loads(pickle.dumps(memory))
-    assert copy._journal is None and copy._clock is not memory._clock
+    assert isinstance(copy.runner, LocalRunner) and copy.core.clock is not memory.core.clock
     copy.add("only in the copy")
     assert len(memory) == 1 and len(copy) == 2
     store.close()
@@ -515,7 +517,7 @@ def test_subscribers_hear_other_writers_once_and_may_read_the_memory(tmp_path: P
         writer.scope(user="a").add(f"fact {i}")
     assert len(watched) == 3  # the catch-up, then the subscribers, outside its transaction
     assert heard == [("m1", 3), ("m2", 3), ("m3", 3)]
-    journal = watched._journal
+    journal = watched.runner
     assert journal is not None
     journal._stale = True  # a rebuild replays every step: nobody is told twice
     assert len(watched) == 3 and len(heard) == 3
@@ -544,7 +546,7 @@ def test_text_a_database_cannot_hold_is_refused_before_the_step(
     with pytest.raises((ValueError, TypeError), match="persist"):
         call(memory)
     assert core_state(memory) == before
-    assert memory._journal is not None and not memory._journal._stale
+    assert isinstance(memory.runner, Journal) and not memory.runner._stale
     store.close()
 
 
@@ -644,7 +646,7 @@ def test_a_writer_a_little_behind_replays_the_log_instead_of_reading_the_snapsho
     same(memory, one.scope(user="alice"))
     # a removal purges the log at once: no step of it is left to replay
     one.scope(user="alice").remove(one.scope(user="alice").items()[0].id)
-    journal = one.scope(user="alice")._journal
+    journal = one.scope(user="alice").runner
     assert journal is not None and journal.scope_id is not None
     with one.backend.transaction(write=False):
         assert list(one.backend.ops_after(journal.scope_id, 0, 10**9)) == []

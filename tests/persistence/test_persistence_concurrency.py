@@ -38,7 +38,7 @@ class Tally:
 
 
 def check_scope(memory: SolarMemory, tally: Tally) -> None:
-    journal = memory._journal
+    journal = memory.runner
     assert journal is not None
     memory.check_invariants()
     stats = memory.stats()

@@ -70,7 +70,7 @@ def kill_at_random_points(db_url: str, interactions: int, most_acks: int, least_
 
         store = open_store(db_url)
         memory = store.scope(user="alice")
-        journal = memory._journal
+        journal = memory.runner
         assert journal is not None
         logged = journal.seq
         if last_ack is not None:  # every acknowledged step is there; at most one more

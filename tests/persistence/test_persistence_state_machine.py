@@ -114,7 +114,7 @@ class PersistentMemoryMachine(RuleBasedStateMachine):
     @rule(like=st.booleans(), older=st.integers(1, 3))
     def rate_an_older_retrieval(self, like: bool, older: int) -> None:
         def rate(m: SolarMemory) -> None:
-            recent = list(m._recent)
+            recent = list(m.core._recent)
             m.feedback(like=like, retrieval=recent[-1 - older] if len(recent) > older else None)
 
         self.both(rate)

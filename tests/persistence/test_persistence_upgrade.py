@@ -163,10 +163,10 @@ def test_an_omitted_capacity_and_omitted_params_are_the_scopes_own(db_url: str) 
     created.close()
     store = MemoryStore(db_url, embedder="hash")  # policy, capacity and params left out
     alice = store.scope(user="alice")
-    assert (alice.policy, alice.capacity, alice._trace.maxlen) == ("lru", 3, 7)
+    assert (alice.policy, alice.capacity, alice.core._trace.maxlen) == ("lru", 3, 7)
     bob = store.scope(user="bob")
     bob.add("y")
-    assert (bob.policy, bob.capacity, bob._trace.maxlen) == ("solar-adaptive", 50, 1000)
+    assert (bob.policy, bob.capacity, bob.core._trace.maxlen) == ("solar-adaptive", 50, 1000)
     before = rows(store)
     # Passed, they must be the scope's: capacity=50 is not "left out".
     with pytest.raises(PersistenceError, match=r"capacity=3.*Omit capacity= so each scope"):
@@ -250,7 +250,7 @@ def test_reembed_migrates_a_scope_and_keeps_its_items(db_url: str) -> None:
     alice.lifecycle.decay()
     kept = [(i.id, i.text, dict(i.metadata), i.category, i.importance, i.created_at, i.valid_until)
             for i in alice.items()]  # fmt: skip
-    ids, retrievals = alice._id_counter, alice._retrieval_seq
+    ids, retrievals = alice.core.continuation()[:2]
     holder = MemoryStore(db_url, policy="solar", capacity=10, embedder=ToyEmbedder(), seed=4)
     stale = holder.scope(user="alice")  # another process, on the old embedder
     old.close()
@@ -269,7 +269,7 @@ def test_reembed_migrates_a_scope_and_keeps_its_items(db_url: str) -> None:
     assert [i.policy["alpha"] for i in memory.items()] == [2.0, 2.0, 2.0]  # statistics restart
     stats = memory.stats()
     assert (stats["steps"], stats["admitted"], stats["retrievals"], memory.trace()) == (3, 3, 0, [])
-    assert memory._retrieval_seq == retrievals
+    assert memory.core.continuation()[1] == retrievals
     assert memory.add("a new fact").item_id == f"m{ids + 1}"  # ids are never reused
     hits = memory.retrieve("what is my locker code", k=1)
     assert [h.text for h in hits] == ["my locker code is 1234"]

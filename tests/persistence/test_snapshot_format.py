@@ -726,7 +726,7 @@ def test_every_preset_resumes_bit_for_bit_from_a_snapshot(tmp_path: Path, policy
     same(resumed, before)  # (not ``ref``: each memory has its own identity token)
     rest = ops[200:]
     assert [apply(resumed, op, clock) for op in rest] == [apply(ref, op, ref_clock) for op in rest]
-    assert resumed._rng.random() == ref._rng.random()
+    assert resumed.core.rng.random() == ref.core.rng.random()
     again.close()
 
 

@@ -56,7 +56,7 @@ class Arc:
 
     def lists(self) -> tuple[list[str], list[str], list[str], list[str]]:
         """T1, T2 (ids) and B1, B2 (texts), each LRU first."""
-        store = self.memory._store  # test-only introspection: slots -> ids
+        store = self.memory.core.store  # test-only introspection: slots -> ids
         return (
             [store.id_at(s) for s in self.policy.t1],
             [store.id_at(s) for s in self.policy.t2],
@@ -262,7 +262,7 @@ def test_arc_needs_a_finite_capacity(capacity: object) -> None:
 
 def test_composed_arc_takes_the_memory_capacity_and_rejects_a_mismatch() -> None:
     memory = SolarMemory(eviction=ArcEviction(), capacity=3, dim=DIM)
-    assert memory._eviction.c == 3  # type: ignore[attr-defined]
+    assert memory.core.eviction.c == 3  # type: ignore[attr-defined]
     with pytest.raises(ValueError, match="finite capacity"):
         SolarMemory(eviction=ArcEviction(), capacity=None, dim=DIM)
     with pytest.raises(ValueError, match="bound to a memory of 3"):

@@ -87,7 +87,7 @@ def test_hysteresis_zero_swaps_on_any_larger_gain() -> None:
     m.retrieve(embedding=unit(1, 0.3, 0))
     m.retrieve(embedding=unit(0.3, 1, 0))
     m.retrieve(embedding=unit(0.2, 0.2, 1))  # served badly by either
-    gate = m._admission
+    gate = m.core.admission
     assert isinstance(gate, CoverageGate) and gate.hysteresis == 0.0
     d = m.add("c", embedding=unit(0, 0, 1), item_id="c")
     assert d.admitted and d.tau is not None and d.regret is not None and d.regret > d.tau
@@ -136,7 +136,7 @@ def test_regime_shift_opens_the_gate() -> None:
     for t in range(200):  # a long stable period: every query well served
         q = old[t % 4] + rng.normal(scale=0.05, size=8).astype(np.float32)
         m.retrieve(embedding=q)
-    eviction = m._eviction
+    eviction = m.core.eviction
     assert isinstance(eviction, CoverageEviction) and not eviction.shifting
     new = unit(0, 0, 0, 0, 0, 0, 1, 0)
     m.retrieve(embedding=new)
@@ -144,7 +144,7 @@ def test_regime_shift_opens_the_gate() -> None:
     assert eviction.shifting
     d = m.add("new", embedding=new, item_id="new")
     assert (d.admitted, d.reason) == (True, "regime shift")
-    assert not memory(capacity=4, dim=8, shift=0.0)._eviction.shifting  # type: ignore[attr-defined]
+    assert not memory(capacity=4, dim=8, shift=0.0).core.eviction.shifting  # type: ignore[attr-defined]
 
 
 def test_a_loop_longer_than_the_memory_is_held_not_churned() -> None:
@@ -169,14 +169,14 @@ def test_unbounded_memory_only_fills() -> None:
     for i in range(5):
         m.retrieve(embedding=unit(1, i, 0))
         assert m.add(f"x{i}", embedding=unit(1, i, 0)).reason == "free slot"
-    assert m._eviction.window == 256  # type: ignore[attr-defined]
+    assert m.core.eviction.window == 256  # type: ignore[attr-defined]
 
 
 def test_window_scales_with_capacity_up_to_the_cap() -> None:
-    assert memory(capacity=10)._eviction.window == 160  # type: ignore[attr-defined]
-    assert memory(capacity=100)._eviction.window == 256  # type: ignore[attr-defined]
-    assert memory(capacity=100, max_window=4096)._eviction.window == 1600  # type: ignore[attr-defined]
-    assert memory(capacity=100, window=7)._eviction.window == 7  # type: ignore[attr-defined]
+    assert memory(capacity=10).core.eviction.window == 160  # type: ignore[attr-defined]
+    assert memory(capacity=100).core.eviction.window == 256  # type: ignore[attr-defined]
+    assert memory(capacity=100, max_window=4096).core.eviction.window == 1600  # type: ignore[attr-defined]
+    assert memory(capacity=100, window=7).core.eviction.window == 7  # type: ignore[attr-defined]
 
 
 def test_the_oldest_query_leaves_the_window_with_its_credit() -> None:
@@ -199,7 +199,7 @@ def test_eviction_hands_the_queries_back_to_the_runner_up() -> None:
     m.remove("a")
     m.check_invariants()
     # The query a served is served badly now: an item like a has a gain again.
-    eviction = m._eviction
+    eviction = m.core.eviction
     assert isinstance(eviction, CoverageEviction)
     assert eviction.gain(unit(1, 0, 0)) > 0.5
 
@@ -209,7 +209,7 @@ def test_clear_forgets_the_queries() -> None:
     m.add("a", embedding=unit(1, 0, 0))
     m.retrieve(embedding=unit(1, 0, 0))
     m.clear()
-    eviction = m._eviction
+    eviction = m.core.eviction
     assert isinstance(eviction, CoverageEviction)
     assert eviction.gain(unit(1, 0, 0)) == 0.0 and not eviction.shifting
     m.check_invariants()
@@ -280,7 +280,7 @@ def test_a_shift_does_not_admit_what_serves_no_query() -> None:
         m.retrieve(embedding=[1, 0, 0] if i % 2 else [0, 1, 0])
     for _ in range(3):
         m.retrieve(embedding=[0, 0, 1])  # the queries move away: a shift
-    assert m._eviction.shifting  # type: ignore[attr-defined]
+    assert m.core.eviction.shifting  # type: ignore[attr-defined]
     assert not m.add("junk", embedding=[-1, -1, 0]).admitted  # far from every query
     assert m.add("new", embedding=[0, 0, 1]).reason == "regime shift"
 

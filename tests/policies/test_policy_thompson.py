@@ -242,7 +242,7 @@ def test_victim_and_score_match_a_recomputation_with_the_same_draws() -> None:
         items = memory.items()
         full = len(items) == 6
         if full:
-            store = memory._store  # test-only introspection: the slot order of the draws
+            store = memory.core.store  # test-only introspection: the slot order of the draws
             by_slot = sorted(items, key=lambda i: store.slot_of(i.id))
             alpha = np.array([i.policy["alpha"] for i in by_slot])
             beta = np.array([i.policy["beta"] for i in by_slot])

@@ -35,17 +35,17 @@ def core_state(memory: SolarMemory) -> dict[str, Any]:
     """Everything that makes a memory's next decisions, as comparable plain data."""
     return {
         "state": memory.state(),
-        "rng": memory._rng.bit_generator.state,
-        "recent": [(k, r.slots.tolist(), r.step, r.rated) for k, r in memory._recent.items()],
-        "pending": memory._pending_score,
-        "matrix": memory._store.matrix[: memory._store.high_water].tobytes(),
+        "rng": memory.core.rng.bit_generator.state,
+        "recent": [(k, r.slots.tolist(), r.step, r.rated) for k, r in memory.core._recent.items()],
+        "pending": memory.core._pending_score,
+        "matrix": memory.core.store.matrix[: memory.core.store.high_water].tobytes(),
     }
 
 
 # _identity: every memory gets its own (a rating handle names it), even with the same seed
 _SKIP = {
     *("_lock", "_clock", "_embedder", "_journal", "_subscribers", "_memory", "_thread"),
-    *("_stop", "_identity"),
+    *("_stop", "_identity", "_events", "_runner", "_run", "listeners"),
 }
 
 

@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
         summary = {"logged": logged, "admitted": admitted, "evicted": evicted}
         print("done " + json.dumps(summary), flush=True)
         return 0
-    journal = memory._journal
+    journal = memory.runner
     assert journal is not None
     ops = crash_ops(args.interactions)
     out = sys.stdout

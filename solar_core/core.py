@@ -1,0 +1,643 @@
+"""``MemoryCore``: the policy-driven state machine behind :class:`~solar_core.SolarMemory`.
+
+It holds a memory's state -- the store, the admission, eviction and deletion policies, the
+random generator, the counters, the decision and retrieval traces, the retrievals feedback may
+still rate -- and applies checked steps to it (:mod:`solar_core.steps`). It knows nothing of
+locks, embedders, input checks, subscribers, persistence or adapters: the memory around it does
+those. What a step changes in the stored items is told to its :class:`StepListener` objects as
+it happens (a persisted memory writes item rows from it; subscribers hear deletions from it).
+
+Determinism: given its state and a step's inputs (clock readings included), a step always does
+the same thing. Persistence relies on it to replay a log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import OrderedDict, deque
+from collections.abc import Callable, Collection, Mapping
+from functools import partial
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from .admission import AdmissionPolicy, AlwaysAdmit, Candidate
+from .admission.base import ALWAYS
+from .deletion import DeletionPolicy
+from .eviction import EvictionPolicy, Victim
+from .records import INITIAL_IMPORTANCE, Record, Retrieval, content_key
+from .steps import Lookup, Offer, Rating
+from .store import VectorStore
+from .types import Decision, Hit, Hits, MemoryItem, UnknownItemError
+from .validation import FloatVector
+
+#: how many recent retrievals stay rateable by feedback(retrieval=...)
+FEEDBACK_WINDOW = 1000
+#: reinforcement: a recorded retrieval multiplies the importance of what it returned by this
+REINFORCE = 1.1
+
+
+class StepListener:
+    """Hears what steps change in a memory's items, as they change it (under the lock).
+    Subclass and override what you need; a listener is not state (a copy has none)."""
+
+    def stored(self, item_id: str, record: Record, vector: FloatVector) -> None:
+        """An offer stored ``item_id`` (told before its step is traced)."""
+
+    def removed(self, item_id: str, reason: str) -> None:
+        """``item_id`` went: ``"evicted"``, ``"removed"``, ``"deleted"`` or ``"expired"``."""
+
+    def cleared(self, item_ids: list[str]) -> None:
+        """A clear took every item (told before they go)."""
+
+
+class MemoryCore:
+    """A memory's state and the steps that change it (see the module's docs).
+
+    >>> import numpy as np
+    >>> from solar_core.eviction import FifoEviction
+    >>> from solar_core.steps import Lookup, Offer
+    >>> core = MemoryCore(AlwaysAdmit(), FifoEviction(), capacity=2, dim=2, clock=lambda: 0.0)
+    >>> for text in ("a", "b", "c"):
+    ...     decision = core.offer(Offer(text, np.array([1.0, 0.0], np.float32)))
+    >>> decision.evicted, core.ids()
+    ('m1', ['m2', 'm3'])
+    >>> [hit.id for hit in core.retrieve(Lookup(np.array([1.0, 0.0], np.float32), "q", 1))]
+    ['m2']
+    """
+
+    def __init__(
+        self,
+        admission: AdmissionPolicy,
+        eviction: EvictionPolicy,
+        *,
+        capacity: int | None,
+        dim: int,
+        clock: Callable[[], float],
+        rng: np.random.Generator | None = None,
+        deletion: DeletionPolicy | None = None,
+        trace_size: int = 1000,
+        importance_weight: float = 0.0,
+        identity: str = "",
+    ) -> None:
+        self._admission = admission
+        self._eviction = eviction
+        self._deletion = deletion
+        self.capacity = capacity
+        self.dim = dim
+        self._rng = rng if rng is not None else np.random.default_rng()
+        self._clock = clock
+        self._store = VectorStore(dim, capacity, neighbours=eviction.neighbours)
+        # The gate first: a refused pairing must leave the eviction policy unbound, reusable.
+        admission.bind(eviction)
+        eviction.bind(self._store, self._rng)
+        if deletion is not None:
+            deletion.bind(self._store)
+        self._trace: deque[Decision] = deque(maxlen=trace_size)
+        self._trace_times: deque[float] = deque(maxlen=trace_size)  # aligned with _trace
+        self._retrieval_trace: deque[tuple[float, str | None, list[Hit]]] = deque(maxlen=trace_size)
+        self.importance_weight = importance_weight
+        self._id_counter = 0
+        self._retrieval_seq = 0
+        self._identity = identity
+        self.listeners: list[StepListener] = []
+        self.reset_counters()
+
+    def reset_counters(self) -> None:
+        self._steps = 0
+        self._retrievals = 0
+        self._admitted = 0
+        self._rejected = 0
+        self._reoffered = 0  # offers of an already-stored id with the same text
+        self._evicted = 0
+        self._removed = 0
+        self._deleted = 0  # by the deletion policy
+        self._expired = 0  # by lifecycle.expire()
+        self._feedbacks = 0
+        self._score_sum = 0.0
+        self._removals = 0  # evictions + removals, ever: detects stale retrievals
+        self._recent: OrderedDict[int, Retrieval] = OrderedDict()  # rateable retrievals
+        self._pending_score: float | None = None
+
+    # -- what wrappers read ---------------------------------------------------------------------
+    @property
+    def admission(self) -> AdmissionPolicy:
+        return self._admission
+
+    @property
+    def eviction(self) -> EvictionPolicy:
+        return self._eviction
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The random generator (Thompson draws): part of the state."""
+        return self._rng
+
+    @property
+    def deletion(self) -> DeletionPolicy | None:
+        return self._deletion
+
+    @property
+    def store(self) -> VectorStore:
+        return self._store
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """Where the memory reads the time (a persisted memory records each reading)."""
+        return self._clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None:
+        self._clock = clock
+
+    @property
+    def identity(self) -> str:
+        """Who this memory is, for its rating handles (see :class:`~solar_core.types.Hits`)."""
+        return self._identity
+
+    @identity.setter
+    def identity(self, identity: str) -> None:
+        self._identity = identity
+
+    @property
+    def steps(self) -> int:
+        return self._steps
+
+    def ids(self) -> list[str]:
+        """Every stored id, oldest insert first."""
+        return self._store.ids()
+
+    def records(self) -> list[tuple[str, Record]]:
+        """Every stored ``(id, record)``, oldest insert first."""
+        store = self._store
+        return [(i, store.payload_at(store.slot_of(i))) for i in store.ids()]
+
+    def vector(self, item_id: str) -> FloatVector:
+        """A copy of the stored unit vector of ``item_id``."""
+        return self._store.vector(self._store.slot_of(self.check_id(item_id)))
+
+    def check_id(self, item_id: object) -> str:
+        if not isinstance(item_id, str):
+            raise TypeError(f"item id must be a str, got {type(item_id).__name__}")
+        if item_id not in self._store:
+            raise UnknownItemError(f"no item with id {item_id!r} is stored")
+        return item_id
+
+    def item(self, item_id: str) -> MemoryItem:
+        slot = self._store.slot_of(self.check_id(item_id))
+        record: Record = self._store.payload_at(slot)
+        info = dict(self._eviction.describe(slot))
+        if self._deletion is not None:
+            info.update(self._deletion.describe(slot))
+        return MemoryItem(
+            item_id,
+            record.text,
+            dict(record.metadata),
+            record.step,
+            record.created_at,
+            info,
+            record.category,
+            record.importance,
+            record.valid_until,
+        )
+
+    # -- retrieval ------------------------------------------------------------------------------
+    def retrieve(self, lookup: Lookup) -> Hits:
+        """The ``k`` items nearest the lookup's vector; if recorded, a retrieval event."""
+        vector, k, exclude = lookup.vector, lookup.k, lookup.exclude
+        store = self._store
+        if self.importance_weight > 0.0:
+            slots, scores = self._weighted_nearest(vector, k, exclude)
+        elif exclude:
+            slots, scores = self._nearest_except(vector, k, exclude)
+        else:
+            slots, scores = store.nearest(vector, k)
+        ids, payloads = store.slot_lists()
+        records: list[Record] = []
+        hits: list[Hit] = []
+        for rank, (slot, score) in enumerate(zip(slots.tolist(), scores, strict=True)):
+            rec = payloads[slot]
+            records.append(rec)
+            hits.append(Hit(ids[slot], rec.text, score, rec.metadata.copy(), rank))
+        if not lookup.record:
+            return Hits(hits, None, self._identity)
+        now = self._clock()  # before any change: a failing clock leaves the memory as it was
+        for rec in records:  # reinforcement: returned to a caller, so more important
+            boosted = rec.importance * REINFORCE
+            rec.importance = boosted if boosted < 1.0 else 1.0
+        self._retrieval_trace.append((now, lookup.query, hits))  # dicts built when asked for
+        step = self._steps + 1
+        if self._eviction.needs_queries:
+            cosines = scores
+            if self.importance_weight > 0.0:  # the policy learns from similarity, not rank
+                cosines = store.matrix[slots].dot(vector).tolist()
+            self._eviction.on_query(vector, slots, cosines, step)
+        self._eviction.on_retrieve(slots, step)
+        if self._deletion is not None:
+            self._deletion.on_retrieve(slots, step)
+        self._retrievals += 1
+        self._retrieval_seq += 1  # never reset: a Hits from before clear() stays unknown
+        retrieval_id = self._retrieval_seq
+        self._recent[retrieval_id] = Retrieval(slots, records, step, self._removals)
+        if len(self._recent) > FEEDBACK_WINDOW:
+            self._recent.popitem(last=False)
+        return Hits(hits, retrieval_id, self._identity)
+
+    def _weighted_nearest(
+        self, vector: FloatVector, k: int, exclude: Collection[str]
+    ) -> tuple[npt.NDArray[np.int64], list[float]]:
+        """Top-k by ``cosine * (1 - w + w * importance)`` (a pass over every item: opt-in)."""
+        store = self._store
+        sims = store.similarities(vector).astype(np.float64)
+        _, payloads = store.slot_lists()
+        w = self.importance_weight
+        for slot in store.active_slots().tolist():
+            sims[slot] *= 1.0 - w + w * payloads[slot].importance
+        for item_id in exclude:
+            if item_id in store:
+                sims[store.slot_of(item_id)] = -np.inf
+        n = int(np.isfinite(sims).sum())
+        order = np.argsort(-sims, kind="stable")[: min(k, n)]
+        return order.astype(np.int64), sims[order].tolist()
+
+    def _nearest_except(
+        self, vector: FloatVector, k: int, exclude: Collection[str]
+    ) -> tuple[npt.NDArray[np.int64], list[float]]:
+        store = self._store
+        skip = {store.slot_of(i) for i in exclude if i in store}
+        slots, scores = store.nearest(vector, k + len(skip))
+        keep = [j for j, slot in enumerate(slots.tolist()) if slot not in skip][:k]
+        return slots[keep], [scores[j] for j in keep]
+
+    # -- feedback -------------------------------------------------------------------------------
+    def rate(self, rating: Rating) -> int:
+        """Credit the retrieval ``rating`` names; returns that retrieval's id."""
+        key, last = self.resolve_retrieval(rating.retrieval)
+        if self._eviction.listens_to_feedback or self._deletion is not None:
+            live = self._live_slots(last)
+            if self._eviction.listens_to_feedback:
+                self._eviction.on_feedback(live, rating.reward)
+            if self._deletion is not None:  # the step's quality: the score when given
+                self._deletion.on_feedback(live, rating.quality)
+        last.rated = True
+        if last.step == self._steps + 1:
+            self._pending_score = rating.quality
+        self._feedbacks += 1
+        self._score_sum += rating.quality
+        return key
+
+    def _live_slots(self, retrieval: Retrieval) -> npt.NDArray[np.int64]:
+        """The slots ``retrieval`` returned that still hold the items it returned."""
+        slots = retrieval.slots
+        if retrieval.removals != self._removals:
+            # Items removed since the retrieval get no credit; their slots may hold new items
+            # (even under the same id), so liveness is the identity of the stored record.
+            store = self._store
+            live = [
+                s
+                for s, rec in zip(slots.tolist(), retrieval.records, strict=True)
+                if store.payload_at(s) is rec
+            ]
+            return np.asarray(live, dtype=np.int64)
+        return slots
+
+    def resolve_retrieval(self, retrieval: object) -> tuple[int, Retrieval]:
+        """The rateable retrieval ``retrieval`` names (``None``: the latest), with its id."""
+        if retrieval is None:
+            if not self._recent:
+                raise ValueError("feedback() rates a retrieval: call retrieve() first")
+            key = next(reversed(self._recent))
+            found = self._recent[key]
+        else:
+            if isinstance(retrieval, Hits):
+                if retrieval.retrieval_id is None:
+                    raise ValueError("a record=False lookup cannot be rated")
+                self._check_origin(retrieval.origin)
+                key = retrieval.retrieval_id
+            elif isinstance(retrieval, int) and not isinstance(retrieval, bool):
+                self._check_origin(getattr(retrieval, "origin", None))
+                key = int(retrieval)
+            else:
+                raise TypeError(
+                    "retrieval must be the Hits returned by retrieve() or their retrieval_id, "
+                    f"got {type(retrieval).__name__}"
+                )
+            if key not in self._recent:
+                raise ValueError(
+                    f"unknown or expired retrieval {key}: only the last {FEEDBACK_WINDOW} "
+                    "retrievals (since the last clear()) can be rated"
+                )
+            found = self._recent[key]
+        if found.rated:
+            raise ValueError("this retrieval already has feedback")
+        return key, found
+
+    def _check_origin(self, origin: object) -> None:
+        """Refuse a rating handle made by another memory (``None``: a plain id, unchecked)."""
+        if origin is not None and origin != self._identity:
+            raise ValueError(
+                "this retrieval was made by another memory (another scope or user, or an "
+                "independent memory), whose retrieval ids restart at 1 too: rate it with the "
+                "memory that returned it"
+            )
+
+    # -- offers ---------------------------------------------------------------------------------
+    def offer(self, offer: Offer) -> Decision:
+        """Decide on ``offer``: store it (evicting if full) or refuse it. Ends the step."""
+        text, item_id = offer.text, offer.item_id
+        vector = None  # the unit vector, made when first needed: a rejected offer never needs it
+        store = self._store
+        again = None
+        if item_id is not None and item_id in store:
+            again = store.slot_of(item_id)
+            if store.payload_at(again).text != text:
+                raise ValueError(
+                    f"an item with id {item_id!r} is already stored, with a different text"
+                )
+        now = self._clock()  # before any change: a failing clock must leave the memory as it was
+        step = self._steps + 1
+        score = self._pending_score
+        sims = None
+        admission = self._admission
+        if store.protected and again is None and store.full and store.evictable == 0:
+            # Only identity items left: nothing may be evicted to make room. Refused before
+            # the gate sees it, so no gate state (regret, ...) moves for an impossible store.
+            self._steps = step
+            self._pending_score = None
+            self._rejected += 1
+            return self._end(Decision(step, False, None, None, "full of protected items"), now)
+        if type(admission) is AlwaysAdmit:
+            verdict = ALWAYS  # what it returns for every candidate: skip building one
+        else:
+            if admission.needs_similarities and score is None:
+                vector = offer.unit()
+                sims = store.similarities(vector)
+            if admission.needs_vector and vector is None:
+                vector = offer.unit()
+            verdict = admission.admit(
+                Candidate(
+                    len(store), self.capacity, score, sims, vector, text, offer.meta, offer.prepared
+                )
+            )
+        self._steps = step
+        self._pending_score = None
+        if again is not None:
+            # The same experience offered again: nothing to store, but the step ends and the
+            # gate has seen it (its cost ~0, as it is its own nearest neighbour). ARC counts
+            # it as a request for a cached key. Mirrors the reference runners' duplicates.
+            self._eviction.on_reoffer(again, step)
+            self._reoffered += 1
+            again_decision = Decision(
+                step,
+                False,
+                item_id,
+                None,
+                "already stored",
+                cost=verdict.cost,
+                regret=verdict.regret,
+                tau=verdict.tau,
+            )
+            return self._end(again_decision, now)
+        _, reason, cost, regret, tau = verdict
+        if not verdict.admitted:
+            self._rejected += 1
+            refused = Decision(step, False, None, None, reason, cost=cost, regret=regret, tau=tau)
+            return self._end(refused, now)
+        new_id = item_id if item_id is not None else self._new_id()
+        eviction = self._eviction
+        key = content_key(text) if eviction.uses_content_key else ""
+        eviction.prepare_insert(key)
+        victim: Victim | None = None
+        evicted = None
+        contenders: tuple[tuple[str, float], ...] = ()
+        while store.full:
+            victim = eviction.victim(step)
+            contenders = (
+                tuple([(store.id_at(s), sc) for s, sc in victim.contenders])
+                if victim.contenders  # only scoring policies name any
+                else ()
+            )
+            evicted = self.drop(victim.slot, "evicted")
+        if vector is None:
+            vector = offer.unit()
+        allocated = len(store.matrix)
+        category = offer.category
+        record = Record(
+            text, offer.meta, step, now, category, INITIAL_IMPORTANCE[category], offer.valid_until
+        )
+        slot = store.insert(new_id, vector, record, sims)
+        if category == "identity":
+            store.protected.add(slot)
+        if len(store.matrix) != allocated:  # an unbounded store grew
+            eviction.reserve(store.slots)
+            if self._deletion is not None:
+                self._deletion.reserve(store.slots)
+        eviction.on_insert(slot, key, step)
+        if self._deletion is not None:
+            self._deletion.on_insert(slot, step)
+        self._admitted += 1
+        victim_score = victim.score if victim is not None else None
+        for listener in self.listeners:
+            listener.stored(new_id, record, vector)
+        decision = Decision(
+            step,
+            True,
+            new_id,
+            evicted,
+            reason,
+            cost=cost,
+            regret=regret,
+            tau=tau,
+            victim_score=victim_score,
+            contenders=contenders,
+        )
+        return self._end(decision, now)
+
+    def _end(self, decision: Decision, now: float) -> Decision:
+        """The step has ended: sweep the deletion policy, trace the decision."""
+        if self._deletion is not None:
+            swept = self._deletion.sweep(decision.step)
+            if swept:
+                decision.deleted = tuple([(self.drop(slot, "deleted"), why) for slot, why in swept])
+        self._trace.append(decision)
+        self._trace_times.append(now)  # the step's time, read before anything changed
+        return decision
+
+    def _new_id(self) -> str:
+        while True:
+            self._id_counter += 1
+            candidate = f"m{self._id_counter}"
+            if candidate not in self._store:
+                return candidate
+
+    # -- deletions ------------------------------------------------------------------------------
+    def drop(self, slot: int, reason: str) -> str:
+        """Take the item in ``slot`` out: ``"evicted"``, ``"removed"``, ``"deleted"`` (by the
+        deletion policy) or ``"expired"``; returns its id."""
+        item_id = self._store.remove(slot)
+        evicted = reason == "evicted"
+        self._eviction.on_remove(slot, evicted)
+        if self._deletion is not None:
+            self._deletion.on_remove(slot)
+        self._removals += 1
+        if evicted:
+            self._evicted += 1
+        elif reason == "deleted":
+            self._deleted += 1
+        elif reason == "expired":
+            self._expired += 1
+        else:
+            self._removed += 1
+        for listener in self.listeners:
+            listener.removed(item_id, reason)
+        return item_id
+
+    def remove(self, item_id: str, reason: str = "removed") -> None:
+        """Delete ``item_id`` now (not counted as an eviction)."""
+        self.drop(self._store.slot_of(self.check_id(item_id)), reason)
+
+    def clear(self) -> None:
+        """Remove every item and reset learned policy state, counters and traces."""
+        if self.listeners:
+            ids = self._store.ids()
+            for listener in self.listeners:
+                listener.cleared(ids)
+        self._store.clear()
+        self._eviction.clear()
+        self._eviction.reserve(self._store.slots)
+        if self._deletion is not None:
+            self._deletion.clear()
+            self._deletion.reserve(self._store.slots)
+        self._admission.clear()
+        self._trace.clear()
+        self._trace_times.clear()
+        self._retrieval_trace.clear()
+        self.reset_counters()
+
+    def put_back(
+        self,
+        items: list[tuple[str, Record, FloatVector]],
+        continuation: tuple[int, int, Mapping[str, Any] | None],
+    ) -> None:
+        """Fill this new, empty memory with ``items`` (id, record, unit vector), in order: each
+        stored at its own time with its importance, not judged by the gate, no decision traced,
+        the deletion policy told of them afterwards; ``continuation`` (see
+        :meth:`continuation`) carries on another memory's ids, retrievals and random draws."""
+        admission, deletion, clock = self._admission, self._deletion, self._clock
+        # Every item was admitted once: it is put back, not judged again by the gate, nor
+        # swept by a deletion policy (periodic deletion would drop items it never saw
+        # retrieved) while the memory is being filled.
+        self._admission, self._deletion = AlwaysAdmit(), None
+        try:
+            for item_id, record, vector in items:
+                self._clock = partial(float, record.created_at)  # the item's own time
+                offer = Offer(
+                    record.text,
+                    vector,
+                    None,
+                    dict(record.metadata),
+                    item_id,
+                    record.category,
+                    record.valid_until,
+                )
+                if not self.offer(offer).admitted:  # pragma: no cover - the old capacity, ids
+                    raise ValueError(f"{item_id!r} could not be put back")
+                self._store.payload_at(self._store.slot_of(item_id)).importance = record.importance
+        finally:
+            self._admission, self._deletion, self._clock = admission, deletion, clock
+        if deletion is not None:  # it learns of the items now, each as stored at its step
+            deletion.reserve(self._store.slots)
+            for item_id, record in self.records():
+                deletion.on_insert(self._store.slot_of(item_id), record.step)
+        self._trace.clear()  # putting an item back is not a decision
+        self._trace_times.clear()
+        id_counter, retrieval_seq, rng_state = continuation
+        self._id_counter = max(self._id_counter, id_counter)
+        self._retrieval_seq = retrieval_seq
+        if rng_state is not None:
+            self._rng.bit_generator.state = rng_state
+
+    def continuation(self) -> tuple[int, int, Mapping[str, Any]]:
+        """What a rebuilt memory carries on from this one: the last id number, the last
+        retrieval id and the random generator's state."""
+        return self._id_counter, self._retrieval_seq, self._rng.bit_generator.state
+
+    # -- traces ---------------------------------------------------------------------------------
+    def decisions(self) -> list[tuple[float, Decision]]:
+        """The traced decisions with their step times, oldest first."""
+        return list(zip(self._trace_times, self._trace, strict=True))
+
+    def retrievals(self) -> list[tuple[float, str | None, list[Hit]]]:
+        """The traced recorded retrievals ``(at, query, hits)``, oldest first."""
+        return list(self._retrieval_trace)
+
+    def drop_traces_before(self, decisions: float, retrievals: float) -> dict[str, int]:
+        """Drop decisions traced before time ``decisions`` and retrievals before
+        ``retrievals``; how many of each went."""
+        times, trace = self._trace_times, self._trace
+        old_decisions = 0
+        while times and times[0] < decisions:
+            times.popleft()
+            trace.popleft()
+            old_decisions += 1
+        old_retrievals = 0
+        while self._retrieval_trace and self._retrieval_trace[0][0] < retrievals:
+            self._retrieval_trace.popleft()
+            old_retrievals += 1
+        return {"decision": old_decisions, "retrieval": old_retrievals}
+
+    # -- counters and checks --------------------------------------------------------------------
+    def stats(self) -> dict[str, Any]:
+        """The counters (see :meth:`SolarMemory.stats <solar_core.SolarMemory.stats>`)."""
+        steps = self._steps
+        return {
+            "size": len(self._store),
+            "capacity": self.capacity,
+            "steps": steps,
+            "retrievals": self._retrievals,
+            "admitted": self._admitted,
+            "rejected": self._rejected,
+            "reoffered": self._reoffered,
+            "evicted": self._evicted,
+            "removed": self._removed,
+            "deleted": self._deleted,
+            "expired": self._expired,
+            # paper Eq. 1: N = steps whose cache changed; every admission changes it
+            "modifications": self._admitted,
+            "store_rate": self._admitted / steps if steps else 0.0,
+            "feedbacks": self._feedbacks,
+            "mean_feedback": self._score_sum / self._feedbacks if self._feedbacks else None,
+            "tau": self._admission.tau,
+            "regret": self._admission.regret,
+        }
+
+    def check_invariants(self) -> None:
+        """Raise ``AssertionError`` if the store, the policies or the counters disagree."""
+        self._store.check_invariants()
+        self._eviction.check_invariants()
+        self._admission.check_invariants()
+        expected = self._admitted - self._evicted - self._removed - self._deleted - self._expired
+        if expected != len(self._store):
+            raise AssertionError(f"counters say {expected} items, store has {len(self._store)}")
+        if self._admitted + self._rejected + self._reoffered != self._steps:
+            raise AssertionError("every step must be admitted or rejected")
+
+    @staticmethod
+    def legacy_identity(state: Mapping[str, Any], policy: str) -> str:
+        """An identity for a memory saved without one: the same for every process loading the
+        same state (it is then saved with the memory), and as unique as its random generator."""
+        basis = repr(
+            (state["_rng"].bit_generator.state, state["_steps"], state["_retrieval_seq"], policy)
+        )
+        return hashlib.blake2b(basis.encode(), digest_size=16).hexdigest()
+
+    # -- state ----------------------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        del state["listeners"]  # run-time wiring, not state
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.listeners = []

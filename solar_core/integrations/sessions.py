@@ -1,0 +1,136 @@
+"""``Sessions``: the memories a framework adapter serves, one per session key.
+
+LangChain's middleware keys its memories by a run's ``thread_id``/``user_id``/..., LlamaIndex's
+memory block by ``Memory``'s ``session_id``; both may also be used without any key (one
+memory), and both may keep their memories in a :class:`~solar_core.persistence.MemoryStore`.
+This is that plumbing, once: the key ``""`` is the *unnamed* session (an adapter used without a
+key), which never collides with a session of any name, not even ``"default"``.
+"""
+
+from __future__ import annotations
+
+from solar_core.embedder import Embedder
+from solar_core.memory import SolarMemory
+from solar_core.persistence import MemoryStore, Scope
+from solar_core.persistence.memory_store import ScopeView
+from solar_core.scoped_memories import ScopedMemories
+
+#: the name the unnamed session has in a per-process table of memories
+UNNAMED = "default"
+
+
+class Sessions:
+    """One memory per session key, made on first use (build with :meth:`shared`,
+    :meth:`in_process` or :meth:`stored`).
+
+    >>> sessions = Sessions.in_process("fifo", 5, embedder="hash", seed=0)
+    >>> _ = sessions.get("alice").add("likes tea")
+    >>> len(sessions.get("alice")), len(sessions.get("default")), len(sessions.get(""))
+    (1, 0, 0)
+    >>> sessions.get("default") is sessions.get(""), sessions.names()
+    (False, ['alice', 'default'])
+    >>> sessions.existing("bob") is None
+    True
+    """
+
+    def __init__(
+        self,
+        named: ScopedMemories | ScopeView,
+        unnamed: ScopedMemories | None,
+        store: MemoryStore | None = None,
+        default_scope: Scope | None = None,
+        owns_store: bool = False,
+    ) -> None:
+        self._named, self._unnamed = named, unnamed
+        self._store, self._default_scope, self.owns_store = store, default_scope, owns_store
+
+    @classmethod
+    def shared(cls, memory: SolarMemory) -> Sessions:
+        """Every session is ``memory`` (one memory shared on purpose: forgetting empties it)."""
+        return cls(ScopedMemories.shared(memory), None)
+
+    @classmethod
+    def in_process(
+        cls,
+        policy: str | None,
+        capacity: int | None,
+        *,
+        embedder: object = None,
+        seed: int | None = None,
+    ) -> Sessions:
+        """A memory per session in this process, every one sharing one embedder."""
+        named = ScopedMemories(policy, capacity, embedder=embedder, seed=seed)
+        shared: Embedder | None = named.embedder  # loaded once
+        return cls(named, ScopedMemories(policy, capacity, embedder=shared, seed=seed))
+
+    @classmethod
+    def stored(
+        cls, store: MemoryStore, part: str, default_scope: Scope, *, owns_store: bool
+    ) -> Sessions:
+        """A scope of ``store`` per session, named by the scope part ``part``; the unnamed
+        session is ``default_scope`` (``owns_store``: :meth:`close` closes the store)."""
+        return cls(store.view(part), None, store, default_scope, owns_store)
+
+    @property
+    def store(self) -> MemoryStore | None:
+        return self._store
+
+    @property
+    def is_shared(self) -> bool:
+        """Whether every session is one memory."""
+        return self._store is None and self._unnamed is None
+
+    def check(self, key: object) -> str:
+        """``key`` as a session key (refused with a clear error if it cannot be one)."""
+        return self._named.check(key)
+
+    def get(self, key: str) -> SolarMemory:
+        """The memory of session ``key`` (``""``: the unnamed one), made on first use."""
+        if key or self.is_shared:
+            return self._named.get(key or UNNAMED)
+        if self._store is not None:
+            assert self._default_scope is not None
+            return self._store.get(self._default_scope)
+        assert self._unnamed is not None
+        return self._unnamed.get(UNNAMED)
+
+    def existing(self, key: str) -> SolarMemory | None:
+        """The memory of session ``key`` if it exists (never makes one): ``None`` once
+        forgotten, here or by another process."""
+        if self.is_shared:
+            return self._named.get(UNNAMED)
+        if self._store is not None:
+            assert self._default_scope is not None
+            view = self._named
+            assert isinstance(view, ScopeView)
+            scope = Scope.of({view.part: key}) if key else self._default_scope
+            return self._store.existing(scope)
+        table = self._named if key else self._unnamed
+        name = key or UNNAMED
+        assert isinstance(table, ScopedMemories)
+        return table.get(name) if name in table.names() else None
+
+    def forget(self, key: str) -> None:
+        """Drop session ``key``'s memory (with a store: its rows; shared: empty it)."""
+        if key or self.is_shared:
+            self._named.forget(key or UNNAMED)
+        elif self._store is not None:
+            assert self._default_scope is not None
+            self._store.forget(self._default_scope)
+        else:
+            assert self._unnamed is not None
+            self._unnamed.forget(UNNAMED)
+
+    def names(self) -> list[str]:
+        """The named sessions that have a memory (with a store: every one it holds for this
+        scope part, including those of earlier processes)."""
+        return self._named.names()
+
+    def close(self) -> None:
+        """Snapshot and close the store if these sessions opened it (else a no-op)."""
+        if self._store is not None and self.owns_store:
+            self._store.close()
+
+    def unowned(self) -> Sessions:
+        """The same sessions, never closing the store (for an adapter's shallow copy)."""
+        return Sessions(self._named, self._unnamed, self._store, self._default_scope, False)

@@ -1,0 +1,124 @@
+"""A memory's steps as values, and who runs them.
+
+Every change of a memory is one of these steps: a recorded :class:`Lookup`, a :class:`Rating`,
+an :class:`Offer`, a :class:`Removal`, a :class:`Clearing` or a lifecycle :class:`Sweep`. The
+memory checks its input, builds the step, and hands it to its :class:`StepRunner`, which
+applies it (``apply(step)``) under the memory's lock. A plain memory runs it directly; a
+persisted memory's runner (:class:`~solar_core.persistence.journal.Journal`) first catches up
+with other processes, then applies and logs the step's inputs in one transaction, and replays
+logged steps through the same ``apply``. A step holds checked input only: applying it never
+fails on its values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection
+from dataclasses import dataclass
+from typing import Any, Protocol, TypeVar
+
+from .validation import FloatVector, scaled
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class Lookup:
+    """A retrieval of the ``k`` items nearest ``vector`` (a unit vector); ``record``: a
+    retrieval event (credited, rateable), else a look that changes nothing."""
+
+    vector: FloatVector
+    query: str | None
+    k: int
+    record: bool = True
+    exclude: Collection[str] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Rating:
+    """Feedback on a retrieval (``None``: the latest; a ``Hits`` or an id otherwise)."""
+
+    reward: float
+    quality: float
+    retrieval: object = None
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """An experience offered for storage. ``row`` times ``scale`` is its unit vector
+    (``scale`` is ``None`` when ``row`` is one already): the product is only made if the
+    offer needs it, a refused one usually does not. ``prepared`` is what the admission gate
+    prepared outside the lock (an evaluator's verdict), if anything.
+
+    >>> import numpy as np
+    >>> offer = Offer("likes tea", np.array([3.0, 4.0], np.float32), scale=0.2)
+    >>> offer.unit().tolist()
+    [0.6000000238418579, 0.800000011920929]
+    """
+
+    text: str
+    row: FloatVector
+    scale: float | None = None
+    metadata: dict[str, Any] | None = None
+    item_id: str | None = None
+    category: str = "context"
+    valid_until: float | None = None
+    prepared: object = None
+
+    def unit(self) -> FloatVector:
+        """The offer's unit vector."""
+        return scaled(self.row, self.scale)
+
+    @property
+    def meta(self) -> dict[str, Any]:
+        return {} if self.metadata is None else self.metadata
+
+
+@dataclass(frozen=True, slots=True)
+class Removal:
+    """Delete one item now (not an eviction)."""
+
+    item_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Clearing:
+    """Remove every item and reset the learned state and counters."""
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """A lifecycle sweep: ``"decay"``, ``"expire"`` or ``"sweep"`` (the traces)."""
+
+    kind: str
+
+
+Step = Lookup | Rating | Offer | Removal | Clearing | Sweep
+
+
+class StepRunner(Protocol):
+    """Runs a memory's steps: ``run(step, apply)`` returns ``apply(step)``'s result, having
+    done whatever else a step needs (holding the lock; logging it)."""
+
+    def check(self, step: Step) -> Step:
+        """The step as it will be applied, or an error if this runner cannot run it (called
+        before the lock, before an evaluator is asked)."""
+        ...
+
+    def run(self, step: Step, apply: Callable[[Step], _T]) -> _T: ...
+
+    def sync(self) -> None:
+        """Bring the memory up to date before a read (a persisted one: other processes' steps)."""
+        ...
+
+
+class LocalRunner:
+    """A plain memory's runner: applies the step, nothing else (the memory holds its lock)."""
+
+    def check(self, step: Step) -> Step:
+        return step
+
+    def run(self, step: Step, apply: Callable[[Step], _T]) -> _T:
+        return apply(step)
+
+    def sync(self) -> None:
+        """Nothing to catch up with."""

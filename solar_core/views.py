@@ -1,0 +1,147 @@
+"""Reading a memory: its items, traces, counters and plain-data state (the part of
+:class:`~solar_core.SolarMemory` that never changes it). Every read holds the memory's lock and
+first brings a persisted memory up to date with other processes."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from .core import MemoryCore
+from .embedder import Embedder
+from .lifecycle import Lifecycle
+from .steps import StepRunner
+from .types import Decision, MemoryItem
+from .validation import FloatVector, check_k
+
+
+class MemoryViews:
+    """What :class:`~solar_core.SolarMemory` shows of itself (a base class: it reads the
+    memory's core, lock and lifecycle)."""
+
+    _core: MemoryCore
+    _lock: threading.RLock
+    _embedder: Embedder | None
+    lifecycle: Lifecycle
+    policy: str
+    _runner: StepRunner
+
+    def _sync(self) -> None:
+        """Catch up with other processes' steps (a persisted memory; under the lock)."""
+        self._runner.sync()
+
+    def check_invariants(self) -> None:
+        """Raise ``AssertionError`` if the store, the policies or the counters disagree."""
+        with self._lock:
+            self._core.check_invariants()
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder that turns texts into vectors (``None`` for a vectors-only memory)."""
+        return self._embedder
+
+    @property
+    def capacity(self) -> int | None:
+        """The most items kept (``None``: unbounded)."""
+        return self._core.capacity
+
+    @property
+    def dim(self) -> int:
+        """The dimension of the stored vectors."""
+        return self._core.dim
+
+    @property
+    def importance_weight(self) -> float:
+        """``w`` in the ranking ``cosine * (1 - w + w * importance)``."""
+        return self._core.importance_weight
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._sync()
+            return len(self._core.store)
+
+    def __contains__(self, item_id: object) -> bool:
+        with self._lock:
+            self._sync()
+            return item_id in self._core.store
+
+    def __iter__(self) -> Iterator[MemoryItem]:
+        return iter(self.items())
+
+    def get(self, item_id: str) -> MemoryItem:
+        """The stored item ``item_id``; raises :class:`UnknownItemError` if absent."""
+        with self._lock:
+            self._sync()
+            return self._core.item(item_id)
+
+    def items(self) -> list[MemoryItem]:
+        """Every stored item, oldest insert first."""
+        with self._lock:
+            self._sync()
+            return [self._core.item(i) for i in self._core.ids()]
+
+    def vector(self, item_id: str) -> FloatVector:
+        """A copy of the stored unit vector of ``item_id``."""
+        with self._lock:
+            self._sync()
+            return self._core.vector(item_id)
+
+    def retrieval_trace(self) -> list[dict[str, Any]]:
+        """The recorded retrievals kept (query, ids, scores, ``at``), oldest first."""
+        with self._lock:
+            self._sync()
+            return [
+                {"at": at, "query": q, "ids": [h.id for h in hs], "scores": [h.score for h in hs]}
+                for at, q, hs in self._core.retrievals()
+            ]
+
+    def state(self) -> dict[str, Any]:
+        """The whole memory as plain data: items (with category, importance, created_at,
+        valid_until and policy statistics), counters, lifecycle settings and traces."""
+        with self._lock:
+            self._sync()
+            return {
+                "policy": self.policy,
+                "capacity": self.capacity,
+                "items": [
+                    {
+                        "id": i.id,
+                        "text": i.text,
+                        "metadata": dict(i.metadata),
+                        "category": i.category,
+                        "importance": i.importance,
+                        "created_at": i.created_at,
+                        "valid_until": i.valid_until,
+                        "policy": dict(i.policy),
+                    }
+                    for i in self.items()
+                ],
+                "stats": self.stats(),
+                "lifecycle": self.lifecycle.state(),
+                "decisions": [
+                    {"at": at, **{f: getattr(d, f) for f in d.__slots__}}
+                    for at, d in self._core.decisions()
+                ],
+                "retrievals": self.retrieval_trace(),
+            }
+
+    def trace(self, last: int | None = None) -> list[Decision]:
+        """The most recent decisions, oldest first (at most ``trace_size`` are kept)."""
+        with self._lock:
+            self._sync()
+            decisions = [d for _, d in self._core.decisions()]
+        return decisions if last is None else decisions[-check_k(last, "last") :]
+
+    def stats(self) -> dict[str, Any]:
+        """Counters: size, capacity, steps, admitted, rejected, evicted, modifications, tau, ..."""
+        with self._lock:
+            self._sync()
+            return {"policy": self.policy, **self._core.stats()}
+
+    def __repr__(self) -> str:
+        embedder = type(self._embedder).__name__ if self._embedder is not None else None
+        return (
+            f"SolarMemory(policy={self.policy!r}, capacity={self.capacity}, size={len(self)}, "
+            f"dim={self.dim}, embedder={embedder})"
+        )
