@@ -52,7 +52,8 @@ def test_a_changed_value_a_lost_row_and_a_missing_file_are_reported(tmp_path: Pa
         f"drift.jsonl: missing in {tmp_path / 'b'}",
     ]
     _write(tmp_path / "b", "drift", ROWS[:1])
-    assert check.compare(tmp_path / "a", tmp_path / "b")[-1] == "drift.jsonl: 2 rows before, 1 after"
+    last = check.compare(tmp_path / "a", tmp_path / "b")[-1]
+    assert last == "drift.jsonl: 2 rows before, 1 after"
     assert check.main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 1
     assert check.compare(tmp_path / "empty", tmp_path / "b") == [
         f"{tmp_path / 'empty'} holds no result files"
