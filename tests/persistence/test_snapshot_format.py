@@ -815,3 +815,34 @@ def test_runs_are_written_as_tables_and_read_back_exactly() -> None:
     assert all(r is d for r, d in zip(back["refs"], reversed(back["dicts"]), strict=True))
     assert back["again"] is back["decisions"][3]
     assert codec.dumps(back) == blob
+
+
+def test_a_snapshot_naming_classes_where_they_lived_before_still_loads(tmp_path: Path) -> None:
+    """Records were ``solar_core.memory._Record`` (and ``_Retrieval``) in snapshots written
+    before the core moved them to ``solar_core.records``: such a database reopens and goes on
+    exactly as it would have."""
+    url = str(tmp_path / "m.db")
+    ops = stream(60)
+    ref_clock, clock = Clock(), Clock()
+    ref = reference("solar", {}, ref_clock, Scope(user="alice").key)
+    store = make_store(url, "solar", {}, clock)
+    memory = store.scope(user="alice")
+    assert [apply(memory, op, clock) for op in ops[:40]] == [
+        apply(ref, op, ref_clock) for op in ops[:40]
+    ]
+    before = pickle.loads(pickle.dumps(memory))
+    store.close()
+    with sqlite3.connect(url) as con:
+        blob = bytes(con.execute("SELECT state FROM solar_snapshots").fetchone()[0])
+        document, arrays = _split(blob)
+        text = json.dumps(document)
+        assert '"solar_core.records.Record"' in text and '"solar_core.records.Retrieval"' in text
+        text = text.replace('"solar_core.records.Record"', '"solar_core.memory._Record"')
+        text = text.replace('"solar_core.records.Retrieval"', '"solar_core.memory._Retrieval"')
+        con.execute("UPDATE solar_snapshots SET state = ?", (_forge(text.encode(), arrays),))
+    again = make_store(url, "solar", {}, clock)
+    resumed = again.scope(user="alice")
+    same(resumed, before)
+    rest = ops[40:]
+    assert [apply(resumed, op, clock) for op in rest] == [apply(ref, op, ref_clock) for op in rest]
+    again.close()
