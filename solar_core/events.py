@@ -46,10 +46,11 @@ class Subscribers(StepListener):
 
     def __init__(self) -> None:
         self._all: list[_Subscriber] = []
+        self.active = False  # whether anyone subscribed (read on every step: a plain flag)
         self.last_stored: tuple[str, FloatVector] | None = None  # the latest stored item
 
     def __bool__(self) -> bool:
-        return bool(self._all)
+        return self.active
 
     @staticmethod
     def check(on_store: object, on_delete: object) -> None:
@@ -62,6 +63,7 @@ class Subscribers(StepListener):
 
     def add(self, on_store: OnStore | None, on_delete: OnDelete | None) -> None:
         self._all.append(_Subscriber(on_store, on_delete))
+        self.active = True
 
     # -- as a step listener ---------------------------------------------------------------------
     def stored(self, item_id: str, record: Record, vector: FloatVector) -> None:

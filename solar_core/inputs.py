@@ -7,6 +7,9 @@ from .embedder import Embedder, resolve_embedder
 from .hash_embedder import HashEmbedder
 from .validation import FloatVector, check_k, check_text, unit_rows, unit_scale
 
+#: an input vector as ``(row, scale)``: ``scaled(row, scale)`` is its unit vector
+Scaled = tuple[FloatVector, float | None]
+
 
 def resolve_for_memory(embedder: object, dim: int | None) -> tuple[Embedder | None, int]:
     """The embedder and dimension of a memory built with ``embedder=`` and ``dim=``: with
@@ -32,7 +35,7 @@ def resolve_for_memory(embedder: object, dim: int | None) -> tuple[Embedder | No
 
 def input_vector(
     embedder: Embedder | None, dim: int, text: object, embedding: object, what: str
-) -> tuple[FloatVector, float | None]:
+) -> Scaled:
     """The checked input vector as ``(row, scale)``: ``scaled(row, scale)`` is its unit vector.
 
     Every check runs here, before the memory is touched; only the product is left for later.

@@ -20,7 +20,7 @@ from .core import MemoryCore
 from .deletion import DeletionPolicy
 from .events import DELETION_REASONS, Subscribers
 from .eviction import EvictionPolicy
-from .inputs import input_vector, resolve_for_memory
+from .inputs import Scaled, input_vector, resolve_for_memory
 from .lifecycle import Lifecycle
 from .presets import compose
 from .steps import Clearing, LocalRunner, Lookup, Offer, Rating, Removal, Step, StepRunner, Sweep
@@ -157,9 +157,10 @@ class SolarMemory(MemoryViews):
     def _wire(self) -> None:
         """The run-time parts around the state: lock, subscriptions, the step runner."""
         self._lock = threading.RLock()
-        self._events = Subscribers()
-        self._core.listeners = [self._events]
-        self._runner = LocalRunner()
+        self._events = Subscribers()  # a step listener once someone subscribes
+        self._core.listeners = []
+        self._runner: StepRunner = LocalRunner()
+        self._local = True  # a plain memory: its steps need no runner (the usual case)
         self.lifecycle.bind(self._core, self._run)
 
     def embed_query(self, query: str) -> FloatVector:
@@ -168,10 +169,8 @@ class SolarMemory(MemoryViews):
         row, scale = self._vector(query, None, "query")
         return scaled(row, scale)
 
-    def _vector(
-        self, text: object, embedding: object, what: str
-    ) -> tuple[FloatVector, float | None]:
-        return input_vector(self._embedder, self.dim, text, embedding, what)
+    def _vector(self, text: object, embedding: object, what: str) -> Scaled:
+        return input_vector(self._embedder, self._core.dim, text, embedding, what)
 
     # -- the step -------------------------------------------------------------------------------
     def retrieve(
@@ -272,12 +271,13 @@ class SolarMemory(MemoryViews):
         deleted and stored (once it is complete: a callback that raises cannot undo it)."""
         events = self._events
         with self._lock:
+            if not events.active:  # the usual case: nothing to tell
+                return self.apply(step) if self._local else self._runner.run(step, self.apply)
             try:
                 result = self._runner.run(step, self.apply)
             finally:
-                if events:
-                    events.tell_deletions()
-            if type(step) is Offer and events and result.admitted:
+                events.tell_deletions()
+            if type(step) is Offer and result.admitted:
                 stored = events.last_stored
                 if stored is not None and stored[0] == result.item_id:
                     events.tell_stored(result.item_id, step.text, stored[1], step.meta)
@@ -327,6 +327,8 @@ class SolarMemory(MemoryViews):
         Subscribers.check(callback, on_delete)
         with self._lock:
             self._events.add(callback, on_delete)
+            if self._events not in self._core.listeners:
+                self._core.listeners.append(self._events)
 
     # -- for wrappers (persistence): the parts around the state --------------------------------
     @property
@@ -350,9 +352,9 @@ class SolarMemory(MemoryViews):
         return self._runner
 
     def use_runner(self, runner: StepRunner) -> None:
-        """Run every later step through ``runner`` (a :class:`MemoryStore` attaches its
-        journal so)."""
+        """Run every later step through ``runner`` (a :class:`MemoryStore`'s journal)."""
         self._runner = runner
+        self._local = isinstance(runner, LocalRunner)
 
     def take_state(self, donor: SolarMemory) -> None:
         """Take ``donor``'s state in place (adapters keep their reference to this memory); the
