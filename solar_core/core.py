@@ -30,7 +30,7 @@ from .records import INITIAL_IMPORTANCE, Record, Retrieval, content_key
 from .steps import Lookup, Offer, Rating
 from .store import VectorStore
 from .types import Decision, Hit, Hits, MemoryItem, UnknownItemError
-from .validation import FloatVector
+from .validation import FloatVector, scaled
 
 #: how many recent retrievals stay rateable by feedback(retrieval=...)
 FEEDBACK_WINDOW = 1000
@@ -345,7 +345,7 @@ class MemoryCore:
     # -- offers ---------------------------------------------------------------------------------
     def offer(self, offer: Offer) -> Decision:
         """Decide on ``offer``: store it (evicting if full) or refuse it. Ends the step."""
-        text, item_id = offer.text, offer.item_id
+        text, item_id, meta = offer.text, offer.item_id, offer.metadata
         vector = None  # the unit vector, made when first needed: a rejected offer never needs it
         store = self._store
         again = None
@@ -371,14 +371,13 @@ class MemoryCore:
             verdict = ALWAYS  # what it returns for every candidate: skip building one
         else:
             if admission.needs_similarities and score is None:
-                vector = offer.unit()
+                vector = scaled(offer.row, offer.scale)
                 sims = store.similarities(vector)
             if admission.needs_vector and vector is None:
-                vector = offer.unit()
+                vector = scaled(offer.row, offer.scale)
+            prepared = offer.prepared
             verdict = admission.admit(
-                Candidate(
-                    len(store), self.capacity, score, sims, vector, text, offer.meta, offer.prepared
-                )
+                Candidate(len(store), self.capacity, score, sims, vector, text, meta, prepared)
             )
         self._steps = step
         self._pending_score = None
@@ -420,11 +419,11 @@ class MemoryCore:
             )
             evicted = self.drop(victim.slot, "evicted")
         if vector is None:
-            vector = offer.unit()
+            vector = scaled(offer.row, offer.scale)
         allocated = len(store.matrix)
         category = offer.category
         record = Record(
-            text, offer.meta, step, now, category, INITIAL_IMPORTANCE[category], offer.valid_until
+            text, meta, step, now, category, INITIAL_IMPORTANCE[category], offer.valid_until
         )
         slot = store.insert(new_id, vector, record, sims)
         if category == "identity":

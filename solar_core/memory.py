@@ -20,7 +20,7 @@ from .core import MemoryCore
 from .deletion import DeletionPolicy
 from .events import DELETION_REASONS, Subscribers
 from .eviction import EvictionPolicy
-from .inputs import Scaled, input_vector, resolve_for_memory
+from .inputs import input_vector, resolve_for_memory
 from .lifecycle import Lifecycle
 from .presets import compose
 from .steps import Clearing, LocalRunner, Lookup, Offer, Rating, Removal, Step, StepRunner, Sweep
@@ -162,15 +162,13 @@ class SolarMemory(MemoryViews):
         self._runner: StepRunner = LocalRunner()
         self._local = True  # a plain memory: its steps need no runner (the usual case)
         self.lifecycle.bind(self._core, self._run)
+        self._dispatch()
 
     def embed_query(self, query: str) -> FloatVector:
         """``query`` as the unit vector a retrieval would use: embed once, retrieve several times
         (e.g. look with ``record=False``, then record only what a prompt had room for)."""
-        row, scale = self._vector(query, None, "query")
+        row, scale = input_vector(self._embedder, self._core.dim, query, None, "query")
         return scaled(row, scale)
-
-    def _vector(self, text: object, embedding: object, what: str) -> Scaled:
-        return input_vector(self._embedder, self._core.dim, text, embedding, what)
 
     # -- the step -------------------------------------------------------------------------------
     def retrieve(
@@ -199,8 +197,9 @@ class SolarMemory(MemoryViews):
             if isinstance(exclude, str):  # a lone id would be read as its characters
                 raise TypeError("exclude must be a collection of item ids, not a string")
             exclude = set(exclude)
-        row, scale = self._vector(query, embedding, "query")
-        lookup = self._runner.check(Lookup(scaled(row, scale), query, k, record, exclude))
+        row, scale = input_vector(self._embedder, self._core.dim, query, embedding, "query")
+        lookup: Step = Lookup(scaled(row, scale), query, k, record, exclude)
+        lookup = lookup if self._local else self._runner.check(lookup)
         result: Hits = self._run(lookup)
         return result
 
@@ -226,7 +225,8 @@ class SolarMemory(MemoryViews):
         also sets the step cost ``1 - score`` for the regret gate.
         """
         reward, quality = check_feedback(like, score)
-        self._run(self._runner.check(Rating(reward, quality, retrieval)))
+        rating: Step = Rating(reward, quality, retrieval)
+        self._run(rating if self._local else self._runner.check(rating))
 
     def add(
         self,
@@ -250,11 +250,12 @@ class SolarMemory(MemoryViews):
         """
         text = check_text(text)
         meta = check_offer(metadata, item_id, category, valid_until)
-        row, scale = self._vector(text, embedding, "text")
-        offer = self._runner.check(Offer(text, row, scale, meta, item_id, category, valid_until))
+        row, scale = input_vector(self._embedder, self._core.dim, text, embedding, "text")
+        offer: Step = Offer(text, row, scale, meta, item_id, category, valid_until)
+        offer = offer if self._local else self._runner.check(offer)
         assert isinstance(offer, Offer)
         if self._prepares:  # outside the lock: it may call an LLM
-            offer = replace(offer, prepared=self._core.admission.prepare(text, offer.meta))
+            offer = replace(offer, prepared=self._core.admission.prepare(text, offer.metadata))
         decision: Decision = self._run(offer)
         return decision
 
@@ -272,7 +273,9 @@ class SolarMemory(MemoryViews):
         events = self._events
         with self._lock:
             if not events.active:  # the usual case: nothing to tell
-                return self.apply(step) if self._local else self._runner.run(step, self.apply)
+                if self._local:
+                    return self._appliers[type(step)](step)
+                return self._runner.run(step, self.apply)
             try:
                 result = self._runner.run(step, self.apply)
             finally:
@@ -280,26 +283,26 @@ class SolarMemory(MemoryViews):
             if type(step) is Offer and result.admitted:
                 stored = events.last_stored
                 if stored is not None and stored[0] == result.item_id:
-                    events.tell_stored(result.item_id, step.text, stored[1], step.meta)
+                    events.tell_stored(result.item_id, step.text, stored[1], step.metadata)
             return result
 
     def apply(self, step: Step) -> Any:
-        """Apply a checked step to the state now, under the lock, without the runner: what a
-        runner calls (and a persisted memory replays its log through)."""
-        core = self._core
-        if isinstance(step, Lookup):
-            return core.retrieve(step)
-        if isinstance(step, Offer):
-            return core.offer(step)
-        if isinstance(step, Rating):
-            return core.rate(step)
-        if isinstance(step, Removal):
-            return core.remove(step.item_id)
-        if isinstance(step, Clearing):
-            return core.clear()
-        if isinstance(step, Sweep):
-            return self.lifecycle.apply(step.kind)
-        raise TypeError(f"not a step: {step!r}")
+        """Apply a checked step now, under the lock, without the runner (what runners call)."""
+        applier = self._appliers.get(type(step))
+        if applier is None:
+            raise TypeError(f"not a step: {step!r}")
+        return applier(step)
+
+    def _dispatch(self) -> None:  # who applies each kind of step: one look-up per step
+        core, lifecycle = self._core, self.lifecycle
+        self._appliers: dict[type, Callable[[Any], Any]] = {
+            Lookup: core.retrieve,
+            Offer: core.offer,
+            Rating: core.rate,
+            Removal: lambda step: core.remove(step.item_id),
+            Clearing: lambda step: core.clear(),
+            Sweep: lambda step: lifecycle.apply(step.kind),
+        }
 
     def subscribe(
         self,
@@ -321,9 +324,8 @@ class SolarMemory(MemoryViews):
         stored item; a persisted memory tells those of the steps it catches up with (other
         processes') too, and after a rebuild from the database it may tell a deletion twice.
 
-        :meth:`ResponseCache.watch` uses both: a new fact evicts the answers it relates to, a
-        deletion drops the answers that may have used the item. Subscriptions are not state:
-        a pickled or copied memory has none."""
+        :meth:`ResponseCache.watch` uses both. Subscriptions are not state: a pickled or copied
+        memory has none."""
         Subscribers.check(callback, on_delete)
         with self._lock:
             self._events.add(callback, on_delete)
@@ -359,14 +361,12 @@ class SolarMemory(MemoryViews):
     def take_state(self, donor: SolarMemory) -> None:
         """Take ``donor``'s state in place (adapters keep their reference to this memory); the
         run-time parts stay: lock, subscriptions, runner, clock, lifecycle schedule and ``k``."""
-        clock = self._core.clock
         core = donor._core
-        core.listeners = self._core.listeners  # the subscriptions, a journal's item rows
-        core.clock = clock
+        core.listeners, core.clock = self._core.listeners, self._core.clock  # subscribers, journal
         self._core = core
-        self.policy, self._prepares = donor.policy, donor._prepares
-        self._embedder = donor._embedder
+        self.policy, self._prepares, self._embedder = donor.policy, donor._prepares, donor._embedder
         self.lifecycle.take_state(donor.lifecycle, core)
+        self._dispatch()
 
     # -- pickling: one flat state, the layout snapshots hold too --------------------------------
     def __getstate__(self) -> dict[str, Any]:

@@ -14,7 +14,7 @@ frozen only because a frozen dataclass costs a microsecond more to build, on eve
 from __future__ import annotations
 
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
 from .validation import FloatVector, scaled
@@ -59,7 +59,7 @@ class Offer:
     text: str
     row: FloatVector
     scale: float | None = None
-    metadata: dict[str, Any] | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
     item_id: str | None = None
     category: str = "context"
     valid_until: float | None = None
@@ -68,10 +68,6 @@ class Offer:
     def unit(self) -> FloatVector:
         """The offer's unit vector."""
         return scaled(self.row, self.scale)
-
-    @property
-    def meta(self) -> dict[str, Any]:
-        return {} if self.metadata is None else self.metadata
 
 
 @dataclass(slots=True)

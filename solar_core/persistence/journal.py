@@ -557,7 +557,7 @@ class Journal(StepListener):
             storable(step.text, "text")
             if step.item_id is not None:
                 storable(step.item_id, "item_id")
-            meta = self.plain_metadata(step.meta)
+            meta = self.plain_metadata(step.metadata)
             return replace(step, row=step.unit(), scale=None, metadata=meta)
         if isinstance(step, Lookup) and step.record:
             plain_json(list(step.exclude), "exclude")
@@ -595,7 +595,7 @@ class Journal(StepListener):
         if kind is Offer:
             assert isinstance(step, Offer)
             offer = step
-            args = {"t": step.text, "m": step.meta, "id": step.item_id, "c": step.category}
+            args = {"t": step.text, "m": step.metadata, "id": step.item_id, "c": step.category}
             args.update(vu=step.valid_until, p=step.prepared)
 
             def store() -> _T:

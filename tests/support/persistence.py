@@ -45,7 +45,7 @@ def core_state(memory: SolarMemory) -> dict[str, Any]:
 # _identity: every memory gets its own (a rating handle names it), even with the same seed
 _SKIP = {
     *("_lock", "_clock", "_embedder", "_journal", "_subscribers", "_memory", "_thread"),
-    *("_stop", "_identity", "_events", "_runner", "_run", "listeners"),
+    *("_stop", "_identity", "_events", "_runner", "_run", "listeners", "_local", "_appliers"),
 }
 
 
