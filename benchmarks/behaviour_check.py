@@ -38,6 +38,8 @@ ROOT = Path(__file__).resolve().parent.parent
 WORKLOADS = ("cycling", "working-set", "drift", "noise-static", "noise-stream")
 #: fields that measure time, never equal between runs
 TIMINGS = frozenset({"us_per_step"})
+#: result files that hold timings only (an adapter benchmark's latency table)
+TIMING_FILES = "-latency.jsonl"
 
 
 def _run(argv: list[str], env: dict[str, str]) -> None:
@@ -130,7 +132,7 @@ def _rows(path: Path) -> list[dict[str, Any]]:
 def compare(before: Path, after: Path) -> list[str]:
     """The differences between two collected folders (empty: the same behaviour)."""
     problems = []
-    names = sorted(p.name for p in before.glob("*.jsonl"))
+    names = sorted(p.name for p in before.glob("*.jsonl") if not p.name.endswith(TIMING_FILES))
     if not names:
         return [f"{before} holds no result files"]
     for name in names:
@@ -189,7 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     for problem in problems:
         print(problem)
     if not problems:
-        files = len(list(args.before.glob("*.jsonl")))
+        files = sum(not p.name.endswith(TIMING_FILES) for p in args.before.glob("*.jsonl"))
         print(f"{files} result files, every row identical (timings aside)")
     return 1 if problems else 0
 

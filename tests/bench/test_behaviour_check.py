@@ -41,6 +41,15 @@ def test_equal_rows_with_other_timings_compare_equal(tmp_path: Path) -> None:
     assert check.main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
 
 
+def test_latency_tables_are_not_compared(tmp_path: Path) -> None:
+    check = _script()
+    _write(tmp_path / "a", "adapters-locomo-latency", [{"median_us": 1.0}])
+    _write(tmp_path / "a", "cycling", ROWS)
+    _write(tmp_path / "b", "adapters-locomo-latency", [{"median_us": 2.0}])
+    _write(tmp_path / "b", "cycling", ROWS)
+    assert check.compare(tmp_path / "a", tmp_path / "b") == []
+
+
 def test_a_changed_value_a_lost_row_and_a_missing_file_are_reported(tmp_path: Path) -> None:
     check = _script()
     _write(tmp_path / "a", "cycling", ROWS)
