@@ -160,10 +160,6 @@ class MemoryCore:
     def identity(self, identity: str) -> None:
         self._identity = identity
 
-    @property
-    def steps(self) -> int:
-        return self._steps
-
     def ids(self) -> list[str]:
         """Every stored id, oldest insert first."""
         return self._store.ids()

@@ -86,8 +86,6 @@ def snapshot_state(memory: SolarMemory) -> dict[str, Any]:
     for each of the tens of thousands of objects in a memory's traces."""
     state = memory.__getstate__()
     state["_embedder"] = state["_clock"] = None
-    # A copy without its back reference to the core (put back on load) or its wiring.
-    state["lifecycle"] = copy.copy(memory.lifecycle)
     gate = state["_admission"]
     if hasattr(gate, "evaluator"):
         gate = copy.copy(gate)  # only the memory holds its gate: a shallow copy is enough
@@ -766,8 +764,6 @@ class Journal(StepListener):
             self._replay = deque(step.clocks)
             try:
                 result = memory.apply(_step(step.kind, args, step.vector))
-                if step.kind == "feedback":
-                    result = None
             finally:
                 self._replay = None
             seq = self.seq + 1
@@ -879,8 +875,7 @@ class Journal(StepListener):
         memory: SolarMemory, kind: str, args: dict[str, Any], vector: FloatVector | None
     ) -> object:
         _check_logged(memory, kind, args, vector)
-        result = memory.apply(_step(kind, args, vector))
-        return None if kind == "feedback" else result
+        return memory.apply(_step(kind, args, vector))
 
     # -- closing ------------------------------------------------------------------------------
     def checkpoint(self, memory: SolarMemory) -> None:
