@@ -40,7 +40,7 @@ from solar_bench import locomo as protocol
 from solar_core import SolarMemory
 from solar_core.admission import CoverageGate, RegretGate
 from solar_core.eviction import CoverageEviction
-from solar_core.eviction.base import Slots, grow_array
+from solar_core.eviction.base import Cosines, Query, Selection, Slots, Victim, grow_array
 
 
 class Discounted(CoverageEviction):
@@ -60,8 +60,8 @@ class Discounted(CoverageEviction):
                 self.rated, self.mean_reward = True, reward
         super().on_feedback(slots, reward)
 
-    def on_insert(self, slot: int, content_key: str, step: int) -> None:
-        super().on_insert(slot, content_key, step)
+    def on_insert(self, slot: int, step: int) -> None:
+        super().on_insert(slot, step)
         if self.rated:
             n = self._count
             rows = (
@@ -85,8 +85,10 @@ class Utility(Discounted):
         super().reserve(slots)
         self.utility = grow_array(self.utility, slots, 0.0)
 
-    def on_query(self, query: Any, slots: Slots, scores: list[float], step: int) -> None:
-        super().on_query(query, slots, scores, step)
+    def on_retrieve(
+        self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
+    ) -> None:
+        super().on_retrieve(slots, step, query, cosines)
         self.utility *= 1.0 - 1.0 / self.window
 
     def credit(self, slots: Slots, reward: float) -> None:
@@ -100,23 +102,22 @@ class Utility(Discounted):
             self.credit(slots, reward)
         super().on_feedback(slots, reward)
 
-    def on_insert(self, slot: int, content_key: str, step: int) -> None:
+    def on_insert(self, slot: int, step: int) -> None:
         self.utility[slot] = 0.0
         if self.discount:
-            super().on_insert(slot, content_key, step)
+            super().on_insert(slot, step)
         else:
-            CoverageEviction.on_insert(self, slot, content_key, step)
+            CoverageEviction.on_insert(self, slot, step)
 
     def on_remove(self, slot: int, evicted: bool) -> None:
         self.utility[slot] = 0.0
         super().on_remove(slot, evicted)
 
-    def weakest(self) -> tuple[int, float]:
-        slots = self.store.evictable_selection()
+    def _victim(self, step: int, slots: Selection) -> Victim:
         values = self._value[slots] + self.utility[slots]
         pick = int((values + self._nudge[slots]).argmin())
         slot = pick if isinstance(slots, slice) else int(slots[pick])
-        return slot, float(values[pick])
+        return Victim(slot, float(values[pick]))
 
     def check_invariants(self) -> None:  # the value array no longer equals the ring's sum
         pass
@@ -129,9 +130,11 @@ class Implicit(Utility):
         super().__init__(top_only=True, **kw)
         self.threshold = threshold
 
-    def on_query(self, query: Any, slots: Slots, scores: list[float], step: int) -> None:
-        super().on_query(query, slots, scores, step)
-        if not self.rated and scores and scores[0] >= self.threshold:
+    def on_retrieve(
+        self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
+    ) -> None:
+        super().on_retrieve(slots, step, query, cosines)
+        if not self.rated and cosines and cosines[0] >= self.threshold:
             self.credit(slots, 1.0)
 
 

@@ -26,7 +26,8 @@ from .admission import AdmissionPolicy, AlwaysAdmit, Candidate
 from .admission.base import ALWAYS
 from .deletion import DeletionPolicy
 from .eviction import EvictionPolicy, Victim
-from .records import INITIAL_IMPORTANCE, Record, Retrieval, content_key
+from .former_layouts import upgrade
+from .records import Record, Retrieval
 from .steps import Lookup, Offer, Rating
 from .store import VectorStore
 from .types import Decision, Hit, Hits, MemoryItem, UnknownItemError
@@ -34,22 +35,65 @@ from .validation import FloatVector, scaled
 
 #: how many recent retrievals stay rateable by feedback(retrieval=...)
 FEEDBACK_WINDOW = 1000
-#: reinforcement: a recorded retrieval multiplies the importance of what it returned by this
-REINFORCE = 1.1
 
 
 class StepListener:
     """Hears what steps change in a memory's items, as they change it (under the lock).
-    Subclass and override what you need; a listener is not state (a copy has none)."""
+    Subclass and override what you need; a listener is not state (a copy has none): the memory
+    wires its lifecycle first, then a journal and its subscribers."""
 
     def stored(self, item_id: str, record: Record, vector: FloatVector) -> None:
         """An offer stored ``item_id`` (told before its step is traced)."""
+
+    def retrieved(self, records: list[Record]) -> None:
+        """A recorded retrieval returned the items of ``records``, best first."""
 
     def removed(self, item_id: str, reason: str) -> None:
         """``item_id`` went: ``"evicted"``, ``"removed"``, ``"deleted"`` or ``"expired"``."""
 
     def cleared(self, item_ids: list[str]) -> None:
         """A clear took every item (told before they go)."""
+
+
+class _OfferCandidate(Candidate):
+    """An offer's :class:`~solar_core.admission.Candidate`: computes the unit vector, its
+    similarities to the stored items and the victim from the offer and the memory when a policy
+    first reads them (every slot set here: no ``__init__`` chain on the hot path)."""
+
+    __slots__ = ("_offer", "_store", "_eviction", "_step")
+
+    def __init__(
+        self, offer: Offer, store: VectorStore, eviction: EvictionPolicy, step: int, score: Any
+    ) -> None:
+        self.size = len(store)
+        self.capacity = store.capacity
+        self.score = score
+        self.text = offer.text
+        self.metadata = offer.metadata
+        self.prepared = offer.prepared
+        self.stored = self.refused = None
+        self._vector = self._similarities = self._victim = self._source = None
+        self._offer, self._store, self._eviction, self._step = offer, store, eviction, step
+
+    @property
+    def vector(self) -> FloatVector:
+        vector = self._vector
+        if vector is None:
+            vector = self._vector = scaled(self._offer.row, self._offer.scale)
+        return vector
+
+    @property
+    def similarities(self) -> FloatVector:
+        sims = self._similarities
+        if sims is None:
+            sims = self._similarities = self._store.similarities(self.vector)
+        return sims
+
+    @property
+    def victim(self) -> Victim | None:
+        if self._victim is None and self.capacity is not None and self.size >= self.capacity:
+            self._victim = self._eviction.victim(self._step)
+        return self._victim
 
 
 class MemoryCore:
@@ -89,8 +133,6 @@ class MemoryCore:
         self._rng = rng if rng is not None else np.random.default_rng()
         self._clock = clock
         self._store = VectorStore(dim, capacity, neighbours=eviction.neighbours)
-        # The gate first: a refused pairing must leave the eviction policy unbound, reusable.
-        admission.bind(eviction)
         eviction.bind(self._store, self._rng)
         if deletion is not None:
             deletion.bind(self._store)
@@ -119,6 +161,10 @@ class MemoryCore:
         self._removals = 0  # evictions + removals, ever: detects stale retrievals
         self._recent: OrderedDict[int, Retrieval] = OrderedDict()  # rateable retrievals
         self._pending_score: float | None = None
+
+    def _one_policy(self) -> bool:
+        """Whether the admission and eviction policies are one object (ARC, coverage)."""
+        return self._admission is self._eviction  # type: ignore[comparison-overlap]
 
     # -- what wrappers read ---------------------------------------------------------------------
     @property
@@ -219,17 +265,14 @@ class MemoryCore:
         if not lookup.record:
             return Hits(hits, None, self._identity)
         now = self._clock()  # before any change: a failing clock leaves the memory as it was
-        for rec in records:  # reinforcement: returned to a caller, so more important
-            boosted = rec.importance * REINFORCE
-            rec.importance = boosted if boosted < 1.0 else 1.0
+        for listener in self.listeners:
+            listener.retrieved(records)
         self._retrieval_trace.append((now, lookup.query, hits))  # dicts built when asked for
         step = self._steps + 1
-        if self._eviction.needs_queries:
-            cosines = scores
-            if self.importance_weight > 0.0:  # the policy learns from similarity, not rank
-                cosines = store.matrix[slots].dot(vector).tolist()
-            self._eviction.on_query(vector, slots, cosines, step)
-        self._eviction.on_retrieve(slots, step)
+        cosines = scores
+        if self.importance_weight > 0.0:  # policies learn from similarity, not rank
+            cosines = store.matrix[slots].dot(vector).tolist()
+        self._eviction.on_retrieve(slots, step, vector, cosines)
         if self._deletion is not None:
             self._deletion.on_retrieve(slots, step)
         self._retrievals += 1
@@ -354,7 +397,6 @@ class MemoryCore:
         now = self._clock()  # before any change: a failing clock must leave the memory as it was
         step = self._steps + 1
         score = self._pending_score
-        sims = None
         admission = self._admission
         if store.protected and again is None and store.full and store.evictable == 0:
             # Only identity items left: nothing may be evicted to make room. Refused before
@@ -363,25 +405,21 @@ class MemoryCore:
             self._pending_score = None
             self._rejected += 1
             return self._end(Decision(step, False, None, None, "full of protected items"), now)
+        eviction = self._eviction
+        candidate = None
         if type(admission) is AlwaysAdmit:
             verdict = ALWAYS  # what it returns for every candidate: skip building one
         else:
-            if admission.needs_similarities and score is None:
-                vector = scaled(offer.row, offer.scale)
-                sims = store.similarities(vector)
-            if admission.needs_vector and vector is None:
-                vector = scaled(offer.row, offer.scale)
-            prepared = offer.prepared
-            verdict = admission.admit(
-                Candidate(len(store), self.capacity, score, sims, vector, text, meta, prepared)
-            )
+            candidate = _OfferCandidate(offer, store, eviction, step, score)
+            if again is not None:
+                candidate.stored = again
+            verdict = admission.admit(candidate)
         self._steps = step
         self._pending_score = None
         if again is not None:
             # The same experience offered again: nothing to store, but the step ends and the
-            # gate has seen it (its cost ~0, as it is its own nearest neighbour). ARC counts
-            # it as a request for a cached key. Mirrors the reference runners' duplicates.
-            self._eviction.on_reoffer(again, step)
+            # gate has seen it (its cost ~0, as it is its own nearest neighbour; ARC counts it
+            # as a request for a cached key). Mirrors the reference runners' duplicates.
             self._reoffered += 1
             again_decision = Decision(
                 step,
@@ -400,14 +438,15 @@ class MemoryCore:
             refused = Decision(step, False, None, None, reason, cost=cost, regret=regret, tau=tau)
             return self._end(refused, now)
         new_id = item_id if item_id is not None else self._new_id()
-        eviction = self._eviction
-        key = content_key(text) if eviction.uses_content_key else ""
-        eviction.prepare_insert(key)
         victim: Victim | None = None
         evicted = None
         contenders: tuple[tuple[str, float], ...] = ()
+        # What the policies made of the candidate is reused: its vector, its similarities and
+        # its victim (the item the gate compared it with, if it asked, is the one that leaves).
+        vector, sims, chosen = (None, None, None) if candidate is None else candidate.made()
         while store.full:
-            victim = eviction.victim(step)
+            victim = chosen if chosen is not None else eviction.victim(step)
+            chosen = None
             contenders = (
                 tuple([(store.id_at(s), sc) for s, sc in victim.contenders])
                 if victim.contenders  # only scoring policies name any
@@ -417,18 +456,14 @@ class MemoryCore:
         if vector is None:
             vector = scaled(offer.row, offer.scale)
         allocated = len(store.matrix)
-        category = offer.category
-        record = Record(
-            text, meta, step, now, category, INITIAL_IMPORTANCE[category], offer.valid_until
-        )
+        # Importance and protection are the lifecycle's rules: it sets them when told (below).
+        record = Record(text, meta, step, now, offer.category, 1.0, offer.valid_until)
         slot = store.insert(new_id, vector, record, sims)
-        if category == "identity":
-            store.protected.add(slot)
         if len(store.matrix) != allocated:  # an unbounded store grew
             eviction.reserve(store.slots)
             if self._deletion is not None:
                 self._deletion.reserve(store.slots)
-        eviction.on_insert(slot, key, step)
+        eviction.on_insert(slot, step)
         if self._deletion is not None:
             self._deletion.on_insert(slot, step)
         self._admitted += 1
@@ -504,7 +539,8 @@ class MemoryCore:
         if self._deletion is not None:
             self._deletion.clear()
             self._deletion.reserve(self._store.slots)
-        self._admission.clear()
+        if not self._one_policy():  # one policy in both roles clears once
+            self._admission.clear()
         self._trace.clear()
         self._trace_times.clear()
         self._retrieval_trace.clear()
@@ -611,7 +647,8 @@ class MemoryCore:
         """Raise ``AssertionError`` if the store, the policies or the counters disagree."""
         self._store.check_invariants()
         self._eviction.check_invariants()
-        self._admission.check_invariants()
+        if not self._one_policy():
+            self._admission.check_invariants()
         expected = self._admitted - self._evicted - self._removed - self._deleted - self._expired
         if expected != len(self._store):
             raise AssertionError(f"counters say {expected} items, store has {len(self._store)}")
@@ -634,5 +671,6 @@ class MemoryCore:
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        upgrade(state)  # a state pickled by an earlier version: today's policy layout
         self.__dict__.update(state)
         self.listeners = []

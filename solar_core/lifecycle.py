@@ -34,9 +34,10 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from .core import REINFORCE, MemoryCore
-from .records import CATEGORIES, INITIAL_IMPORTANCE, check_category
+from .core import MemoryCore, StepListener
+from .records import CATEGORIES, Record, check_category
 from .steps import Step, Sweep
+from .validation import FloatVector
 
 __all__ = [
     "CATEGORIES",
@@ -50,6 +51,10 @@ __all__ = [
 ]
 
 DAY = 86_400.0
+#: a new item's importance, by category
+INITIAL_IMPORTANCE: Mapping[str, float] = {"identity": 1.0, "knowledge": 0.8, "context": 0.5}
+#: reinforcement: a recorded retrieval multiplies the importance of what it returned by this
+REINFORCE = 1.1
 DAILY_DECAY: Mapping[str, float] = {"identity": 1.0, "knowledge": 0.995, "context": 0.95}
 TRACE_KINDS = ("decision", "retrieval")
 #: the sweeps, by the kind a persisted memory logs them under
@@ -64,8 +69,10 @@ def _positive_days(name: str, value: object) -> float:
     return float(value)
 
 
-class Lifecycle:
-    """The lifecycle sweeps of one memory (``memory.lifecycle``).
+class Lifecycle(StepListener):
+    """The lifecycle of one memory's items (``memory.lifecycle``): the rules above, applied as
+    the memory's steps tell it what they stored and retrieved (it is the first of the memory's
+    step listeners), and the sweeps, run as steps of the memory.
 
     >>> from solar_core import SolarMemory
     >>> now = [0.0]
@@ -101,6 +108,18 @@ class Lifecycle:
         self._stop = threading.Event()
         self.ticks = 0  # background runs completed
         self.last_error: Exception | None = None  # the latest failure of a background run
+
+    # -- the core's events -------------------------------------------------------------------
+    def stored(self, item_id: str, record: Record, vector: FloatVector) -> None:
+        record.importance = INITIAL_IMPORTANCE[record.category]
+        if record.category == "identity":  # never evicted to make room: the store skips it
+            store = self._memory.store
+            store.protected.add(store.slot_of(item_id))
+
+    def retrieved(self, records: list[Record]) -> None:
+        for record in records:  # reinforcement: returned to a caller, so more important
+            boosted = record.importance * REINFORCE
+            record.importance = boosted if boosted < 1.0 else 1.0
 
     # -- sweeps -------------------------------------------------------------------------------
     def decay(self) -> dict[str, float]:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from .admission import AdmissionPolicy
-from .admission.evaluator_gate import Evaluator
+from .admission.evaluator_gate import Evaluator, EvaluatorGate
 from .arguments import check_misnamed
 from .core import MemoryCore
 from .deletion import DeletionPolicy
@@ -131,7 +131,7 @@ class SolarMemory(MemoryViews):
         admission, eviction, capacity, self.policy = compose(
             policy, capacity, admission, eviction, evaluator, deletion, policy_params
         )
-        self._prepares = type(admission).prepare is not AdmissionPolicy.prepare
+        self._prepares = isinstance(admission, EvaluatorGate)  # asks its evaluator unlocked
         self._embedder, dim = resolve_for_memory(embedder, dim)
         if rng is not None and seed is not None:
             raise ValueError("pass seed= or rng=, not both")
@@ -158,7 +158,7 @@ class SolarMemory(MemoryViews):
         """The run-time parts around the state: lock, subscriptions, the step runner."""
         self._lock = threading.RLock()
         self._events = Subscribers()  # a step listener once someone subscribes
-        self._core.listeners = []
+        self._core.listeners = [self.lifecycle]  # first: it sets what the others read
         self._runner: StepRunner = LocalRunner()
         self._local = True  # a plain memory: its steps need no runner (the usual case)
         self.lifecycle.bind(self._core, self._run)
@@ -224,8 +224,7 @@ class SolarMemory(MemoryViews):
         that retrieval has not ended (no :meth:`add` since), ``score`` (else the like as 1/0)
         also sets the step cost ``1 - score`` for the regret gate.
         """
-        reward, quality = check_feedback(like, score)
-        rating: Step = Rating(reward, quality, retrieval)
+        rating: Step = Rating(*check_feedback(like, score), retrieval)
         self._run(rating if self._local else self._runner.check(rating))
 
     def add(
@@ -250,12 +249,14 @@ class SolarMemory(MemoryViews):
         """
         text = check_text(text)
         meta = check_offer(metadata, item_id, category, valid_until)
-        row, scale = input_vector(self._embedder, self._core.dim, text, embedding, "text")
+        embedded = text if embedding is None else None  # (checked once: just above)
+        row, scale = input_vector(self._embedder, self._core.dim, embedded, embedding, "text")
         offer: Step = Offer(text, row, scale, meta, item_id, category, valid_until)
         offer = offer if self._local else self._runner.check(offer)
         assert isinstance(offer, Offer)
         if self._prepares:  # outside the lock: it may call an LLM
-            offer = replace(offer, prepared=self._core.admission.prepare(text, offer.metadata))
+            gate: EvaluatorGate = self._core.admission  # type: ignore[assignment]
+            offer = replace(offer, prepared=gate.prepare(text, offer.metadata))
         decision: Decision = self._run(offer)
         return decision
 

@@ -28,7 +28,8 @@ class Preset:
 
     name: str
     rule: str
-    admission: Callable[..., AdmissionPolicy]
+    #: ``None``: the eviction policy decides admission too (one object in both roles)
+    admission: Callable[..., AdmissionPolicy] | None
     eviction: Callable[..., EvictionPolicy]
     unbounded: bool = False  # ignores capacity: stores everything
 
@@ -54,7 +55,7 @@ PRESETS: dict[str, Preset] = {
         Preset(
             "arc",
             "store every item; ARC's recency/frequency lists with ghost hits",
-            AlwaysAdmit,
+            None,
             ArcEviction,
         ),
         Preset(
@@ -75,7 +76,7 @@ PRESETS: dict[str, Preset] = {
         Preset(
             "solar-adaptive",
             "store when the gain beats the weakest item's value; evict by coverage value",
-            CoverageGate,
+            None,
             CoverageEviction,
         ),
         Preset(
@@ -123,8 +124,8 @@ def build_policies(
     preset = PRESETS.get(name)
     if preset is None:
         raise ValueError(f"unknown policy {name!r}; known: {', '.join(available_policies())}")
-    adm_names = _parameters(preset.admission)
-    ev_names = _parameters(preset.eviction) - {"capacity"}
+    adm_names = set() if preset.admission is None else _parameters(preset.admission)
+    ev_names = _parameters(preset.eviction) - {"capacity", "gate"}
     unknown = sorted(set(params) - adm_names - ev_names)
     if unknown:
         accepted = ", ".join(sorted(adm_names | ev_names)) or "none"
@@ -133,13 +134,45 @@ def build_policies(
         )
     if preset.unbounded:
         capacity = None
-    admission = preset.admission(**{k: v for k, v in params.items() if k in adm_names})
     ev_params = {k: v for k, v in params.items() if k in ev_names}
     if "capacity" in _parameters(preset.eviction):
         if capacity is None:
             raise ValueError(f"policy {name!r} needs a finite capacity")
         ev_params["capacity"] = capacity
-    return admission, preset.eviction(**ev_params), capacity
+    eviction = preset.eviction(**ev_params)
+    if preset.admission is None:
+        assert isinstance(eviction, AdmissionPolicy)
+        return eviction, eviction, capacity
+    admission = preset.admission(**{k: v for k, v in params.items() if k in adm_names})
+    return admission, eviction, capacity
+
+
+def join(admission: AdmissionPolicy | None, eviction: EvictionPolicy) -> AdmissionPolicy:
+    """The admission policy of a memory composed by hand from ``admission`` and ``eviction``.
+
+    A policy that decides admission itself takes the gate's part: ``CoverageGate`` composed
+    with a ``CoverageEviction`` is that one object (with the gate's hysteresis); ARC asks the
+    gate given with it. Anything else is the gate as given (``None``: store everything).
+
+    >>> arc = ArcEviction()
+    >>> join(RegretGate(), arc) is arc, type(arc.gate).__name__
+    (True, 'RegretGate')
+    """
+    if eviction.bound:  # refuse before changing it
+        name = type(eviction).__name__
+        raise ValueError(f"this {name} already serves another memory: create one per memory")
+    if isinstance(admission, CoverageGate):
+        if not isinstance(eviction, CoverageEviction):
+            raise TypeError(f"CoverageGate needs a CoverageEviction, got {type(eviction).__name__}")
+        eviction.hysteresis = admission.hysteresis
+        return eviction
+    if isinstance(eviction, ArcEviction):
+        if admission is not None and admission is not eviction:
+            if type(eviction.gate) is not AlwaysAdmit:
+                raise TypeError("this ArcEviction has a gate already: pass the gate once")
+            eviction.gate = admission
+        return eviction
+    return admission if admission is not None else AlwaysAdmit()
 
 
 def compose(
@@ -170,10 +203,11 @@ def compose(
             raise TypeError("policy parameters go to the policy objects when you pass them")
         if not isinstance(eviction, EvictionPolicy):
             raise TypeError("eviction must be an EvictionPolicy when composing by hand")
-        admission = admission if admission is not None else AlwaysAdmit()
-        if not isinstance(admission, AdmissionPolicy):
+        if admission is not None and not isinstance(admission, AdmissionPolicy):
             raise TypeError("admission must be an AdmissionPolicy")
-        name = f"{admission.name}+{eviction.name}"
+        given = admission
+        admission = join(admission, eviction)
+        name = f"{'always' if given is None else given.name}+{eviction.name}"
     else:
         name = DEFAULT_POLICY if policy is None else policy
         admission, eviction, capacity = build_policies(name, capacity, policy_params)

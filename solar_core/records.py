@@ -7,17 +7,15 @@ fields are part of the snapshot format.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-#: the item categories, from the most to the least protected
+#: the item categories, from the most to the least protected (what each means for an item is
+#: the lifecycle's rule: :mod:`solar_core.lifecycle`)
 CATEGORIES = ("identity", "knowledge", "context")
-#: a new item's importance, by category (see :mod:`solar_core.lifecycle`)
-INITIAL_IMPORTANCE: Mapping[str, float] = {"identity": 1.0, "knowledge": 0.8, "context": 0.5}
 
 
 def check_category(category: object) -> str:

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 if TYPE_CHECKING:
-    from ..eviction.base import EvictionPolicy
+    from ..eviction.base import Victim
 
 
-@dataclass(slots=True)
 class Candidate:
     """What an admission policy sees of an offered item.
 
@@ -22,22 +20,105 @@ class Candidate:
         size: items stored now.
         capacity: the memory's capacity (``None`` = unbounded).
         score: the step's explicit quality from ``feedback()``, or ``None`` without feedback.
-        similarities: cosine of the candidate to every used slot (``-inf`` for empty slots), or
-            ``None`` when the policy did not ask for them (``needs_similarities``).
-        vector: the candidate's unit vector when the policy asked for it (``needs_vector``).
         text: the offered text (``None`` when a policy is driven directly, outside a memory).
         metadata: the offered metadata (read-only by convention; ``{}`` when none).
-        prepared: what the policy's :meth:`AdmissionPolicy.prepare` returned for this offer.
+        prepared: an evaluator's verdict on the offer, given before the memory took its lock.
+        stored: the slot of the same item when it is stored already (a re-offer), else ``None``.
+        refused: why another rule already refused the offer (e.g. an evaluator), else ``None``:
+            a gate that learns from every step learns from it, and must not admit it.
+
+    What costs work is computed the first time a policy reads it, then kept (a memory passes
+    its sources; a candidate made by hand takes the values themselves):
+
+    - :attr:`vector`: the candidate's unit vector;
+    - :attr:`similarities`: its cosine to every used slot (``-inf`` for empty slots);
+    - :attr:`victim`: the item the eviction policy would evict to make room (``None`` while
+      there is room), the same one the memory evicts if the candidate is admitted. A gate that
+      compares the candidate with what it displaces reads it; the others never make it.
+
+    >>> import numpy as np
+    >>> c = Candidate(size=2, capacity=10, vector=np.array([1.0, 0.0], np.float32))
+    >>> c.vector.tolist(), c.victim is None
+    ([1.0, 0.0], True)
     """
 
-    size: int
-    capacity: int | None
-    score: float | None = None
-    similarities: npt.NDArray[np.float32] | None = None
-    vector: npt.NDArray[np.float32] | None = None
-    text: str | None = None
-    metadata: Mapping[str, Any] = field(default_factory=dict)
-    prepared: object = None
+    __slots__ = (
+        *("size", "capacity", "score", "text", "metadata", "prepared", "stored", "refused"),
+        *("_vector", "_similarities", "_victim", "_source"),
+    )
+
+    def __init__(
+        self,
+        size: int,
+        capacity: int | None,
+        score: float | None = None,
+        similarities: npt.NDArray[np.float32] | None = None,
+        vector: npt.NDArray[np.float32] | None = None,
+        text: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        prepared: object = None,
+        *,
+        stored: int | None = None,
+        refused: str | None = None,
+        victim: Victim | None = None,
+        source: CandidateSource | None = None,
+    ) -> None:
+        self.size = size
+        self.capacity = capacity
+        self.score = score
+        self.text = text
+        self.metadata: Mapping[str, Any] = {} if metadata is None else metadata
+        self.prepared = prepared
+        self.stored = stored
+        self.refused = refused
+        self._vector = vector
+        self._similarities = similarities
+        self._victim = victim
+        self._source = source
+
+    @property
+    def vector(self) -> npt.NDArray[np.float32] | None:
+        """The unit vector (``None`` for a candidate made by hand without one)."""
+        if self._vector is None and self._source is not None:
+            self._vector = self._source.unit()
+        return self._vector
+
+    @property
+    def similarities(self) -> npt.NDArray[np.float32] | None:
+        """Cosine to every used slot (``-inf`` for empty ones)."""
+        if self._similarities is None and self._source is not None:
+            vector = self.vector
+            assert vector is not None
+            self._similarities = self._source.similarities(vector)
+        return self._similarities
+
+    @property
+    def victim(self) -> Victim | None:
+        """What admitting the candidate would evict (``None`` while there is room)."""
+        if self._victim is None and self._source is not None:
+            if self.capacity is not None and self.size >= self.capacity:
+                self._victim = self._source.victim()
+        return self._victim
+
+    def made(
+        self,
+    ) -> tuple[npt.NDArray[np.float32] | None, npt.NDArray[np.float32] | None, Victim | None]:
+        """The vector, similarities and victim computed so far (the memory reuses them)."""
+        return self._vector, self._similarities, self._victim
+
+    def forget_victim(self) -> None:
+        """Drop a victim named before a policy changed what it would name (ARC's lists)."""
+        self._victim = None
+
+
+class CandidateSource(Protocol):
+    """Where a memory's candidate gets what it computes on demand."""
+
+    def unit(self) -> npt.NDArray[np.float32]: ...
+
+    def similarities(self, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]: ...
+
+    def victim(self) -> Victim: ...
 
 
 class Verdict(NamedTuple):
@@ -54,41 +135,28 @@ class Verdict(NamedTuple):
 
 
 class AdmissionPolicy(ABC):
-    """Decides whether an offered item enters the memory.
+    """Decides whether an offered item enters the memory, seeing the candidate and, if it
+    asks, the victim it would displace (:attr:`Candidate.victim`).
 
-    Public :meth:`admit` validates and delegates to :meth:`_admit`.
+    Public :meth:`admit` validates and delegates to :meth:`_admit`. A candidate another rule
+    already refused (:attr:`Candidate.refused`) is never admitted: a gate may learn from it
+    (SOLAR's regret counts its cost), and whatever it answers is a refusal.
     """
 
-    name = "base"
-    #: whether :attr:`Candidate.similarities` must be filled in
-    needs_similarities = False
-    #: whether :attr:`Candidate.vector` must be filled in
-    needs_vector = False
-
-    def bind(self, eviction: EvictionPolicy) -> None:
-        """Called once by the memory with its eviction policy (for gates that compare the
-        candidate with the item it would evict)."""
+    name: ClassVar[str] = "base"
 
     def admit(self, candidate: Candidate) -> Verdict:
         if candidate.size < 0:
             raise ValueError("candidate.size must be >= 0")
         if candidate.score is not None and not 0.0 <= candidate.score <= 1.0:
             raise ValueError(f"candidate.score must be in [0, 1], got {candidate.score}")
-        return self._admit(candidate)
+        verdict = self._admit(candidate)
+        if candidate.refused is not None and verdict.admitted:
+            return Verdict(False, candidate.refused, verdict.cost, verdict.regret, verdict.tau)
+        return verdict
 
     @abstractmethod
     def _admit(self, candidate: Candidate) -> Verdict: ...
-
-    def observe(self, candidate: Candidate) -> Verdict:
-        """See a step whose item another rule refused (e.g. an evaluator): learn from it as from
-        any step, store nothing. Returns the verdict ``admit`` would have given, without its side
-        effects on storage (a gate that resets state on a store does not reset it here)."""
-        return Verdict(False, "refused elsewhere")
-
-    def prepare(self, text: str, metadata: Mapping[str, Any]) -> object:
-        """Work that needs no memory state, done before the memory takes its lock (e.g. an LLM
-        judge's call); the result reaches :meth:`admit` as ``Candidate.prepared``."""
-        return None
 
     def clear(self) -> None:
         """Forget learned state (the memory was cleared)."""

@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from ..eviction.base import EvictionPolicy
 from ..validation import check_nonnegative_int
 from .base import ALWAYS, AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
 
@@ -38,8 +37,8 @@ class EvaluatorGate(AdmissionPolicy):
     stores and never resets it. The first ``initial`` offers skip the evaluator (the curated seed
     memory the study starts from), though not ``inner``.
 
-    The evaluator runs in :meth:`prepare`, before the memory takes its lock, so a slow LLM judge
-    does not block other threads.
+    A memory asks the evaluator (:meth:`prepare`) before it takes its lock, so a slow LLM judge
+    does not block other threads; the verdict reaches :meth:`admit` as ``Candidate.prepared``.
 
     >>> from solar_core.admission import Candidate
     >>> gate = EvaluatorGate(lambda q, e, m: m["error"] <= 1.0)
@@ -74,15 +73,12 @@ class EvaluatorGate(AdmissionPolicy):
         self.threshold = float(threshold)
         self.inner = inner if inner is not None else AlwaysAdmit()
         self.initial = check_nonnegative_int(initial, "initial")
-        self.needs_similarities = self.inner.needs_similarities
-        self.needs_vector = self.inner.needs_vector
         self._offers = 0
         self.judged: bool | None = None  # the verdict on the latest offer (None: not judged)
 
-    def bind(self, eviction: EvictionPolicy) -> None:
-        self.inner.bind(eviction)
-
-    def prepare(self, text: str, metadata: Mapping[str, Any]) -> object:
+    def prepare(self, text: str, metadata: Mapping[str, Any]) -> bool | None:
+        """The evaluator's verdict on an offer, asked before the memory locks (``None``: the
+        offer is part of the initial set, which is not judged)."""
         if self._offers < self.initial:  # (read without the lock: at worst one extra call)
             return None
         return self.verdict(text, metadata)
@@ -113,9 +109,16 @@ class EvaluatorGate(AdmissionPolicy):
     def _admit(self, candidate: Candidate) -> Verdict:
         self.judged = None
         seeding = self._offers < self.initial
+        if candidate.refused is not None:  # refused further out: the inner gate learns from it
+            seen = self.inner.admit(candidate)
+            return Verdict(False, candidate.refused, seen.cost, seen.regret, seen.tau)
         if not seeding and not self.judge(candidate):
             self._offers += 1
-            seen = self.inner.observe(candidate)
+            candidate.refused = "evaluator rejects"
+            try:  # the inner gate sees every step (SOLAR's regret counts this one's cost)
+                seen = self.inner.admit(candidate)
+            finally:
+                candidate.refused = None
             return Verdict(False, "evaluator rejects", seen.cost, seen.regret, seen.tau)
         self._offers += 1
         verdict = self.inner.admit(candidate)

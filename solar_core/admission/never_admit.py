@@ -23,6 +23,8 @@ class NeverAdmit(AdmissionPolicy):
         self._offers = 0
 
     def _admit(self, candidate: Candidate) -> Verdict:
+        if candidate.refused is not None:  # not an offer of its seed set: not counted
+            return Verdict(False, candidate.refused)
         self._offers += 1
         if self._offers <= self.initial:
             return Verdict(True, "initial")

@@ -34,7 +34,6 @@ class RegretGate(AdmissionPolicy):
     """
 
     name = "regret"
-    needs_similarities = True
 
     def __init__(
         self,
@@ -94,10 +93,11 @@ class RegretGate(AdmissionPolicy):
         """``1 - score`` with feedback, else the candidate's information gain."""
         if candidate.score is not None:
             return 1.0 - candidate.score
-        if candidate.similarities is None:
+        similarities = candidate.similarities
+        if similarities is None:
             raise ValueError("RegretGate needs candidate.similarities when there is no score")
         return information_gain(
-            candidate.similarities, candidate.size, self.novelty_weight, self.density_weight
+            similarities, candidate.size, self.novelty_weight, self.density_weight
         )
 
     def _record(self, cost: float) -> None:
@@ -143,6 +143,10 @@ class RegretGate(AdmissionPolicy):
         self._regret += cost
         self._record(cost)
         regret = self._regret
+        if candidate.refused is not None:
+            # Refused elsewhere: the step's cost counts as for any rejected offer, it stays in R
+            # and in the cost window; nothing is stored, so nothing resets.
+            return Verdict(False, candidate.refused, cost, regret, self._tau)
         if candidate.size < self.bootstrap_size(candidate.capacity):
             self._regret = 0.0
             return Verdict(True, "bootstrap", cost, regret, self._tau)
@@ -150,13 +154,6 @@ class RegretGate(AdmissionPolicy):
             self._regret = 0.0
             return Verdict(True, "regret > tau", cost, regret, self._tau)
         return Verdict(False, "regret <= tau", cost, regret, self._tau)
-
-    def observe(self, candidate: Candidate) -> Verdict:
-        # The step's cost counts as for any rejected offer: it stays in R and in the cost window.
-        cost = self.cost(candidate)
-        self._regret += cost
-        self._record(cost)
-        return Verdict(False, "refused elsewhere", cost, self._regret, self._tau)
 
     def check_invariants(self) -> None:
         if not (self._regret >= 0 and math.isfinite(self._regret)):

@@ -44,10 +44,6 @@ class DeletionPolicy(ABC):
         """Whether a memory already uses this policy."""
         return self._store is not None
 
-    def members(self) -> list[DeletionPolicy]:
-        """This policy and every policy it combines (for duplicate checks)."""
-        return [self]
-
     @property
     def store(self) -> VectorStore:
         if self._store is None:

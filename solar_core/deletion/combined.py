@@ -24,15 +24,12 @@ class CombinedDeletion(DeletionPolicy):
         for p in policies:
             if not isinstance(p, DeletionPolicy):
                 raise TypeError(f"expected DeletionPolicy instances, got {type(p).__name__}")
-        members = [m for p in policies for m in p.members()]
+        members = [m for p in policies for m in _members(p)]
         if len({id(m) for m in members}) != len(members):
             raise ValueError("CombinedDeletion got the same policy object twice")
         if any(m.bound for m in members):
             raise ValueError("CombinedDeletion got a policy that already serves a memory")
         self.policies = policies
-
-    def members(self) -> list[DeletionPolicy]:
-        return [self, *(m for p in self.policies for m in p.members())]
 
     def bind(self, store: VectorStore) -> None:
         super().bind(store)
@@ -75,3 +72,10 @@ class CombinedDeletion(DeletionPolicy):
         for p in self.policies:
             out.update(p.describe(slot))
         return out
+
+
+def _members(policy: DeletionPolicy) -> list[DeletionPolicy]:
+    """``policy`` and every policy it combines, however deep (for the duplicate checks)."""
+    if isinstance(policy, CombinedDeletion):
+        return [policy, *(m for p in policy.policies for m in _members(p))]
+    return [policy]

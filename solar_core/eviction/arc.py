@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .base import EvictionPolicy, Slots, Victim
+from ..admission.base import AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
+from ..records import content_key
+from .base import Cosines, OrderedEviction, Query, Slots
 
 if TYPE_CHECKING:
     from ..store import VectorStore
 
 
-class ArcEviction(EvictionPolicy):
+class ArcEviction(OrderedEviction, AdmissionPolicy):
     """ARC over the memory's items.
 
     Lists (paper notation): ``T1`` items seen once, ``T2`` items retrieved since insertion (both
@@ -23,15 +26,25 @@ class ArcEviction(EvictionPolicy):
     other admitted item is a miss (case IV). The memory may be below capacity after explicit
     removals, in which case REPLACE is skipped: nothing needs to leave.
 
+    ARC sees every request, so it is its memory's admission policy too: it asks its ``gate``
+    (``AlwaysAdmit`` in the ``arc`` preset; the gate passed with it when a memory is composed
+    by hand) and counts what the gate's verdict means for its lists -- a re-offer of a stored
+    item is a hit, an admitted item a miss or a ghost hit. Protected items stay in the lists
+    (their sizes are ARC's), and REPLACE passes over them.
+
     Args:
         capacity: the ``c`` of the paper; ``None`` takes the memory's capacity when bound (a
             given value must equal it).
+        gate: the admission policy ARC asks (default: store everything).
     """
 
     name = "arc"
 
-    def __init__(self, capacity: int | None = None) -> None:
+    def __init__(self, capacity: int | None = None, gate: AdmissionPolicy | None = None) -> None:
         super().__init__()
+        if gate is not None and (not isinstance(gate, AdmissionPolicy) or gate is self):
+            raise TypeError(f"gate must be another AdmissionPolicy, got {type(gate).__name__}")
+        self.gate: AdmissionPolicy = AlwaysAdmit() if gate is None else gate
         if capacity is not None and (
             isinstance(capacity, bool) or not isinstance(capacity, int) or capacity < 1
         ):
@@ -43,7 +56,7 @@ class ArcEviction(EvictionPolicy):
         self.b1: dict[str, None] = {}  # content key -> None, LRU first
         self.b2: dict[str, None] = {}
         self._key: dict[int, str] = {}  # slot -> content key of the stored item
-        self._into_t2 = False  # set by prepare_insert: a ghost hit goes straight to T2
+        self._into_t2 = False  # set by _prepare_insert: a ghost hit goes straight to T2
         self._in_b2 = False
         self._drop_t1_lru = False  # case IV(A) with B1 empty: T1's LRU leaves without a ghost
 
@@ -57,26 +70,39 @@ class ArcEviction(EvictionPolicy):
         self.c = store.capacity
         super().bind(store, rng)
 
-    def on_retrieve(self, slots: Slots, step: int) -> None:
+    def on_retrieve(
+        self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
+    ) -> None:
         # Case I: x in T1 u T2 -> move x to the MRU position of T2.
         for slot in slots.tolist():
             self.t1.pop(slot, None)
             self.t2.pop(slot, None)
             self.t2[slot] = None
 
-    def on_reoffer(self, slot: int, step: int) -> None:
-        # A request for a cached key is an ARC hit, however it arrives.
-        self.on_retrieve(np.asarray([slot], dtype=np.int64), step)
+    # -- admission: every offer is a request ----------------------------------------------------
+    def _admit(self, candidate: Candidate) -> Verdict:
+        verdict = self.gate.admit(candidate)
+        if candidate.stored is not None:
+            # A request for a cached key is an ARC hit, however it arrives (and whatever the
+            # gate says: the item is stored already).
+            self.on_retrieve(np.asarray([candidate.stored], dtype=np.int64), 0)
+        elif verdict.admitted and candidate.refused is None:
+            if candidate.text is None:
+                raise ValueError("ArcEviction needs the candidate's text: use it in a memory")
+            self._prepare_insert(content_key(candidate.text))
+            candidate.forget_victim()  # named before the ghost cases moved p: name it again
+        return verdict
 
-    def prepare_insert(self, content_key: str) -> None:
+    def _prepare_insert(self, key: str) -> None:
+        """An item with content ``key`` was admitted and will be inserted after any eviction."""
         self._into_t2 = self._in_b2 = self._drop_t1_lru = False
-        if content_key in self.b1:  # Case II: p <- min(c, p + max(|B2|/|B1|, 1))
+        if key in self.b1:  # Case II: p <- min(c, p + max(|B2|/|B1|, 1))
             self.p = min(float(self.c), self.p + max(len(self.b2) / len(self.b1), 1.0))
-            del self.b1[content_key]
+            del self.b1[key]
             self._into_t2 = True
-        elif content_key in self.b2:  # Case III: p <- max(0, p - max(|B1|/|B2|, 1))
+        elif key in self.b2:  # Case III: p <- max(0, p - max(|B1|/|B2|, 1))
             self.p = max(0.0, self.p - max(len(self.b1) / len(self.b2), 1.0))
-            del self.b2[content_key]
+            del self.b2[key]
             self._into_t2 = self._in_b2 = True
         else:  # Case IV: a miss; keep |L1| <= c and |L1| + |L2| <= 2c
             l1 = len(self.t1) + len(self.b1)
@@ -89,18 +115,23 @@ class ArcEviction(EvictionPolicy):
             elif total >= 2 * self.c:
                 self._pop_lru(self.b2)  # (B) directory full: delete the LRU page of B2
 
-    def _victim(self, step: int) -> Victim:
-        protected = self.store.protected
-        t1 = [s for s in self.t1 if s not in protected] if protected else self.t1
-        t2 = [s for s in self.t2 if s not in protected] if protected else self.t2
+    @property
+    def regret(self) -> float | None:
+        return self.gate.regret
+
+    @property
+    def tau(self) -> float | None:
+        return self.gate.tau
+
+    # -- eviction -------------------------------------------------------------------------------
+    def _ranking(self, step: int) -> Iterable[int]:
+        t1, t2 = self.t1, self.t2
         if self._drop_t1_lru and t1:
-            return Victim(next(iter(t1)))
+            return chain(t1, t2)
         # REPLACE(x, p): T1's LRU if |T1| > p (or == p, p real, on a B2 hit), else T2's LRU.
         if t1 and (len(t1) > self.p or (self._in_b2 and len(t1) == self.p)):
-            return Victim(next(iter(t1)))
-        if t2:
-            return Victim(next(iter(t2)))
-        return Victim(next(iter(t1)))
+            return chain(t1, t2)
+        return chain(t2, t1)
 
     def on_remove(self, slot: int, evicted: bool) -> None:
         key = self._key.pop(slot)
@@ -118,8 +149,8 @@ class ArcEviction(EvictionPolicy):
             self.b1.pop(key, None)
             self.b2[key] = None
 
-    def on_insert(self, slot: int, content_key: str, step: int) -> None:
-        self._key[slot] = content_key
+    def on_insert(self, slot: int, step: int) -> None:
+        self._key[slot] = content_key(self.store.payload_at(slot).text)
         (self.t2 if self._into_t2 else self.t1)[slot] = None
         self._into_t2 = self._in_b2 = self._drop_t1_lru = False
 
@@ -133,11 +164,13 @@ class ArcEviction(EvictionPolicy):
             lst.clear()
         self.p = 0.0
         self._into_t2 = self._in_b2 = self._drop_t1_lru = False
+        self.gate.clear()
 
     def describe(self, slot: int) -> Mapping[str, float]:
         return {"list": 1.0 if slot in self.t1 else 2.0, "p": self.p}
 
     def check_invariants(self) -> None:
+        self.gate.check_invariants()
         c = self.c
         t1, t2, b1, b2 = len(self.t1), len(self.t2), len(self.b1), len(self.b2)
         stored = set(self.store.active_slots().tolist())

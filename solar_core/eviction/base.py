@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar, cast
 
 import numpy as np
@@ -13,6 +13,12 @@ if TYPE_CHECKING:
     from ..store import VectorStore
 
 Slots = npt.NDArray[np.int64]
+#: the slots a scoring policy chooses among: an array, or a slice for slots 0, 1, 2, ...
+Selection = Slots | slice
+#: a retrieval's query: its unit vector
+Query = npt.NDArray[np.float32] | None
+#: the cosine of each returned slot to the query, in order
+Cosines = list[float] | None
 ArrayT = TypeVar("ArrayT", bound=npt.NDArray[Any])
 
 
@@ -30,12 +36,18 @@ class EvictionPolicy(ABC):
     The memory owns the store and does the accounting (``while store.full: remove(victim())``);
     a policy sees slots (ints) and keeps cheap per-slot statistics. Hooks, in step order:
 
-    - :meth:`on_retrieve` — a retrieval returned these slots (best first);
-    - :meth:`on_feedback` — the caller rated the last retrieval (``reward`` in [0, 1]);
-    - :meth:`prepare_insert` — an item with this content key is about to be inserted;
-    - :meth:`victim` — name the slot to evict (the store is full and non-empty);
-    - :meth:`on_remove` — a slot was emptied (``evicted=False`` for an explicit ``remove``);
-    - :meth:`on_insert` — a slot was filled.
+    - :meth:`on_retrieve` -- a recorded retrieval returned these slots (best first), for this
+      query vector with these cosines;
+    - :meth:`on_feedback` -- the caller rated the last retrieval (``reward`` in [0, 1]);
+    - :meth:`victim` -- name the slot to evict (the store is full and non-empty);
+    - :meth:`on_remove` -- a slot was emptied (``evicted=False`` for an explicit ``remove``);
+    - :meth:`on_insert` -- a slot was filled.
+
+    A policy never sees protected (identity) items as candidates: a scoring policy scores the
+    slots :meth:`_victim` is given; an :class:`OrderedEviction` names its order and the base
+    skips protected slots. A policy that must see every offer, or that compares the candidate
+    with its victim, decides admission too: it is also an
+    :class:`~solar_core.admission.AdmissionPolicy` (ARC, coverage), one object in both roles.
 
     Public methods validate and delegate to the ``_``-prefixed hooks subclasses implement.
     """
@@ -43,14 +55,9 @@ class EvictionPolicy(ABC):
     name: ClassVar[str] = "base"
     #: nearest-neighbour similarities the store must maintain for this policy (0 = none)
     neighbours: int = 0
-    #: whether the hooks read ``content_key``; a policy that does not gets ``""`` and the memory
-    #: skips hashing the text of every insert
-    uses_content_key: ClassVar[bool] = True
     #: whether the class overrides :meth:`on_feedback` (set for every subclass): the memory
     #: skips working out which rated slots are still live for a policy that ignores ratings
     listens_to_feedback: ClassVar[bool] = False
-    #: whether :meth:`on_query` must be called (it needs the query vector and the scores)
-    needs_queries: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -72,6 +79,11 @@ class EvictionPolicy(ABC):
         self.reserve(store.slots)
 
     @property
+    def bound(self) -> bool:
+        """Whether a memory already uses this policy."""
+        return self._store is not None
+
+    @property
     def store(self) -> VectorStore:
         if self._store is None:
             raise RuntimeError(f"{type(self).__name__} is not bound to a store")
@@ -81,39 +93,29 @@ class EvictionPolicy(ABC):
         """Make per-slot state hold at least ``slots`` slots (the store grew)."""
 
     # -- hooks ----------------------------------------------------------------------------------
-    def on_retrieve(self, slots: Slots, step: int) -> None:
-        """A retrieval returned ``slots``, best first (possibly none)."""
-
-    def on_query(
-        self, query: npt.NDArray[np.float32], slots: Slots, scores: list[float], step: int
+    def on_retrieve(
+        self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
     ) -> None:
-        """Before :meth:`on_retrieve`, for a policy with :attr:`needs_queries`: the query's unit
-        vector and the similarity of each returned slot."""
+        """A recorded retrieval returned ``slots``, best first (possibly none), for the unit
+        vector ``query``; ``cosines`` are their cosine similarities to it."""
 
     def on_feedback(self, slots: Slots, reward: float) -> None:
         """The caller rated the retrieval that returned ``slots``; ``reward`` in [0, 1]."""
 
-    def on_reoffer(self, slot: int, step: int) -> None:
-        """The item in ``slot`` was offered again (same id and text); nothing is inserted."""
-
-    def prepare_insert(self, content_key: str) -> None:
-        """An item with ``content_key`` was admitted and will be inserted after any eviction.
-
-        ``content_key`` identifies the text (equal texts, equal keys); ``""`` for a policy whose
-        :attr:`uses_content_key` is false, here and in :meth:`on_insert`.
-        """
-
     def victim(self, step: int) -> Victim:
-        """Return the slot to evict. The store must be non-empty."""
-        if len(self.store) == 0:
+        """Return the slot to evict, never a protected one. The store must be non-empty."""
+        store = self._store
+        if store is None or len(store) == 0:
             raise RuntimeError("victim() called on an empty store")
-        return self._victim(step)
+        return self._victim(step, store.evictable_selection())
 
     @abstractmethod
-    def _victim(self, step: int) -> Victim: ...
+    def _victim(self, step: int, slots: Selection) -> Victim:
+        """The slot to evict among ``slots`` (the evictable ones; a slice when they are slots
+        0, 1, 2, ...: see :meth:`~solar_core.store.VectorStore.active_selection`)."""
 
     @abstractmethod
-    def on_insert(self, slot: int, content_key: str, step: int) -> None:
+    def on_insert(self, slot: int, step: int) -> None:
         """``slot`` now holds a new item."""
 
     @abstractmethod
@@ -131,6 +133,33 @@ class EvictionPolicy(ABC):
 
     def check_invariants(self) -> None:
         """Raise ``AssertionError`` if internal state disagrees with the store."""
+
+
+class OrderedEviction(EvictionPolicy):
+    """A policy that keeps its items in eviction order (FIFO, LRU, ARC): it names the order,
+    and the first slot in it that is not protected leaves."""
+
+    def victim(self, step: int) -> Victim:
+        store = self._store
+        if store is None or len(store) == 0:
+            raise RuntimeError("victim() called on an empty store")
+        protected = store.protected
+        for slot in self._ranking(step):
+            if slot not in protected:
+                return Victim(slot)
+        raise RuntimeError("victim() called with every stored item protected")
+
+    def _victim(self, step: int, slots: Selection) -> Victim:
+        allowed = (
+            set(range(len(self.store.matrix))[slots])
+            if isinstance(slots, slice)
+            else set(slots.tolist())
+        )
+        return Victim(next(s for s in self._ranking(step) if s in allowed))
+
+    @abstractmethod
+    def _ranking(self, step: int) -> Iterable[int]:
+        """Every stored slot, the first to evict first."""
 
 
 def lowest(scores: npt.NDArray[np.float64], slots: Slots | slice, n: int = 3) -> Victim:

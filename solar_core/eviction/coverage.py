@@ -8,14 +8,16 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from ..admission.base import AdmissionPolicy, Candidate, Verdict
 from ..validation import check_k, check_nonnegative
-from .base import EvictionPolicy, Slots, Victim, grow_array
+from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array
 
 F32 = npt.NDArray[np.float32]
 
 
-class CoverageEviction(EvictionPolicy):
-    """Evict the item whose loss the recent queries would feel least (``solar-adaptive``).
+class CoverageEviction(EvictionPolicy, AdmissionPolicy):
+    """``solar-adaptive``: admit what serves the recent queries better than what it would
+    displace; evict the item whose loss they would feel least.
 
     The policy remembers the last ``window`` queries: each one's vector, the best similarity the
     memory gave it, the item that gave it, and that item's *margin* over the runner-up. An item's
@@ -24,8 +26,23 @@ class CoverageEviction(EvictionPolicy):
     worth ~0 however often it was retrieved; among equal values the oldest insert goes first, so
     a memory of worthless items behaves exactly as FIFO. A candidate's **gain**
     (:meth:`gain`) is the same quantity seen from outside: ``sum(max(0, cos(x, q) - best(q)))``,
-    how much closer it would bring the queries the memory served badly. The
-    :class:`~solar_core.admission.CoverageGate` compares the two.
+    how much closer it would bring the queries the memory served badly.
+
+    **Admission** compares the two, so the same object is the memory's admission policy:
+
+    - A free slot takes any candidate: an empty slot serves no query, so filling it loses nothing
+      (the faithful SOLAR gate leaves half of a K = 100 memory empty).
+    - During a regime shift (:attr:`shifting`) every candidate that serves some remembered query
+      better (gain > 0) is admitted: the memory must catch up with the new topics fast, as FIFO
+      does, but not with junk.
+    - Otherwise the candidate is admitted iff its gain beats ``(1 + hysteresis)`` times the value
+      of its victim (:attr:`Candidate.victim <solar_core.admission.Candidate.victim>`), or that
+      item is worth nothing. The hysteresis keeps a memory that serves a loop of topics from
+      swapping one topic for an equally useful one at every step.
+
+    The decision trace reports the gain as ``regret`` and ``(1 + hysteresis) * value`` as
+    ``tau``: admitted iff ``regret > tau``, as for the SOLAR gate. Composed by hand with another
+    gate (``SolarMemory(admission=RegretGate(), eviction=CoverageEviction())``), it only evicts.
 
     Why each mechanism is here (ablations in ``docs/BENCHMARKS.md``):
 
@@ -49,8 +66,6 @@ class CoverageEviction(EvictionPolicy):
     """
 
     name = "coverage"
-    uses_content_key = False
-    needs_queries = True
 
     def __init__(
         self,
@@ -63,8 +78,11 @@ class CoverageEviction(EvictionPolicy):
         slow: float = 0.02,
         min_rise: float = 0.05,
         use_feedback: bool = True,
+        hysteresis: float = 0.5,
     ) -> None:
         super().__init__()
+        check_nonnegative(hysteresis=hysteresis)
+        self.hysteresis = hysteresis
         self.window_per_slot = check_k(window_per_slot, "window_per_slot")
         self.max_window = check_k(max_window, "max_window")
         self.fixed_window = None if window is None else check_k(window, "window")
@@ -128,7 +146,12 @@ class CoverageEviction(EvictionPolicy):
         self._nudge = grow_array(self._nudge, slots, 0.0)
 
     # -- queries ------------------------------------------------------------------------------
-    def on_query(self, query: F32, slots: Slots, scores: list[float], step: int) -> None:
+    def on_retrieve(
+        self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
+    ) -> None:
+        if query is None or cosines is None:
+            raise ValueError("CoverageEviction learns from the query: pass its vector and cosines")
+        scores = cosines
         self._version += 1
         self._pending = None  # similarities to the ring are stale once the ring moves
         head = self._head
@@ -190,7 +213,7 @@ class CoverageEviction(EvictionPolicy):
         # The latest query's best item keeps `reward` of its margin: utility, not retrieval.
         last = self._last
         # Only the latest retrieval maps to a known ring row: the memory hands back the very array
-        # on_query got (a rated older retrieval, or one whose items were removed since, is not).
+        # on_retrieve got (a rated older retrieval, or one whose items were removed since, is not).
         if not self.use_feedback or last < 0 or not len(slots) or slots is not self._last_slots:
             return
         slot = int(slots[0])
@@ -220,10 +243,14 @@ class CoverageEviction(EvictionPolicy):
 
     def weakest(self) -> tuple[int, float]:
         """The slot :meth:`victim` names, and its value: the lowest value, oldest on ties."""
+        victim = self.victim(0)
+        assert victim.score is not None
+        return victim.slot, victim.score
+
+    def _victim(self, step: int, slots: Selection) -> Victim:
         cached = self._weakest
         if cached is not None and cached[0] == self._version:
-            return cached[1], cached[2]
-        slots = self.store.evictable_selection()
+            return Victim(cached[1], cached[2])
         values = self._value[slots]
         # Lowest value, oldest insert among (near-)equals, in one pass: serials are < 1e6 in
         # any realistic run, so the nudge stays below 1e-6, far under any real margin.
@@ -231,14 +258,36 @@ class CoverageEviction(EvictionPolicy):
         slot = pick if isinstance(slots, slice) else int(slots[pick])
         value = float(values[pick])
         self._weakest = (self._version, slot, value)
-        return slot, value
-
-    def _victim(self, step: int) -> Victim:
-        slot, value = self.weakest()
         return Victim(slot, value)
 
+    # -- admission ------------------------------------------------------------------------------
+    def _admit(self, candidate: Candidate) -> Verdict:
+        if candidate.refused is not None:  # nothing to learn from an offer refused elsewhere
+            return Verdict(False, candidate.refused)
+        vector = candidate.vector
+        if vector is None:
+            raise RuntimeError("CoverageEviction decides on a candidate's vector: give one")
+        # The similarities are needed whatever the verdict (an insert reuses them); their sum,
+        # the gain, only when there is something to compare it with.
+        sims = self.query_similarities(vector)
+        if candidate.capacity is None or candidate.size < candidate.capacity:
+            return Verdict(True, "free slot")
+        if self.shifting:
+            gain = self.gain_of(sims)
+            if gain > 0.0:  # a shift opens the gate to what serves the new queries, not to junk
+                return Verdict(True, "regime shift", None, gain, 0.0)
+        victim = candidate.victim
+        value = 0.0 if victim is None or victim.score is None else victim.score
+        if value <= 0.0:
+            return Verdict(True, "victim worthless", None, None, 0.0)
+        gain = self.gain_of(sims)
+        bar = (1.0 + self.hysteresis) * value
+        if gain > bar:
+            return Verdict(True, "gain > value", None, gain, bar)
+        return Verdict(False, "gain <= value", None, gain, bar)
+
     # -- membership ---------------------------------------------------------------------------
-    def on_insert(self, slot: int, content_key: str, step: int) -> None:
+    def on_insert(self, slot: int, step: int) -> None:
         self._version += 1
         self._seq += 1
         serial = self._seq

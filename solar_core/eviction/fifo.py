@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
-from .base import EvictionPolicy, Victim
+from .base import OrderedEviction
 
 
-class FifoEviction(EvictionPolicy):
+class FifoEviction(OrderedEviction):
     """Evict the item inserted longest ago; retrievals change nothing.
 
     This is LangChain's ``ConversationBufferWindowMemory`` rule, and the paper's baseline. On a
@@ -15,23 +15,19 @@ class FifoEviction(EvictionPolicy):
     """
 
     name = "fifo"
-    uses_content_key = False
 
     def __init__(self) -> None:
         super().__init__()
         self._order: dict[int, int] = {}  # slot -> insert step, oldest first
 
-    def on_insert(self, slot: int, content_key: str, step: int) -> None:
+    def on_insert(self, slot: int, step: int) -> None:
         self._order[slot] = step
 
     def on_remove(self, slot: int, evicted: bool) -> None:
         del self._order[slot]
 
-    def _victim(self, step: int) -> Victim:
-        protected = self.store.protected
-        if protected:
-            return Victim(next(s for s in self._order if s not in protected))
-        return Victim(next(iter(self._order)))
+    def _ranking(self, step: int) -> Iterable[int]:
+        return self._order
 
     def clear(self) -> None:
         self._order.clear()

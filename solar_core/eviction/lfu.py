@@ -8,7 +8,7 @@ from typing import Literal
 import numpy as np
 import numpy.typing as npt
 
-from .base import EvictionPolicy, Slots, Victim, grow_array
+from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array
 
 TieBreak = Literal["insertion", "recency"]
 
@@ -26,7 +26,6 @@ class LfuEviction(EvictionPolicy):
     """
 
     name = "lfu"
-    uses_content_key = False
 
     def __init__(self, tie_break: TieBreak = "insertion") -> None:
         super().__init__()
@@ -43,13 +42,15 @@ class LfuEviction(EvictionPolicy):
         self._order = grow_array(self._order, slots, 0)
         self._inserted = grow_array(self._inserted, slots, 0)
 
-    def on_insert(self, slot: int, content_key: str, step: int) -> None:
+    def on_insert(self, slot: int, step: int) -> None:
         self._seq += 1
         self._count[slot] = 0
         self._order[slot] = self._seq
         self._inserted[slot] = self._seq
 
-    def on_retrieve(self, slots: Slots, step: int) -> None:
+    def on_retrieve(
+        self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
+    ) -> None:
         if len(slots) == 0:
             return
         count = self._count
@@ -64,8 +65,7 @@ class LfuEviction(EvictionPolicy):
     def on_remove(self, slot: int, evicted: bool) -> None:
         self._count[slot] = 0
 
-    def _victim(self, step: int) -> Victim:
-        slots = self.store.evictable_selection()
+    def _victim(self, step: int, slots: Selection) -> Victim:
         # One int64 key orders by count, then by sequence: a single vectorised argmin.
         key = (self._count[slots] << 32) + self._order[slots]
         best = int(key.argmin())

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
-from .base import EvictionPolicy, Slots, Victim
+from .base import Cosines, OrderedEviction, Query, Slots
 
 
-class LruEviction(EvictionPolicy):
+class LruEviction(OrderedEviction):
     """Evict the item least recently retrieved (an insert counts as a use).
 
     Items retrieved together are touched in insertion order, so among them the oldest insert is
@@ -17,7 +17,6 @@ class LruEviction(EvictionPolicy):
     """
 
     name = "lru"
-    uses_content_key = False
 
     def __init__(self) -> None:
         super().__init__()
@@ -26,13 +25,15 @@ class LruEviction(EvictionPolicy):
         self._seq = 0
         self._uses = 0
 
-    def on_insert(self, slot: int, content_key: str, step: int) -> None:
+    def on_insert(self, slot: int, step: int) -> None:
         self._seq += 1
         self._uses += 1
         self._recency[slot] = self._seq
         self._last_use[slot] = self._uses
 
-    def on_retrieve(self, slots: Slots, step: int) -> None:
+    def on_retrieve(
+        self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
+    ) -> None:
         recency = self._recency
         for slot in sorted(slots.tolist(), key=recency.__getitem__):
             recency[slot] = recency.pop(slot)  # move to the most-recent end
@@ -43,11 +44,8 @@ class LruEviction(EvictionPolicy):
         del self._recency[slot]
         del self._last_use[slot]
 
-    def _victim(self, step: int) -> Victim:
-        protected = self.store.protected
-        if protected:
-            return Victim(next(s for s in self._recency if s not in protected))
-        return Victim(next(iter(self._recency)))
+    def _ranking(self, step: int) -> Iterable[int]:
+        return self._recency
 
     def clear(self) -> None:
         self._recency.clear()

@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..validation import check_nonnegative, check_positive
-from .base import EvictionPolicy, Slots, Victim, grow_array, lowest
+from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array, lowest
 
 
 class MultiScoreEviction(EvictionPolicy):
@@ -21,7 +21,6 @@ class MultiScoreEviction(EvictionPolicy):
     """
 
     name = "multiscore"
-    uses_content_key = False
 
     def __init__(
         self,
@@ -47,11 +46,13 @@ class MultiScoreEviction(EvictionPolicy):
         self._last = grow_array(self._last, slots, 0)
         self._count = grow_array(self._count, slots, 0)
 
-    def on_insert(self, slot: int, content_key: str, step: int) -> None:
+    def on_insert(self, slot: int, step: int) -> None:
         self._last[slot] = step
         self._count[slot] = 0
 
-    def on_retrieve(self, slots: Slots, step: int) -> None:
+    def on_retrieve(
+        self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
+    ) -> None:
         # A handful of distinct slots: scalar updates beat fancy indexing (same values).
         last, count = self._last, self._count
         for slot in slots.tolist():
@@ -61,13 +62,12 @@ class MultiScoreEviction(EvictionPolicy):
     def on_remove(self, slot: int, evicted: bool) -> None:
         self._count[slot] = 0
 
-    def _victim(self, step: int) -> Victim:
+    def _victim(self, step: int, slots: Selection) -> Victim:
         # The formula below, written as in-place ufuncs on fresh arrays: the same roundings in
         # the same order with fewer numpy calls. Exact rewrites: the steps (< 2**53) subtract
         # exactly in float64; -age / scale == age / -scale; maximum/minimum clip as np.clip.
         #   score = w_rec * exp(-age / age_scale) + w_freq * count / max(step, 1)
         #           + w_div * clip(1 - max_similarity, 0, 1)
-        slots = self.store.evictable_selection()
         w_rec, w_freq, w_div = self.weights
         score = np.subtract(step, self._last[slots], dtype=np.float64)  # age
         score /= -self.age_scale

@@ -9,7 +9,7 @@ import numpy.typing as npt
 
 from ..beta_posterior import BetaPosterior
 from ..validation import check_k, check_nonnegative, check_positive
-from .base import EvictionPolicy, Slots, Victim, grow_array, lowest
+from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array, lowest
 
 
 class ThompsonEviction(EvictionPolicy):
@@ -32,7 +32,6 @@ class ThompsonEviction(EvictionPolicy):
     """
 
     name = "thompson"
-    uses_content_key = False
 
     def __init__(
         self,
@@ -62,14 +61,16 @@ class ThompsonEviction(EvictionPolicy):
         self._alpha = grow_array(self._alpha, slots, 0.0)
         self._beta = grow_array(self._beta, slots, 0.0)
 
-    def on_insert(self, slot: int, content_key: str, step: int) -> None:
+    def on_insert(self, slot: int, step: int) -> None:
         self._alpha[slot] = self.prior_alpha
         self._beta[slot] = self.prior_beta
 
     # A retrieval names a handful of distinct slots: scalar updates in a loop cost less than the
     # three numpy calls of one fancy-indexed `+=`, and add exactly the same doubles.
 
-    def on_retrieve(self, slots: Slots, step: int) -> None:
+    def on_retrieve(
+        self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
+    ) -> None:
         alpha = self._alpha
         for slot in slots.tolist():
             alpha[slot] += 1.0
@@ -118,8 +119,7 @@ class ThompsonEviction(EvictionPolicy):
             novelty[np.isnan(novelty)] = 0.5
         return novelty
 
-    def _victim(self, step: int) -> Victim:
-        slots = self.store.evictable_selection()
+    def _victim(self, step: int, slots: Selection) -> Victim:
         scores = self._rng.beta(self._alpha[slots], self._beta[slots])
         if self.novelty_bonus > 0:
             bonus = self.novelty(slots)

@@ -8,7 +8,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..validation import check_positive, check_score
-from .base import EvictionPolicy, Slots, Victim, grow_array, lowest
+from .base import EvictionPolicy, Selection, Slots, Victim, grow_array, lowest
 
 
 class UtilityEviction(EvictionPolicy):
@@ -30,7 +30,6 @@ class UtilityEviction(EvictionPolicy):
     """
 
     name = "utility"
-    uses_content_key = False
 
     def __init__(self, prior: float = 0.5, strength: float = 1.0) -> None:
         super().__init__()
@@ -47,7 +46,7 @@ class UtilityEviction(EvictionPolicy):
         self._uses = grow_array(self._uses, slots, 0.0)
         self._serial = grow_array(self._serial, slots, 0.0)
 
-    def on_insert(self, slot: int, content_key: str, step: int) -> None:
+    def on_insert(self, slot: int, step: int) -> None:
         self._seq += 1
         self._sum[slot] = 0.0
         self._uses[slot] = 0.0
@@ -69,8 +68,7 @@ class UtilityEviction(EvictionPolicy):
         )
         return out
 
-    def _victim(self, step: int) -> Victim:
-        slots = self.store.evictable_selection()
+    def _victim(self, step: int, slots: Selection) -> Victim:
         # Ties by insert order: nudges far below any utility difference (1 / (strength + uses)).
         scores = self.utility(slots) + 1e-12 * self._serial[slots]
         return lowest(scores, slots)

@@ -20,7 +20,7 @@ The format (every integer little-endian)::
     document length  u32
     arrays length    u64
     checksum         32 bytes: BLAKE2b of everything above and below it
-    document         UTF-8 JSON: {"format": 3, "layouts": [[class, [attribute...]]...],
+    document         UTF-8 JSON: {"format": 4, "layouts": [[class, [attribute...]]...],
                      "root": <node>}
     arrays           the raw bytes of every array, each at an 8-byte aligned offset
 
@@ -93,7 +93,9 @@ classes can express (and that passes the checks above and the memory's invariant
 editing its logged steps or items. What they cannot do: run code, construct objects of other
 classes, or crash the reading process.
 
-Format 2 is the same without tables; it is read as well. Snapshots of the first format
+Format 2 is the same without tables; formats 2 and 3 hold ARC and the adaptive coverage policy
+as two objects each (:mod:`solar_core.former_layouts`): they are read, brought to today's layout
+and then checked as a format 4 snapshot is. Snapshots of the first format
 (``SOLAR-SNAPSHOT-1``, a pickle) are refused, never read;
 :meth:`MemoryStore.reembed` rebuilds such a scope from its stored items.
 
@@ -129,9 +131,11 @@ from .errors import PersistenceError
 MAGIC = b"SOLAR-SNAPSHOT-2\n"
 #: the first snapshot format (a pickle): recognised, refused, never read
 LEGACY_MAGIC = b"SOLAR-SNAPSHOT-1\n"
-FORMAT_VERSION = 3
-#: the formats this version reads (2: the same without tables)
-_READS = frozenset({2, 3})
+FORMAT_VERSION = 4
+#: the formats this version reads (2: without tables; 2 and 3: policies in a former layout)
+_READS = frozenset({2, 3, 4})
+#: the first format whose policies have today's layout (see :mod:`solar_core.former_layouts`)
+_CURRENT_LAYOUT = 4
 _HEAD = struct.Struct("<HIQ")
 _DIGEST = 32
 _PREFIX = len(MAGIC) + _HEAD.size
@@ -1202,6 +1206,18 @@ def loads(
         entries = document.get("layouts")
         if type(entries) is not list:
             raise _Bad("it has no layouts")
+        if template is not None and version < _CURRENT_LAYOUT:
+            # Written before ARC and the coverage policy were one object each: read it as
+            # data (every structural check, no template), bring it to today's layout, then
+            # check the result against the template like any snapshot.
+            from ..former_layouts import upgrade
+
+            layouts = [_Layout(entry, None) for entry in entries]
+            state = _Decoder(view[start + doc_len :], layouts).decode(document.get("root"), 0)
+            if type(state) is not dict:
+                raise _Bad(f"it holds a {type(state).__name__}, not a memory's state")
+            upgrade(state)
+            return loads(dumps(state), what, template, examples)
         layouts = [_Layout(entry, classes) for entry in entries]
         state = _Decoder(view[start + doc_len :], layouts).decode(document.get("root"), 0)
         if template is not None:

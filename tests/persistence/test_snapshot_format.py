@@ -21,6 +21,7 @@ import sqlite3
 import struct
 import subprocess
 import sys
+import time
 import tokenize
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,15 +30,20 @@ from typing import Any
 import numpy as np
 import pytest
 
-from solar_core import PersistenceError
+from solar_core import PersistenceError, SolarMemory
+from solar_core.admission import EvaluatorGate
+from solar_core.eviction import ArcEviction, CoverageEviction
 from solar_core.persistence import MemoryStore, codec
 from solar_core.persistence.backend import row_checksum
+from solar_core.persistence.journal import snapshot_state
 from solar_core.persistence.scope import Scope
 from solar_core.presets import PRESETS
+from tests.support import former_snapshots
 from tests.support.persistence import Clock, apply, make_store, reference, same, stream
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "solar_core" / "persistence"
+_FORMER = json.loads(former_snapshots.FILE.read_text(encoding="utf-8"))
 LEGACY_MAGIC = b"SOLAR-SNAPSHOT-1\n"  # spelt out: the old code has no name for it
 
 
@@ -205,7 +211,7 @@ def test_a_snapshot_of_the_format_before_tables_is_still_read() -> None:
     document = {"format": 2, "layouts": [], "root": ["L", 1, ["d", {"a": 2.5}], ["R", 0]]}
     back = codec.loads(_forge(json.dumps(document).encode(), b"", version=2), "a snapshot")
     assert back[:2] == [1, {"a": 2.5}] and back[2] is back
-    with pytest.raises(PersistenceError, match="format 1; this library reads 2, 3"):
+    with pytest.raises(PersistenceError, match="format 1; this library reads 2, 3, 4"):
         codec.loads(_forge(json.dumps(document).encode(), b"", version=1), "a snapshot")
 
 
@@ -846,3 +852,46 @@ def test_a_snapshot_naming_classes_where_they_lived_before_still_loads(tmp_path:
     rest = ops[40:]
     assert [apply(resumed, op, clock) for op in rest] == [apply(ref, op, ref_clock) for op in rest]
     again.close()
+
+
+@pytest.mark.parametrize("name", sorted(former_snapshots.CONFIGS))
+def test_a_snapshot_of_the_former_policy_layout_goes_on_as_it_would_have(name: str) -> None:
+    """Snapshots written when ARC and the coverage policy were two objects each (format 3: a
+    gate beside the eviction policy) are read into today's one-object layout, and the memory
+    takes the next steps exactly as the version that wrote them did (``former_snapshots``)."""
+    case = _FORMER[name]
+    make = former_snapshots.CONFIGS[name]
+    used = make()
+    former_snapshots.drive(used, 0, 10)
+    state = codec.loads(
+        former_snapshots.snapshot(case), name, snapshot_state(make()), (snapshot_state(used),)
+    )
+    state["_clock"] = time.time
+    gate = state["_admission"]
+    if isinstance(gate, EvaluatorGate):
+        gate.evaluator = former_snapshots.judge
+        gate = gate.inner
+    memory = SolarMemory.__new__(SolarMemory)
+    memory.__setstate__(state)
+    memory.check_invariants()
+    core = memory.core
+    if isinstance(core.eviction, ArcEviction | CoverageEviction) and name != "regret+coverage":
+        assert gate is core.eviction  # one object in both roles
+    after = former_snapshots.drive(memory, former_snapshots.BEFORE, former_snapshots.AFTER)
+    assert json.loads(json.dumps(after)) == case["after"]
+    assert [item.id for item in memory.items()] == case["items"]
+    assert codec.loads(codec.dumps(snapshot_state(memory)), name, snapshot_state(make()))
+
+
+def test_a_former_layout_that_no_version_wrote_is_refused() -> None:
+    """The upgrade moves attributes between objects already there; a snapshot whose ARC stood
+    beside something that is not a gate is refused, never half-read."""
+    blob = former_snapshots.snapshot(_FORMER["arc"])
+    document, arrays = _split(blob)
+    text = json.dumps(document).replace(
+        '"solar_core.admission.base.AlwaysAdmit"', '"solar_core.records.Record"'
+    )
+    forged = _forge(text.encode(), arrays, version=3)
+    make = former_snapshots.CONFIGS["arc"]
+    with pytest.raises(PersistenceError, match="an arc snapshot"):
+        codec.loads(forged, "an arc snapshot", snapshot_state(make()))

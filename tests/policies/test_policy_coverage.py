@@ -1,4 +1,4 @@
-"""solar-adaptive: CoverageGate + CoverageEviction, decision by decision."""
+"""solar-adaptive: CoverageEviction as admission and eviction, decision by decision."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 
 from solar_bench.generators import cycling
 from solar_core import SolarMemory
+from solar_core.admission import Candidate
 from solar_core.admission.coverage_gate import CoverageGate
 from solar_core.eviction import FifoEviction
 from solar_core.eviction.coverage import CoverageEviction
@@ -88,7 +89,8 @@ def test_hysteresis_zero_swaps_on_any_larger_gain() -> None:
     m.retrieve(embedding=unit(0.3, 1, 0))
     m.retrieve(embedding=unit(0.2, 0.2, 1))  # served badly by either
     gate = m.core.admission
-    assert isinstance(gate, CoverageGate) and gate.hysteresis == 0.0
+    assert gate is m.core.eviction  # one policy in both roles
+    assert isinstance(gate, CoverageEviction) and gate.hysteresis == 0.0
     d = m.add("c", embedding=unit(0, 0, 1), item_id="c")
     assert d.admitted and d.tau is not None and d.regret is not None and d.regret > d.tau
 
@@ -312,11 +314,18 @@ def test_a_single_hit_is_credited_against_the_true_runner_up() -> None:
     m.check_invariants()
 
 
-def test_one_gate_serves_one_memory() -> None:
-    gate = CoverageGate()
-    SolarMemory(admission=gate, eviction=CoverageEviction(), capacity=2, dim=3)
+def test_one_policy_serves_one_memory() -> None:
+    eviction = CoverageEviction()
+    first = SolarMemory(admission=CoverageGate(0.25), eviction=eviction, capacity=2, dim=3)
+    assert first.core.admission is eviction and eviction.hysteresis == 0.25
     with pytest.raises(ValueError, match="already serves another memory"):
+        SolarMemory(admission=CoverageGate(0.75), eviction=eviction, capacity=2, dim=3)
+    assert eviction.hysteresis == 0.25  # the refused memory changed nothing
+    gate = CoverageGate()  # a gate only carries its hysteresis: it may compose two memories
+    for _ in range(2):
         SolarMemory(admission=gate, eviction=CoverageEviction(), capacity=2, dim=3)
+    with pytest.raises(RuntimeError, match="decides nothing alone"):
+        gate.admit(Candidate(0, 2))
 
 
 def test_a_refused_pairing_leaves_the_eviction_policy_usable() -> None:

@@ -161,3 +161,24 @@ def test_the_facade_stays_small() -> None:
     grows past this has taken over a job that belongs in a module of its own."""
     lines = (ROOT / "solar_core" / "memory.py").read_text(encoding="utf-8").count("\n")
     assert lines <= 400, f"solar_core/memory.py has {lines} lines"
+
+
+def test_the_core_leaves_the_lifecycle_rules_to_the_lifecycle() -> None:
+    """What a category means (initial importance, protection from eviction) and how retrievals
+    reinforce importance are the lifecycle's rules, applied when the core tells it what a step
+    stored and retrieved: the core names no category and no importance constant, and never
+    imports the lifecycle."""
+    known = modules()
+    core = ROOT / "solar_core" / "core.py"
+    assert "solar_core.lifecycle" not in edges("solar_core.core", core, known)
+    strings = {
+        node.value
+        for node in ast.walk(ast.parse(core.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+    }
+    names = {
+        node.id for node in ast.walk(ast.parse(core.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Name)
+    }  # fmt: skip
+    assert not {"identity", "knowledge", "context"} & strings
+    assert not {"INITIAL_IMPORTANCE", "REINFORCE", "DAILY_DECAY"} & names
