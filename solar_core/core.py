@@ -15,14 +15,14 @@ from __future__ import annotations
 
 import hashlib
 from collections import OrderedDict, deque
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from functools import partial
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from .admission import AdmissionPolicy, AlwaysAdmit, Candidate
+from .admission import AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
 from .admission.base import ALWAYS
 from .deletion import DeletionPolicy
 from .eviction import EvictionPolicy, Victim
@@ -56,9 +56,10 @@ class StepListener:
 
 
 class _OfferCandidate(Candidate):
-    """An offer's :class:`~solar_core.admission.Candidate`: computes the unit vector, its
-    similarities to the stored items and the victim from the offer and the memory when a policy
-    first reads them (every slot set here: no ``__init__`` chain on the hot path)."""
+    """An offer's :class:`~solar_core.admission.Candidate`: reads the offer's text, metadata and
+    evaluator verdict from the offer, and computes the unit vector, its similarities to the
+    stored items and the victim when a policy first reads them (built on every offer to a
+    gate: only what every gate reads is copied in)."""
 
     __slots__ = ("_offer", "_store", "_eviction", "_step")
 
@@ -68,12 +69,21 @@ class _OfferCandidate(Candidate):
         self.size = len(store)
         self.capacity = store.capacity
         self.score = score
-        self.text = offer.text
-        self.metadata = offer.metadata
-        self.prepared = offer.prepared
         self.stored = self.refused = None
-        self._vector = self._similarities = self._victim = self._source = None
+        self._vector = self._similarities = self._victim = None
         self._offer, self._store, self._eviction, self._step = offer, store, eviction, step
+
+    @property
+    def text(self) -> str:  # type: ignore[override]
+        return self._offer.text
+
+    @property
+    def metadata(self) -> Mapping[str, Any]:  # type: ignore[override]
+        return self._offer.metadata
+
+    @property
+    def prepared(self) -> object:  # type: ignore[override]
+        return self._offer.prepared
 
     @property
     def vector(self) -> FloatVector:
@@ -143,7 +153,7 @@ class MemoryCore:
         self._id_counter = 0
         self._retrieval_seq = 0
         self._identity = identity
-        self.listeners: list[StepListener] = []
+        self.listeners = ()
         self.reset_counters()
 
     def reset_counters(self) -> None:
@@ -161,6 +171,25 @@ class MemoryCore:
         self._removals = 0  # evictions + removals, ever: detects stale retrievals
         self._recent: OrderedDict[int, Retrieval] = OrderedDict()  # rateable retrievals
         self._pending_score: float | None = None
+
+    @property
+    def listeners(self) -> tuple[StepListener, ...]:
+        """Who hears what steps change, in the order they are told (:class:`StepListener`)."""
+        return self._listeners
+
+    @listeners.setter
+    def listeners(self, listeners: Iterable[StepListener]) -> None:
+        self._listeners = tuple(listeners)
+        # Per event, only the listeners that act on it: a step calls no empty hook.
+        heard = self._listeners
+        self._hear_stored = [h for h in heard if type(h).stored is not StepListener.stored]
+        self._hear_retrieved = [h for h in heard if type(h).retrieved is not StepListener.retrieved]
+        self._hear_removed = [h for h in heard if type(h).removed is not StepListener.removed]
+        self._hear_cleared = [h for h in heard if type(h).cleared is not StepListener.cleared]
+
+    def listen(self, listener: StepListener) -> None:
+        """Tell ``listener`` too, after the others, what steps change."""
+        self.listeners = (*self._listeners, listener)
 
     def _one_policy(self) -> bool:
         """Whether the admission and eviction policies are one object (ARC, coverage)."""
@@ -265,7 +294,7 @@ class MemoryCore:
         if not lookup.record:
             return Hits(hits, None, self._identity)
         now = self._clock()  # before any change: a failing clock leaves the memory as it was
-        for listener in self.listeners:
+        for listener in self._hear_retrieved:
             listener.retrieved(records)
         self._retrieval_trace.append((now, lookup.query, hits))  # dicts built when asked for
         step = self._steps + 1
@@ -384,8 +413,7 @@ class MemoryCore:
     # -- offers ---------------------------------------------------------------------------------
     def offer(self, offer: Offer) -> Decision:
         """Decide on ``offer``: store it (evicting if full) or refuse it. Ends the step."""
-        text, item_id, meta = offer.text, offer.item_id, offer.metadata
-        vector = None  # the unit vector, made when first needed: a rejected offer never needs it
+        text, item_id = offer.text, offer.item_id
         store = self._store
         again = None
         if item_id is not None and item_id in store:
@@ -396,48 +424,58 @@ class MemoryCore:
                 )
         now = self._clock()  # before any change: a failing clock must leave the memory as it was
         step = self._steps + 1
-        score = self._pending_score
         admission = self._admission
+        decision: Decision
         if store.protected and again is None and store.full and store.evictable == 0:
             # Only identity items left: nothing may be evicted to make room. Refused before
             # the gate sees it, so no gate state (regret, ...) moves for an impossible store.
             self._steps = step
             self._pending_score = None
             self._rejected += 1
-            return self._end(Decision(step, False, None, None, "full of protected items"), now)
-        eviction = self._eviction
-        candidate = None
-        if type(admission) is AlwaysAdmit:
-            verdict = ALWAYS  # what it returns for every candidate: skip building one
+            decision = Decision(step, False, None, None, "full of protected items")
         else:
-            candidate = _OfferCandidate(offer, store, eviction, step, score)
+            candidate = None
+            if type(admission) is AlwaysAdmit:
+                verdict = ALWAYS  # what it returns for every candidate: skip building one
+            else:
+                candidate = _OfferCandidate(offer, store, self._eviction, step, self._pending_score)
+                if again is not None:
+                    candidate.stored = again
+                verdict = admission.admit(candidate)
+            self._steps = step
+            self._pending_score = None
+            _, reason, cost, regret, tau = verdict
             if again is not None:
-                candidate.stored = again
-            verdict = admission.admit(candidate)
-        self._steps = step
-        self._pending_score = None
-        if again is not None:
-            # The same experience offered again: nothing to store, but the step ends and the
-            # gate has seen it (its cost ~0, as it is its own nearest neighbour; ARC counts it
-            # as a request for a cached key). Mirrors the reference runners' duplicates.
-            self._reoffered += 1
-            again_decision = Decision(
-                step,
-                False,
-                item_id,
-                None,
-                "already stored",
-                cost=verdict.cost,
-                regret=verdict.regret,
-                tau=verdict.tau,
-            )
-            return self._end(again_decision, now)
-        _, reason, cost, regret, tau = verdict
-        if not verdict.admitted:
-            self._rejected += 1
-            refused = Decision(step, False, None, None, reason, cost=cost, regret=regret, tau=tau)
-            return self._end(refused, now)
-        new_id = item_id if item_id is not None else self._new_id()
+                # The same experience offered again: nothing to store, but the step ends and
+                # the gate has seen it (its cost ~0, as it is its own nearest neighbour; ARC
+                # counts it as a request for a cached key). Mirrors the reference runners'
+                # duplicates.
+                self._reoffered += 1
+                decision = Decision(
+                    step, False, item_id, None, "already stored", cost=cost, regret=regret, tau=tau
+                )
+            elif not verdict.admitted:
+                self._rejected += 1
+                decision = Decision(
+                    step, False, None, None, reason, cost=cost, regret=regret, tau=tau
+                )
+            else:
+                decision = self._insert(offer, verdict, candidate, step, now)
+        # The step has ended: sweep the deletion policy, trace the decision.
+        if self._deletion is not None:
+            swept = self._deletion.sweep(step)
+            if swept:
+                decision.deleted = tuple([(self.drop(slot, "deleted"), why) for slot, why in swept])
+        self._trace.append(decision)
+        self._trace_times.append(now)  # the step's time, read before anything changed
+        return decision
+
+    def _insert(
+        self, offer: Offer, verdict: Verdict, candidate: Candidate | None, step: int, now: float
+    ) -> Decision:
+        """Store an admitted offer, evicting while the store is full."""
+        store, eviction = self._store, self._eviction
+        new_id = offer.item_id if offer.item_id is not None else self._new_id()
         victim: Victim | None = None
         evicted = None
         contenders: tuple[tuple[str, float], ...] = ()
@@ -457,7 +495,9 @@ class MemoryCore:
             vector = scaled(offer.row, offer.scale)
         allocated = len(store.matrix)
         # Importance and protection are the lifecycle's rules: it sets them when told (below).
-        record = Record(text, meta, step, now, offer.category, 1.0, offer.valid_until)
+        record = Record(
+            offer.text, offer.metadata, step, now, offer.category, 1.0, offer.valid_until
+        )
         slot = store.insert(new_id, vector, record, sims)
         if len(store.matrix) != allocated:  # an unbounded store grew
             eviction.reserve(store.slots)
@@ -467,10 +507,10 @@ class MemoryCore:
         if self._deletion is not None:
             self._deletion.on_insert(slot, step)
         self._admitted += 1
-        victim_score = victim.score if victim is not None else None
-        for listener in self.listeners:
+        for listener in self._hear_stored:
             listener.stored(new_id, record, vector)
-        decision = Decision(
+        _, reason, cost, regret, tau = verdict
+        return Decision(
             step,
             True,
             new_id,
@@ -479,20 +519,9 @@ class MemoryCore:
             cost=cost,
             regret=regret,
             tau=tau,
-            victim_score=victim_score,
+            victim_score=victim.score if victim is not None else None,
             contenders=contenders,
         )
-        return self._end(decision, now)
-
-    def _end(self, decision: Decision, now: float) -> Decision:
-        """The step has ended: sweep the deletion policy, trace the decision."""
-        if self._deletion is not None:
-            swept = self._deletion.sweep(decision.step)
-            if swept:
-                decision.deleted = tuple([(self.drop(slot, "deleted"), why) for slot, why in swept])
-        self._trace.append(decision)
-        self._trace_times.append(now)  # the step's time, read before anything changed
-        return decision
 
     def _new_id(self) -> str:
         while True:
@@ -519,7 +548,7 @@ class MemoryCore:
             self._expired += 1
         else:
             self._removed += 1
-        for listener in self.listeners:
+        for listener in self._hear_removed:
             listener.removed(item_id, reason)
         return item_id
 
@@ -529,9 +558,9 @@ class MemoryCore:
 
     def clear(self) -> None:
         """Remove every item and reset learned policy state, counters and traces."""
-        if self.listeners:
+        if self._hear_cleared:
             ids = self._store.ids()
-            for listener in self.listeners:
+            for listener in self._hear_cleared:
                 listener.cleared(ids)
         self._store.clear()
         self._eviction.clear()
@@ -667,10 +696,11 @@ class MemoryCore:
     # -- state ----------------------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
-        del state["listeners"]  # run-time wiring, not state
+        for wiring in ("_listeners", *(k for k in state if k.startswith("_hear_"))):
+            del state[wiring]  # run-time wiring, not state
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         upgrade(state)  # a state pickled by an earlier version: today's policy layout
         self.__dict__.update(state)
-        self.listeners = []
+        self.listeners = ()

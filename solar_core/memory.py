@@ -331,7 +331,7 @@ class SolarMemory(MemoryViews):
         with self._lock:
             self._events.add(callback, on_delete)
             if self._events not in self._core.listeners:
-                self._core.listeners.append(self._events)
+                self._core.listen(self._events)
 
     # -- for wrappers (persistence): the parts around the state --------------------------------
     @property

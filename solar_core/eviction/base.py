@@ -144,6 +144,8 @@ class OrderedEviction(EvictionPolicy):
         if store is None or len(store) == 0:
             raise RuntimeError("victim() called on an empty store")
         protected = store.protected
+        if not protected:  # the usual case: the first in the order leaves
+            return Victim(next(iter(self._ranking(step))))
         for slot in self._ranking(step):
             if slot not in protected:
                 return Victim(slot)

@@ -247,10 +247,13 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         assert victim.score is not None
         return victim.slot, victim.score
 
-    def _victim(self, step: int, slots: Selection) -> Victim:
-        cached = self._weakest
+    def victim(self, step: int) -> Victim:
+        cached = self._weakest  # unchanged since it was named: no need to look again
         if cached is not None and cached[0] == self._version:
             return Victim(cached[1], cached[2])
+        return super().victim(step)
+
+    def _victim(self, step: int, slots: Selection) -> Victim:
         values = self._value[slots]
         # Lowest value, oldest insert among (near-)equals, in one pass: serials are < 1e6 in
         # any realistic run, so the nudge stays below 1e-6, far under any real margin.

@@ -300,7 +300,7 @@ class Journal(StepListener):
         latest step."""
         self.user_clock = memory.core.clock
         memory.core.clock = self._clock
-        memory.core.listeners.append(self)  # the item rows a step writes
+        memory.core.listen(self)  # the item rows a step writes
         memory.use_runner(self)
         with memory.lock, self.backend.transaction(write=False):
             self._catch_up(memory, lock=False)

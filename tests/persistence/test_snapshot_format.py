@@ -878,7 +878,7 @@ def test_a_snapshot_of_the_former_policy_layout_goes_on_as_it_would_have(name: s
     if isinstance(core.eviction, ArcEviction | CoverageEviction) and name != "regret+coverage":
         assert gate is core.eviction  # one object in both roles
     after = former_snapshots.drive(memory, former_snapshots.BEFORE, former_snapshots.AFTER)
-    assert json.loads(json.dumps(after)) == case["after"]
+    assert former_snapshots.difference(json.loads(json.dumps(after)), case["after"]) is None
     assert [item.id for item in memory.items()] == case["items"]
     assert codec.loads(codec.dumps(snapshot_state(memory)), name, snapshot_state(make()))
 

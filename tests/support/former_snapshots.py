@@ -8,13 +8,15 @@ The file was written by running this module from a checkout of that version (sna
 For each configuration a memory takes :data:`BEFORE` steps, is snapshotted, then takes
 :data:`AFTER` more; the file holds the snapshot and the outcome of every later step. A memory
 read back from the snapshot by today's code must take those steps exactly so, and hold the same
-items at the end (``items``).
+items at the end (``items``). Exactly so up to float32 rounding (:func:`difference`): a dot
+product's last bits depend on which SIMD kernels the machine's BLAS picks.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import math
 import sys
 import zlib
 from collections.abc import Callable
@@ -82,6 +84,27 @@ def drive(memory: SolarMemory, start: int, steps: int) -> list[Any]:
         if i % 3 == 0:
             memory.feedback(score=float(rng.random()))
     return out
+
+
+def difference(got: Any, want: Any, path: str = "steps") -> str | None:
+    """Where ``got`` differs from ``want``, or ``None``: every decision, id and reason must be
+    equal, a float only within float32 rounding (relative 1e-5): the recorded costs, regrets and
+    scores are float32 sums whose last bits vary with the CPU the file was written on."""
+    if isinstance(want, float) and isinstance(got, float):
+        return (
+            None
+            if math.isclose(got, want, rel_tol=1e-5, abs_tol=1e-7)
+            else f"{path}: {got!r} != {want!r}"
+        )
+    if isinstance(want, list) and isinstance(got, list):
+        if len(got) != len(want):
+            return f"{path}: {len(got)} entries != {len(want)}"
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            found = difference(g, w, f"{path}[{i}]")
+            if found is not None:
+                return found
+        return None
+    return None if type(got) is type(want) and got == want else f"{path}: {got!r} != {want!r}"
 
 
 def snapshot(case: dict[str, Any]) -> bytes:

@@ -45,7 +45,9 @@ def core_state(memory: SolarMemory) -> dict[str, Any]:
 # _identity: every memory gets its own (a rating handle names it), even with the same seed
 _SKIP = {
     *("_lock", "_clock", "_embedder", "_journal", "_subscribers", "_memory", "_thread"),
-    *("_stop", "_identity", "_events", "_runner", "_run", "listeners", "_local", "_appliers"),
+    *("_stop", "_identity", "_events", "_runner", "_run", "_local", "_appliers"),
+    # the core's listeners: run-time wiring, in whichever order the memory was assembled
+    *("_listeners", "_hear_stored", "_hear_retrieved", "_hear_removed", "_hear_cleared"),
 }
 
 
