@@ -251,7 +251,10 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         cached = self._weakest  # unchanged since it was named: no need to look again
         if cached is not None and cached[0] == self._version:
             return Victim(cached[1], cached[2])
-        return super().victim(step)
+        store = self._store
+        if store is None or len(store) == 0:
+            raise RuntimeError("victim() called on an empty store")
+        return self._victim(step, store.evictable_selection())  # the base's, one call less
 
     def _victim(self, step: int, slots: Selection) -> Victim:
         values = self._value[slots]
@@ -272,7 +275,8 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
             raise RuntimeError("CoverageEviction decides on a candidate's vector: give one")
         # The similarities are needed whatever the verdict (an insert reuses them); their sum,
         # the gain, only when there is something to compare it with.
-        sims = self.query_similarities(vector)
+        sims: F32 = self._queries[: self._count].dot(vector)  # query_similarities, inlined:
+        self._pending = (self._seq + 1, sims)  # a call less on every offer
         if candidate.capacity is None or candidate.size < candidate.capacity:
             return Verdict(True, "free slot")
         if self.shifting:

@@ -64,7 +64,10 @@ def eight_threads_on_one_sqlite_store(tmp_path: Path, operations: int) -> None:
     """Eight threads, ``operations`` each (adds, retrievals, feedback, removals, previews):
     four on one scope, four on their own; every scope ends with exactly its tally."""
     url = str(tmp_path / "m.db")
-    store = MemoryStore(url, policy="solar", capacity=40, dim=DIM, seed=1, snapshot_every=500)
+    # Every removal writes a snapshot (it purges the log): a 100-entry trace keeps each one
+    # small, so the run measures the threads' interleaving rather than the encoding of traces.
+    config = {"policy": "solar", "capacity": 40, "dim": DIM, "seed": 1, "trace_size": 100}
+    store = MemoryStore(url, snapshot_every=500, **config)
     tallies = {"shared": Tally(), **{f"own{i}": Tally() for i in range(4, 8)}}
     errors: list[BaseException] = []
     barrier = threading.Barrier(8)
@@ -121,7 +124,7 @@ def eight_threads_on_one_sqlite_store(tmp_path: Path, operations: int) -> None:
     for name, tally in tallies.items():
         check_scope(store.scope(user=name), tally)
     # The file alone rebuilds every scope exactly (abandoned: from snapshots plus the log).
-    again = MemoryStore(url, policy="solar", capacity=40, dim=DIM, seed=1)
+    again = MemoryStore(url, **config)
     for name in tallies:
         same(again.scope(user=name), store.scope(user=name))
     store.close()
