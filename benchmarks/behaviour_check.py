@@ -1,9 +1,10 @@
 """Does a change of the code leave every deterministic benchmark result as it was?
 
-Runs the seeded benchmarks (the five synthetic workloads, the LoCoMo experience protocol, the
-RegAgent study and the two adapter benchmarks) into a folder, and compares two such folders
-row by row. Every field must be equal except the timings (``us_per_step``), which no two runs
-share. A refactoring is behaviour-preserving when ``compare`` prints nothing and exits 0.
+Runs the seeded benchmarks (the five synthetic workloads, the LoCoMo experience and dialogue-turn
+protocols, the RegAgent study and the two adapter benchmarks) into a folder, and compares two
+such folders row by row. Every field must be equal except the timings (``us_per_step``,
+``us_per_turn``), which no two runs share. A refactoring is behaviour-preserving when
+``compare`` prints nothing and exits 0.
 
     # the commit before the change, from a checkout of it:
     python benchmarks/behaviour_check.py collect /tmp/before --data LOCOMO.json
@@ -37,7 +38,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOADS = ("cycling", "working-set", "drift", "noise-static", "noise-stream")
 #: fields that measure time, never equal between runs
-TIMINGS = frozenset({"us_per_step"})
+TIMINGS = frozenset({"us_per_step", "us_per_turn"})
 #: result files that hold timings only (an adapter benchmark's latency table)
 TIMING_FILES = "-latency.jsonl"
 
@@ -62,11 +63,12 @@ def collect(out: Path, data: Path | None) -> None:
     if data is None:
         print("no LoCoMo file given: the LoCoMo and adapter results are skipped", file=sys.stderr)
         return
-    _run(
-        [*bench, "locomo", "--data", str(data), "--format", "json"]
-        + ["--out", str(out / "locomo.jsonl")],
-        env,
-    )
+    for protocol in ("locomo", "dialogue"):
+        _run(
+            [*bench, protocol, "--data", str(data), "--format", "json"]
+            + ["--out", str(out / f"{protocol}.jsonl")],
+            env,
+        )
     adapters = [sys.executable, str(ROOT / "benchmarks" / "adapter_bench.py"), "--data", str(data)]
     for part in ("locomo", "llamaindex"):
         _run([*adapters, "--only", part, "--out-dir", str(out)], env)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Full reproduction of the paper's offline experiments: every synthetic workload and the LoCoMo
-# protocol, all 9 presets, seeds 42 1337 2024; then the experience-following study's RegAgent. Writes docs/results/<workload>.jsonl (the data),
+# Full reproduction of the paper's offline experiments: every synthetic workload, the LoCoMo
+# protocol and the dialogue-turn protocol, all 9 presets, seeds 42 1337 2024; then the experience-following study's RegAgent. Writes docs/results/<workload>.jsonl (the data),
 # docs/results/<workload>.txt (the table) and docs/figures/<workload>.png, and prints the
 # wall time of each workload and of the whole run.
 #
@@ -22,6 +22,8 @@ for workload in cycling working-set drift noise-static noise-stream; do
   run "$workload"
 done
 run locomo --data "$LOCOMO"
+# Dialogue turns streamed into a bounded memory, questions asked at the end or interleaved.
+run dialogue --data "$LOCOMO"
 run regagent
 # Steps per second in memory, on SQLite and on PostgreSQL (a throwaway server when the binaries
 # are installed: scripts/install_postgres.sh; else its rows say "skipped"). A timing: quiet host.

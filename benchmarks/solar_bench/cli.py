@@ -3,10 +3,11 @@
     solar-bench <workload> [--policies fifo,lru,...] [--k 10 20 50 100] [--seeds 42 1337 2024]
                            [--format table|csv|json] [--out FILE] [--plot FILE.png] [--data PATH]
 
-Workloads: cycling | working-set | drift | noise-static | noise-stream | locomo | latency |
-regagent | response-cache | persistence | growth | demo.
-``--data`` is a LoCoMo-format JSON file for ``locomo`` (and ``demo``), or the reference
-implementation's ``solar_synthetic`` folder to replay its workload files for a synthetic workload.
+Workloads: cycling | working-set | drift | noise-static | noise-stream | locomo | dialogue |
+latency | regagent | response-cache | persistence | growth | demo.
+``--data`` is a LoCoMo-format JSON file for ``locomo``, ``dialogue`` (and ``demo``), or the
+reference implementation's ``solar_synthetic`` folder to replay its workload files for a
+synthetic workload.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from .progress import Progress
 WORKLOADS = (
     *EXPERIMENTS,
     "locomo",
+    "dialogue",
     "latency",
     "regagent",
     "response-cache",
@@ -88,6 +90,18 @@ LOCOMO_COLUMNS = [
     "cost",
     "d_score",
     "d_score_se",
+]
+DIALOGUE_COLUMNS = [
+    "setting",
+    "policy",
+    "capacity",
+    "score",
+    "score_se",
+    "d_score",
+    "d_score_se",
+    "store_rate",
+    "mean_size",
+    "us_per_turn",
 ]
 LATENCY_COLUMNS = ["setting", "policy", "capacity", "us_per_step", "p99_us", "x_fifo"]
 #: the one metric per workload that the compact (demo) view shows
@@ -213,6 +227,12 @@ def parser() -> argparse.ArgumentParser:
         help="growth: comma-separated numbers of distinct users, each run in a fresh process "
         "(default 1000,5000,20000)",
     )
+    p.add_argument(
+        "--modes",
+        type=_modes,
+        default=("end", "interleaved"),
+        help="dialogue: comma-separated question modes, of end and interleaved (default both)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
 
@@ -288,6 +308,25 @@ def locomo(args: argparse.Namespace, conversations: int | None = None) -> list[d
     return report.aggregate(recs)
 
 
+def dialogue(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Dialogue turns streamed into a bounded memory; evidence recall@5 of the questions."""
+    from . import dialogue as bench
+
+    if args.data is None or not args.data.is_file():
+        raise SystemExit("solar-bench dialogue: --data must name a LoCoMo-format JSON file")
+    convs = bench.load_dialogues(args.data)
+    vector = _vector_lookup(args, bench.distinct_texts(convs))
+    ks = args.k or list(bench.DEFAULT_K)
+    runnable = sum(bool(c.questions and c.turns) for c in convs)
+    total = len(args.modes) * len(ks) * (len(args.policies) + 1) * runnable * len(args.seeds)
+    bar = Progress("dialogue", total, enabled=not args.quiet)
+    recs = bench.records(
+        convs, vector, args.policies, ks, args.seeds, args.modes, progress=bar.advance
+    )
+    bar.close()
+    return report.aggregate(recs)
+
+
 def latency(args: argparse.Namespace, quick: bool = False) -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = []
     for k in args.k or LATENCY_K:
@@ -328,6 +367,20 @@ def response_cache(args: argparse.Namespace) -> list[dict[str, Any]]:
         *bench.stream_rows(convs, lookup, args.seeds),
         *bench.latency_rows(convs, lookup),
     ]
+
+
+def _modes(text: str) -> tuple[str, ...]:
+    """``--modes``: ``end``, ``interleaved`` or both, comma-separated, in the given order.
+
+    >>> _modes("interleaved,end")
+    ('interleaved', 'end')
+    """
+    modes = tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
+    if not modes or not set(modes) <= {"end", "interleaved"}:
+        raise argparse.ArgumentTypeError(
+            f"expected end, interleaved or end,interleaved, got {text!r}"
+        )
+    return modes
 
 
 def _snapshot_formats(text: str) -> tuple[str, ...]:
@@ -393,6 +446,8 @@ def columns_for(workload: str) -> list[str]:
         return list(COLUMNS)
     if workload == "locomo":
         return LOCOMO_COLUMNS
+    if workload == "dialogue":
+        return DIALOGUE_COLUMNS
     if workload == "latency":
         return LATENCY_COLUMNS
     return SYNTHETIC_COLUMNS
@@ -501,6 +556,8 @@ def _main(args: argparse.Namespace) -> int:
         rows = demo(args)
     elif name == "locomo":
         rows = locomo(args)
+    elif name == "dialogue":
+        rows = dialogue(args)
     elif name == "latency":
         rows = latency(args)
     elif name == "regagent":

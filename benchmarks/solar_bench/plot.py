@@ -2,7 +2,7 @@
 
 One panel per workload present: cycling hit rate vs m/K; working-set SOLAR - FIFO gap vs K;
 drift hit rate per phase length; retrieval-noise U-curves (hit rate vs K, log axis); LoCoMo bars
-of the mean soft hit per K; latency median us per step per K.
+of the mean soft hit per K; dialogue-turn recall@5 vs K; latency median us per step per K.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ COLOURS = {
     "solar": "#d62728",
     "solar-adaptive": "#e377c2",
     "unlimited": "#7f7f7f",
+    "oracle": "#000000",
 }
 
 
@@ -97,6 +98,26 @@ def _drift(ax: Any, rows: Rows) -> None:
 def _noise(ax: Any, rows: Rows, name: str) -> None:
     _lines(ax, rows, "capacity", "hit_rate", logx=True)
     ax.set(title=f"retrieval noise ({name.split('-')[1]}): U-curve", xlabel="K", ylabel="hit rate")
+
+
+def _dialogue(ax: Any, rows: Rows) -> None:
+    """Evidence recall@5 against K: solid lines for ``end``, dashed for ``interleaved`` (one
+    legend entry per policy)."""
+    for mode, style in (("end", "-"), ("interleaved", "--")):
+        mine = [r for r in rows if r["setting"] == mode]
+        _lines(ax, mine, "capacity", "score", logx=True, style=style)
+        if mode != "end":  # the solid line already names the policy
+            for line in ax.get_lines()[-len(_series(mine, "capacity", "score")) :]:
+                line.set_label(f"_{line.get_label()}")
+    ks = sorted({int(r["capacity"]) for r in rows})
+    ax.minorticks_off()  # the log axis would label 3x10^1 etc. between the Ks
+    ax.set_xticks(ks, [str(k) for k in ks])
+    ax.set_ylim(0.0, 0.6)
+    ax.set(
+        title="dialogue turns: evidence recall@5 (solid: end, dashed: interleaved)",
+        xlabel="K (turns kept)",
+        ylabel="recall@5",
+    )
 
 
 def _bars(ax: Any, rows: Rows, y: str, err: str | None, title: str, ylabel: str) -> None:
@@ -176,6 +197,8 @@ def plot(rows: Rows, path: str | Path) -> Path:
             _noise(ax, mine, name)
         elif name == "locomo":
             _bars(ax, mine, "score", "score_se", "LoCoMo: mean soft hit", "mean s")
+        elif name == "dialogue":
+            _dialogue(ax, mine)
         elif name == "latency":
             _bars(
                 ax,

@@ -84,6 +84,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "d_score_se": ("±se", "{:.3f}"),
     "dim": ("d", "{}"),
     "us_per_step": ("median us", "{:.1f}"),
+    "us_per_turn": ("us/turn", "{:.1f}"),
     "p99_us": ("p99 us", "{:.1f}"),
     "x_fifo": ("x fifo", "{:.2f}"),
     "sentences_per_s": ("sentences/s", "{:.0f}"),

@@ -37,6 +37,9 @@ def test_equal_rows_with_other_timings_compare_equal(tmp_path: Path) -> None:
     check = _script()
     _write(tmp_path / "a", "cycling", ROWS)
     _write(tmp_path / "b", "cycling", [dict(r, us_per_step=99.0) for r in ROWS])
+    turns = [dict(r, us_per_turn=float(i)) for i, r in enumerate(ROWS)]  # the dialogue's timing
+    _write(tmp_path / "a", "dialogue", turns)
+    _write(tmp_path / "b", "dialogue", [dict(r, us_per_turn=7.0) for r in turns])
     assert check.compare(tmp_path / "a", tmp_path / "b") == []
     assert check.main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
 
