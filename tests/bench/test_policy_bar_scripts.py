@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import numpy as np
 import pytest
 
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
@@ -87,3 +88,21 @@ def test_frozen_memory_attains_the_cycling_ceiling() -> None:
         hit = runner.run(cycling(m, seed=42), "frozen", 10, seed=42).metrics()["hit_rate"]
         assert hit == pytest.approx(expected)
         assert hit == pytest.approx((ceiling.CYCLES - 1) / ceiling.CYCLES * min(1, 10 / m))
+
+
+def test_the_salience_probe_fits_the_penalised_optimum_and_counts_later_retrievals() -> None:
+    probe = _script("salience_probe")
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(300, 4))
+    y = (x @ np.array([1.5, -2.0, 0.0, 0.5]) + rng.logistic(size=300) > 0).astype(float)
+    w = probe.fit_logistic(x, y, c=1.0)
+    # At the optimum the gradient of c * sum(loss) + |w|^2 / 2 (intercept unpenalised) is 0.
+    a = np.hstack([x, np.ones((300, 1))])
+    p = 1.0 / (1.0 + np.exp(-(a @ w)))
+    grad = a.T @ (p - y) + np.append(w[:-1], 0.0)
+    assert np.abs(grad).max() < 1e-6
+    assert w[0] > 1.0 and w[1] < -1.0  # it found the signs that made the labels
+    # Equal similarities: the earliest 5 turns before each turn are its top 5.
+    v = np.eye(8)[:7]
+    assert probe.later_retrievals(v).tolist() == [6, 5, 4, 3, 2, 0, 0]
+    assert probe.surface("Bo: Why?") == [1 / 30, 0.0, 1.0, 0.0, 0.0]
