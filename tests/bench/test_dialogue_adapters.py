@@ -1,0 +1,125 @@
+"""The dialogue-turn protocol through LangChain's memories (``benchmarks/dialogue_adapters.py``):
+the exchanges, what each memory shows, and the recall it is scored by."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+import pytest
+
+from solar_bench.dialogue import dialogues_from
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "_dialogue_adapters", BENCHMARKS / "dialogue_adapters.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def _turn(n: int) -> dict[str, str]:
+    return {"speaker": "Ann" if n % 2 else "Bo", "dia_id": f"D1:{n}", "text": f"fact number {n}"}
+
+
+#: 21 turns (10 exchanges and a last input without output); q-early cites turn 1, q-late turn 20
+RAW = [
+    {
+        "sample_id": "c",
+        "conversation": {"session_1": [_turn(n) for n in range(1, 22)]},
+        "qa": [
+            {"question": "q-early", "answer": "x", "evidence": ["D1:1"]},
+            {"question": "q-late", "answer": "x", "evidence": ["D1:20"]},
+        ],
+    }
+]
+
+
+def _lookup(bench: ModuleType, raw: list[dict[str, object]] = RAW) -> object:
+    """One basis vector per turn number; a stored exchange points at its input; q-early at turn
+    1 and q-late at turn 20 (their evidence)."""
+    d = dialogues_from(raw)[0]
+    vectors: dict[str, np.ndarray] = {}
+
+    def unit(n: int) -> np.ndarray:
+        v = np.full(32, 0.01, np.float32)
+        v[n] = 1.0
+        return v / np.linalg.norm(v)
+
+    for i, turn in enumerate(d.turns):
+        vectors[turn.text] = unit(i + 1)
+    for a, b in bench.exchanges(d):
+        n = int(a.dia_id.split(":")[1])
+        vectors[bench.turn_text(a.text, "" if b is None else b.text)] = unit(n)
+        vectors[f"input: {a.text}\noutput: {'' if b is None else b.text}"] = unit(n)
+    vectors["q-early"], vectors["q-late"] = unit(1), unit(20)
+    assert set(bench.texts(d)) <= set(vectors)
+    return bench.Lookup(vectors)
+
+
+def test_turns_pair_into_exchanges_and_lines_name_their_turns() -> None:
+    bench = _script()
+    d = dialogues_from(RAW)[0]
+    pairs = bench.exchanges(d)
+    assert len(pairs) == 11 and pairs[-1][1] is None
+    assert [t.dia_id for t in pairs[0]] == ["D1:1", "D1:2"]
+    names = bench.line_ids(d)
+    assert names["Human: Ann: fact number 1"] == {"D1:1"}
+    assert names["output: Bo: fact number 20"] == {"D1:20"}
+
+
+def test_each_memory_shows_at_most_the_budget_and_is_scored_by_what_it_shows() -> None:
+    bench = _script()
+    d = dialogues_from(RAW)[0]
+    lookup = _lookup(bench)
+    by_label = {v.label: v for v in bench.VARIANTS}
+    window = bench.run(d, bench.VARIANTS[0], lookup, seed=1)
+    # The last 8 exchanges hold turns 6..21: turn 20 yes, turn 1 no.
+    assert window == {"recall": 0.5, "shown": 8.0}
+    vector = bench.run(d, bench.VARIANTS[1], lookup, seed=1)
+    assert vector["recall"] == 1.0  # every exchange kept, the nearest shown
+    everything = bench.run(d, by_label["SolarConversationMemory unlimited"], lookup, seed=1)
+    assert everything["recall"] == 1.0 and everything["stored"] == 11.0
+
+
+def test_the_command_writes_one_row_per_memory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = _script()
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(RAW))
+    argv = ["--data", str(data), "--embedder", "hash", "--seeds", "1", "2",
+            "--out-dir", str(tmp_path), "--cache-dir", str(tmp_path)]  # fmt: skip
+    assert bench.main(argv) == 0
+    rows = [
+        json.loads(line) for line in (tmp_path / "dialogue-adapters.jsonl").read_text().splitlines()
+    ]
+    assert [r["memory"] for r in rows] == [v.label for v in bench.VARIANTS]
+    assert all(r["units"] == 2 and 0.0 <= r["recall"] <= 1.0 and r["shown"] <= 8 for r in rows)
+    assert rows[0]["d_window"] == 0.0
+    assert "VectorStoreRetrieverMemory" in capsys.readouterr().out
+
+
+def test_a_turn_that_spans_lines_is_still_recognised() -> None:
+    # LoCoMo holds turns with a newline inside: a shown line is matched whole, not per line.
+    bench = _script()
+    raw = json.loads(json.dumps(RAW))
+    raw[0]["conversation"]["session_1"][19]["text"] = "fact number 20,\nand more"
+    d = dialogues_from(raw)[0]
+    names = bench.line_ids(d)
+    history = "Human: Ann: fact number 19\nAI: Bo: fact number 20,\nand more"
+    assert bench.shown(history, names) == {"D1:19", "D1:20"}
+    assert bench.shown("Human: Ann: fact number 1 and 2", names) == frozenset()  # whole lines only
+    lookup = _lookup(bench, raw)
+    assert bench.run(d, bench.VARIANTS[0], lookup, seed=1) == {"recall": 0.5, "shown": 8.0}
