@@ -45,6 +45,7 @@ from solar_core import SolarMemory
 from .experiments import run_capacity
 from .locomo import normalise_evidence
 from .policy_spec import memory_for
+from .report import record
 
 MODES = ("end", "interleaved")
 DEFAULT_K = (25, 50, 100, 200)
@@ -264,14 +265,14 @@ def records(
                             memo[key] = run_dialogue(dialogue, vector, policy, capacity, seed, mode)
                         progress()
                         out.append(
-                            dict(
-                                workload="dialogue",
-                                setting=mode,
-                                policy=policy,
-                                capacity=capacity,
-                                seed=seed,
-                                unit=(dialogue.sample_id, seed),
-                                **memo[key],
+                            record(
+                                "dialogue",
+                                mode,
+                                policy,
+                                capacity,
+                                seed,
+                                dialogue.sample_id,
+                                memo[key],
                             )
                         )
     return out

@@ -24,6 +24,7 @@ import numpy.typing as npt
 
 from .experiments import run_capacity
 from .policy_spec import memory_for
+from .report import record
 from .runner import LAMBDA
 
 WARMUP_SHARE = 0.8
@@ -212,14 +213,8 @@ def records(
                             )
                         progress()
                         out.append(
-                            dict(
-                                workload="locomo",
-                                setting=setting,
-                                policy=policy,
-                                capacity=capacity,
-                                seed=seed,
-                                unit=(conv.sample_id, seed),
-                                **memo[key],
+                            record(
+                                "locomo", setting, policy, capacity, seed, conv.sample_id, memo[key]
                             )
                         )
     return out

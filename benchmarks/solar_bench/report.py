@@ -33,6 +33,31 @@ def _se(values: Sequence[float]) -> float:
     return float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else 0.0
 
 
+def record(
+    workload: str,
+    setting: str,
+    policy: str,
+    capacity: int,
+    seed: int,
+    sample: str,
+    metrics: dict[str, float],
+) -> dict[str, Any]:
+    """One run on one sample (a conversation) with one seed: the unit is ``(sample, seed)``.
+
+    >>> record("locomo", "feedback", "fifo", 10, 42, "conv-26", {"score": 0.5})["unit"]
+    ('conv-26', 42)
+    """
+    return dict(
+        workload=workload,
+        setting=setting,
+        policy=policy,
+        capacity=capacity,
+        seed=seed,
+        unit=(sample, seed),
+        **metrics,
+    )
+
+
 def aggregate(records: Sequence[dict[str, Any]], baseline: str = "fifo") -> list[dict[str, Any]]:
     """One row per (workload, setting, policy, capacity), in first-seen order."""
     groups: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
