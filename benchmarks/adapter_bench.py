@@ -83,7 +83,7 @@ from llama_index.core.utils import get_tokenizer
 
 from langchain_solar import SolarConversationMemory
 from llamaindex_solar import SolarChatMemory
-from solar_bench.embed_cache import EmbeddingCache
+from solar_bench.embed_cache import EmbeddingCache, LookupEmbedder
 from solar_bench.locomo import QA, WARMUP_SHARE, Conversation, load_locomo
 from solar_core import MiniLMEmbedder, SolarMemory
 from solar_core.integrations.turns import HEADER, turn_text
@@ -114,21 +114,6 @@ def window_memory(k: int) -> BaseMemory:
 def chain_turn(question: str, answer: str) -> str:
     """The text a turn is stored and shown as (the adapter's own format)."""
     return turn_text(question, "Correct: " + answer)
-
-
-class LookupEmbedder:
-    """Serves precomputed vectors. A text that was not precomputed is a bench bug: it raises."""
-
-    def __init__(self, vectors: dict[str, F32]) -> None:
-        self._vectors = vectors
-        self._dim = len(next(iter(vectors.values())))
-
-    @property
-    def dim(self) -> int:
-        return self._dim
-
-    def embed(self, texts: Sequence[str]) -> F32:
-        return np.stack([self._vectors[t] for t in texts])
 
 
 # -- part 1: quality on LoCoMo ---------------------------------------------------------------

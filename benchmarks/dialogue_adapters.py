@@ -46,7 +46,7 @@ from langchain_core.embeddings import Embeddings
 
 from langchain_solar import SolarConversationMemory
 from solar_bench.dialogue import Dialogue, Turn, load_dialogues
-from solar_bench.embed_cache import EmbeddingCache
+from solar_bench.embed_cache import EmbeddingCache, LookupEmbedder
 from solar_core.integrations.turns import turn_text
 
 F32 = npt.NDArray[np.float32]
@@ -93,18 +93,11 @@ def texts(dialogue: Dialogue) -> list[str]:
     return out
 
 
-class Lookup:
-    """Precomputed unit vectors by text, as a SOLAR embedder and as LangChain ``Embeddings``."""
-
-    def __init__(self, vectors: dict[str, F32]) -> None:
-        self._vectors = vectors
-        self.dim = len(next(iter(vectors.values())))
-
-    def embed(self, batch: Sequence[str]) -> F32:
-        return np.stack([self._vectors[t] for t in batch])
+class Lookup(LookupEmbedder):
+    """The precomputed vectors, as a SOLAR embedder and as LangChain ``Embeddings``."""
 
     def langchain(self) -> Embeddings:
-        vectors = self._vectors
+        vectors = self.vectors
 
         class Served(Embeddings):
             def embed_documents(self, batch: list[str]) -> list[list[float]]:

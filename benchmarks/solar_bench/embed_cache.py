@@ -87,3 +87,21 @@ class EmbeddingCache:
         keys = np.asarray(list(self._store))
         np.savez(tmp, keys=keys, vectors=np.stack(list(self._store.values())))
         os.replace(tmp, self.path)  # atomic: a crash never leaves a half-written cache
+
+
+class LookupEmbedder:
+    """Serves precomputed vectors as a SOLAR embedder: the adapter benchmarks give it to every
+    memory, so a text is embedded once ever. A text that was not precomputed is a bench bug:
+    it raises ``KeyError``.
+
+    >>> lookup = LookupEmbedder({"a": np.array([1.0, 0.0], np.float32)})
+    >>> lookup.dim, lookup.embed(["a"]).tolist()
+    (2, [[1.0, 0.0]])
+    """
+
+    def __init__(self, vectors: dict[str, F32]) -> None:
+        self.vectors = vectors
+        self.dim = len(next(iter(vectors.values())))
+
+    def embed(self, texts: Sequence[str]) -> F32:
+        return np.stack([self.vectors[t] for t in texts])

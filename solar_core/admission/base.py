@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -27,8 +27,8 @@ class Candidate:
         refused: why another rule already refused the offer (e.g. an evaluator), else ``None``:
             a gate that learns from every step learns from it, and must not admit it.
 
-    What costs work is computed the first time a policy reads it, then kept (a memory passes
-    its sources; a candidate made by hand takes the values themselves):
+    What costs work is computed the first time a policy reads it, then kept (by the memory's
+    own candidate; one made by hand, as here, takes the values themselves):
 
     - :attr:`vector`: the candidate's unit vector;
     - :attr:`similarities`: its cosine to every used slot (``-inf`` for empty slots);
@@ -44,7 +44,7 @@ class Candidate:
 
     __slots__ = (
         *("size", "capacity", "score", "text", "metadata", "prepared", "stored", "refused"),
-        *("_vector", "_similarities", "_victim", "_source"),
+        *("_vector", "_similarities", "_victim"),
     )
 
     def __init__(
@@ -61,7 +61,6 @@ class Candidate:
         stored: int | None = None,
         refused: str | None = None,
         victim: Victim | None = None,
-        source: CandidateSource | None = None,
     ) -> None:
         self.size = size
         self.capacity = capacity
@@ -74,30 +73,20 @@ class Candidate:
         self._vector = vector
         self._similarities = similarities
         self._victim = victim
-        self._source = source
 
     @property
     def vector(self) -> npt.NDArray[np.float32] | None:
         """The unit vector (``None`` for a candidate made by hand without one)."""
-        if self._vector is None and self._source is not None:
-            self._vector = self._source.unit()
         return self._vector
 
     @property
     def similarities(self) -> npt.NDArray[np.float32] | None:
         """Cosine to every used slot (``-inf`` for empty ones)."""
-        if self._similarities is None and self._source is not None:
-            vector = self.vector
-            assert vector is not None
-            self._similarities = self._source.similarities(vector)
         return self._similarities
 
     @property
     def victim(self) -> Victim | None:
         """What admitting the candidate would evict (``None`` while there is room)."""
-        if self._victim is None and self._source is not None:
-            if self.capacity is not None and self.size >= self.capacity:
-                self._victim = self._source.victim()
         return self._victim
 
     def made(
@@ -109,16 +98,6 @@ class Candidate:
     def forget_victim(self) -> None:
         """Drop a victim named before a policy changed what it would name (ARC's lists)."""
         self._victim = None
-
-
-class CandidateSource(Protocol):
-    """Where a memory's candidate gets what it computes on demand."""
-
-    def unit(self) -> npt.NDArray[np.float32]: ...
-
-    def similarities(self, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]: ...
-
-    def victim(self) -> Victim: ...
 
 
 class Verdict(NamedTuple):
