@@ -155,11 +155,11 @@ class Spec:
         )
 
 
-def specs(budgets: Iterable[int]) -> list[Spec]:
+def specs(budgets: Iterable[int], policies: Sequence[str] = INNER_POLICIES) -> list[Spec]:
     out = []
     for budget in budgets:
         out.append(Spec("window", budget))
-        for kind in INNER_POLICIES:
+        for kind in policies:
             caps: Sequence[int | None] = (None,) if kind == "unlimited" else CAPACITIES
             out.extend(Spec(kind, budget, cap) for cap in caps)
     return out
@@ -272,11 +272,12 @@ def locomo_rows(
     seeds: Sequence[int],
     embedder: LookupEmbedder,
     progress: Callable[[str], None],
+    policies: Sequence[str] = INNER_POLICIES,
 ) -> list[dict[str, Any]]:
     rows = []
     for setting in SETTINGS:
         window_by_budget: dict[int, dict[int, float]] = {}
-        for spec in specs(BUDGETS):
+        for spec in specs(BUDGETS, policies):
             start = time.perf_counter()
             runs = {
                 seed: [
@@ -820,6 +821,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache folder")
     p.add_argument("--only", choices=("locomo", "latency", "llamaindex"), help="one part only")
     p.add_argument("--conversations", type=int, default=None, help="first N only (smoke test)")
+    p.add_argument(
+        "--policies",
+        type=lambda text: tuple(q.strip() for q in text.split(",") if q.strip()),
+        default=INNER_POLICIES,
+        help="locomo: the inner policies of SolarConversationMemory (default: "
+        f"{','.join(INNER_POLICIES)}); with others, give --out-dir elsewhere",
+    )
     return p.parse_args(argv)
 
 
@@ -838,7 +846,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.only in (None, "locomo"):
         start = time.perf_counter()
         embedder = cached_embedder(convs, args.cache_dir)
-        rows = locomo_rows(convs, args.seeds, embedder, progress)
+        rows = locomo_rows(convs, args.seeds, embedder, progress, args.policies)
         table = locomo_table(rows)
         header = (
             f"== adapters-locomo: {len(convs)} conversations of {args.data.name}, seeds "

@@ -15,15 +15,30 @@ default prompt: a window of 5 plus 3 recalled):
 - ``VectorStoreRetrieverMemory`` over LangChain's ``InMemoryVectorStore`` (``k=8``): every
   exchange stored, the 8 most similar shown;
 - ``SolarConversationMemory`` with its defaults (``k=5``, ``top_k=3``, ``solar-adaptive``) at
-  100 stored exchanges, and over ``fifo`` (100) and ``unlimited``, which separate "recall helps"
-  from "curation helps".
+  100 stored exchanges, over ``solar-dialogue`` (100; its salience prior trained without the
+  conversation scored: out of sample), and over ``fifo`` (100) and ``unlimited``, which
+  separate "recall helps" from "curation helps".
+
+**LlamaIndex** (``--only llamaindex``), the same exchanges through ``put``/``get``: for every
+exchange the input is put, the prompt loaded (``get()``), the output put; after the last, every
+question is asked once with ``get(input=question)`` and scored on the turns the messages show
+(the window's messages and the recall message's bullets). ``ChatMemoryBuffer`` and
+``SolarChatMemory`` get the same ``token_limit``: ``B`` mean exchanges plus a mean question
+(the buffer then shows about ``B`` exchanges); LlamaIndex's ``VectorMemory`` keeps every
+exchange and shows its ``B`` most similar. (LlamaIndex's newer ``Memory`` with a
+``VectorMemoryBlock`` refuses the core ``SimpleVectorStore``, which does not store text; the
+core has no vector store that does, so ``VectorMemory`` over its default in-memory index is the
+store-everything memory LlamaIndex ships.) ``SolarChatMemory`` runs with its defaults
+(``recall_token_ratio=0.3``, ``top_k=3``) over the default policy, ``solar-dialogue``, ``fifo``
+(100 stored exchanges each) and ``unlimited``.
 
 Every memory embeds with the same MiniLM vectors (from the benchmark's on-disk cache; the
-vector store through a LangChain ``Embeddings`` that serves them). The SOLAR memories run with
-each seed; the two LangChain memories are deterministic and run once.
+vector stores through a LangChain ``Embeddings`` or LlamaIndex ``BaseEmbedding`` that serves
+them). The SOLAR memories run with each seed; the others are deterministic and run once.
 
     python benchmarks/dialogue_adapters.py --data locomo-dev.json [--seeds 42 1337 2024]
         [--out-dir docs/results] [--conversations N] [--embedder minilm|hash]
+        [--only langchain|llamaindex]
 """
 
 from __future__ import annotations
@@ -47,7 +62,10 @@ from langchain_core.embeddings import Embeddings
 from langchain_solar import SolarConversationMemory
 from solar_bench.dialogue import Dialogue, Turn, load_dialogues
 from solar_bench.embed_cache import EmbeddingCache, LookupEmbedder
+from solar_bench.salience_training import priors_for
+from solar_core import SolarMemory
 from solar_core.integrations.turns import turn_text
+from solar_core.salience import SaliencePrior
 
 F32 = npt.NDArray[np.float32]
 BUDGET = 8  # exchanges shown per prompt: SolarConversationMemory's default 5 + 3
@@ -87,9 +105,15 @@ def shown(history: str, names: dict[str, frozenset[str]]) -> frozenset[str]:
 def texts(dialogue: Dialogue) -> list[str]:
     """Every text a memory embeds: inputs and questions (queries), stored exchanges."""
     out = [t.text for t in dialogue.turns] + [q.text for q in dialogue.questions]
+    out += [q.text.strip() for q in dialogue.questions]  # as SolarChatMemory asks them
     for a, b in exchanges(dialogue):
         out.append(turn_text(a.text, "" if b is None else b.text))
         out.append(f"input: {a.text}\noutput: {'' if b is None else b.text}")
+        # LlamaIndex's VectorMemory embeds an exchange's messages joined by a space;
+        # SolarChatMemory strips a message's text before it asks or stores
+        out.append(f"{a.text} {'' if b is None else b.text}")
+        out.append(a.text.strip())
+        out.append(turn_text(a.text.strip(), "" if b is None else b.text.strip()))
     return out
 
 
@@ -112,7 +136,7 @@ class Lookup(LookupEmbedder):
 @dataclass(frozen=True)
 class Variant:
     label: str
-    build: Callable[[Lookup, int], BaseMemory]
+    build: Callable[[Lookup, int, SaliencePrior | None], BaseMemory]
     seeded: bool
 
 
@@ -122,13 +146,13 @@ def _quiet(make: Callable[[], BaseMemory]) -> BaseMemory:
         return make()
 
 
-def _window(lookup: Lookup, seed: int) -> BaseMemory:
+def _window(lookup: Lookup, seed: int, prior: SaliencePrior | None) -> BaseMemory:
     from langchain_classic.memory import ConversationBufferWindowMemory
 
     return _quiet(lambda: ConversationBufferWindowMemory(k=BUDGET))
 
 
-def _vectors(lookup: Lookup, seed: int) -> BaseMemory:
+def _vectors(lookup: Lookup, seed: int, prior: SaliencePrior | None) -> BaseMemory:
     from langchain_classic.memory import VectorStoreRetrieverMemory
     from langchain_core.vectorstores import InMemoryVectorStore
 
@@ -137,8 +161,13 @@ def _vectors(lookup: Lookup, seed: int) -> BaseMemory:
     return _quiet(lambda: VectorStoreRetrieverMemory(retriever=retriever))
 
 
-def _solar(policy: str, capacity: int | None) -> Callable[[Lookup, int], BaseMemory]:
-    def build(lookup: Lookup, seed: int) -> BaseMemory:
+def _solar(
+    policy: str, capacity: int | None
+) -> Callable[[Lookup, int, SaliencePrior | None], BaseMemory]:
+    def build(lookup: Lookup, seed: int, prior: SaliencePrior | None) -> BaseMemory:
+        if policy == "solar-dialogue":  # the conversation's out-of-sample prior
+            inner = SolarMemory(policy, capacity, embedder=lookup, seed=seed, prior=prior)
+            return SolarConversationMemory(memory=inner)
         extra = {} if policy == "solar-adaptive" else {"policy": policy}
         return SolarConversationMemory(capacity=capacity, seed=seed, embedder=lookup, **extra)
 
@@ -151,15 +180,27 @@ VARIANTS = (
     Variant(
         f"SolarConversationMemory defaults, C={CAPACITY}", _solar("solar-adaptive", CAPACITY), True
     ),
+    Variant(
+        f"SolarConversationMemory solar-dialogue, C={CAPACITY}",
+        _solar("solar-dialogue", CAPACITY),
+        True,
+    ),
     Variant(f"SolarConversationMemory fifo, C={CAPACITY}", _solar("fifo", CAPACITY), True),
     Variant("SolarConversationMemory unlimited", _solar("unlimited", None), True),
 )
 
 
-def run(dialogue: Dialogue, variant: Variant, lookup: Lookup, seed: int) -> dict[str, float]:
-    """The protocol on one conversation: mean evidence recall of its questions at the end."""
+def run(
+    dialogue: Dialogue,
+    variant: Variant,
+    lookup: Lookup,
+    seed: int,
+    prior: SaliencePrior | None = None,
+) -> dict[str, float]:
+    """The protocol on one conversation: mean evidence recall of its questions at the end.
+    ``prior``: the salience prior of a ``solar-dialogue`` memory (out of sample for it)."""
     names = line_ids(dialogue)
-    memory = variant.build(lookup, seed)
+    memory = variant.build(lookup, seed, prior)
     for a, b in exchanges(dialogue):
         memory.load_memory_variables({"input": a.text})
         memory.save_context({"input": a.text}, {"output": "" if b is None else b.text})
@@ -185,16 +226,19 @@ def rows(
     lookup: Lookup,
     seeds: Sequence[int],
     progress: Callable[[], None],
+    priors: dict[str, SaliencePrior] | None = None,
 ) -> list[dict[str, Any]]:
     """One row per variant: recall averaged over (conversation, seed) units, its standard
-    error, and the paired difference to the window memory."""
+    error, and the paired difference to the window memory. ``priors``: each conversation's
+    salience prior (by ``sample_id``) for the ``solar-dialogue`` memory."""
     per: dict[str, dict[tuple[str, int], dict[str, float]]] = {}
     for variant in VARIANTS:
         for d in dialogues:
             once: dict[str, float] | None = None
             for seed in seeds:
                 if variant.seeded or once is None:
-                    once = run(d, variant, lookup, seed)
+                    prior = None if priors is None else priors.get(d.sample_id)
+                    once = run(d, variant, lookup, seed, prior)
                 per.setdefault(variant.label, {})[(d.sample_id, seed)] = once
                 progress()
     base = per[VARIANTS[0].label]
@@ -248,6 +292,224 @@ def table(result: Sequence[dict[str, Any]]) -> str:
     )
 
 
+# -- LlamaIndex ---------------------------------------------------------------------------------
+LI_KINDS = ("buffer", "vector", "solar-adaptive", "solar-dialogue", "fifo", "unlimited")
+
+
+def li_table(dialogues: Sequence[Dialogue]) -> Any:
+    """Token counts of every turn as ``ChatMemoryBuffer`` counts a history (the contents joined
+    by spaces); raises unless they add up exactly on every conversation."""
+    from adapter_bench import TokenTable
+    from llama_index.core.utils import get_tokenizer
+
+    tokenize = get_tokenizer()
+    texts = {t.text for d in dialogues for t in d.turns} | {""}  # "": an odd last turn's output
+    table = TokenTable(
+        {t: len(tokenize(t)) for t in texts}, {t: len(tokenize(" " + t)) for t in texts}
+    )
+    for d in dialogues:
+        contents = [t.text for t in d.turns]
+        added = table.first[contents[0]] + sum(table.rest[t] for t in contents[1:])
+        if len(tokenize(" ".join(contents))) != added:
+            raise AssertionError(f"token counts do not add up on {d.sample_id}")
+    return table
+
+
+def li_budget(dialogues: Sequence[Dialogue], table: Any) -> int:
+    """Tokens of ``BUDGET`` mean exchanges plus a mean question, rounded up to 8: the window of
+    ``ChatMemoryBuffer`` then shows about ``BUDGET`` exchanges, as the LangChain window does."""
+    exchange = float(
+        np.mean(
+            [
+                table.rest[a.text] + (table.rest[b.text] if b else 0)
+                for d in dialogues
+                for a, b in exchanges(d)
+            ]
+        )
+    )
+    from llama_index.core.utils import get_tokenizer
+
+    tokenize = get_tokenizer()
+    question = float(np.mean([len(tokenize(" " + q.text)) for d in dialogues for q in d.questions]))
+    return 8 * math.ceil((BUDGET * exchange + question) / 8)
+
+
+class LiLookup(Lookup):
+    """The precomputed vectors as a LlamaIndex embedding model too."""
+
+    def llamaindex(self) -> Any:
+        from llama_index.core.embeddings import BaseEmbedding
+
+        vectors = self.vectors
+
+        class Served(BaseEmbedding):
+            def _get_query_embedding(self, query: str) -> list[float]:
+                return [float(x) for x in vectors[query]]
+
+            async def _aget_query_embedding(self, query: str) -> list[float]:
+                return self._get_query_embedding(query)
+
+            def _get_text_embedding(self, text: str) -> list[float]:
+                return [float(x) for x in vectors[text]]
+
+        return Served(model_name="served", embed_batch_size=256)
+
+
+def li_memory(
+    kind: str, tokens: int, lookup: LiLookup, table: Any, seed: int, prior: SaliencePrior | None
+) -> Any:
+    """A LlamaIndex memory of ``kind``: the buffer and SOLAR memories at ``tokens``; the vector
+    memory (every exchange kept) shows its ``BUDGET`` most similar exchanges."""
+    from adapter_bench import TailTokenCounter
+    from llama_index.core.memory import ChatMemoryBuffer, VectorMemory
+    from llama_index.core.storage.chat_store import SimpleChatStore
+
+    from llamaindex_solar import SolarChatMemory
+
+    if kind == "vector":
+        return VectorMemory.from_defaults(
+            embed_model=lookup.llamaindex(), retriever_kwargs={"similarity_top_k": BUDGET}
+        )
+    store = SimpleChatStore()
+    counter = TailTokenCounter(store, table)
+    if kind == "buffer":
+        return ChatMemoryBuffer.from_defaults(
+            token_limit=tokens, chat_store=store, tokenizer_fn=counter
+        )
+    if kind == "solar-dialogue":
+        inner = SolarMemory(kind, CAPACITY, embedder=lookup, seed=seed, prior=prior)
+        return SolarChatMemory.from_defaults(
+            token_limit=tokens, chat_store=store, tokenizer_fn=counter, memory=inner
+        )
+    extra = {} if kind == "solar-adaptive" else {"policy": kind}
+    capacity = None if kind == "unlimited" else CAPACITY
+    return SolarChatMemory.from_defaults(
+        token_limit=tokens,
+        chat_store=store,
+        tokenizer_fn=counter,
+        capacity=capacity,
+        seed=seed,
+        embedder=lookup,
+        **extra,
+    )
+
+
+def li_label(kind: str, tokens: int) -> str:
+    if kind == "buffer":
+        return f"ChatMemoryBuffer token_limit={tokens}"
+    if kind == "vector":
+        return f"VectorMemory top {BUDGET}, every exchange"
+    if kind == "unlimited":
+        return "SolarChatMemory unlimited"
+    name = "defaults" if kind == "solar-adaptive" else kind
+    return f"SolarChatMemory {name}, C={CAPACITY}"
+
+
+def li_shown(messages: Sequence[Any], dialogue: Dialogue) -> frozenset[str]:
+    """The turns a LlamaIndex prompt shows: its user/assistant messages, and the recall
+    message's bullets (``- Human: <turn>`` / ``  AI: <turn>``)."""
+    from llama_index.core.base.llms.types import MessageRole
+
+    from solar_core.integrations.turns import HEADER
+
+    by_text: dict[str, frozenset[str]] = {}
+    for t in dialogue.turns:
+        by_text[t.text] = by_text.get(t.text, frozenset()) | {t.dia_id}
+    bullets: dict[str, frozenset[str]] = {}
+    for a, b in exchanges(dialogue):
+        rendered = turn_text(a.text.strip(), "" if b is None else b.text.strip())
+        ids = {a.dia_id} | ({b.dia_id} if b is not None else set())
+        bullets[rendered] = bullets.get(rendered, frozenset()) | ids
+    shown: set[str] = set()
+    for m in messages:
+        text = str(m.content or "")
+        if m.role == MessageRole.SYSTEM and text.startswith(HEADER):
+            from adapter_bench import recalled_turns
+
+            for turn in recalled_turns(text.strip()):
+                shown |= bullets[turn]
+        elif text in by_text:
+            shown |= by_text[text]
+    return frozenset(shown)
+
+
+def li_run(
+    dialogue: Dialogue,
+    kind: str,
+    tokens: int,
+    lookup: LiLookup,
+    table: Any,
+    seed: int,
+    prior: SaliencePrior | None = None,
+) -> dict[str, float]:
+    """The protocol through ``put``/``get``: for every exchange the input is put, the prompt
+    is loaded (``get``), the output put; after the last, each question is asked once with
+    ``get(input=question)``."""
+    from llama_index.core.base.llms.types import ChatMessage, MessageRole
+
+    memory = li_memory(kind, tokens, lookup, table, seed, prior)
+    for a, b in exchanges(dialogue):
+        memory.put(ChatMessage(role=MessageRole.USER, content=a.text))
+        if kind != "vector":  # it has nothing to show without an input
+            memory.get()
+        memory.put(ChatMessage(role=MessageRole.ASSISTANT, content="" if b is None else b.text))
+    recalls, counts = [], []
+    for q in dialogue.questions:
+        messages = memory.get(input=q.text)
+        ids = li_shown(messages, dialogue)
+        recalls.append(len(q.evidence & ids) / len(q.evidence))
+        counts.append(len(ids))
+    out = {"recall": float(np.mean(recalls)), "shown": float(np.mean(counts))}
+    if kind not in ("buffer", "vector"):
+        out["stored"] = float(len(memory.memory))
+    return out
+
+
+def li_rows(
+    dialogues: Sequence[Dialogue],
+    lookup: LiLookup,
+    seeds: Sequence[int],
+    progress: Callable[[], None],
+    priors: dict[str, SaliencePrior] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per LlamaIndex memory, as :func:`rows` (``shown``: turns per prompt)."""
+    table = li_table(dialogues)
+    tokens = li_budget(dialogues, table)
+    per: dict[str, dict[tuple[str, int], dict[str, float]]] = {}
+    for kind in LI_KINDS:
+        seeded = kind not in ("buffer", "vector")
+        for d in dialogues:
+            once: dict[str, float] | None = None
+            for seed in seeds:
+                if seeded or once is None:
+                    prior = None if priors is None else priors.get(d.sample_id)
+                    once = li_run(d, kind, tokens, lookup, table, seed, prior)
+                per.setdefault(li_label(kind, tokens), {})[(d.sample_id, seed)] = once
+                progress()
+    base = next(iter(per.values()))
+    out = []
+    for label, units in per.items():
+        values = [u["recall"] for u in units.values()]
+        diffs = [units[k]["recall"] - base[k]["recall"] for k in units]
+        out.append(
+            {
+                "workload": "dialogue-adapters-llamaindex",
+                "memory": label,
+                "budget": tokens,
+                "units": len(units),
+                "recall": float(np.mean(values)),
+                "recall_se": _se(values),
+                "d_window": float(np.mean(diffs)),
+                "d_window_se": _se(diffs),
+                "shown": float(np.mean([u["shown"] for u in units.values()])),
+            }
+        )
+        stored = [u["stored"] for u in units.values() if "stored" in u]
+        if stored:
+            out[-1]["stored"] = float(np.mean(stored))
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--data", type=Path, required=True, help="LoCoMo-format JSON file")
@@ -256,8 +518,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--conversations", type=int, default=None, help="the first N only")
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
     p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache folder")
+    p.add_argument("--only", choices=("langchain", "llamaindex"), help="one framework only")
     args = p.parse_args(argv)
-    dialogues = [d for d in load_dialogues(args.data) if d.questions][: args.conversations]
+    every = [d for d in load_dialogues(args.data) if d.questions]
+    dialogues = every[: args.conversations]
     if args.embedder == "hash":
         from solar_core.hash_embedder import HashEmbedder
 
@@ -266,22 +530,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         from solar_core.minilm import MiniLMEmbedder
 
         cache = EmbeddingCache(MiniLMEmbedder, "all-MiniLM-L6-v2", args.cache_dir)
-    lookup = Lookup(cache.vectors([t for d in dialogues for t in texts(d)]))
+    lookup = LiLookup(cache.vectors([t for d in every for t in texts(d)]))
     done = [0]
 
     def tick() -> None:
         done[0] += 1
         print(f"\rdialogue-adapters: {done[0]} runs", end="", file=sys.stderr)
 
-    result = rows(dialogues, lookup, args.seeds, tick)
+    kind = "minilm" if args.embedder == "minilm" else "text"
+    # Out of sample: a conversation the shipped prior was trained on gets one trained without it.
+    # (trained on the file's other conversations, also when only some are scored)
+    priors = priors_for(every, lookup.vectors.__getitem__, kind)
+    parts = []
+    if args.only in (None, "langchain"):
+        parts.append(("dialogue-adapters", rows(dialogues, lookup, args.seeds, tick, priors)))
+    if args.only in (None, "llamaindex"):
+        li = li_rows(dialogues, lookup, args.seeds, tick, priors)
+        parts.append(("dialogue-adapters-llamaindex", li))
     print(file=sys.stderr)
-    text = table(result)
-    print(text)
-    if args.out_dir is not None:
-        args.out_dir.mkdir(parents=True, exist_ok=True)
-        lines = "".join(json.dumps(r) + "\n" for r in result)
-        (args.out_dir / "dialogue-adapters.jsonl").write_text(lines, encoding="utf-8")
-        (args.out_dir / "dialogue-adapters.txt").write_text(text + "\n", encoding="utf-8")
+    for name, result in parts:
+        text = table(result)
+        print(f"== {name} ==\n{text}")
+        if args.out_dir is not None:
+            args.out_dir.mkdir(parents=True, exist_ok=True)
+            lines = "".join(json.dumps(r) + "\n" for r in result)
+            (args.out_dir / f"{name}.jsonl").write_text(lines, encoding="utf-8")
+            (args.out_dir / f"{name}.txt").write_text(text + "\n", encoding="utf-8")
     return 0
 
 

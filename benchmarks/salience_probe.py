@@ -12,9 +12,15 @@ without learning:
 - ``embedding+surface``: plus five surface features of the text (length, a digit, a question
   mark, capitalised words, exclamation marks);
 - ``length``: the longest K turns;
+- ``embedding+surface, near-duplicates skipped``: the same ranking, but a turn within cosine
+  0.8 of a better-scored kept turn is skipped (redundancy);
 - ``embedding+surface, later retrievals``: the probe's score plus ``log(1 + n)``, ``n`` the
   later turns whose top 5 (among the turns before them) holds the turn: what a memory that
-  credits retrievals by the incoming turns learns.
+  credits retrievals by the incoming turns learns;
+- ``cited or not, known``: a bound for any such classifier, not a probe: the memory keeps K
+  turns that some question cites (every one of them if K allows), in random order among
+  themselves; it does not know *how many* questions cite each (the oracle of
+  ``solar-bench dialogue`` does).
 
     python benchmarks/salience_probe.py --data locomo-dev.json [--k 25 50 100 200]
 
@@ -36,9 +42,11 @@ import numpy.typing as npt
 
 from solar_bench.dialogue import Dialogue, distinct_texts, load_dialogues
 from solar_bench.embed_cache import EmbeddingCache
+from solar_bench.salience_training import fit_logistic
 
 F64 = npt.NDArray[np.float64]
 TOP = 5
+DUPLICATE = 0.8  # cosine above which a turn counts as a near-duplicate of a better one
 
 
 def surface(text: str) -> list[float]:
@@ -56,29 +64,6 @@ def surface(text: str) -> list[float]:
         sum(w[:1].isupper() for w in words[1:]) / 10,
         body.count("!") / 3,
     ]
-
-
-def fit_logistic(x: F64, y: F64, c: float = 1.0, steps: int = 50) -> F64:
-    """Weights (intercept last) minimising ``c * sum(log loss) + |w|^2 / 2``, by Newton steps.
-
-    >>> x = np.array([[0.0], [1.0], [2.0], [3.0]]); y = np.array([0.0, 0.0, 1.0, 1.0])
-    >>> w = fit_logistic(x, y, c=100.0)
-    >>> bool(w[0] > 0) and bool(np.all((x @ w[:1] + w[1] > 0) == (y == 1)))
-    True
-    """
-    a = np.hstack([x, np.ones((len(x), 1))])
-    w = np.zeros(a.shape[1])
-    penalty = np.ones(a.shape[1])
-    penalty[-1] = 0.0
-    for _ in range(steps):
-        p = 1.0 / (1.0 + np.exp(-(a @ w)))
-        grad = c * a.T @ (p - y) + penalty * w
-        hess = c * (a.T * (p * (1.0 - p))) @ a + np.diag(penalty)
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if float(np.abs(step).max()) < 1e-8:
-            break
-    return w
 
 
 def later_retrievals(vectors: F64) -> F64:
@@ -105,6 +90,18 @@ def end_recall(
 
 def best(score: F64, k: int) -> list[int]:
     return sorted(np.argsort(-score, kind="stable")[:k].tolist())
+
+
+def best_distinct(score: F64, vectors: F64, k: int, threshold: float = DUPLICATE) -> list[int]:
+    """The ``k`` best-scored turns, skipping one within cosine ``threshold`` of a better one
+    kept (a near-duplicate)."""
+    kept: list[int] = []
+    for i in np.argsort(-score, kind="stable").tolist():
+        if not kept or float((vectors[kept] @ vectors[i]).max()) < threshold:
+            kept.append(i)
+            if len(kept) == k:
+                break
+    return sorted(kept)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -149,11 +146,27 @@ def main(argv: Sequence[str] | None = None) -> int:
         add("length", i, np.array([len(t.text.split()) for t in d.turns], float))
         for name, score in probes.items():
             add(name, i, score)
+        rows.setdefault("embedding+surface, near-duplicates skipped", []).append(
+            [
+                end_recall(d, vectors, best_distinct(probes["embedding+surface"], emb[i], k))
+                for k in args.k
+            ]
+        )
         add(
             "embedding+surface, later retrievals",
             i,
             probes["embedding+surface"] + np.log1p(later_retrievals(emb[i])),
         )
+        # The best any "will a question cite it?" classifier can do: every cited turn known
+        # (in random order among themselves, averaged over three orders), nothing else.
+        known = [
+            [
+                end_recall(d, vectors, best(cited[i] + rng.random(len(cited[i])) * 0.5, k))
+                for k in args.k
+            ]
+            for rng in (np.random.default_rng(seed) for seed in (42, 1337, 2024))
+        ]
+        rows.setdefault("cited or not, known (a bound)", []).append(np.mean(known, axis=0).tolist())
         rows.setdefault("unlimited", []).append(
             [end_recall(d, vectors, range(len(d.turns)))] * len(args.k)
         )

@@ -6,6 +6,8 @@
 - :class:`SolarMemoryMiddleware` -- memory for LangChain v1 ``create_agent`` agents, per user or
   thread if asked.
 - :class:`SolarSemanticCache` -- ``set_llm_cache`` over the scoped semantic response cache.
+- :class:`SolarStore` -- LangGraph's ``BaseStore`` (``create_agent(..., store=...)``,
+  ``runtime.store``) whose every namespace is a bounded, SOLAR-curated memory.
 - :class:`LLMJudge` -- a chat model as the yes/no evaluator of evaluator-gated addition
   (``SolarMemory(..., evaluator=LLMJudge(llm))``).
 - :class:`LangChainEmbedder` -- any LangChain ``Embeddings`` as the memory's embedder (every
@@ -40,6 +42,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
     from .middleware import SolarMemoryMiddleware, SolarMemoryState
     from .retriever import SolarRetriever
     from .semantic_cache import SolarSemanticCache
+    from .store import SolarStore
 
 __all__ = [
     "LLMJudge",
@@ -49,6 +52,7 @@ __all__ = [
     "SolarMemoryState",
     "SolarRetriever",
     "SolarSemanticCache",
+    "SolarStore",
 ]
 
 EXTRA = "langchain"
@@ -64,6 +68,7 @@ _MODULES = {
     "SolarMemoryState": "middleware",
     "SolarRetriever": "retriever",
     "SolarSemanticCache": "semantic_cache",
+    "SolarStore": "store",
 }
 
 #: the distribution that provides each top-level module the adapters import

@@ -49,7 +49,8 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
 
     Use it wherever a ``ChatMemoryBuffer`` goes, e.g. ``agent.run(user_msg, memory=memory)``,
     reusing the same object across runs. ``get`` (which agents call before every LLM call)
-    retrieves once per user message the experiences most similar to it (turns still in the
+    retrieves once per user message the experiences most similar to it, or to ``input`` when
+    one is given (chat engines pass the new message before they put it; turns still in the
     window are skipped) and prepends them, clearly delimited, to the window: they take at most
     ``recall_token_ratio`` of ``token_limit`` (least similar dropped first), the window the
     rest. Each finished turn (the user's message and the assistant's answer; tool calls in
@@ -135,7 +136,7 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
 
     # Recall, per user message (its index in the history): the query vector, the record=False
     # preview, and the recorded retrieval of what the prompt showed (what feedback rates).
-    _look: tuple[int, FloatVector, Hits] | None = PrivateAttr(default=None)
+    _look: tuple[int, str, FloatVector, Hits] | None = PrivateAttr(default=None)
     _recalled: Hits | None = PrivateAttr(default=None)
     _recalled_for: int = PrivateAttr(default=-1)
     _questions: dict[int, str] = PrivateAttr(default_factory=dict)  # user texts as first put
@@ -281,23 +282,28 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
         return [recall, *window]
 
     def _question(self, user_index: int, history: list[ChatMessage], input: str | None) -> str:
-        """The user's message as it was put (agents may rewrite the stored one, e.g. to add
-        their state), else the ``input`` they pass, else the history's text."""
-        if user_index in self._questions:
-            return self._questions[user_index]
+        """What the prompt recalls for: the ``input`` the caller passes (LlamaIndex's agents
+        pass the user's message; its chat engines the new message, before they put it), else
+        the user's message as it was put (agents may rewrite the stored one, e.g. to add their
+        state), else the history's text."""
         if isinstance(input, str) and input.strip():
             return input.strip()
+        if user_index in self._questions:
+            return self._questions[user_index]
         return text_of(history[user_index]) if user_index >= 0 else ""
 
     def _preview(self, user_index: int, query: str, exclude: list[str]) -> tuple[FloatVector, Hits]:
-        """One look per user message: agents call ``get`` before every LLM call of a turn."""
-        if self._look is not None and self._look[0] == user_index:
-            return self._look[1], self._look[2]
+        """One look per user message and query: agents call ``get`` before every LLM call of a
+        turn (the same query each time); a caller asking about another ``input`` at the same
+        point of the chat gets a look of its own."""
+        look = self._look
+        if look is not None and look[0] == user_index and look[1] == query:
+            return look[2], look[3]
         vector = self.memory.embed_query(query)
         preview = self.memory.retrieve(
             embedding=vector, k=self.top_k, exclude=exclude, record=False
         )
-        self._look = (user_index, vector, preview)
+        self._look = (user_index, query, vector, preview)
         return vector, preview
 
     def _fit(self, hits: Hits, budget: int) -> tuple[list[Hit], int]:

@@ -19,7 +19,7 @@ from .arguments import check_misnamed
 from .core import MemoryCore
 from .deletion import DeletionPolicy
 from .events import DELETION_REASONS, Subscribers
-from .eviction import EvictionPolicy
+from .eviction import EvictionPolicy, SalienceEviction
 from .inputs import input_vector, resolve_for_memory
 from .lifecycle import Lifecycle
 from .presets import compose
@@ -65,17 +65,15 @@ class SolarMemory(MemoryViews):
         admission, eviction: a custom composition instead of a preset.
         evaluator: ``(query, execution, metadata) -> bool | float``: store an offered experience
             only if it accepts it, on top of the policy's own admission (an
-            :class:`~solar_core.admission.EvaluatorGate`; the study's addition evaluator).
-        deletion: a :class:`~solar_core.deletion.DeletionPolicy` swept at the end of every step
-            (periodic, history-based or combined deletion).
+            :class:`~solar_core.admission.EvaluatorGate`: the study's addition evaluator).
+        deletion: a :class:`~solar_core.deletion.DeletionPolicy` swept after every step.
         importance_weight: ``w`` in the ranking ``cosine * (1 - w + w * importance)``; 0 (the
             default) ranks by cosine alone (see :mod:`solar_core.lifecycle`).
         ttl_days: age at which :meth:`Lifecycle.expire` removes context items.
         trace_retention_days: ``{"decision": days, "retrieval": days}`` for
             :meth:`Lifecycle.sweep_traces` (30 each by default).
         trace_size: how many recent decisions :meth:`trace` keeps.
-        **policy_params: constructor parameters of the preset's policies (e.g.
-            ``novelty_bonus=0.0``, ``switching_cost=3.0``).
+        **policy_params: the preset's policies' parameters (e.g. ``novelty_bonus=0.0``).
 
     All public methods are thread-safe (one lock). Bad input raises ``ValueError``/``TypeError``
     and leaves the memory exactly as it was.
@@ -133,6 +131,8 @@ class SolarMemory(MemoryViews):
         )
         self._prepares = isinstance(admission, EvaluatorGate)  # asks its evaluator unlocked
         self._embedder, dim = resolve_for_memory(embedder, dim)
+        if isinstance(eviction, SalienceEviction):  # its prior's weights belong to one model
+            eviction.use_embedder(self._embedder, dim)
         if rng is not None and seed is not None:
             raise ValueError("pass seed= or rng=, not both")
         self._core = MemoryCore(

@@ -18,6 +18,7 @@ from .eviction import (
     LfuEviction,
     LruEviction,
     MultiScoreEviction,
+    SalienceEviction,
     ThompsonEviction,
 )
 
@@ -80,6 +81,12 @@ PRESETS: dict[str, Preset] = {
             CoverageEviction,
         ),
         Preset(
+            "solar-dialogue",
+            "keep the dialogue turns a salience prior and ratings value most",
+            None,
+            SalienceEviction,
+        ),
+        Preset(
             "unlimited",
             "store every item; never evict (capacity ignored)",
             AlwaysAdmit,
@@ -94,7 +101,8 @@ def available_policies() -> list[str]:
     """Names accepted by ``SolarMemory(policy=...)``.
 
     >>> available_policies()
-    ['arc', 'fifo', 'lfu', 'lru', 'solar', 'solar-a', 'solar-adaptive', 'solar-e', 'unlimited']
+    ['arc', 'fifo', 'lfu', 'lru', 'solar', 'solar-a', 'solar-adaptive', 'solar-dialogue', 'solar-e',
+     'unlimited']
     """
     return sorted(PRESETS)
 

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from solar_core.presets import available_policies
+from solar_core.salience import SaliencePrior
 
 from . import report
 from .embed_cache import EmbeddingCache
@@ -149,13 +150,13 @@ def parser() -> argparse.ArgumentParser:
         epilog=f"Protocols, constants and results: {BENCHMARKS_URL}",
     )
     p.add_argument("workload", choices=WORKLOADS)
-    default = [p for p in POLICY_ORDER if p in available_policies()]
     p.add_argument(
         "--policies",
         type=_policies,
-        default=default,
+        default=None,
         help="comma-separated presets, each optionally with parameters for an ablation: "
-        "solar-adaptive[shift=0;hysteresis=0] (default: every preset)",
+        "solar-adaptive[shift=0;hysteresis=0] (default: every preset; solar-dialogue only "
+        "for dialogue)",
     )
     p.add_argument("--k", type=_positive, nargs="+", help="capacities (default: per workload)")
     p.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
@@ -320,8 +321,19 @@ def dialogue(args: argparse.Namespace) -> list[dict[str, Any]]:
     runnable = sum(bool(c.questions and c.turns) for c in convs)
     total = len(args.modes) * len(ks) * (len(args.policies) + 1) * runnable * len(args.seeds)
     bar = Progress("dialogue", total, enabled=not args.quiet)
+    from .salience_training import priors_for
+
+    embedder_kind = "minilm" if args.embedder == "minilm" else "text"
+    kinds = {bench.prior_kind(p, embedder_kind) for p in args.policies}
+    # Every conversation is scored with priors trained without it (out of sample).
+    trained = {kind: priors_for(convs, vector, kind) for kind in kinds if kind is not None}
+
+    def prior(policy: str, sample_id: str) -> SaliencePrior | None:
+        kind = bench.prior_kind(policy, embedder_kind)
+        return None if kind is None else trained[kind][sample_id]
+
     recs = bench.records(
-        convs, vector, args.policies, ks, args.seeds, args.modes, progress=bar.advance
+        convs, vector, args.policies, ks, args.seeds, args.modes, bar.advance, prior
     )
     bar.close()
     return report.aggregate(recs)
@@ -535,8 +547,24 @@ def locomo_skipped(data: Path | None) -> str | None:
     )
 
 
+def default_policies(workload: str) -> list[str]:
+    """The presets a workload runs when ``--policies`` is not given: every one of
+    :data:`POLICY_ORDER`, and for ``dialogue`` also ``solar-dialogue`` (a prior for
+    conversation turns: meaningless for the other workloads' items).
+
+    >>> default_policies("dialogue")[-2:], "solar-dialogue" in default_policies("drift")
+    (['solar-dialogue', 'unlimited'], False)
+    """
+    order = [p for p in POLICY_ORDER if p in available_policies()]
+    if workload == "dialogue":
+        order.insert(order.index("unlimited"), "solar-dialogue")
+    return order
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    if args.policies is None:
+        args.policies = default_policies(args.workload)
     if not limit_blas_threads(args.blas_threads) and not args.quiet:
         print(
             "solar-bench: threadpoolctl is not installed (pip install 'solar-memory[bench]'): "

@@ -41,10 +41,13 @@ import numpy as np
 import numpy.typing as npt
 
 from solar_core import SolarMemory
+from solar_core.eviction import SalienceEviction
+from solar_core.presets import PRESETS
+from solar_core.salience import SaliencePrior
 
 from .experiments import run_capacity
 from .locomo import normalise_evidence
-from .policy_spec import memory_for
+from .policy_spec import memory_for, parse_policy
 from .report import record
 
 MODES = ("end", "interleaved")
@@ -160,6 +163,29 @@ def schedule(dialogue: Dialogue, seed: int) -> dict[int, list[Question]]:
     return asked
 
 
+def prior_kind(policy: str, embedder_kind: str) -> str | None:
+    """Which kind of salience prior ``policy`` (a spec) reads: ``"minilm"`` or ``"text"`` when
+    it names a shipped one, ``embedder_kind`` (the benchmark's vectors) when it names none,
+    ``None`` for a policy without a prior or with a prior file of its own (used as given).
+
+    >>> prior_kind("solar-dialogue", "minilm")
+    'minilm'
+    >>> prior_kind("solar-dialogue[prior=dialogue-text]", "minilm")
+    'text'
+    >>> prior_kind("fifo", "minilm"), prior_kind(ORACLE, "minilm")
+    (None, None)
+    """
+    if policy == ORACLE:
+        return None
+    name, params = parse_policy(policy)
+    if PRESETS[name].eviction is not SalienceEviction:
+        return None
+    named = params.get("prior")
+    if named is None:
+        return embedder_kind
+    return {"dialogue-minilm": "minilm", "dialogue-text": "text"}.get(str(named))
+
+
 def oracle_turns(dialogue: Dialogue, capacity: int | None) -> list[int]:
     """Indices of the ``capacity`` turns cited by the most questions (earlier first on ties)."""
     cited = Counter(e for q in dialogue.questions for e in q.evidence)
@@ -175,15 +201,19 @@ def run_dialogue(
     capacity: int,
     seed: int,
     mode: str,
+    prior: SaliencePrior | None = None,
 ) -> dict[str, float]:
     """The protocol on one conversation with one seed: ``score`` (mean evidence recall@5),
-    ``store_rate``, ``mean_size`` (items held, averaged over the turns) and ``us_per_turn``."""
+    ``store_rate``, ``mean_size`` (items held, averaged over the turns) and ``us_per_turn``.
+    ``prior``: the salience prior of a policy that reads one (in place of the one its spec
+    names: the caller's is out of sample)."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     dim = len(vector(dialogue.turns[0].text))
     if policy == ORACLE:
         return _oracle(dialogue, vector, capacity, dim, seed, mode)
-    memory = memory_for(policy, capacity=capacity, dim=dim, k=TOP, seed=seed, trace_size=1)
+    extra: dict[str, Any] = {} if prior is None else {"prior": prior}  # wins over the spec's
+    memory = memory_for(policy, capacity=capacity, dim=dim, k=TOP, seed=seed, trace_size=1, **extra)
     asked = schedule(dialogue, seed) if mode == "interleaved" else {}
     scores: list[float] = []
     sizes: list[int] = []
@@ -242,9 +272,12 @@ def records(
     seeds: Sequence[int],
     modes: Sequence[str] = MODES,
     progress: Callable[[], None] = lambda: None,
+    priors: Callable[[str, str], SaliencePrior | None] | None = None,
 ) -> list[dict[str, Any]]:
     """One record per (mode, K, policy, conversation, seed), the oracle after the policies;
-    the unit is (conversation, seed). A policy that ignores K runs once per unit."""
+    the unit is (conversation, seed). A policy that ignores K runs once per unit. ``priors``:
+    ``(policy, sample_id) ->`` the salience prior that policy gets on that conversation
+    (``None``: its own), out of sample (``solar_bench.salience_training.priors_for``)."""
     out: list[dict[str, Any]] = []
     memo: dict[tuple[Any, ...], dict[str, float]] = {}
     for mode in modes:
@@ -262,7 +295,10 @@ def records(
                             else (mode, policy, cap, dialogue.sample_id, seed)
                         )
                         if key not in memo:
-                            memo[key] = run_dialogue(dialogue, vector, policy, capacity, seed, mode)
+                            prior = None if priors is None else priors(policy, dialogue.sample_id)
+                            memo[key] = run_dialogue(
+                                dialogue, vector, policy, capacity, seed, mode, prior
+                            )
                         progress()
                         out.append(
                             record(

@@ -24,6 +24,7 @@ COLOURS = {
     "solar-a": "#8c564b",
     "solar": "#d62728",
     "solar-adaptive": "#e377c2",
+    "solar-dialogue": "#bcbd22",
     "unlimited": "#7f7f7f",
     "oracle": "#000000",
 }

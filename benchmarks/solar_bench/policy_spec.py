@@ -124,6 +124,7 @@ def memory_for(spec: str, **kwargs: Any) -> SolarMemory:
     """A :class:`SolarMemory` for ``spec`` (``kwargs``: capacity, dim, k, seed, ...)."""
     name, params = parse_policy(spec)
     policy_params, _ = split_params(params)
+    policy_params = {k: v for k, v in policy_params.items() if k not in kwargs}  # kwargs win
     return SolarMemory(name, **kwargs, **policy_params, deletion=deletion_for(params))
 
 

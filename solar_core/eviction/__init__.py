@@ -7,6 +7,7 @@ from .fifo import FifoEviction
 from .lfu import LfuEviction
 from .lru import LruEviction
 from .multiscore import MultiScoreEviction
+from .salience import SalienceEviction
 from .thompson import ThompsonEviction
 from .utility import UtilityEviction
 
@@ -18,6 +19,7 @@ __all__ = [
     "LfuEviction",
     "LruEviction",
     "MultiScoreEviction",
+    "SalienceEviction",
     "ThompsonEviction",
     "UtilityEviction",
     "Victim",

@@ -249,7 +249,17 @@ _RESTORE: dict[type, Callable[[Any], None]] = {}
 def _state_shapes() -> dict[type, _Shape]:
     global _shapes
     if _shapes is None:
-        from .. import admission, deletion, eviction, lifecycle, neighbours, records, store, types
+        from .. import (
+            admission,
+            deletion,
+            eviction,
+            lifecycle,
+            neighbours,
+            records,
+            salience,
+            store,
+            types,
+        )
         from ..beta_posterior import BetaPosterior
 
         classes: list[type] = [
@@ -262,6 +272,8 @@ def _state_shapes() -> dict[type, _Shape]:
             types.Hit,
             types.Hits,
             types.Decision,
+            salience.SaliencePrior,
+            salience.TurnContext,
         ]
         for package, base in (
             (admission, admission.AdmissionPolicy),

@@ -140,6 +140,7 @@ def test_without_any_langchain_package_the_package_imports_and_names_the_extra()
         "SolarMemoryState": "langchain",
         "SolarRetriever": "langchain-core",
         "SolarSemanticCache": "langchain-core",
+        "SolarStore": "langgraph",
     }
     module = {"langchain-core": "langchain_core", "langchain-classic": "langchain_classic"}
     assert out.splitlines() == [

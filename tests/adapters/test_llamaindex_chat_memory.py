@@ -313,3 +313,62 @@ def test_rating_an_answer_that_recalled_nothing_does_nothing_but_bad_ratings_fai
 def test_a_recall_share_too_small_for_any_turn_is_warned_about() -> None:
     with pytest.warns(UserWarning, match="no room for a recalled turn"):
         SolarChatMemory.from_defaults(token_limit=96, recall_token_ratio=0.3, embedder="hash")
+
+
+def test_get_recalls_for_the_input_it_is_given_each_time() -> None:
+    """``get(input=...)`` asks about its input whenever the latest user message is answered
+    (what LlamaIndex's ``CondenseQuestionChatEngine`` does with every new message): two calls
+    with two inputs at the same point in the chat recall for each its own."""
+    memory = small_memory(top_k=1)
+    older = [
+        ("the dog Rex likes beach walks", "noted"),
+        ("I love documentaries about space", "me too"),
+    ]
+    for question, answer in [*older, *FILLER]:
+        memory.put(ChatMessage(role="user", content=question))
+        memory.put(ChatMessage(role="assistant", content=answer))
+    dog = as_text(memory.get(input="which walks does the dog Rex like?")[:1])
+    space = as_text(memory.get(input="any documentaries about space?")[:1])
+    assert "the dog Rex likes beach walks" in dog
+    assert "documentaries about space" in space and "Rex" not in space
+    # The first prompt for this point of the chat is the one credited and rated.
+    assert [hit.text for hit in memory.recalled] == [
+        "Human: the dog Rex likes beach walks\nAI: noted"
+    ]
+
+
+def test_an_explicit_input_wins_over_an_unanswered_message() -> None:
+    memory = small_memory(top_k=1)
+    older = [
+        ("the dog Rex likes beach walks", "noted"),
+        ("I love documentaries about space", "me too"),
+    ]
+    for question, answer in [*older, *FILLER]:
+        memory.put(ChatMessage(role="user", content=question))
+        memory.put(ChatMessage(role="assistant", content=answer))
+    memory.put(ChatMessage(role="user", content="any documentaries about space?"))
+    asked = as_text(memory.get(input="which walks does the dog Rex like?")[:1])
+    assert "the dog Rex likes beach walks" in asked
+    assert "documentaries about space" in as_text(memory.get()[:1])  # no input: the message
+
+
+def test_a_condense_question_chat_engine_recalls_for_each_new_message() -> None:
+    from llama_index.core.chat_engine import CondenseQuestionChatEngine
+    from llama_index.core.query_engine import CustomQueryEngine
+
+    class Answers(CustomQueryEngine):
+        def custom_query(self, query_str: str) -> str:
+            return "I have noted that, thank you for telling me."
+
+    memory = small_memory(top_k=1, token_limit=100)  # a window of ~2 turns, recall of 1
+    engine = CondenseQuestionChatEngine.from_defaults(
+        query_engine=Answers(), memory=memory, llm=MockLLM()
+    )
+    for message in ["the dog Rex likes beach walks", "I love documentaries about space"]:
+        engine.chat(message)
+    for question, _ in FILLER:
+        engine.chat(question)
+    engine.chat("which walks does the dog Rex like?")
+    assert [hit.text for hit in memory.recalled] == [
+        "Human: the dog Rex likes beach walks\nAI: I have noted that, thank you for telling me."
+    ]

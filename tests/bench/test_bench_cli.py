@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from solar_bench.cli import main
+from solar_bench.cli import default_policies, main
 from solar_core import available_policies
 from tests.support.data import data_path
 from tests.support.locomo import write_locomo
@@ -30,7 +30,8 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> list[dict[str, A
 
 def test_cycling_json_all_policies(capsys: pytest.CaptureFixture[str]) -> None:
     rows = run_json(capsys, "cycling", "--seeds", "42", "--jobs", "1")
-    policies = available_policies()
+    policies = default_policies("cycling")
+    assert sorted(policies) == [p for p in available_policies() if p != "solar-dialogue"]
     assert len(rows) == 5 * len(policies)
     for row in rows:
         assert FIELDS <= set(row)
@@ -186,7 +187,7 @@ def test_locomo_hash_embedder(tmp_path: Path, capsys: pytest.CaptureFixture[str]
             "--seeds", "42", "--k", "5", "--quiet", "--format", "json"]  # fmt: skip
     assert main(argv) == 0
     rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    policies = available_policies()
+    policies = default_policies("locomo")  # every preset but the one for dialogue turns
     assert len(rows) == 2 * len(policies)
     assert {r["setting"] for r in rows} == {"feedback", "no feedback"}
     for r in rows:

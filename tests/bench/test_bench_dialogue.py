@@ -207,9 +207,11 @@ def test_records_run_a_policy_that_ignores_k_once_and_add_the_oracle(
     calls: list[tuple[str, int, str]] = []
     real = bench.run_dialogue
 
-    def counted(d: Dialogue, v: Any, policy: str, capacity: int, seed: int, mode: str) -> Any:
+    def counted(
+        d: Dialogue, v: Any, policy: str, capacity: int, seed: int, mode: str, prior: Any = None
+    ) -> Any:
         calls.append((policy, capacity, mode))
-        return real(d, v, policy, capacity, seed, mode)
+        return real(d, v, policy, capacity, seed, mode, prior)
 
     monkeypatch.setattr(bench, "run_dialogue", counted)
     recs = records([dialogue()], one_hot(), ["fifo", "unlimited"], [1, 2], [5])

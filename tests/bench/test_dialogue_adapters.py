@@ -63,9 +63,13 @@ def _lookup(bench: ModuleType, raw: list[dict[str, object]] = RAW) -> object:
         n = int(a.dia_id.split(":")[1])
         vectors[bench.turn_text(a.text, "" if b is None else b.text)] = unit(n)
         vectors[f"input: {a.text}\noutput: {'' if b is None else b.text}"] = unit(n)
+        both = unit(n) + unit(n + 1)  # LlamaIndex's VectorMemory embeds the exchange whole
+        vectors[f"{a.text} {'' if b is None else b.text}"] = both / np.linalg.norm(both)
+        vectors[a.text.strip()] = unit(n)
+        vectors[bench.turn_text(a.text.strip(), "" if b is None else b.text.strip())] = unit(n)
     vectors["q-early"], vectors["q-late"] = unit(1), unit(20)
     assert set(bench.texts(d)) <= set(vectors)
-    return bench.Lookup(vectors)
+    return bench.LiLookup(vectors)
 
 
 def test_turns_pair_into_exchanges_and_lines_name_their_turns() -> None:
@@ -108,7 +112,10 @@ def test_the_command_writes_one_row_per_memory(
     assert [r["memory"] for r in rows] == [v.label for v in bench.VARIANTS]
     assert all(r["units"] == 2 and 0.0 <= r["recall"] <= 1.0 and r["shown"] <= 8 for r in rows)
     assert rows[0]["d_window"] == 0.0
-    assert "VectorStoreRetrieverMemory" in capsys.readouterr().out
+    li = (tmp_path / "dialogue-adapters-llamaindex.jsonl").read_text().splitlines()
+    assert len(li) == len(bench.LI_KINDS) and all(json.loads(r)["units"] == 2 for r in li)
+    out = capsys.readouterr().out
+    assert "VectorStoreRetrieverMemory" in out and "VectorMemory top 8" in out
 
 
 def test_a_turn_that_spans_lines_is_still_recognised() -> None:
@@ -123,3 +130,24 @@ def test_a_turn_that_spans_lines_is_still_recognised() -> None:
     assert bench.shown("Human: Ann: fact number 1 and 2", names) == frozenset()  # whole lines only
     lookup = _lookup(bench, raw)
     assert bench.run(d, bench.VARIANTS[0], lookup, seed=1) == {"recall": 0.5, "shown": 8.0}
+
+
+def test_the_llamaindex_memories_are_scored_by_what_their_messages_show() -> None:
+    bench = _script()
+    d = dialogues_from(RAW)[0]
+    lookup = _lookup(bench)
+    table = bench.li_table([d])
+    tokens = bench.li_budget([d], table)
+    buffer = bench.li_run(d, "buffer", tokens, lookup, table, seed=1)
+    assert buffer["recall"] == 0.5  # its window holds turn 20, not turn 1
+    assert bench.li_run(d, "vector", tokens, lookup, table, seed=1)["recall"] == 1.0
+    # Every exchange kept: the early one is recalled for the question that cites it (a budget
+    # these tiny turns leave room to recall in: 0.3 x 120 tokens).
+    everything = bench.li_run(d, "unlimited", 120, lookup, table, seed=1)
+    # (the last input has an empty output: no answer, so no finished turn to offer)
+    assert everything["recall"] == 1.0 and everything["stored"] == 10.0
+    labels = [bench.li_label(kind, tokens) for kind in bench.LI_KINDS]
+    assert labels[:2] == [
+        f"ChatMemoryBuffer token_limit={tokens}",
+        "VectorMemory top 8, every exchange",
+    ]

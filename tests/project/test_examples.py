@@ -39,6 +39,17 @@ def test_agent_example_keeps_users_apart(capsys: pytest.CaptureFixture[str]) -> 
     assert "bob: 'Please" not in memories
 
 
+def test_langgraph_store_example_curates_a_users_namespace(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    out = run("langgraph_store.py", capsys)
+    assert "tools: saved diet" in out and "tools: saved city" in out  # runtime.store.put
+    assert "tools: Alice is vegetarian." in out  # runtime.store.search, best match first
+    assert "put name: stored=True" in out  # pinned: stored, evicting a weaker item
+    held = out.split("namespace now holds:\n")[1].splitlines()
+    assert len(held) == 2 and "  name: Her name is Alice." in held
+
+
 def test_llamaindex_agent_example_recalls_the_diet(capsys: pytest.CaptureFixture[str]) -> None:
     pytest.importorskip("llama_index.core")
     out = run("llamaindex_agent.py", capsys)
