@@ -241,15 +241,24 @@ def rows(
                     once = run(d, variant, lookup, seed, prior)
                 per.setdefault(variant.label, {})[(d.sample_id, seed)] = once
                 progress()
-    base = per[VARIANTS[0].label]
+    return summarise(per, "dialogue-adapters", BUDGET)
+
+
+def summarise(
+    per: dict[str, dict[tuple[str, int], dict[str, float]]], workload: str, budget: int
+) -> list[dict[str, Any]]:
+    """One row per memory (in ``per``'s order): recall over its (conversation, seed) units, its
+    standard error, the paired difference to the first memory (the window), turns shown and,
+    for SOLAR memories, items stored."""
+    base = next(iter(per.values()))
     out = []
     for label, units in per.items():
         values = [u["recall"] for u in units.values()]
         diffs = [units[k]["recall"] - base[k]["recall"] for k in units]
         row = {
-            "workload": "dialogue-adapters",
+            "workload": workload,
             "memory": label,
-            "budget": BUDGET,
+            "budget": budget,
             "units": len(units),
             "recall": float(np.mean(values)),
             "recall_se": _se(values),
@@ -486,28 +495,7 @@ def li_rows(
                     once = li_run(d, kind, tokens, lookup, table, seed, prior)
                 per.setdefault(li_label(kind, tokens), {})[(d.sample_id, seed)] = once
                 progress()
-    base = next(iter(per.values()))
-    out = []
-    for label, units in per.items():
-        values = [u["recall"] for u in units.values()]
-        diffs = [units[k]["recall"] - base[k]["recall"] for k in units]
-        out.append(
-            {
-                "workload": "dialogue-adapters-llamaindex",
-                "memory": label,
-                "budget": tokens,
-                "units": len(units),
-                "recall": float(np.mean(values)),
-                "recall_se": _se(values),
-                "d_window": float(np.mean(diffs)),
-                "d_window_se": _se(diffs),
-                "shown": float(np.mean([u["shown"] for u in units.values()])),
-            }
-        )
-        stored = [u["stored"] for u in units.values() if "stored" in u]
-        if stored:
-            out[-1]["stored"] = float(np.mean(stored))
-    return out
+    return summarise(per, "dialogue-adapters-llamaindex", tokens)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -315,10 +315,8 @@ def test_a_recall_share_too_small_for_any_turn_is_warned_about() -> None:
         SolarChatMemory.from_defaults(token_limit=96, recall_token_ratio=0.3, embedder="hash")
 
 
-def test_get_recalls_for_the_input_it_is_given_each_time() -> None:
-    """``get(input=...)`` asks about its input whenever the latest user message is answered
-    (what LlamaIndex's ``CondenseQuestionChatEngine`` does with every new message): two calls
-    with two inputs at the same point in the chat recall for each its own."""
+def chatted_about_a_dog_and_space() -> SolarChatMemory:
+    """A one-turn recall memory after a chat about a dog, space and the filler, in that order."""
     memory = small_memory(top_k=1)
     older = [
         ("the dog Rex likes beach walks", "noted"),
@@ -327,6 +325,14 @@ def test_get_recalls_for_the_input_it_is_given_each_time() -> None:
     for question, answer in [*older, *FILLER]:
         memory.put(ChatMessage(role="user", content=question))
         memory.put(ChatMessage(role="assistant", content=answer))
+    return memory
+
+
+def test_get_recalls_for_the_input_it_is_given_each_time() -> None:
+    """``get(input=...)`` asks about its input whenever the latest user message is answered
+    (what LlamaIndex's ``CondenseQuestionChatEngine`` does with every new message): two calls
+    with two inputs at the same point in the chat recall for each its own."""
+    memory = chatted_about_a_dog_and_space()
     dog = as_text(memory.get(input="which walks does the dog Rex like?")[:1])
     space = as_text(memory.get(input="any documentaries about space?")[:1])
     assert "the dog Rex likes beach walks" in dog
@@ -338,14 +344,7 @@ def test_get_recalls_for_the_input_it_is_given_each_time() -> None:
 
 
 def test_an_explicit_input_wins_over_an_unanswered_message() -> None:
-    memory = small_memory(top_k=1)
-    older = [
-        ("the dog Rex likes beach walks", "noted"),
-        ("I love documentaries about space", "me too"),
-    ]
-    for question, answer in [*older, *FILLER]:
-        memory.put(ChatMessage(role="user", content=question))
-        memory.put(ChatMessage(role="assistant", content=answer))
+    memory = chatted_about_a_dog_and_space()
     memory.put(ChatMessage(role="user", content="any documentaries about space?"))
     asked = as_text(memory.get(input="which walks does the dog Rex like?")[:1])
     assert "the dog Rex likes beach walks" in asked
