@@ -290,6 +290,16 @@ class Backend(ABC):
             sql += " WHERE " + " AND ".join(clauses)
         return [r[0] for r in self._execute(sql + " ORDER BY id", params).fetchall()]
 
+    def scope_summaries(self) -> list[tuple[str, str, int, float, int]]:
+        """``(key, config, seq, created_at, items)`` of every scope, oldest first: what a
+        listing shows without opening any memory."""
+        rows = self._execute(
+            "SELECT s.key, s.config, s.seq, s.created_at, "
+            "(SELECT COUNT(*) FROM solar_items i WHERE i.scope_id = s.id) "
+            "FROM solar_scopes s ORDER BY s.id"
+        ).fetchall()
+        return [(str(r[0]), str(r[1]), int(r[2]), float(r[3]), int(r[4])) for r in rows]
+
     def delete_scope(self, scope_id: int) -> None:
         for table in ("solar_ops", "solar_snapshots", "solar_items"):
             self._execute(f"DELETE FROM {table} WHERE scope_id = ?", (scope_id,))

@@ -85,13 +85,16 @@ def _plain(value: object) -> Any:
     return json.loads(json.dumps(value))
 
 
-def open_backend(url: str | os.PathLike[str], durability: str = "normal") -> Backend:
+def open_backend(
+    url: str | os.PathLike[str], durability: str = "normal", read_only: bool = False
+) -> Backend:
     """The backend for ``url``: ``postgresql://...`` or ``postgres://...`` -> PostgreSQL;
-    ``sqlite:///path``, a path or ``":memory:"`` -> SQLite."""
+    ``sqlite:///path``, a path or ``":memory:"`` -> SQLite. ``read_only``: an existing store,
+    opened so that the database refuses every write (see :class:`~.reader.MemoryReader`)."""
     if isinstance(url, str) and url.startswith(("postgresql://", "postgres://")):
         from .postgres_backend import PostgresBackend
 
-        return PostgresBackend(url)
+        return PostgresBackend(url, read_only=read_only)
     if not isinstance(url, str | os.PathLike):
         raise TypeError(f"url must be a path or a database URL, got {type(url).__name__}")
     path = os.fspath(url)
@@ -103,7 +106,7 @@ def open_backend(url: str | os.PathLike[str], durability: str = "normal") -> Bac
         raise ValueError("url must name a database file")
     from .sqlite_backend import SQLiteBackend
 
-    return SQLiteBackend(path, durability=durability)
+    return SQLiteBackend(path, durability=durability, read_only=read_only)
 
 
 #: what a re-embedded memory keeps of the old one besides its items (see ``_reembedded``)

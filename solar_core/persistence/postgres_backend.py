@@ -29,8 +29,9 @@ class PostgresBackend(Backend):
 
     lock_clause = " FOR UPDATE"
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, read_only: bool = False) -> None:
         super().__init__()
+        self.read_only = read_only
         try:
             import psycopg
         except ImportError as err:  # pragma: no cover - depends on the install
@@ -41,16 +42,43 @@ class PostgresBackend(Backend):
         self.url = url
         self._conn = self._connect()
         try:
-            self._create()
+            if read_only:
+                self._check_readable()
+            else:
+                self._create()
         except BaseException:
             self._conn.close()
             raise
 
     def _connect(self) -> Any:
         try:
-            return self._psycopg.connect(self.url, autocommit=True)
+            conn = self._psycopg.connect(self.url, autocommit=True)
+            if self.read_only:
+                # The server then refuses every write of this session, whatever code runs.
+                conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+            return conn
         except self._psycopg.Error as err:
             raise PersistenceError(f"cannot connect to PostgreSQL: {err}") from err
+
+    def _check_readable(self) -> None:
+        """Refuse, for reading, a database without this schema version's tables (reading
+        creates and upgrades nothing)."""
+        with self.transaction(write=False):
+            exists = self._execute("SELECT to_regclass('solar_meta') IS NOT NULL").fetchone()[0]
+            rows = {}
+            if exists:
+                rows = dict(self._execute("SELECT key, value FROM solar_meta").fetchall())
+        if rows.get("format") != FORMAT:
+            raise PersistenceError(
+                "this PostgreSQL database (and search_path) holds no solar-memory store: give "
+                "the URL a MemoryStore writes to; it was left untouched"
+            )
+        if rows.get("schema") != str(SCHEMA_VERSION):
+            raise PersistenceError(
+                f"the database has schema version {rows.get('schema')}; reading needs version "
+                f"{SCHEMA_VERSION}: open it once with MemoryStore of this version (which "
+                "upgrades an older one), or upgrade solar-memory. It was left untouched"
+            )
 
     def _create(self) -> None:
         with self.transaction(write=True):

@@ -8,6 +8,7 @@ import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import quote
 
 from .backend import FORMAT, SCHEMA_VERSION, Backend
 from .errors import PersistenceError
@@ -28,6 +29,11 @@ class SQLiteBackend(Backend):
 
     A file that is not a SQLite database, or is one of another application, is refused before
     anything is written to it.
+
+    ``read_only=True`` opens an existing file as SQLite's ``mode=ro``: the engine itself refuses
+    every write, nothing is created, switched or upgraded, and the database file stays
+    byte-identical. (To read a WAL database while other processes write it, SQLite may create
+    its ``-wal`` and ``-shm`` files beside it, as any reader does.)
     """
 
     def __init__(
@@ -36,8 +42,10 @@ class SQLiteBackend(Backend):
         *,
         durability: str = "normal",
         busy_timeout: float = 30.0,
+        read_only: bool = False,
     ) -> None:
         super().__init__()
+        self.read_only = read_only
         if durability not in _DURABILITY:
             raise ValueError(f"durability must be 'normal' or 'full', got {durability!r}")
         self.path = os.fspath(path)
@@ -45,9 +53,21 @@ class SQLiteBackend(Backend):
         self._busy_timeout = busy_timeout
         if self.path != ":memory:" and os.path.isdir(self.path):
             raise PersistenceError(f"{self.path} is a directory, not a database file")
+        target, uri = self.path, False
+        if read_only:
+            if self.path == ":memory:" or not os.path.isfile(self.path):
+                raise PersistenceError(
+                    f"there is no database file at {self.path}: give the path of a store's "
+                    "SQLite file (reading never creates one)"
+                )
+            target, uri = f"file:{quote(os.path.abspath(self.path))}?mode=ro", True
         try:
             self._conn = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=busy_timeout
+                target,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=busy_timeout,
+                uri=uri,
             )
         except sqlite3.Error as err:
             raise PersistenceError(f"cannot open {self.path}: {err}") from err
@@ -77,6 +97,9 @@ class SQLiteBackend(Backend):
             raise PersistenceError(
                 f"{self.path} is not a SQLite database ({err}); it was left untouched"
             ) from err
+        if self.read_only:
+            self._check_readable(app_id)
+            return
         if app_id not in (0, APPLICATION_ID) or (app_id == 0 and tables):
             raise PersistenceError(
                 f"{self.path} is a database of another application (application_id "
@@ -88,6 +111,26 @@ class SQLiteBackend(Backend):
         conn.execute(f"PRAGMA synchronous={_DURABILITY[durability]}")  # from a fixed table
         if app_id == 0:
             self._create()
+
+    def _check_readable(self, app_id: int) -> None:
+        """Refuse, for reading, a file that is not a store of this schema version (a newer
+        one this library cannot read; an older one it would have to upgrade, a write)."""
+        if app_id != APPLICATION_ID:
+            raise PersistenceError(
+                f"{self.path} is not a solar-memory database (application_id {app_id:#x}): "
+                "give the file a MemoryStore writes; it was left untouched"
+            )
+        version = self._conn.execute("PRAGMA user_version").fetchone()[0]
+        if version != SCHEMA_VERSION:
+            fix = (
+                "upgrade solar-memory"
+                if version > SCHEMA_VERSION
+                else "open it once with MemoryStore (which upgrades it), then read it"
+            )
+            raise PersistenceError(
+                f"{self.path} has schema version {version}; reading needs version "
+                f"{SCHEMA_VERSION}: {fix}. It was left untouched"
+            )
 
     def _wal(self) -> None:
         """Switch to WAL (once per file: it persists). The switch needs the file to itself and

@@ -73,6 +73,8 @@ def test_the_built_wheel_carries_the_license_and_the_urls(tmp_path: Path) -> Non
         assert f"{dist_info}/licenses/LICENSE" in names
         carried = whl.read(f"{dist_info}/licenses/LICENSE").decode("utf-8")
         metadata = HeaderParser().parsestr(whl.read(f"{dist_info}/METADATA").decode("utf-8"))
+        entry_points = whl.read(f"{dist_info}/entry_points.txt").decode("utf-8")
+    assert "solar-memory = solar_core.cli.main:run" in entry_points
     assert carried.replace("\r\n", "\n") == license_text()
     assert metadata["License-Expression"] == "Apache-2.0"
     assert metadata.get_all("License-File") == ["LICENSE"]
@@ -117,4 +119,5 @@ def test_the_benchmarks_are_their_own_distribution() -> None:
         "solar-demo": "solar_bench.demo:main",
     }
     assert bench["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == ["solar_bench"]
-    assert "scripts" not in pyproject()["project"]  # the library's wheel installs no command
+    # the library's wheel installs one command of its own: the one that looks inside a store
+    assert pyproject()["project"]["scripts"] == {"solar-memory": "solar_core.cli.main:run"}

@@ -1,0 +1,316 @@
+"""``solar-memory``: look inside a memory store (a SQLite file or a PostgreSQL URL).
+
+Every command but ``forget`` and ``erase`` only reads, through a
+:class:`~solar_core.persistence.reader.MemoryReader`: the database refuses writes, no scope is
+created and nothing is snapshotted. ``forget`` and ``erase`` delete, after a confirmation.
+
+>>> import tempfile, os
+>>> from solar_core.persistence import MemoryStore
+>>> path = os.path.join(tempfile.mkdtemp(), "agent.db")
+>>> with MemoryStore(path, policy="fifo", capacity=5, embedder="hash", seed=0) as store:
+...     _ = store.scope(user="alice").add("prefers green tea")
+>>> main(["scopes", path])
+scope       policy  capacity  items  steps  age
+----------  ------  --------  -----  -----  ---
+user=alice  fifo    5         1      1      ...s
+0
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import json
+import sys
+import time
+from collections.abc import Sequence
+from typing import TextIO
+
+from ..persistence.errors import PersistenceError
+from ..persistence.reader import MemoryReader
+from ..persistence.scope import PARTS, Scope
+from . import tables
+
+EPILOG = """\
+examples:
+  solar-memory scopes agent.db
+  solar-memory items agent.db --user alice --sort posterior
+  solar-memory trace agent.db --user alice --last 20
+  solar-memory export agent.db --format csv -o memories.csv
+  solar-memory plot agent.db --user alice -o memory.png
+  solar-memory forget agent.db --user alice --session s1
+  solar-memory erase agent.db --user alice --yes
+
+DB is a SQLite file or a postgresql:// URL. Every command but forget and erase only reads.
+"""
+
+
+def _scope_options(parser: argparse.ArgumentParser) -> None:
+    for part in PARTS:
+        parser.add_argument(f"--{part}", help=f"the scope's {part}")
+    parser.add_argument("--scope", metavar="KEY", help="a scope key as `scopes` lists it")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="solar-memory",
+        description="Look inside a solar-memory store: scopes, items, decisions, plots.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, summary: str) -> argparse.ArgumentParser:
+        sub = commands.add_parser(name, help=summary, description=summary)
+        sub.add_argument("db", metavar="DB", help="a SQLite file or a postgresql:// URL")
+        return sub
+
+    scopes = command("scopes", "list the stored scopes (with parts: those with all of them)")
+    for part in PARTS:
+        scopes.add_argument(f"--{part}", help=f"only scopes with this {part}")
+    scopes.add_argument("--json", action="store_true", help="JSON instead of a table")
+
+    items = command("items", "a scope's items with their policy statistics")
+    _scope_options(items)
+    items.add_argument("--sort", choices=tables.SORTS, default="stored")
+    items.add_argument("--limit", type=int, help="show at most this many")
+    items.add_argument("--width", type=int, default=48, help="text excerpt width")
+    items.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+
+    trace = command("trace", "a scope's decisions: what was stored or refused, and why")
+    _scope_options(trace)
+    trace.add_argument("--last", type=int, default=20, help="the last N decisions (0: all)")
+    trace.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+
+    export = command("export", "every item of the scopes (all, or the one named) as data")
+    _scope_options(export)
+    export.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
+    export.add_argument("-o", "--output", help="a file to write (default: standard output)")
+
+    plot = command("plot", "a PNG timeline of a scope: size, decisions, posterior means")
+    _scope_options(plot)
+    plot.add_argument("-o", "--output", required=True, help="the PNG file to write")
+
+    forget = command("forget", "delete one scope and all its rows (asks first)")
+    _scope_options(forget)
+    forget.add_argument("--yes", action="store_true", help="do not ask")
+
+    erase = command("erase", "delete every scope with these parts (asks first)")
+    for part in PARTS:
+        erase.add_argument(f"--{part}", help=f"every scope with this {part}")
+    erase.add_argument("--yes", action="store_true", help="do not ask")
+    return parser
+
+
+class CommandError(Exception):
+    """A mistake the user can fix: the message says how."""
+
+
+def _given_parts(args: argparse.Namespace) -> dict[str, str]:
+    return {part: getattr(args, part) for part in PARTS if getattr(args, part) is not None}
+
+
+def _one_scope(reader: MemoryReader, args: argparse.Namespace) -> Scope:
+    """The scope the options name; the only stored one when none is named."""
+    parts = _given_parts(args)
+    if args.scope is not None:
+        if parts:
+            raise CommandError("name the scope either with --scope or with its parts, not both")
+        try:
+            return Scope.from_key(args.scope)
+        except ValueError as err:
+            raise CommandError(f"--scope {args.scope!r} is not a scope key: {err}") from err
+    if parts:
+        return Scope(**parts)
+    stored = reader.scopes()
+    if len(stored) == 1:
+        return Scope.from_key(stored[0].key)
+    listed = ", ".join(s.key for s in stored[:10]) or "none"
+    raise CommandError(
+        f"name a scope (e.g. --user alice, or --scope KEY): this store holds {len(stored)} "
+        f"({listed})"
+    )
+
+
+def _write(out: TextIO, text: str) -> None:
+    out.write(text if text.endswith("\n") else text + "\n")
+
+
+def _scopes(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
+    found = reader.scopes(**_given_parts(args))
+    if args.json:
+        _write(out, json.dumps([dataclasses.asdict(s) for s in found]))
+        return
+    now = time.time()
+    rows = [
+        [
+            tables.safe(s.key),
+            s.policy,
+            "unbounded" if s.capacity is None else s.capacity,
+            s.items,
+            s.steps,
+            tables.age(now - s.created_at),
+        ]
+        for s in found
+    ]
+    _write(out, tables.table(["scope", "policy", "capacity", "items", "steps", "age"], rows))
+
+
+def _items(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
+    if args.width < 8:
+        raise CommandError(f"--width must be at least 8 characters, got {args.width}")
+    scope = _one_scope(reader, args)
+    records = tables.item_records(reader.memory(scope), time.time(), args.sort)
+    if args.limit is not None:
+        if args.limit < 0:
+            raise CommandError(f"--limit must be 0 or more, got {args.limit}")
+        records = records[: args.limit]
+    if args.json:
+        _write(out, "\n".join(json.dumps(r) for r in records) if records else "")
+        return
+    _write(out, f"{tables.safe(scope.key)}: {len(records)} items")
+    if records:
+        _write(out, tables.items_table(records, args.width))
+
+
+def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
+    if args.last < 0:
+        raise CommandError(f"--last must be 0 (all) or more, got {args.last}")
+    scope = _one_scope(reader, args)
+    records = tables.decision_records(reader.memory(scope), args.last or None)
+    if args.json:
+        _write(out, "\n".join(json.dumps(r) for r in records) if records else "")
+        return
+    _write(out, f"{tables.safe(scope.key)}: the last {len(records)} decisions")
+    if records:
+        _write(out, tables.decisions_table(records))
+
+
+def _export(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
+    named = args.scope is not None or _given_parts(args)
+    keys = [_one_scope(reader, args).key] if named else [s.key for s in reader.scopes()]
+    now = time.time()
+    rows = [
+        {"scope": key, **record}
+        for key in keys
+        for record in tables.item_records(reader.memory(Scope.from_key(key)), now)
+    ]
+    target: TextIO = out
+    handle = None
+    if args.output is not None:
+        handle = open(args.output, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed below
+        target = handle
+    try:
+        if args.format == "jsonl":
+            for row in rows:
+                target.write(json.dumps(row, ensure_ascii=False) + "\n")
+        else:
+            columns = ["scope", "id", "text", "category", "importance", "policy", "retrieved"]
+            columns += ["created_step", "created_at", "valid_until", "metadata"]
+            # A file gets the texts as stored; a terminal never gets their control characters.
+            shown = tables.safe if target.isatty() else str
+            writer = csv.writer(target)
+            writer.writerow(columns)
+            for row in rows:
+                writer.writerow(
+                    [
+                        json.dumps(row[c])
+                        if c in ("policy", "metadata")
+                        else shown(row[c])
+                        if isinstance(row[c], str)
+                        else row[c]
+                        for c in columns
+                    ]
+                )
+    finally:
+        if handle is not None:
+            handle.close()
+    if handle is not None:
+        print(f"wrote {len(rows)} items of {len(keys)} scopes to {args.output}", file=sys.stderr)
+
+
+def _plot(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
+    from .timeline import plot
+
+    scope = _one_scope(reader, args)
+    plot(reader.memory(scope), args.output, f"{tables.safe(scope.key)} ({reader.url})")
+    _write(out, f"wrote {args.output}")
+
+
+def _confirm(question: str, args: argparse.Namespace, answers: TextIO) -> bool:
+    if args.yes:
+        return True
+    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+    return answers.readline().strip().lower() in ("y", "yes")
+
+
+def _delete(reader: MemoryReader, args: argparse.Namespace, out: TextIO, answers: TextIO) -> None:
+    if args.command == "forget":
+        keys = [_one_scope(reader, args).key]
+        stored = {s.key: s for s in reader.scopes()}
+        if keys[0] not in stored:
+            raise CommandError(f"no scope {keys[0]!r} is stored: `solar-memory scopes` lists them")
+        found = [stored[keys[0]]]
+    else:
+        parts = _given_parts(args)
+        if not parts:
+            raise CommandError(f"erase needs at least one of --{', --'.join(PARTS)}")
+        found = reader.scopes(**parts)
+        if not found:
+            _write(out, "no stored scope has these parts: nothing to erase")
+            return
+    listing = ", ".join(f"{tables.safe(s.key)} ({s.items} items)" for s in found)
+    if not _confirm(f"delete {len(found)} scope(s): {listing}?", args, answers):
+        raise CommandError("not confirmed: nothing was deleted")
+    from ..persistence.memory_store import MemoryStore
+
+    url = reader.url
+    reader.close()
+    # A store that never opens a memory: it only deletes rows, so it needs no embedder.
+    with MemoryStore(url, policy="fifo", capacity=1, dim=1) as store:
+        gone = [s.key for s in found if store.forget(Scope.from_key(s.key))]
+    _write(out, f"deleted {len(gone)} scope(s): {', '.join(tables.safe(k) for k in gone)}")
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    out: TextIO | None = None,
+    answers: TextIO | None = None,
+) -> int:
+    """Run the command; the exit status (0: done, 1: an error, explained on standard error)."""
+    args = _parser().parse_args(argv)
+    out = sys.stdout if out is None else out
+    try:
+        reader = MemoryReader(args.db)
+    except (PersistenceError, ValueError, TypeError, ImportError) as err:
+        print(f"solar-memory: error: {err}", file=sys.stderr)
+        return 1
+    try:
+        if args.command in ("forget", "erase"):
+            _delete(reader, args, out, sys.stdin if answers is None else answers)
+        else:
+            run = {
+                "scopes": _scopes,
+                "items": _items,
+                "trace": _trace,
+                "export": _export,
+                "plot": _plot,
+            }[args.command]
+            run(reader, args, out)
+    except KeyError as err:  # a scope that is not stored: the reader's message names them
+        print(f"solar-memory: error: {err.args[0]}", file=sys.stderr)
+        return 1
+    except (CommandError, PersistenceError, ValueError, ImportError, OSError) as err:
+        print(f"solar-memory: error: {err}", file=sys.stderr)
+        return 1
+    finally:
+        reader.close()
+    return 0
+
+
+def run() -> None:  # pragma: no cover - the console script
+    sys.exit(main())
+
+
+__all__ = ["main"]

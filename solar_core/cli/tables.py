@@ -1,0 +1,188 @@
+"""What ``solar-memory`` prints: a memory's items and decisions as rows, and rows as a table.
+
+Stored texts are written by whoever talks to the agent: before one reaches a terminal, its
+control characters (an ANSI escape sequence can rewrite the screen, or the title of the
+terminal) are shown escaped, never sent.
+
+>>> excerpt("line one\\nline two \\x1b[2J", width=40)
+'line one line two \\\\x1b[2J'
+>>> print(table(["id", "text"], [["m1", "likes tea"], ["m12", "has a dog"]]))
+id   text
+---  ---------
+m1   likes tea
+m12  has a dog
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import unicodedata
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any
+
+from ..memory import SolarMemory
+from ..types import Decision, MemoryItem
+
+#: how a listing can be sorted (``stored``: the memory's own order, oldest insert first)
+SORTS = ("stored", "posterior", "importance", "age")
+
+
+def safe(text: str) -> str:
+    """``text`` with every control, format or unassigned character shown escaped."""
+    out = []
+    for char in text:
+        if unicodedata.category(char).startswith("C"):
+            out.append(char.encode("unicode_escape").decode("ascii"))
+        else:
+            out.append(char)
+    return "".join(out)
+
+
+def excerpt(text: str, width: int = 48) -> str:
+    """One line of at most ``width`` characters of ``text`` (whitespace runs folded)."""
+    flat = safe(" ".join(text.split()))
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+def age(seconds: float) -> str:
+    """A short age: ``42s``, ``5m``, ``3h``, ``12d``."""
+    seconds = max(0.0, seconds)
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)}{unit}"
+    return f"{int(seconds)}s"
+
+
+def when(at: float) -> str:
+    """A UTC time, to the second."""
+    return dt.datetime.fromtimestamp(at, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def number(value: object) -> str:
+    if isinstance(value, float):
+        return "" if math.isnan(value) else f"{value:.3g}"
+    return "" if value is None else str(value)
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
+    """Left-aligned columns, two spaces apart, under a header and a rule."""
+    cells = [[str(c) for c in header], *[[str(c) for c in row] for row in rows]]
+    widths = [max(len(row[i]) for row in cells) for i in range(len(header))]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)) for row in cells]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def posterior(item: MemoryItem) -> float:
+    """What the eviction policy thinks an item is worth: a Beta posterior's mean, else the
+    policy's one statistic (a value, a count...); ``-inf`` when it keeps none."""
+    stats = item.policy
+    if "mean" in stats:
+        return float(stats["mean"])
+    if len(stats) == 1:
+        return float(next(iter(stats.values())))
+    return float(stats.get("value", -math.inf))
+
+
+def retrieval_counts(memory: SolarMemory) -> Counter[str]:
+    """How often each item was among the hits of the recorded retrievals the memory keeps."""
+    counts: Counter[str] = Counter()
+    for retrieval in memory.retrieval_trace():
+        counts.update(retrieval["ids"])
+    return counts
+
+
+def sorted_items(items: list[MemoryItem], sort: str) -> list[MemoryItem]:
+    if sort == "posterior":
+        return sorted(items, key=posterior, reverse=True)
+    if sort == "importance":
+        return sorted(items, key=lambda item: item.importance, reverse=True)
+    if sort == "age":
+        return sorted(items, key=lambda item: item.created_at)
+    return items
+
+
+def item_records(memory: SolarMemory, now: float, sort: str = "stored") -> list[dict[str, Any]]:
+    """One plain record per stored item: what ``items`` and ``export`` show."""
+    counts = retrieval_counts(memory)
+    return [
+        {
+            "id": item.id,
+            "text": item.text,
+            "metadata": dict(item.metadata),
+            "category": item.category,
+            "importance": item.importance,
+            "policy": dict(item.policy),
+            "retrieved": counts[item.id],
+            "created_step": item.created_step,
+            "created_at": item.created_at,
+            "age_seconds": now - item.created_at,
+            "valid_until": item.valid_until,
+        }
+        for item in sorted_items(memory.items(), sort)
+    ]
+
+
+def items_table(records: list[dict[str, Any]], width: int = 48) -> str:
+    """The ``items`` table: the policy's statistics get a column each (Beta ``alpha``,
+    ``beta``, ``mean`` for Thompson sampling; a ``value``, a ``count``... for the others)."""
+    stats = list(dict.fromkeys(name for r in records for name in r["policy"]))
+    header = ["id", "category", "importance", *stats, "retrieved", "age", "text"]
+    rows = [
+        [
+            safe(r["id"]),
+            r["category"],
+            number(r["importance"]),
+            *[number(r["policy"].get(name)) for name in stats],
+            r["retrieved"],
+            age(r["age_seconds"]),
+            excerpt(r["text"], width),
+        ]
+        for r in records
+    ]
+    return table(header, rows)
+
+
+def decision_records(memory: SolarMemory, last: int | None = None) -> list[dict[str, Any]]:
+    """The traced decisions, oldest first, with the texts of the items still stored."""
+    texts = {item.id: item.text for item in memory.items()}
+    timed = memory.state()["decisions"]
+    if last is not None:
+        timed = timed[-last:] if last > 0 else []
+    out = []
+    for entry in timed:
+        record = {name: entry[name] for name in Decision.__slots__}
+        record["at"] = entry["at"]
+        record["contenders"] = [list(c) for c in record["contenders"]]
+        record["deleted"] = [list(d) for d in record["deleted"]]
+        record["text"] = texts.get(str(record["item_id"])) if record["admitted"] else None
+        out.append(record)
+    return out
+
+
+def decisions_table(records: list[dict[str, Any]], width: int = 40) -> str:
+    """The ``trace`` table: one decision per row, why it was taken, what it evicted."""
+    header = ["step", "time (UTC)", "outcome", "reason", "regret", "tau", "evicted", "text"]
+    rows = []
+    for r in records:
+        outcome = f"stored {safe(str(r['item_id']))}" if r["admitted"] else "refused"
+        evicted = [safe(r["evicted"])] if r["evicted"] else []
+        evicted += [f"{safe(i)} ({safe(why)})" for i, why in r["deleted"]]
+        text = excerpt(r["text"], width) if r["text"] is not None else ""
+        if r["admitted"] and r["text"] is None:
+            text = "(no longer stored)"
+        rows.append(
+            [
+                r["step"],
+                when(r["at"]),
+                outcome,
+                safe(r["reason"]),
+                number(r["regret"]),
+                number(r["tau"]),
+                ", ".join(evicted),
+                text,
+            ]
+        )
+    return table(header, rows)

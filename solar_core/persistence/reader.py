@@ -1,0 +1,236 @@
+"""``MemoryReader``: look inside a store another process writes, without changing it.
+
+A :class:`~solar_core.persistence.MemoryStore` writes even to open a database (it creates the
+tables, switches SQLite to WAL, upgrades an older schema, and snapshots every open scope when it
+closes). A reader does none of that: it opens the database so that the database itself refuses
+writes (SQLite's ``mode=ro``; a PostgreSQL session whose transactions are read only), lists the
+stored scopes from their rows, and rebuilds a scope's memory from its snapshot and log exactly
+as a store would -- without an embedder or a model: the log holds every vector it needs.
+
+>>> import tempfile, os
+>>> from solar_core.persistence import MemoryStore
+>>> path = os.path.join(tempfile.mkdtemp(), "agent.db")
+>>> with MemoryStore(path, policy="fifo", capacity=2, embedder="hash", seed=0) as store:
+...     alice = store.scope(user="alice")
+...     for text in ["likes tea", "lives in Lyon", "has a dog"]:
+...         _ = alice.add(text)
+>>> with MemoryReader(path) as reader:
+...     [(s.key, s.policy, s.items) for s in reader.scopes()]
+...     memory = reader.memory({"user": "alice"})
+...     [item.text for item in memory.items()], memory.trace()[-1].evicted
+[('user=alice', 'fifo', 2)]
+(['lives in Lyon', 'has a dog'], 'm1')
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+from .. import deletion as deletion_policies
+from ..hash_embedder import HashEmbedder
+from ..memory import SolarMemory
+from .backend import Backend, ScopeRow
+from .errors import PersistenceError
+from .journal import Journal
+from .memory_store import open_backend
+from .scope import PARTS, Scope
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeSummary:
+    """A stored scope as its row says, without opening its memory."""
+
+    key: str
+    parts: dict[str, str]
+    policy: str
+    capacity: int | None
+    items: int
+    steps: int
+    created_at: float
+    embedder: str | None
+
+
+def _embedder_for_replay(config: Mapping[str, Any]) -> object:
+    """The embedder a replay must give the memory, without loading any model.
+
+    A replay never embeds (the log holds the vectors), but a policy may read *which* embedder
+    the memory has: ``solar-dialogue`` picks its salience prior by it. The recorded fingerprint
+    names it: the library's MiniLM (built lazily: its model is never loaded) or hash embedder
+    are rebuilt; any other is left out (``None``: a vectors-only memory), as the policy would
+    have treated it alike.
+    """
+    recorded = config.get("embedder")
+    name = recorded.get("name") if isinstance(recorded, dict) else None
+    innermost = str(name).split(" > ")[-1] if name else ""
+    if innermost == "MiniLMEmbedder":
+        from ..minilm import MiniLMEmbedder
+
+        return MiniLMEmbedder()
+    if innermost == "HashEmbedder":
+        return HashEmbedder(dim=int(config["dim"]))
+    return None
+
+
+def _deletion_for_replay(key: str, settings: object) -> deletion_policies.DeletionPolicy | None:
+    """The scope's deletion policy, rebuilt from the class and parameters it recorded."""
+    if settings is None:
+        return None
+    if isinstance(settings, dict):
+        cls = getattr(deletion_policies, str(settings.get("class")), None)
+        if isinstance(cls, type) and issubclass(cls, deletion_policies.DeletionPolicy):
+            try:
+                policy: deletion_policies.DeletionPolicy = cls(**settings.get("params", {}))
+                return policy
+            except (TypeError, ValueError):
+                pass
+    raise PersistenceError(
+        f"scope {key!r} was stored with the deletion policy {settings!r}, which this version "
+        "of solar-memory cannot rebuild to read it: read it with the version that wrote it"
+    )
+
+
+class MemoryReader:
+    """A read-only view of the store at ``url`` (a SQLite file or a ``postgresql://`` URL).
+
+    :meth:`scopes` lists the stored scopes; :meth:`memory` gives one scope's memory, rebuilt
+    from its snapshot and log: its items, :meth:`~solar_core.SolarMemory.trace`,
+    :meth:`~solar_core.SolarMemory.retrieval_trace` and statistics are the ones a store would
+    show, and every later read catches up with what other processes wrote meanwhile. Any step
+    on it (an add, a recorded retrieval, a rating) fails: the database refuses to write.
+    """
+
+    def __init__(self, url: str | os.PathLike[str]) -> None:
+        self.backend: Backend = open_backend(url, read_only=True)
+        self.url = self.backend.url
+        self._memories: dict[str, SolarMemory] = {}
+
+    def scopes(self, **parts: str) -> list[ScopeSummary]:
+        """Every stored scope (those with all of these parts), oldest first."""
+        unknown = set(parts) - set(PARTS)
+        if unknown:
+            raise ValueError(f"unknown scope parts {sorted(unknown)}; use {', '.join(PARTS)}")
+        with self.backend.transaction(write=False):
+            rows = self.backend.scope_summaries()
+        found = []
+        for key, config_text, seq, created_at, items in rows:
+            scope = Scope.from_key(key)
+            if any(getattr(scope, part) != value for part, value in parts.items()):
+                continue
+            config = self._config(key, config_text)
+            recorded = config.get("embedder")
+            found.append(
+                ScopeSummary(
+                    key=key,
+                    parts=scope.parts(),
+                    policy=str(config["policy"]),
+                    capacity=config["capacity"],
+                    items=items,
+                    steps=seq,
+                    created_at=created_at,
+                    embedder=str(recorded.get("name")) if isinstance(recorded, dict) else None,
+                )
+            )
+        return found
+
+    @staticmethod
+    def _config(key: str, text: str) -> dict[str, Any]:
+        try:
+            config = json.loads(text)
+        except ValueError:
+            config = None
+        needed = ("policy", "capacity", "dim", "params", "seed")
+        if not isinstance(config, dict) or not all(name in config for name in needed):
+            raise PersistenceError(
+                f"scope {key!r} has no readable settings; the database was edited by hand"
+            )
+        return config
+
+    def memory(self, scope: Scope | Mapping[str, str] | str) -> SolarMemory:
+        """The memory of a stored ``scope`` (a :class:`Scope`, a mapping of parts or a key);
+        :class:`KeyError` naming the stored scopes if it is not stored."""
+        wanted = Scope.of(scope)
+        key = wanted.key
+        memory = self._memories.get(key)
+        if memory is not None:
+            return memory
+        with self.backend.transaction(write=False):
+            row = self.backend.find_scope(key)
+        if row is None:
+            raise KeyError(self._not_stored(wanted))
+        config = self._config(key, row.config)
+        build = partial(self._build, key)
+        journal = Journal(
+            self.backend,
+            wanted,
+            scope_id=row.id,
+            config_text=row.config,
+            config=config,
+            build=build,
+            settle=partial(self._config, key),
+            locate=partial(self._locate, key),
+            snapshot_every=1,
+            runtime={"embedder": _embedder_for_replay(config), "evaluator": None},
+        )
+        memory = build(config)
+        journal.attach(memory)  # a read transaction: the snapshot, then the log on top
+        self._memories[key] = memory
+        return memory
+
+    def _not_stored(self, wanted: Scope) -> str:
+        near = [
+            s.key
+            for s in self.scopes()
+            if any(
+                getattr(wanted, part) is not None and s.parts.get(part) == getattr(wanted, part)
+                for part in PARTS
+            )
+        ]
+        hint = f"; stored scopes that share a part with it: {', '.join(near)}" if near else ""
+        return f"no scope {wanted.key!r} is stored in {self.url}{hint}"
+
+    def _build(self, key: str, config: Mapping[str, Any]) -> SolarMemory:
+        """A new, empty memory with a scope's settings (its state before its first step)."""
+        if config.get("evaluator"):
+            raise PersistenceError(
+                f"scope {key!r} judges its additions with an evaluator (an LLM call): "
+                "replaying its log would call it, which reading must not do"
+            )
+        embedder = _embedder_for_replay(config)
+        try:
+            return SolarMemory(
+                config["policy"],
+                config["capacity"],
+                embedder=embedder,
+                dim=None if embedder is not None else int(config["dim"]),
+                seed=int(config["seed"]),
+                deletion=_deletion_for_replay(key, config.get("deletion")),
+                **config["params"],
+            )
+        except (TypeError, ValueError) as err:
+            raise PersistenceError(
+                f"scope {key!r} was created with policy={config.get('policy')!r}, which this "
+                f"version of solar-memory cannot build: {err}"
+            ) from err
+
+    def _locate(self, key: str, create: bool, config: str) -> tuple[ScopeRow, bool] | None:
+        row = self.backend.find_scope(key)
+        return None if row is None else (row, False)
+
+    def close(self) -> None:
+        """Let go of the database (nothing is written: there is nothing to snapshot)."""
+        self._memories.clear()
+        self.backend.close()
+
+    def __enter__(self) -> MemoryReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"MemoryReader({self.url!r})"

@@ -1,0 +1,257 @@
+"""``solar-memory``, the command that looks inside a store: on SQLite files and PostgreSQL
+schemas written by another process, its outputs, and that reading never changes a database."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from solar_core.cli import main
+from solar_core.persistence import MemoryStore, PersistenceError
+from solar_core.persistence.reader import MemoryReader
+
+#: what another process writes: Alice's scope (capacity 3: evictions, rated retrievals) and
+#: one session of Bob's; texts with a comma, a newline, a quote and an escape sequence
+WRITER = """
+import sys
+from solar_core.persistence import MemoryStore
+with MemoryStore(sys.argv[1], policy="solar", capacity=3, embedder="hash", seed=7) as store:
+    alice = store.scope(user="alice")
+    for text in ["likes green tea", "lives in Lyon, France", "has a dog\\nnamed Rex",
+                 'said "hi"', "\\x1b[31mred\\x1b[0m", "works at a bakery"]:
+        alice.add(text)
+        alice.feedback(like=True, retrieval=alice.retrieve("green tea", k=1))
+    store.scope(user="bob", session="s1").add("bob plays chess")
+"""
+
+
+def write_in_another_process(url: str) -> None:
+    subprocess.run([sys.executable, "-c", WRITER, url], check=True, timeout=120)
+
+
+def run(*argv: str, answers: str = "") -> tuple[int, str]:
+    out = io.StringIO()
+    status = main(list(argv), out=out, answers=io.StringIO(answers))
+    return status, out.getvalue()
+
+
+def fingerprint_of(url: str) -> str:
+    """A SQLite file's bytes, or every row of every table of a PostgreSQL schema."""
+    if not url.startswith("postgresql://"):
+        return hashlib.sha256(Path(url).read_bytes()).hexdigest()
+    import psycopg
+
+    digest = hashlib.sha256()
+    with psycopg.connect(url) as conn:
+        tables = [
+            r[0]
+            for r in conn.execute(
+                "SELECT table_name FROM information_schema.tables "
+                "WHERE table_schema = current_schema() ORDER BY table_name"
+            )
+        ]
+        for table in tables:  # names from the catalogue
+            for row in conn.execute(f"SELECT * FROM {table} ORDER BY 1, 2"):
+                digest.update(repr(row).encode())
+    return digest.hexdigest()
+
+
+@pytest.fixture
+def written(db_url: str) -> str:
+    write_in_another_process(db_url)
+    return db_url
+
+
+def expected(url: str, **parts: str) -> Any:
+    """The scope as a MemoryStore (the writer's own view) shows it, closed again at once."""
+    with MemoryStore(url, embedder="hash") as store:
+        memory = store.scope(**parts)
+        return memory.items(), memory.trace()
+
+
+def test_every_read_command_shows_the_stored_memory_and_leaves_the_database_as_it_was(
+    written: str, tmp_path: Path
+) -> None:
+    before = fingerprint_of(written)
+    status, out = run("scopes", written, "--json")
+    assert status == 0
+    listed = {s["key"]: s for s in json.loads(out)}
+    assert set(listed) == {"user=alice", "user=bob&session=s1"}
+    assert listed["user=alice"]["policy"] == "solar"
+    assert (listed["user=alice"]["items"], listed["user=alice"]["capacity"]) == (3, 3)
+    assert listed["user=alice"]["steps"] == 18  # 6 adds, 6 retrievals, 6 ratings
+
+    status, out = run("items", written, "--user", "alice", "--json")
+    assert status == 0
+    shown = [json.loads(line) for line in out.splitlines()]
+    status, trace_out = run("trace", written, "--user", "alice", "--last", "0", "--json")
+    assert status == 0
+    decisions = [json.loads(line) for line in trace_out.splitlines()]
+    status, jsonl = run("export", written, "--format", "jsonl")
+    assert status == 0
+    csv_path = tmp_path / "memories.csv"
+    assert run("export", written, "--format", "csv", "-o", str(csv_path))[0] == 0
+    png = tmp_path / "alice.png"
+    assert run("plot", written, "--user", "alice", "-o", str(png)) == (0, f"wrote {png}\n")
+    assert run("items", written, "--user", "alice", "--sort", "posterior")[0] == 0
+    assert fingerprint_of(written) == before  # nothing read wrote anything
+
+    items, trace = expected(written, user="alice")
+    assert [(r["id"], r["text"], r["policy"]) for r in shown] == [
+        (i.id, i.text, dict(i.policy)) for i in items
+    ]
+    assert all({"alpha", "beta", "mean"} <= set(r["policy"]) for r in shown)
+    assert [(d["step"], d["admitted"], d["evicted"], d["reason"]) for d in decisions] == [
+        (d.step, d.admitted, d.evicted, d.reason) for d in trace
+    ]
+    assert any(d["evicted"] for d in decisions)
+    exported = [json.loads(line) for line in jsonl.splitlines()]
+    assert {(r["scope"], r["text"]) for r in exported} == {
+        *(("user=alice", i.text) for i in items),
+        ("user=bob&session=s1", "bob plays chess"),
+    }
+    with csv_path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert sorted(r["text"] for r in rows) == sorted(r["text"] for r in exported)
+    assert "\x1b[31mred\x1b[0m" in {r["text"] for r in rows}  # a file gets the stored text
+
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(str(png))  # a real PNG: it decodes
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert pixels.shape[0] > 300 and pixels.shape[1] > 300
+
+
+def test_the_items_table_sorts_and_never_sends_a_stored_escape_sequence_to_the_terminal(
+    written: str,
+) -> None:
+    status, out = run("items", written, "--user", "alice", "--sort", "posterior")
+    assert status == 0 and "\x1b" not in out
+    lines = out.splitlines()
+    assert lines[1].split()[:9] == [
+        "id",
+        "category",
+        "importance",
+        "alpha",
+        "beta",
+        "mean",
+        "retrieved",
+        "age",
+        "text",
+    ]
+    means = [float(line.split()[5]) for line in lines[3:]]
+    assert means == sorted(means, reverse=True) and len(means) == 3
+    assert "\\x1b[31mred\\x1b[0m" in out  # the stored escape sequence, shown escaped
+    status, trace = run("trace", written, "--user", "alice", "--last", "2")
+    assert status == 0 and "\x1b" not in trace
+    lines = trace.splitlines()  # a title, a header, a rule, then the last two decisions
+    assert len(lines) == 5 and [line.split()[0] for line in lines[3:]] == ["5", "6"]
+
+
+def test_reading_creates_nothing_and_names_the_fix(tmp_path: Path, db_url: str) -> None:
+    missing = tmp_path / "nowhere.db"
+    status, _ = run("scopes", str(missing))
+    assert status == 1 and not missing.exists()
+    if db_url.startswith("postgresql://"):  # an empty schema: no store there, none made
+        before = fingerprint_of(db_url)
+        assert run("scopes", db_url)[0] == 1
+        assert fingerprint_of(db_url) == before
+    foreign = tmp_path / "notes.txt"
+    foreign.write_text("not a database")
+    assert run("items", str(foreign), "--user", "alice")[0] == 1
+    assert foreign.read_text() == "not a database"
+
+
+def test_unknown_scopes_and_bad_options_are_errors_that_change_nothing(
+    written: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = fingerprint_of(written)
+    assert run("items", written, "--user", "carol")[0] == 1
+    assert "no scope 'user=carol' is stored" in capsys.readouterr().err
+    assert run("items", written)[0] == 1  # two scopes: which one?
+    assert "user=alice, user=bob&session=s1" in capsys.readouterr().err
+    assert run("items", written, "--user", "bob")[0] == 1
+    assert "user=bob&session=s1" in capsys.readouterr().err  # the stored scope it meant
+    assert run("trace", written, "--user", "alice", "--last", "-1")[0] == 1
+    assert run("items", written, "--scope", "user=alice", "--user", "alice")[0] == 1
+    assert run("items", written, "--user", "alice", "--width", "0")[0] == 1
+    assert run("items", written, "--user", "alice", "--limit", "-2")[0] == 1
+    assert run("scopes", "mysql://db/agents")[0] == 1
+    assert "use a file path or postgresql://" in capsys.readouterr().err
+    assert fingerprint_of(written) == before
+
+
+def test_forget_and_erase_ask_first_and_delete_only_what_they_listed(
+    written: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    before = fingerprint_of(written)
+    assert run("forget", written, "--user", "alice", answers="n\n")[0] == 1
+    assert run("erase", written, "--user", "bob", answers="")[0] == 1  # no answer: no
+    assert "nothing was deleted" in capsys.readouterr().err
+    assert fingerprint_of(written) == before
+    assert run("erase", written)[0] == 1  # erase needs a part
+    assert run("forget", written, "--user", "bob", answers="y\n")[0] == 1  # not a stored scope
+    status, out = run("erase", written, "--user", "bob", answers="y\n")
+    assert (status, out) == (0, "deleted 1 scope(s): user=bob&session=s1\n")
+    assert run("forget", written, "--scope", "user=alice", "--yes")[0] == 0
+    assert json.loads(run("scopes", written, "--json")[1]) == []
+
+
+def test_a_reader_follows_a_store_another_process_keeps_writing(written: str) -> None:
+    with MemoryReader(written) as reader:
+        memory = reader.memory({"user": "bob", "session": "s1"})
+        assert [i.text for i in memory.items()] == ["bob plays chess"]
+        with MemoryStore(written, embedder="hash") as store:
+            store.scope(user="bob", session="s1").add("bob moved to Oslo")
+        assert [i.text for i in memory.items()] == ["bob plays chess", "bob moved to Oslo"]
+        with pytest.raises(PersistenceError):  # the database refuses the reader's writes
+            memory.add("written by a reader")
+    items, _ = expected(written, user="bob", session="s1")
+    assert [i.text for i in items] == ["bob plays chess", "bob moved to Oslo"]
+
+
+def test_a_live_scope_of_a_minilm_dialogue_memory_replays_from_its_log(
+    tmp_path: Path, minilm: object
+) -> None:
+    """The writer is still open (its steps are only in the log): the reader replays them with
+    the salience prior the writer used (chosen by the embedder the scope recorded), without
+    loading the model itself."""
+    path = str(tmp_path / "chat.db")
+    store = MemoryStore(path, policy="solar-dialogue", capacity=3, embedder=minilm, seed=0)
+    try:
+        memory = store.scope(user="alice")
+        for turn in ["Hi!", "I adopted a cat named Miso.", "ok", "We moved to Porto in May."]:
+            memory.add(turn)
+        with MemoryReader(path) as reader:
+            replayed = reader.memory({"user": "alice"})
+            assert [(i.id, i.text, dict(i.policy)) for i in replayed.items()] == [
+                (i.id, i.text, dict(i.policy)) for i in memory.items()
+            ]
+            assert replayed.embedder is not None
+            assert getattr(replayed.embedder, "_model", "loaded") is None  # never loaded
+    finally:
+        store.close()
+
+
+def test_the_installed_command_runs(written: str) -> None:
+    """The console script and ``python -m solar_core.cli`` are the same command."""
+    script = Path(sys.executable).with_name("solar-memory")
+    commands = [[sys.executable, "-m", "solar_core.cli"]]
+    if script.exists():  # installed with the package (always, after `make test`)
+        commands.append([str(script)])
+    for command in commands:
+        done = subprocess.run(
+            [*command, "scopes", written], capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.splitlines()[2].startswith("user=alice ")
+        usage = subprocess.run([*command, "--help"], capture_output=True, text=True)
+        assert "solar-memory items agent.db --user alice" in usage.stdout
