@@ -16,11 +16,21 @@ most ``capacity`` items, whose policy decides what a ``put`` keeps and what it e
 - With ``capacity=None`` nothing is refused or evicted, and results are those of
   ``InMemoryStore`` (same keys, values, namespaces, filters and orders; scores differ only by
   float rounding), checked by a property test.
+- TTL as in LangGraph's ``PostgresStore`` (``supports_ttl``): ``put(..., ttl=minutes)``,
+  ``SolarStore(ttl={"default_ttl": ..., "refresh_on_read": ...})``, ``refresh_ttl`` on reads,
+  :meth:`SolarStore.sweep_ttl` and :meth:`SolarStore.start_ttl_sweeper`. It is the item's
+  lifecycle: an item put with a TTL has ``valid_until = now + ttl`` (minutes, on the store's
+  clock) and its TTL in its metadata; a read that refreshes it is a :meth:`Lifecycle.renew
+  <solar_core.lifecycle.Lifecycle.renew>` step, and removing the expired ones a
+  :meth:`Lifecycle.lapse <solar_core.lifecycle.Lifecycle.lapse>` step (logged, as every step
+  of a persisted memory: another process sees the same deadlines). An expired item is never
+  returned, even before a sweep, and never takes room: a ``put`` first removes the expired
+  items of its namespace.
 
 Differences from ``InMemoryStore``, on purpose: an item has one vector (its indexed texts
 joined by newlines; ``InMemoryStore`` keeps one per field and ranks by the best); a ``get`` or
 a ``delete`` never creates a namespace (``InMemoryStore`` lists a namespace a ``get`` touched);
-TTL is not supported (``put(ttl=...)`` raises, as LangGraph stores without TTL do).
+TTL is supported (``InMemoryStore`` has none).
 
 >>> from langchain_core.embeddings import DeterministicFakeEmbedding
 >>> store = SolarStore(index={"dims": 32, "embed": DeterministicFakeEmbedding(size=32)})
@@ -31,30 +41,53 @@ TTL is not supported (``put(ttl=...)`` raises, as LangGraph stores without TTL d
 ['food']
 >>> store.list_namespaces()
 [('users', 'alice')]
+
+With a TTL (minutes; the clock is injected here, so the example does not wait):
+
+>>> now = [0.0]
+>>> store = SolarStore(index={"dims": 32, "embed": DeterministicFakeEmbedding(size=32)},
+...                    ttl={"default_ttl": 10}, clock=lambda: now[0])
+>>> store.put(("users", "bob"), "mood", {"text": "sleepy"})     # the default TTL: 10 minutes
+>>> now[0] += 9 * 60
+>>> store.get(("users", "bob"), "mood").value                   # a read refreshes it: 10 more
+{'text': 'sleepy'}
+>>> now[0] += 9 * 60
+>>> store.get(("users", "bob"), "mood", refresh_ttl=False).value
+{'text': 'sleepy'}
+>>> now[0] += 2 * 60                                              # 11 minutes since the read
+>>> store.get(("users", "bob"), "mood") is None, store.sweep_ttl()
+(True, 1)
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import json
+import logging
+import math
 import os
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
 
 from langgraph.store.base import (
+    NOT_PROVIDED,
     BaseStore,
     GetOp,
     IndexConfig,
     Item,
     ListNamespacesOp,
     MatchCondition,
+    NotProvided,
     Op,
     PutOp,
     Result,
     SearchItem,
     SearchOp,
+    TTLConfig,
     ensure_embeddings,
     get_text_at_path,
     tokenize_path,
@@ -62,20 +95,78 @@ from langgraph.store.base import (
 
 from solar_core import SolarMemory
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
-from solar_core.types import Decision, Hits
+from solar_core.types import Decision, Hits, MemoryItem, UnknownItemError
 
 from .embeddings import LangChainEmbedder, to_embedder
 
 #: the scope part that marks a namespace's memory (a namespace is the scope's ``user``)
 PROJECT = "langgraph-store"
-# metadata keys of a stored item
-VALUE, CREATED, UPDATED, POSITION, INDEXED = (
+# metadata keys of a stored item (TTL: its ttl in minutes, only on an item put with one)
+VALUE, CREATED, UPDATED, POSITION, INDEXED, TTL = (
     "value",
     "created_at",
     "updated_at",
     "position",
     "indexed",
+    "ttl",
 )
+#: the keys of LangGraph's ``TTLConfig``
+TTL_KEYS = ("default_ttl", "refresh_on_read", "sweep_interval_minutes", "omit_expired")
+#: minutes between two sweeps of :meth:`SolarStore.start_ttl_sweeper` (as in ``PostgresStore``)
+DEFAULT_SWEEP_MINUTES = 5.0
+
+logger = logging.getLogger(__name__)
+
+
+def check_ttl(ttl: object, what: str = "ttl") -> float | None:
+    """``ttl`` as a store keeps it: ``None`` (no expiry) or minutes, a finite number > 0.
+
+    >>> check_ttl(1.5), check_ttl(None)
+    (1.5, None)
+    >>> check_ttl(-5)
+    Traceback (most recent call last):
+    ...
+    ValueError: ttl must be a finite number of minutes > 0 (or None: no expiry), got -5
+    """
+    if ttl is None:
+        return None
+    if isinstance(ttl, bool) or not isinstance(ttl, int | float):
+        raise TypeError(
+            f"{what} must be a number of minutes (or None: no expiry), got {ttl!r}; "
+            "e.g. ttl=60 for an hour"
+        )
+    try:
+        seconds = float(ttl) * 60.0
+    except OverflowError:  # an int too large for a float
+        seconds = math.inf
+    if not (seconds > 0 and math.isfinite(seconds)):
+        raise ValueError(
+            f"{what} must be a finite number of minutes > 0 (or None: no expiry), got {ttl!r}"
+        )
+    return float(ttl)
+
+
+def check_ttl_config(ttl: object) -> TTLConfig | None:
+    """LangGraph's ``TTLConfig`` checked: known keys, ``default_ttl`` as :func:`check_ttl`,
+    ``refresh_on_read`` and ``omit_expired`` booleans, ``sweep_interval_minutes`` ``None`` or
+    a number > 0."""
+    if ttl is None:
+        return None
+    if not isinstance(ttl, Mapping):
+        raise TypeError(
+            f"ttl must be a TTLConfig dict such as {{'default_ttl': 60}}, got {type(ttl).__name__}"
+        )
+    unknown = sorted(str(k) for k in ttl if k not in TTL_KEYS)
+    if unknown:
+        raise ValueError(f"unknown ttl setting(s) {unknown}: the settings are {list(TTL_KEYS)}")
+    check_ttl(ttl.get("default_ttl"), "ttl['default_ttl']")
+    for flag in ("refresh_on_read", "omit_expired"):
+        if flag in ttl and type(ttl[flag]) is not bool:
+            raise TypeError(f"ttl[{flag!r}] must be True or False, got {ttl[flag]!r}")
+    if ttl.get("sweep_interval_minutes") is not None:
+        check_ttl(ttl["sweep_interval_minutes"], "ttl['sweep_interval_minutes']")
+    config: TTLConfig = dict(ttl)  # type: ignore[assignment]
+    return config
 
 
 def scope_of(namespace: tuple[str, ...]) -> Scope:
@@ -90,6 +181,19 @@ def scope_of(namespace: tuple[str, ...]) -> Scope:
 def namespace_of(scope: Scope) -> tuple[str, ...]:
     assert scope.user is not None
     return tuple(json.loads(scope.user))
+
+
+def _now(memory: SolarMemory) -> float:
+    """The time on ``memory``'s clock, read outside any step. A persisted memory's core reads
+    the time through its journal, which logs what a step reads: a read outside a step goes to
+    the clock the journal wraps, so it is never mistaken for one a step made."""
+    clock: Callable[[], float] = getattr(memory.runner, "user_clock", memory.core.clock)
+    return clock()
+
+
+def _lapsed(item: MemoryItem, now: float) -> bool:
+    """Past its ``valid_until``: the rule of the lifecycle's expiry, applied to a read."""
+    return item.valid_until is not None and now >= item.valid_until
 
 
 class SolarStore(BaseStore):
@@ -109,9 +213,17 @@ class SolarStore(BaseStore):
             when ``capacity`` is ``None``).
         embedder: without ``index``, what embeds items for curation (default: MiniLM).
         seed: seeds every namespace's policy.
+        ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes; for a ``put`` that does not
+            say ``ttl=``; ``ttl=None`` there means no expiry), ``refresh_on_read`` (the default
+            of ``refresh_ttl`` on reads: ``True``), ``sweep_interval_minutes`` (for
+            :meth:`start_ttl_sweeper`, which runs only once called, as in ``PostgresStore``).
+            ``omit_expired`` is accepted; expired items are always omitted here.
+        clock: the time source (``time.time``), in seconds, of the ``MemoryStore`` this opens:
+            the items' times and TTL deadlines. With an open ``MemoryStore``, its own clock is
+            used (pass ``clock=`` to it).
     """
 
-    supports_ttl = False
+    supports_ttl = True
 
     def __init__(
         self,
@@ -122,7 +234,17 @@ class SolarStore(BaseStore):
         policy: str | None = None,
         embedder: object = None,
         seed: int | None = None,
+        ttl: TTLConfig | None = None,
+        clock: Callable[[], float] | None = None,
     ) -> None:
+        self.ttl_config = check_ttl_config(ttl)
+        if clock is not None and not callable(clock):
+            raise TypeError(f"clock must be callable, got {type(clock).__name__}")
+        if clock is not None and isinstance(store, MemoryStore):
+            raise ValueError(
+                "clock= is for the MemoryStore that SolarStore opens: pass it to the "
+                "MemoryStore you give instead (the memories read the time from it)"
+            )
         self.index_config: dict[str, Any] | None = dict(index) if index else None
         if self.index_config is not None:
             if "embed" in self.index_config:
@@ -150,12 +272,15 @@ class SolarStore(BaseStore):
                 capacity=capacity,
                 embedder=embedder,
                 seed=seed,
+                clock=time.time if clock is None else clock,
             )
             self._owned = True
         self._lock = threading.RLock()
         #: the decision on the latest ``put`` (stored? what it evicted, and why)
         self.last_decision: Decision | None = None
         self._last_search: list[tuple[SolarMemory, Hits]] = []
+        self._sweeper: threading.Thread | None = None
+        self._stop_sweeping = threading.Event()
 
     # -- namespaces -----------------------------------------------------------------------------
     def namespaces(self) -> list[tuple[str, ...]]:
@@ -164,13 +289,20 @@ class SolarStore(BaseStore):
 
     def memory(self, namespace: tuple[str, ...]) -> SolarMemory | None:
         """The SOLAR memory of ``namespace`` (``None`` if nothing was ever put there): its
-        items, trace and stats, for inspection."""
+        items, trace and stats, for inspection (expired items stay there until a sweep or the
+        namespace's next ``put`` removes them)."""
         return self.store.existing(scope_of(namespace))
 
     # -- batches --------------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in order, every read seeing the store as it was before the batch (as in
         LangGraph's stores); the batch's puts are applied last, the last put of a key wins."""
+        ops = list(ops)
+        for op in ops:  # bad input fails here, before any op changes anything
+            if not isinstance(op, GetOp | SearchOp | ListNamespacesOp | PutOp):
+                raise ValueError(f"Unknown operation type: {type(op)}")
+            if isinstance(op, PutOp) and op.value is not None:
+                check_ttl(op.ttl)
         with self._lock:
             results: list[Result] = []
             puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
@@ -200,17 +332,22 @@ class SolarStore(BaseStore):
         value: Mapping[str, Any],
         index: Any = None,
         *,
-        ttl: Any = None,
+        ttl: float | None | NotProvided = NOT_PROVIDED,
         pinned: bool = False,
     ) -> None:
-        """``BaseStore.put``; ``pinned=True`` keeps the item whatever the policy says."""
+        """``BaseStore.put``; ``pinned=True`` keeps the item whatever the policy says.
+
+        ``ttl``: minutes until the item expires (refreshed by reads: see the class docs);
+        ``None``: never; not given: the ``default_ttl`` of the store's ``ttl`` config, if any.
+        """
         if not pinned:
-            super().put(namespace, key, value, index, **({} if ttl is None else {"ttl": ttl}))
+            super().put(namespace, key, value, index, ttl=ttl)
             return
-        if ttl is not None:
-            super().put(namespace, key, value, index, ttl=ttl)  # raises: no TTL here
+        if isinstance(ttl, NotProvided):
+            ttl = (self.ttl_config or {}).get("default_ttl")
+        check_ttl(ttl)
         with self._lock:
-            self._put(PutOp(namespace, str(key), value, index), pinned=True)
+            self._put(PutOp(namespace, str(key), value, index, ttl=ttl), pinned=True)
 
     def feedback(self, *, like: bool | None = None, score: float | None = None) -> None:
         """Rate the latest ``search(query=...)``: every item it returned, in each namespace."""
@@ -218,16 +355,107 @@ class SolarStore(BaseStore):
             memory.feedback(like=like, score=score, retrieval=hits)
 
     def close(self) -> None:
-        """Close the underlying store (if this object opened it)."""
+        """Stop the TTL sweeper, close the underlying store (if this object opened it)."""
+        self.stop_ttl_sweeper()
         if self._owned:
             self.store.close()
+
+    # -- TTL ------------------------------------------------------------------------------------
+    def sweep_ttl(self) -> int:
+        """Remove the expired items of every namespace now (in each, one
+        :meth:`Lifecycle.lapse <solar_core.lifecycle.Lifecycle.lapse>` step, if any expired);
+        returns how many went. Reads never return expired items anyway: a sweep frees room."""
+        with self._lock:
+            gone = 0
+            for namespace in self.namespaces():
+                memory = self.memory(namespace)
+                if memory is not None:
+                    gone += len(self._lapse(memory))
+            return gone
+
+    def start_ttl_sweeper(
+        self, sweep_interval_minutes: float | None = None
+    ) -> concurrent.futures.Future[None]:
+        """Run :meth:`sweep_ttl` every ``sweep_interval_minutes`` (default: the ``ttl`` config's,
+        else 5) in a daemon thread until :meth:`stop_ttl_sweeper` or :meth:`close`, as
+        ``PostgresStore.start_ttl_sweeper`` does (a store without a ``ttl`` config sweeps
+        nothing: the future is already done). Cancelling the future stops it too."""
+        done: concurrent.futures.Future[None] = concurrent.futures.Future()
+        if not self.ttl_config:
+            done.set_result(None)
+            return done
+        if self._sweeper is not None and self._sweeper.is_alive():
+            done.add_done_callback(lambda f: self._stop_sweeping.set() if f.cancelled() else None)
+            return done
+        minutes = check_ttl(
+            sweep_interval_minutes
+            or self.ttl_config.get("sweep_interval_minutes")
+            or DEFAULT_SWEEP_MINUTES,
+            "sweep_interval_minutes",
+        )
+        assert minutes is not None
+        interval = min(minutes * 60.0, threading.TIMEOUT_MAX)
+        self._stop_sweeping.clear()
+
+        def loop() -> None:
+            try:
+                while not self._stop_sweeping.wait(interval):
+                    try:
+                        gone = self.sweep_ttl()
+                        if gone:
+                            logger.info("SolarStore swept %d expired items", gone)
+                    except Exception:  # keep sweeping: a failed sweep is retried next time
+                        logger.exception("SolarStore TTL sweep failed")
+                done.set_result(None)
+            except BaseException as err:  # the thread ends: say why through the future
+                done.set_exception(err)
+
+        self._sweeper = threading.Thread(target=loop, name="solar-store-ttl", daemon=True)
+        self._sweeper.start()
+        done.add_done_callback(lambda f: self._stop_sweeping.set() if f.cancelled() else None)
+        return done
+
+    def stop_ttl_sweeper(self, timeout: float | None = None) -> bool:
+        """Stop the sweeper thread; whether it stopped (or was not running) within
+        ``timeout`` seconds (``None``: wait as long as it takes)."""
+        sweeper = self._sweeper
+        if sweeper is None or not sweeper.is_alive():
+            return True
+        self._stop_sweeping.set()
+        sweeper.join(timeout)
+        if sweeper.is_alive():
+            return False
+        self._sweeper = None
+        return True
+
+    def _lapse(self, memory: SolarMemory) -> list[str]:
+        """Remove ``memory``'s expired items (a logged step, only if some expired)."""
+        now = _now(memory)
+        if any(_lapsed(item, now) for item in memory.items()):
+            return memory.lifecycle.lapse()
+        return []
+
+    def _refresh(self, memory: SolarMemory, items: Iterable[MemoryItem]) -> None:
+        """Restart the TTL of ``items`` returned by a read: ``valid_until = now + ttl``, one
+        logged renewal step for them all (items without a TTL are left as they are)."""
+        lifetimes = {i.id: i.metadata[TTL] * 60.0 for i in items if i.metadata.get(TTL)}
+        if lifetimes:
+            memory.lifecycle.renew(lifetimes)
 
     # -- operations -----------------------------------------------------------------------------
     def _get(self, op: GetOp) -> Item | None:
         memory = self.memory(op.namespace)
-        if memory is None or op.key not in memory:
+        if memory is None:
             return None
-        item: Item = _item(op.namespace, memory.get(op.key))
+        try:
+            stored = memory.get(op.key)
+        except UnknownItemError:
+            return None
+        if _lapsed(stored, _now(memory)):
+            return None  # expired: gone for readers, even before a sweep removes it
+        if op.refresh_ttl:
+            self._refresh(memory, [stored])
+        item: Item = _item(op.namespace, stored)
         return item
 
     def _texts(self, op: PutOp) -> list[str]:
@@ -246,7 +474,11 @@ class SolarStore(BaseStore):
             if memory is not None and key in memory:
                 memory.remove(key)
             return
+        minutes = check_ttl(op.ttl)
         memory = self.store.get(scope_of(namespace))
+        # Expired items take no room (and an expired key is put anew, as a new item): the
+        # namespace's expired items go first.
+        self._lapse(memory)
         now = datetime.now(timezone.utc).isoformat()
         created, position = now, None
         if key in memory:  # an update keeps the item's place and creation time
@@ -264,8 +496,14 @@ class SolarStore(BaseStore):
             POSITION: position,
             INDEXED: bool(texts),
         }
+        valid_until = None
+        if minutes is not None:
+            meta[TTL] = minutes
+            valid_until = _now(memory) + minutes * 60.0
         category = "identity" if pinned else "context"
-        self.last_decision = memory.add(text, item_id=key, metadata=meta, category=category)
+        self.last_decision = memory.add(
+            text, item_id=key, metadata=meta, category=category, valid_until=valid_until
+        )
 
     def _candidates(self, op: SearchOp) -> list[tuple[tuple[str, ...], SolarMemory, Any]]:
         prefix = op.namespace_prefix
@@ -276,8 +514,11 @@ class SolarStore(BaseStore):
             memory = self.memory(namespace)
             if memory is None:
                 continue
+            now = _now(memory)
             items = sorted(memory.items(), key=lambda i: i.metadata[POSITION])
             for item in items:
+                if _lapsed(item, now):
+                    continue  # expired: gone for readers, even before a sweep removes it
                 value = item.metadata[VALUE]
                 if not op.filter or all(_compare(value.get(k), v) for k, v in op.filter.items()):
                     out.append((namespace, memory, item))
@@ -286,10 +527,10 @@ class SolarStore(BaseStore):
     def _search(self, op: SearchOp) -> list[SearchItem]:
         candidates = self._candidates(op)
         if not (op.query and self._fields):
-            return [
-                _item(ns, item, cls=SearchItem)
-                for ns, _, item in candidates[op.offset : op.offset + op.limit]
-            ]
+            page = candidates[op.offset : op.offset + op.limit]
+            if op.refresh_ttl:
+                self._refresh_all(page)
+            return [_item(ns, item, cls=SearchItem) for ns, _, item in page]
         scored: list[tuple[float, int]] = []
         scoreless: list[int] = []
         vectors: dict[int, Any] = {}
@@ -309,6 +550,8 @@ class SolarStore(BaseStore):
         if scoreless and len(chosen) < op.limit:
             chosen += [(None, n) for n in scoreless[: op.limit - len(chosen)]]
         self._record([candidates[n] for s, n in chosen if s is not None], vectors)
+        if op.refresh_ttl:
+            self._refresh_all([candidates[n] for _, n in chosen])
         return [
             _item(candidates[n][0], candidates[n][2], cls=SearchItem, score=s) for s, n in chosen
         ]
@@ -325,6 +568,14 @@ class SolarStore(BaseStore):
             others = [i.id for i in memory.items() if i.id not in set(ids)]
             hits = memory.retrieve(embedding=vectors[key][0], k=len(ids), exclude=others)
             self._last_search.append((memory, hits))
+
+    def _refresh_all(self, returned: Sequence[tuple[tuple[str, ...], SolarMemory, Any]]) -> None:
+        """Restart the TTL of what a search returned: one renewal per namespace."""
+        by_memory: dict[int, tuple[SolarMemory, list[MemoryItem]]] = {}
+        for _, memory, item in returned:
+            by_memory.setdefault(id(memory), (memory, []))[1].append(item)
+        for memory, items in by_memory.values():
+            self._refresh(memory, items)
 
     def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         namespaces = self.namespaces()

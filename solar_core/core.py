@@ -28,7 +28,7 @@ from .deletion import DeletionPolicy
 from .eviction import EvictionPolicy, Victim
 from .former_layouts import upgrade
 from .records import Record, Retrieval
-from .steps import Lookup, Offer, Rating
+from .steps import Lookup, Offer, Rating, Renewal
 from .store import VectorStore
 from .types import Decision, Hit, Hits, MemoryItem, UnknownItemError
 from .validation import FloatVector, scaled
@@ -53,6 +53,9 @@ class StepListener:
 
     def cleared(self, item_ids: list[str]) -> None:
         """A clear took every item (told before they go)."""
+
+    def renewed(self, item_id: str, record: Record, vector: FloatVector) -> None:
+        """A renewal moved the ``valid_until`` of ``item_id`` (``record`` holds the new one)."""
 
 
 class _OfferCandidate(Candidate):
@@ -555,6 +558,26 @@ class MemoryCore:
     def remove(self, item_id: str, reason: str = "removed") -> None:
         """Delete ``item_id`` now (not counted as an eviction)."""
         self.drop(self._store.slot_of(self.check_id(item_id)), reason)
+
+    def renew(self, renewal: Renewal) -> list[str]:
+        """Set ``valid_until = now + seconds`` for each stored ``(item_id, seconds)`` of
+        ``renewal`` (ids not stored are skipped); returns the renewed ids, in order. Only the
+        validity moves: no policy statistic, counter or trace does (a renewal is not a use)."""
+        now = self._clock()  # before any change, as every step reads it
+        store = self._store
+        renewed = []
+        for item_id, seconds in renewal.lifetimes:
+            if item_id not in store:
+                continue
+            slot = store.slot_of(item_id)
+            record: Record = store.payload_at(slot)
+            record.valid_until = now + seconds
+            renewed.append(item_id)
+            # Rare enough to tell every listener (the others have a no-op hook) rather than
+            # keep one more per-event list in the state's wiring.
+            for listener in self._listeners:
+                listener.renewed(item_id, record, store.vector(slot))
+        return renewed
 
     def clear(self) -> None:
         """Remove every item and reset learned policy state, counters and traces."""

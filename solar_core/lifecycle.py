@@ -18,7 +18,10 @@ The lifecycle rules, on top of :class:`SolarMemory`:
 - :meth:`Lifecycle.decay` multiplies importance by 0.95 per day for context and 0.995 for
   knowledge, counting the days elapsed since the last decay. Identity does not decay.
 - :meth:`Lifecycle.expire` removes context items older than ``ttl_days`` (7 by default), and any
-  item past its ``valid_until``.
+  item past its ``valid_until``; :meth:`Lifecycle.lapse` removes only the latter (for items whose
+  lifetime is their own, e.g. LangGraph's per-item TTL).
+- :meth:`Lifecycle.renew` moves items' ``valid_until`` to ``now + seconds`` (a TTL refreshed
+  on use): a step of the memory, logged by a persisted one like any other.
 - :meth:`Lifecycle.sweep_traces` drops decision and retrieval traces older than their retention
   (days, per kind).
 - :meth:`Lifecycle.start` runs decay, expire and sweep on a background schedule;
@@ -36,7 +39,7 @@ from typing import Any
 
 from .core import MemoryCore, StepListener
 from .records import CATEGORIES, Record, check_category
-from .steps import Step, Sweep
+from .steps import Renewal, Step, Sweep
 from .validation import FloatVector
 
 __all__ = [
@@ -58,7 +61,7 @@ REINFORCE = 1.1
 DAILY_DECAY: Mapping[str, float] = {"identity": 1.0, "knowledge": 0.995, "context": 0.95}
 TRACE_KINDS = ("decision", "retrieval")
 #: the sweeps, by the kind a persisted memory logs them under
-SWEEPS = ("decay", "expire", "sweep")
+SWEEPS = ("decay", "expire", "lapse", "sweep")
 
 
 def _positive_days(name: str, value: object) -> float:
@@ -83,6 +86,14 @@ class Lifecycle(StepListener):
     0.1073
     >>> m.lifecycle.expire()                                           # past the 7-day TTL
     ['m1']
+    >>> tea = m.add("tea at 5", embedding=[0, 1], valid_until=now[0] + 60).item_id
+    >>> m.lifecycle.renew({tea: 3600})                                 # valid one more hour
+    ['m2']
+    >>> m.get(tea).valid_until - now[0]
+    3600.0
+    >>> now[0] += 3600
+    >>> m.lifecycle.lapse()                                            # past its valid_until
+    ['m2']
     """
 
     def __init__(
@@ -139,6 +150,8 @@ class Lifecycle(StepListener):
             return self._decay()
         if kind == "expire":
             return self._expire()
+        if kind == "lapse":
+            return self._expire(context=False)
         if kind == "sweep":
             return self._sweep_traces()
         raise ValueError(f"unknown lifecycle sweep {kind!r}")
@@ -166,18 +179,68 @@ class Lifecycle(StepListener):
         result: list[str] = self._step("expire")
         return result
 
-    def _expire(self) -> list[str]:
+    def lapse(self) -> list[str]:
+        """Remove only the items past their ``valid_until`` (context items live on whatever
+        their age: their lifetime is their ``valid_until``); returns their ids, oldest first.
+        A deletion told as :meth:`expire`'s are (reason ``"expired"``)."""
+        result: list[str] = self._step("lapse")
+        return result
+
+    def _expire(self, context: bool = True) -> list[str]:
         memory = self._memory
         now = memory.clock()
         doomed = [
             item_id
             for item_id, r in memory.records()
-            if (r.category == "context" and now - r.created_at >= self.ttl_days * DAY)
+            if (context and r.category == "context" and now - r.created_at >= self.ttl_days * DAY)
             or (r.valid_until is not None and now >= r.valid_until)
         ]
         for item_id in doomed:
             memory.remove(item_id, "expired")
         return doomed
+
+    def renew(self, lifetimes: Mapping[str, float]) -> list[str]:
+        """Keep items valid ``seconds`` more from now: ``valid_until = now + seconds`` for each
+        ``item_id: seconds`` of ``lifetimes``, whatever the item's category (ids not stored are
+        skipped); returns the renewed ids. Nothing else moves (no statistic, counter or trace:
+        a renewal is not a use). ``seconds`` must be finite and > 0; bad input changes nothing.
+        """
+        if not isinstance(lifetimes, Mapping):
+            raise TypeError(
+                f"lifetimes must be a mapping of item id to seconds, got {type(lifetimes).__name__}"
+            )
+        pairs = []
+        for item_id, seconds in lifetimes.items():
+            if not isinstance(item_id, str):
+                raise TypeError(f"item id must be a str, got {type(item_id).__name__}")
+            if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+                raise TypeError(
+                    f"lifetimes[{item_id!r}] must be a number of seconds, got {seconds!r}"
+                )
+            try:
+                value = float(seconds)
+            except OverflowError:  # an int too large for a float
+                value = math.inf
+            if not (value > 0 and math.isfinite(value)):
+                raise ValueError(
+                    f"lifetimes[{item_id!r}] must be a finite number of seconds > 0, got "
+                    f"{seconds!r} (to end an item's validity, remove it)"
+                )
+            pairs.append((item_id, value))
+        if not pairs:
+            return []  # nothing to renew: no step (a scope not stored stays so)
+        if self._run is None:
+            raise RuntimeError("this lifecycle belongs to no memory")
+        result: list[str] = self._run(Renewal(tuple(pairs)))
+        return result
+
+    def appliers(self) -> dict[type, Callable[[Any], Any]]:
+        """Who applies the lifecycle's steps (part of the memory's dispatch: one look-up per
+        step): sweeps here, renewals by the core (it tells its listeners what moved)."""
+        return {
+            Sweep: lambda step: self.apply(step.kind),
+            Renewal: lambda step: self._memory.renew(step),
+        }
 
     def sweep_traces(self) -> dict[str, int]:
         """Drop the decision and retrieval traces older than their retention; returns how many

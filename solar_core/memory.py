@@ -23,7 +23,7 @@ from .eviction import EvictionPolicy, SalienceEviction
 from .inputs import input_vector, resolve_for_memory
 from .lifecycle import Lifecycle
 from .presets import compose
-from .steps import Clearing, LocalRunner, Lookup, Offer, Rating, Removal, Step, StepRunner, Sweep
+from .steps import Clearing, LocalRunner, Lookup, Offer, Rating, Removal, Step, StepRunner
 from .types import Decision, Hits
 from .validation import (
     FloatVector,
@@ -302,7 +302,7 @@ class SolarMemory(MemoryViews):
             Rating: core.rate,
             Removal: lambda step: core.remove(step.item_id),
             Clearing: lambda step: core.clear(),
-            Sweep: lambda step: lifecycle.apply(step.kind),
+            **lifecycle.appliers(),  # its sweeps and renewals
         }
 
     def subscribe(

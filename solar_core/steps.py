@@ -1,14 +1,15 @@
 """A memory's steps as values, and who runs them.
 
 Every change of a memory is one of these steps: a recorded :class:`Lookup`, a :class:`Rating`,
-an :class:`Offer`, a :class:`Removal`, a :class:`Clearing` or a lifecycle :class:`Sweep`. The
-memory checks its input, builds the step, and hands it to its :class:`StepRunner`, which
-applies it (``apply(step)``) under the memory's lock. A plain memory runs it directly; a
-persisted memory's runner (:class:`~solar_core.persistence.journal.Journal`) first catches up
-with other processes, then applies and logs the step's inputs in one transaction, and replays
-logged steps through the same ``apply``. A step holds checked input only: applying it never
-fails on its values. Steps are values: nothing changes one once it is built (they are not
-frozen only because a frozen dataclass costs a microsecond more to build, on every step).
+an :class:`Offer`, a :class:`Removal`, a :class:`Clearing`, a lifecycle :class:`Sweep` or a
+:class:`Renewal` of items' validity. The memory checks its input, builds the step, and hands it
+to its :class:`StepRunner`, which applies it (``apply(step)``) under the memory's lock. A plain
+memory runs it directly; a persisted memory's runner
+(:class:`~solar_core.persistence.journal.Journal`) first catches up with other processes, then
+applies and logs the step's inputs in one transaction, and replays logged steps through the
+same ``apply``. A step holds checked input only: applying it never fails on its values. Steps
+are values: nothing changes one once it is built (they are not frozen only because a frozen
+dataclass costs a microsecond more to build, on every step).
 """
 
 from __future__ import annotations
@@ -84,12 +85,21 @@ class Clearing:
 
 @dataclass(slots=True)
 class Sweep:
-    """A lifecycle sweep: ``"decay"``, ``"expire"`` or ``"sweep"`` (the traces)."""
+    """A lifecycle sweep: ``"decay"``, ``"expire"``, ``"lapse"`` (only the items past their
+    ``valid_until``) or ``"sweep"`` (the traces)."""
 
     kind: str
 
 
-Step = Lookup | Rating | Offer | Removal | Clearing | Sweep
+@dataclass(slots=True)
+class Renewal:
+    """Keep items valid longer: each ``(item_id, seconds)`` gets ``valid_until = now +
+    seconds``, ``now`` being the step's clock reading (ids not stored are skipped)."""
+
+    lifetimes: tuple[tuple[str, float], ...]
+
+
+Step = Lookup | Rating | Offer | Removal | Clearing | Sweep | Renewal
 
 
 class StepRunner(Protocol):

@@ -1,11 +1,12 @@
 """``Journal``: makes one :class:`~solar_core.SolarMemory` persistent, step by step.
 
 Every step that changes a memory (a recorded retrieval, feedback, an add, a removal, a clear, a
-lifecycle sweep) is logged as its *inputs* -- the unit vector, the texts, the clock readings,
-an evaluator's verdict -- in the same transaction that advances the scope's ``seq``. The memory
-is deterministic given its state and those inputs (its random generator is part of its state),
-so replaying the log over the latest snapshot rebuilds it bit for bit: the same posteriors, the
-same gate state, the same next random draw. That is what makes
+lifecycle sweep, a renewal of items' ``valid_until``) is logged as its *inputs* -- the unit
+vector, the texts, the clock readings, an evaluator's verdict -- in the same transaction that
+advances the scope's ``seq``. The memory is deterministic given its state and those inputs (its
+random generator is part of its state), so replaying the log over the latest snapshot rebuilds
+it bit for bit: the same posteriors, the same gate state, the same next random draw. That is
+what makes
 
 - **exact resume**: reopen = load the snapshot, replay the steps after it;
 - **crash safety**: a step is one transaction; a killed writer leaves whole steps only;
@@ -37,6 +38,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import math
 import time
 import weakref
 from collections import deque
@@ -49,7 +51,7 @@ import numpy as np
 
 from ..core import StepListener
 from ..records import Record
-from ..steps import Clearing, Lookup, Offer, Rating, Removal, Step, Sweep
+from ..steps import Clearing, Lookup, Offer, Rating, Removal, Renewal, Step, Sweep
 from ..types import Decision, Hits
 from . import codec
 from .backend import Backend, ItemChange, OpRow, ScopeRow
@@ -151,6 +153,19 @@ def _check_logged(memory: SolarMemory, kind: str, args: Any, vector: FloatVector
         )
     elif ok and kind == "remove":
         ok = args.keys() == {"id"} and _is(args["id"], str)
+    elif ok and kind == "renew":
+        ok = (
+            args.keys() == {"l"}
+            and _is(args["l"], list)
+            and all(
+                _is(pair, list)
+                and len(pair) == 2
+                and _is(pair[0], str)
+                and _is(pair[1], float)
+                and 0.0 < pair[1] < math.inf  # what Lifecycle.renew lets through
+                for pair in args["l"]
+            )
+        )
     if not ok:
         raise PersistenceError(f"its inputs are not a {kind} step's")
 
@@ -164,7 +179,7 @@ def _digest(kind: str, result: object) -> str:
     if kind == "retrieve":
         assert isinstance(result, Hits)
         return ",".join(h.id for h in result)
-    if kind == "expire":
+    if kind in ("expire", "lapse", "renew"):
         assert isinstance(result, list)
         return ",".join(result)
     return ""
@@ -198,8 +213,10 @@ def _step(kind: str, args: dict[str, Any], vector: FloatVector | None) -> Step:
         return Removal(args["id"])
     if kind == "clear":
         return Clearing()
-    if kind in ("decay", "expire", "sweep"):
+    if kind in ("decay", "expire", "lapse", "sweep"):
         return Sweep(kind)
+    if kind == "renew":
+        return Renewal(tuple((item_id, seconds) for item_id, seconds in args["l"]))
     raise PersistenceError(f"unknown step kind {kind!r}")
 
 
@@ -537,6 +554,12 @@ class Journal(StepListener):
         if self._items is not None:
             self._items.append(("del", item_id))
 
+    def renewed(self, item_id: str, record: Record, vector: FloatVector) -> None:
+        # The item's row is rewritten with its new valid_until (a row is put whole, never
+        # updated in place: the backend checksums it whole).
+        self.removed(item_id, "renewed")
+        self.stored(item_id, record, vector)
+
     def cleared(self, item_ids: list[str]) -> None:
         if self._items is not None:
             self._items.append(("clear",))
@@ -609,6 +632,10 @@ class Journal(StepListener):
             return self._logged(memory, "remove", {"id": step.item_id}, None, lambda: apply(step))
         if kind is Clearing:
             return self._logged(memory, "clear", {}, None, lambda: apply(step))
+        if kind is Renewal:
+            assert isinstance(step, Renewal)
+            args = {"l": [[item_id, seconds] for item_id, seconds in step.lifetimes]}
+            return self._logged(memory, "renew", args, None, lambda: apply(step))
         assert isinstance(step, Sweep)
         return self._logged(memory, step.kind, {}, None, lambda: apply(step))
 

@@ -61,15 +61,18 @@ puts = st.builds(
     key=st.sampled_from(KEYS),
     value=values,
     index=st.just(None),
+    ttl=st.none(),  # InMemoryStore has no TTL (tests/adapters/test_langgraph_store_ttl.py)
 )
 ops = st.one_of(
     puts,
     puts,
     puts,  # a store worth reading needs writes: three puts for every other kind of op
     st.tuples(st.just("delete"), st.sampled_from(KEYS)),
-    st.tuples(st.just("get"), st.sampled_from(KEYS)),
+    st.tuples(st.just("get"), st.sampled_from(KEYS), st.booleans()),
     st.builds(
         SearchOp,
+        # a refresh of items without a TTL changes nothing: both stores answer alike
+        refresh_ttl=st.booleans(),
         namespace_prefix=prefixes,
         filter=filters,
         limit=st.integers(1, 6),
@@ -89,12 +92,12 @@ ops = st.one_of(
 def concrete(op: Any, written: list[tuple[str, ...]], draw_ns: int) -> Any:
     """The op to run: gets and deletes name a namespace already written to (see
     :func:`run_both`); a put's text names its item."""
-    if type(op) is tuple:  # ("get" | "delete", key); LangGraph's ops are named tuples
+    if type(op) is tuple:  # ("get", key, refresh) | ("delete", key); ops are named tuples
         if not written:
             return None
         namespace = written[draw_ns % len(written)]
-        kind, key = op
-        return GetOp(namespace, key) if kind == "get" else PutOp(namespace, key, None)
+        kind, key = op[:2]
+        return GetOp(namespace, key, op[2]) if kind == "get" else PutOp(namespace, key, None)
     if isinstance(op, PutOp) and op.value is not None:
         # Every item's text names it: two items never tie on a query's score, since the order
         # of exact ties is set by float noise (in InMemoryStore too), not by any rule.
@@ -195,8 +198,6 @@ def test_the_convenience_methods_and_async_agree() -> None:
 
     item, spaces = asyncio.run(go())
     assert item.value == {"text": "tea"} and ("u", "carol") in spaces
-    with pytest.raises(NotImplementedError):
-        store.put(("u",), "k", {"text": "x"}, ttl=5)
 
 
 def test_a_bounded_namespace_evicts_the_weak_and_keeps_the_pinned() -> None:

@@ -88,13 +88,20 @@ class PersistentMemoryMachine(RuleBasedStateMachine):
         k=st.integers(1, 4),
         rating=st.sampled_from([None, True, False, 0.3]),
         category=st.sampled_from(["context", "context", "knowledge", "identity"]),
+        lifetime=st.sampled_from([None, None, 3600.0, 2 * 86_400.0]),
     )
     def interaction(
-        self, v: np.ndarray, k: int, rating: bool | float | None, category: str
+        self,
+        v: np.ndarray,
+        k: int,
+        rating: bool | float | None,
+        category: str,
+        lifetime: float | None,
     ) -> None:
         """One agent step: retrieve, maybe rate it, offer the experience."""
         self.n += 1
         text = f"experience {self.n}"
+        valid_until = None if lifetime is None else self.now + lifetime
 
         def step(m: SolarMemory) -> object:
             hits = [h.id for h in m.retrieve(embedding=v, k=k)]
@@ -102,7 +109,13 @@ class PersistentMemoryMachine(RuleBasedStateMachine):
                 m.feedback(like=rating)
             elif rating is not None:
                 m.feedback(score=rating)
-            d = m.add(text, embedding=v, category=category, metadata={"n": self.n})
+            d = m.add(
+                text,
+                embedding=v,
+                category=category,
+                metadata={"n": self.n},
+                valid_until=valid_until,
+            )
             return (hits, d.admitted, d.item_id, d.evicted, d.reason, d.deleted)
 
         self.both(step)
@@ -124,6 +137,18 @@ class PersistentMemoryMachine(RuleBasedStateMachine):
         ids = [i.id for i in self.ref.items()]
         target = ids[pick % len(ids)] if ids else "nothing"
         self.both(lambda m: m.remove(target))
+
+    @rule(pick=st.integers(0, 4), seconds=st.sampled_from([1.0, 3600.0, 3 * 86_400.0]))
+    def renew(self, pick: int, seconds: float) -> None:
+        """A TTL refreshed on use (e.g. SolarStore's reads): a renewal step."""
+        ids = [i.id for i in self.ref.items()]
+        lifetimes = {ids[pick % len(ids)]: seconds, "ghost": seconds} if ids else {"x": seconds}
+        self.both(lambda m: m.lifecycle.renew(lifetimes))
+
+    @rule(hours=st.integers(0, 30))
+    def lapse(self, hours: int) -> None:
+        self.now += hours * 3600.0
+        self.both(lambda m: m.lifecycle.lapse())
 
     @rule(days=st.integers(0, 9))
     def lifecycle(self, days: int) -> None:
