@@ -10,9 +10,9 @@ created and nothing is snapshotted. ``forget`` and ``erase`` delete, after a con
 >>> with MemoryStore(path, policy="fifo", capacity=5, embedder="hash", seed=0) as store:
 ...     _ = store.scope(user="alice").add("prefers green tea")
 >>> main(["scopes", path])
-scope       policy  capacity  items  steps  age
-----------  ------  --------  -----  -----  ---
-user=alice  fifo    5         1      1      ...s
+scope       policy  capacity  items  logged steps  age
+----------  ------  --------  -----  ------------  ---
+user=alice  fifo    5         1      1             ...s
 0
 """
 
@@ -22,6 +22,7 @@ import argparse
 import csv
 import dataclasses
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -70,8 +71,13 @@ def _parser() -> argparse.ArgumentParser:
     for part in PARTS:
         scopes.add_argument(f"--{part}", help=f"only scopes with this {part}")
     scopes.add_argument("--json", action="store_true", help="JSON instead of a table")
+    scopes.epilog = "logged steps: the adds, recorded retrievals, ratings and removals logged"
 
-    items = command("items", "a scope's items with their policy statistics")
+    items = command(
+        "items",
+        "a scope's items with their policy statistics (retrieved: how often an item was among "
+        "the hits of the recorded retrievals the memory keeps, the last 1,000 by default)",
+    )
     _scope_options(items)
     items.add_argument("--sort", choices=tables.SORTS, default="stored")
     items.add_argument("--limit", type=int, help="show at most this many")
@@ -104,7 +110,15 @@ def _parser() -> argparse.ArgumentParser:
 
 
 class CommandError(Exception):
-    """A mistake the user can fix: the message says how."""
+    """A mistake on the command line: the message says how to fix it (exit status 2)."""
+
+    status = 2
+
+
+class Declined(CommandError):
+    """A deletion the user did not confirm (exit status 1)."""
+
+    status = 1
 
 
 def _given_parts(args: argparse.Namespace) -> dict[str, str]:
@@ -146,30 +160,32 @@ def _scopes(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None
     rows = [
         [
             tables.safe(s.key),
-            s.policy,
+            tables.safe(s.policy),
             "unbounded" if s.capacity is None else s.capacity,
             s.items,
-            s.steps,
+            s.logged_steps,
             tables.age(now - s.created_at),
         ]
         for s in found
     ]
-    _write(out, tables.table(["scope", "policy", "capacity", "items", "steps", "age"], rows))
+    header = ["scope", "policy", "capacity", "items", "logged steps", "age"]
+    _write(out, tables.table(header, rows))
 
 
 def _items(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
     if args.width < 8:
         raise CommandError(f"--width must be at least 8 characters, got {args.width}")
+    if args.limit is not None and args.limit < 0:
+        raise CommandError(f"--limit must be 0 or more, got {args.limit}")
     scope = _one_scope(reader, args)
-    records = tables.item_records(reader.memory(scope), time.time(), args.sort)
-    if args.limit is not None:
-        if args.limit < 0:
-            raise CommandError(f"--limit must be 0 or more, got {args.limit}")
-        records = records[: args.limit]
+    records = tables.item_records(reader.memory(scope, live=False), time.time(), args.sort)
+    held = len(records)
+    records = records if args.limit is None else records[: args.limit]
     if args.json:
         _write(out, "\n".join(json.dumps(r) for r in records) if records else "")
         return
-    _write(out, f"{tables.safe(scope.key)}: {len(records)} items")
+    shown = f"{len(records)} items" if len(records) == held else f"{len(records)} of {held} items"
+    _write(out, f"{tables.safe(scope.key)}: {shown}")
     if records:
         _write(out, tables.items_table(records, args.width))
 
@@ -178,7 +194,7 @@ def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
     if args.last < 0:
         raise CommandError(f"--last must be 0 (all) or more, got {args.last}")
     scope = _one_scope(reader, args)
-    records = tables.decision_records(reader.memory(scope), args.last or None)
+    records = tables.decision_records(reader.memory(scope, live=False), args.last or None)
     if args.json:
         _write(out, "\n".join(json.dumps(r) for r in records) if records else "")
         return
@@ -187,54 +203,75 @@ def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
         _write(out, tables.decisions_table(records))
 
 
-def _export(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
+def _check_output(reader: MemoryReader, output: str) -> None:
+    """Refuse to write over the database being read (or SQLite's files beside it)."""
+    if "://" in str(reader.url) or reader.url == ":memory:":
+        return
+    database = os.path.realpath(str(reader.url))
+    if os.path.realpath(output) in {database + tail for tail in ("", "-wal", "-shm", "-journal")}:
+        raise CommandError(f"-o {output} is the database being read: name another file")
+
+
+def _export(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> int:
     named = args.scope is not None or _given_parts(args)
-    keys = [_one_scope(reader, args).key] if named else [s.key for s in reader.scopes()]
+    scopes = (
+        [_one_scope(reader, args)] if named else [Scope.from_key(s.key) for s in reader.scopes()]
+    )
+    if args.output is not None:
+        _check_output(reader, args.output)
     now = time.time()
-    rows = [
-        {"scope": key, **record}
-        for key in keys
-        for record in tables.item_records(reader.memory(Scope.from_key(key)), now)
-    ]
+    rows: list[dict[str, object]] = []
+    unread: list[str] = []
+    for scope in scopes:
+        try:
+            records = tables.item_records(reader.memory(scope, live=False), now)
+        except PersistenceError as err:
+            if named:
+                raise
+            unread.append(f"{tables.safe(scope.key)}: {err}")
+            continue
+        rows += [{"scope": scope.key, **record} for record in records]
     target: TextIO = out
     handle = None
     if args.output is not None:
         handle = open(args.output, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed below
         target = handle
     try:
+        # A file gets the texts as stored; a terminal never gets their control characters.
+        terminal = target.isatty()
         if args.format == "jsonl":
             for row in rows:
-                target.write(json.dumps(row, ensure_ascii=False) + "\n")
+                target.write(json.dumps(row, ensure_ascii=terminal) + "\n")
         else:
             columns = ["scope", "id", "text", "category", "importance", "policy", "retrieved"]
             columns += ["created_step", "created_at", "valid_until", "metadata"]
-            # A file gets the texts as stored; a terminal never gets their control characters.
-            shown = tables.safe if target.isatty() else str
+
+            def cell(value: object, column: str) -> object:
+                if column in ("policy", "metadata"):
+                    return json.dumps(value)
+                return tables.safe(value) if terminal and isinstance(value, str) else value
+
             writer = csv.writer(target)
             writer.writerow(columns)
             for row in rows:
-                writer.writerow(
-                    [
-                        json.dumps(row[c])
-                        if c in ("policy", "metadata")
-                        else shown(row[c])
-                        if isinstance(row[c], str)
-                        else row[c]
-                        for c in columns
-                    ]
-                )
+                writer.writerow([cell(row[c], c) for c in columns])
     finally:
         if handle is not None:
             handle.close()
     if handle is not None:
-        print(f"wrote {len(rows)} items of {len(keys)} scopes to {args.output}", file=sys.stderr)
+        done = len(scopes) - len(unread)
+        print(f"wrote {len(rows)} items of {done} scopes to {args.output}", file=sys.stderr)
+    for problem in unread:
+        print(f"solar-memory: error: not exported: {problem}", file=sys.stderr)
+    return 1 if unread else 0
 
 
 def _plot(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
     from .timeline import plot
 
+    _check_output(reader, args.output)
     scope = _one_scope(reader, args)
-    plot(reader.memory(scope), args.output, f"{tables.safe(scope.key)} ({reader.url})")
+    plot(reader.memory(scope, live=False), args.output, f"{tables.safe(scope.key)}")
     _write(out, f"wrote {args.output}")
 
 
@@ -242,7 +279,10 @@ def _confirm(question: str, args: argparse.Namespace, answers: TextIO) -> bool:
     if args.yes:
         return True
     print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
-    return answers.readline().strip().lower() in ("y", "yes")
+    answer = answers.readline()
+    if not answer.endswith("\n"):
+        print(file=sys.stderr)  # no answer (end of input): the next message on its own line
+    return answer.strip().lower() in ("y", "yes")
 
 
 def _delete(reader: MemoryReader, args: argparse.Namespace, out: TextIO, answers: TextIO) -> None:
@@ -250,7 +290,7 @@ def _delete(reader: MemoryReader, args: argparse.Namespace, out: TextIO, answers
         keys = [_one_scope(reader, args).key]
         stored = {s.key: s for s in reader.scopes()}
         if keys[0] not in stored:
-            raise CommandError(f"no scope {keys[0]!r} is stored: `solar-memory scopes` lists them")
+            raise Declined(f"no scope {keys[0]!r} is stored: `solar-memory scopes` lists them")
         found = [stored[keys[0]]]
     else:
         parts = _given_parts(args)
@@ -262,7 +302,7 @@ def _delete(reader: MemoryReader, args: argparse.Namespace, out: TextIO, answers
             return
     listing = ", ".join(f"{tables.safe(s.key)} ({s.items} items)" for s in found)
     if not _confirm(f"delete {len(found)} scope(s): {listing}?", args, answers):
-        raise CommandError("not confirmed: nothing was deleted")
+        raise Declined("not confirmed: nothing was deleted")
     from ..persistence.memory_store import MemoryStore
 
     url = reader.url
@@ -289,19 +329,23 @@ def main(
     try:
         if args.command in ("forget", "erase"):
             _delete(reader, args, out, sys.stdin if answers is None else answers)
+        elif args.command == "export":
+            return _export(reader, args, out)
         else:
-            run = {
-                "scopes": _scopes,
-                "items": _items,
-                "trace": _trace,
-                "export": _export,
-                "plot": _plot,
-            }[args.command]
-            run(reader, args, out)
+            run = {"scopes": _scopes, "items": _items, "trace": _trace, "plot": _plot}
+            run[args.command](reader, args, out)
     except KeyError as err:  # a scope that is not stored: the reader's message names them
         print(f"solar-memory: error: {err.args[0]}", file=sys.stderr)
         return 1
-    except (CommandError, PersistenceError, ValueError, ImportError, OSError) as err:
+    except CommandError as err:
+        print(f"solar-memory: error: {err}", file=sys.stderr)
+        return err.status
+    except (PersistenceError, ValueError, ImportError) as err:
+        print(f"solar-memory: error: {err}", file=sys.stderr)
+        return 1
+    except OSError as err:
+        if isinstance(err, BrokenPipeError):
+            raise  # the reader of our output went away (`| head`): run() ends quietly
         print(f"solar-memory: error: {err}", file=sys.stderr)
         return 1
     finally:
@@ -310,7 +354,15 @@ def main(
 
 
 def run() -> None:  # pragma: no cover - the console script
-    sys.exit(main())
+    try:
+        status = main()
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `solar-memory items ... | head`: the rest of the output is not wanted; no traceback,
+        # and nothing more written to the closed pipe when the interpreter exits.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        status = 1
+    sys.exit(status)
 
 
 __all__ = ["main"]

@@ -25,15 +25,22 @@ from typing import Any
 from ..memory import SolarMemory
 from ..types import Decision, MemoryItem
 
+#: categories shown escaped besides the control ones (C*): they break a line like a newline
+_ESCAPED = ("Zl", "Zp")
 #: how a listing can be sorted (``stored``: the memory's own order, oldest insert first)
 SORTS = ("stored", "posterior", "importance", "age")
 
 
 def safe(text: str) -> str:
-    """``text`` with every control, format or unassigned character shown escaped."""
+    """``text`` with every control, format (bidi overrides too), unassigned or line/paragraph
+    separator character shown escaped.
+
+    >>> print(safe("a\u202eb\u2028c\x9b"))
+    a\\u202eb\\u2028c\\x9b
+    """
     out = []
     for char in text:
-        if unicodedata.category(char).startswith("C"):
+        if unicodedata.category(char) in _ESCAPED or unicodedata.category(char).startswith("C"):
             out.append(char.encode("unicode_escape").decode("ascii"))
         else:
             out.append(char)
@@ -87,7 +94,8 @@ def posterior(item: MemoryItem) -> float:
 
 
 def retrieval_counts(memory: SolarMemory) -> Counter[str]:
-    """How often each item was among the hits of the recorded retrievals the memory keeps."""
+    """How often each item was among the hits of the recorded retrievals the memory keeps (its
+    retrieval trace: the last ``trace_size``, 1,000 by default, within the trace retention)."""
     counts: Counter[str] = Counter()
     for retrieval in memory.retrieval_trace():
         counts.update(retrieval["ids"])
@@ -129,20 +137,25 @@ def items_table(records: list[dict[str, Any]], width: int = 48) -> str:
     """The ``items`` table: the policy's statistics get a column each (Beta ``alpha``,
     ``beta``, ``mean`` for Thompson sampling; a ``value``, a ``count``... for the others)."""
     stats = list(dict.fromkeys(name for r in records for name in r["policy"]))
-    header = ["id", "category", "importance", *stats, "retrieved", "age", "text"]
-    rows = [
-        [
+    expiring = any(r["valid_until"] is not None for r in records)
+    now = (records[0]["created_at"] + records[0]["age_seconds"]) if records else 0.0
+    header = ["id", "category", "importance", *map(safe, stats), "retrieved", "age"]
+    header += ["expires in"] if expiring else []
+    rows = []
+    for r in records:
+        row = [
             safe(r["id"]),
-            r["category"],
+            safe(r["category"]),
             number(r["importance"]),
             *[number(r["policy"].get(name)) for name in stats],
             r["retrieved"],
             age(r["age_seconds"]),
-            excerpt(r["text"], width),
         ]
-        for r in records
-    ]
-    return table(header, rows)
+        if expiring:
+            until = r["valid_until"]
+            row.append("" if until is None else "expired" if until <= now else age(until - now))
+        rows.append([*row, excerpt(r["text"], width)])
+    return table([*header, "text"], rows)
 
 
 def decision_records(memory: SolarMemory, last: int | None = None) -> list[dict[str, Any]]:

@@ -1,15 +1,16 @@
 """``solar-memory plot``: how a memory evolved, from its decision trace, as a PNG.
 
-Three panels over the memory's steps: its size (with its capacity), the running counts of
-admissions, refusals and evictions, and the posterior mean (or the policy's own value) of every
-item held now at the step it was stored. The trace keeps the last ``trace_size`` decisions
-(1,000 by default): the plot covers those steps. Sizes are rebuilt from the decisions and end
-at the size the memory has now; an item removed by hand or expired between two decisions is
-counted at the next one.
+Three panels over the memory's offers (the ``step`` of its decisions): its size (with its
+capacity), the running counts of admissions, refusals and evictions, and the posterior mean (or
+the policy's own per-item statistic) of every item held now, at the step it was stored. The
+trace keeps the last ``trace_size`` decisions (1,000 by default): the plot covers those. Sizes
+are rebuilt from the decisions (admissions, evictions, deletion sweeps); a removal by hand or an
+expiry is not a decision, so the curve does not drop for it: a point marks the size held now.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from typing import Any
 
@@ -19,7 +20,8 @@ from .tables import posterior
 
 def timeline(memory: SolarMemory) -> dict[str, list[float]]:
     """The plotted series: ``steps``, ``size``, ``admitted``, ``refused``, ``evicted``
-    (running counts), and ``item_steps``/``item_values`` of the items held now.
+    (running counts), ``item_steps``/``item_values`` of the items held now (those with a
+    finite value), and ``held_now``, the size today.
 
     >>> from solar_core import SolarMemory
     >>> memory = SolarMemory("fifo", 2, embedder="hash", seed=0)
@@ -31,7 +33,11 @@ def timeline(memory: SolarMemory) -> dict[str, list[float]]:
     """
     decisions = memory.trace()
     changes = [int(d.admitted) - int(d.evicted is not None) - len(d.deleted) for d in decisions]
-    size = float(len(memory)) - sum(changes)  # the size before the first traced decision
+    # The size before the first traced decision: 0 when the trace goes back to the first
+    # offer; else worked back from today's size (a removal by hand or an expiry is no decision,
+    # so the worked-back start can be too low by their number: never below 0).
+    complete = not decisions or decisions[0].step == 1
+    size = 0.0 if complete else max(0.0, float(len(memory)) - sum(changes))
     series: dict[str, list[float]] = {
         name: [] for name in ("steps", "size", "admitted", "refused", "evicted")
     }
@@ -46,9 +52,11 @@ def timeline(memory: SolarMemory) -> dict[str, list[float]]:
         series["admitted"].append(float(admitted))
         series["refused"].append(float(refused))
         series["evicted"].append(float(evicted))
-    items = memory.items()
-    series["item_steps"] = [float(item.created_step) for item in items]
-    series["item_values"] = [posterior(item) for item in items]
+    held = [(float(item.created_step), posterior(item)) for item in memory.items()]
+    held = [(step, value) for step, value in held if math.isfinite(value)]  # ARC keeps none
+    series["item_steps"] = [step for step, _ in held]
+    series["item_values"] = [value for _, value in held]
+    series["held_now"] = [float(len(memory))]
     return series
 
 
@@ -66,7 +74,9 @@ def plot(memory: SolarMemory, path: str | os.PathLike[str], title: str) -> None:
     series = timeline(memory)
     figure, (top, middle, bottom) = plt.subplots(3, 1, figsize=(9, 8), sharex=True)
     axes: Any = (top, middle, bottom)
-    top.step(series["steps"], series["size"], where="post", label="items held")
+    top.step(series["steps"], series["size"], where="post", label="items held (decisions)")
+    if series["steps"]:
+        top.plot(series["steps"][-1:], series["held_now"], "o", label="held now")
     if memory.capacity is not None:
         top.axhline(memory.capacity, color="grey", linestyle="--", label="capacity")
     top.set_ylabel("size")
@@ -75,8 +85,9 @@ def plot(memory: SolarMemory, path: str | os.PathLike[str], title: str) -> None:
     middle.set_ylabel("decisions so far")
     values = series["item_values"]
     bottom.scatter(series["item_steps"], values, s=12)
-    stats = {name for item in memory.items() for name in item.policy}
-    bottom.set_ylabel("posterior mean now" if "mean" in stats else "policy value now")
+    stats = sorted({name for item in memory.items() for name in item.policy})
+    named = "posterior mean" if "mean" in stats else stats[0] if len(stats) == 1 else "value"
+    bottom.set_ylabel(f"{named} now" if values else "no per-item value")
     bottom.set_xlabel("step")
     for axis in axes:
         axis.grid(alpha=0.3)

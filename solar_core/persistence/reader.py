@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 from .. import deletion as deletion_policies
 from ..hash_embedder import HashEmbedder
@@ -50,7 +51,7 @@ class ScopeSummary:
     policy: str
     capacity: int | None
     items: int
-    steps: int
+    logged_steps: int  # adds, recorded retrievals, ratings, removals, sweeps
     created_at: float
     embedder: str | None
 
@@ -89,9 +90,33 @@ def _deletion_for_replay(key: str, settings: object) -> deletion_policies.Deleti
             except (TypeError, ValueError):
                 pass
     raise PersistenceError(
-        f"scope {key!r} was stored with the deletion policy {settings!r}, which this version "
-        "of solar-memory cannot rebuild to read it: read it with the version that wrote it"
+        f"scope {key!r} sweeps with the deletion policy {settings!r}, whose settings do not "
+        "say enough to rebuild it (a CombinedDeletion records no inner policies), so its log "
+        "cannot be replayed here: open it with a MemoryStore given the same deletion= factory"
     )
+
+
+def shown_url(url: str) -> str:
+    """``url`` fit to print: a password in it is masked.
+
+    >>> shown_url("postgresql://app:s3cret@db.internal/agents")
+    'postgresql://app:***@db.internal/agents'
+    >>> shown_url("agent.db")
+    'agent.db'
+    """
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rpartition("@")[2]
+    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+
+
+class _PointInTime(Journal):
+    """A journal that reads the scope once: the memory then shows that moment, whatever other
+    processes write meanwhile (every view of one command agrees with the others)."""
+
+    def sync(self) -> None:
+        pass
 
 
 class MemoryReader:
@@ -100,14 +125,17 @@ class MemoryReader:
     :meth:`scopes` lists the stored scopes; :meth:`memory` gives one scope's memory, rebuilt
     from its snapshot and log: its items, :meth:`~solar_core.SolarMemory.trace`,
     :meth:`~solar_core.SolarMemory.retrieval_trace` and statistics are the ones a store would
-    show, and every later read catches up with what other processes wrote meanwhile. Any step
-    on it (an add, a recorded retrieval, a rating) fails: the database refuses to write.
+    show, and every later read catches up with what other processes wrote meanwhile (or,
+    with ``live=False``, it stays the state read first: all its views agree). Any step on it
+    (an add, a recorded retrieval, a rating) fails: the database refuses to write.
     """
 
     def __init__(self, url: str | os.PathLike[str]) -> None:
         self.backend: Backend = open_backend(url, read_only=True)
         self.url = self.backend.url
-        self._memories: dict[str, SolarMemory] = {}
+        #: the URL to print (a password masked)
+        self.shown_url = shown_url(str(self.url))
+        self._memories: dict[tuple[str, bool], SolarMemory] = {}
 
     def scopes(self, **parts: str) -> list[ScopeSummary]:
         """Every stored scope (those with all of these parts), oldest first."""
@@ -128,9 +156,10 @@ class MemoryReader:
                     key=key,
                     parts=scope.parts(),
                     policy=str(config["policy"]),
-                    capacity=config["capacity"],
+                    # (the preset that stores everything ignores the capacity it was given)
+                    capacity=None if config["policy"] == "unlimited" else config["capacity"],
                     items=items,
-                    steps=seq,
+                    logged_steps=seq,
                     created_at=created_at,
                     embedder=str(recorded.get("name")) if isinstance(recorded, dict) else None,
                 )
@@ -150,12 +179,13 @@ class MemoryReader:
             )
         return config
 
-    def memory(self, scope: Scope | Mapping[str, str] | str) -> SolarMemory:
-        """The memory of a stored ``scope`` (a :class:`Scope`, a mapping of parts or a key);
-        :class:`KeyError` naming the stored scopes if it is not stored."""
+    def memory(self, scope: Scope | Mapping[str, str] | str, live: bool = True) -> SolarMemory:
+        """The memory of a stored ``scope`` (a :class:`Scope`, a mapping of parts or a session
+        id); :class:`KeyError` naming the stored scopes if it is not stored. ``live``: each read
+        first catches up with other processes' steps; ``False``: the memory stays as read now."""
         wanted = Scope.of(scope)
         key = wanted.key
-        memory = self._memories.get(key)
+        memory = self._memories.get((key, live))
         if memory is not None:
             return memory
         with self.backend.transaction(write=False):
@@ -164,7 +194,7 @@ class MemoryReader:
             raise KeyError(self._not_stored(wanted))
         config = self._config(key, row.config)
         build = partial(self._build, key)
-        journal = Journal(
+        journal = (Journal if live else _PointInTime)(
             self.backend,
             wanted,
             scope_id=row.id,
@@ -178,7 +208,7 @@ class MemoryReader:
         )
         memory = build(config)
         journal.attach(memory)  # a read transaction: the snapshot, then the log on top
-        self._memories[key] = memory
+        self._memories[(key, live)] = memory
         return memory
 
     def _not_stored(self, wanted: Scope) -> str:
@@ -191,7 +221,7 @@ class MemoryReader:
             )
         ]
         hint = f"; stored scopes that share a part with it: {', '.join(near)}" if near else ""
-        return f"no scope {wanted.key!r} is stored in {self.url}{hint}"
+        return f"no scope {wanted.key!r} is stored in {self.shown_url}{hint}"
 
     def _build(self, key: str, config: Mapping[str, Any]) -> SolarMemory:
         """A new, empty memory with a scope's settings (its state before its first step)."""
@@ -233,4 +263,4 @@ class MemoryReader:
         self.close()
 
     def __repr__(self) -> str:
-        return f"MemoryReader({self.url!r})"
+        return f"MemoryReader({self.shown_url!r})"

@@ -61,6 +61,13 @@ class SQLiteBackend(Backend):
                     "SQLite file (reading never creates one)"
                 )
             target, uri = f"file:{quote(os.path.abspath(self.path))}?mode=ro", True
+            folder = os.path.dirname(os.path.abspath(self.path))
+            if not os.path.exists(self.path + "-wal") and not os.access(folder, os.W_OK):
+                # A WAL reader needs the -wal and -shm files, and may not create them here.
+                # Without a -wal file no connection has the database open, and none can write
+                # it while the folder stays read-only (a writer must create that file): the
+                # file cannot change under us, which is what immutable=1 asks.
+                target += "&immutable=1"
         try:
             self._conn = sqlite3.connect(
                 target,
@@ -219,8 +226,8 @@ class SQLiteBackend(Backend):
         """The real reason when SQLite failed because it may not write the file or its folder
         (a read-only file is otherwise reported as "unable to open database file", which reads
         like a damaged one); ``None`` if that is not why."""
-        if self.path == ":memory:" or not os.path.exists(self.path):
-            return None
+        if self.path == ":memory:" or not os.path.exists(self.path) or self.read_only:
+            return None  # (a reader's errors are SQLite's own: it asks for no write access)
         folder = os.path.dirname(os.path.abspath(self.path))
         file_ok, folder_ok = os.access(self.path, os.W_OK), os.access(folder, os.W_OK)
         readonly = "readonly" in str(err) or "read-only" in str(err)

@@ -87,7 +87,7 @@ def test_every_read_command_shows_the_stored_memory_and_leaves_the_database_as_i
     assert set(listed) == {"user=alice", "user=bob&session=s1"}
     assert listed["user=alice"]["policy"] == "solar"
     assert (listed["user=alice"]["items"], listed["user=alice"]["capacity"]) == (3, 3)
-    assert listed["user=alice"]["steps"] == 18  # 6 adds, 6 retrievals, 6 ratings
+    assert listed["user=alice"]["logged_steps"] == 18  # 6 adds, 6 retrievals, 6 ratings
 
     status, out = run("items", written, "--user", "alice", "--json")
     assert status == 0
@@ -176,14 +176,14 @@ def test_unknown_scopes_and_bad_options_are_errors_that_change_nothing(
     before = fingerprint_of(written)
     assert run("items", written, "--user", "carol")[0] == 1
     assert "no scope 'user=carol' is stored" in capsys.readouterr().err
-    assert run("items", written)[0] == 1  # two scopes: which one?
+    assert run("items", written)[0] == 2  # two scopes: which one?
     assert "user=alice, user=bob&session=s1" in capsys.readouterr().err
     assert run("items", written, "--user", "bob")[0] == 1
     assert "user=bob&session=s1" in capsys.readouterr().err  # the stored scope it meant
-    assert run("trace", written, "--user", "alice", "--last", "-1")[0] == 1
-    assert run("items", written, "--scope", "user=alice", "--user", "alice")[0] == 1
-    assert run("items", written, "--user", "alice", "--width", "0")[0] == 1
-    assert run("items", written, "--user", "alice", "--limit", "-2")[0] == 1
+    assert run("trace", written, "--user", "alice", "--last", "-1")[0] == 2
+    assert run("items", written, "--scope", "user=alice", "--user", "alice")[0] == 2
+    assert run("items", written, "--user", "alice", "--width", "0")[0] == 2
+    assert run("items", written, "--user", "alice", "--limit", "-2")[0] == 2
     assert run("scopes", "mysql://db/agents")[0] == 1
     assert "use a file path or postgresql://" in capsys.readouterr().err
     assert fingerprint_of(written) == before
@@ -197,7 +197,7 @@ def test_forget_and_erase_ask_first_and_delete_only_what_they_listed(
     assert run("erase", written, "--user", "bob", answers="")[0] == 1  # no answer: no
     assert "nothing was deleted" in capsys.readouterr().err
     assert fingerprint_of(written) == before
-    assert run("erase", written)[0] == 1  # erase needs a part
+    assert run("erase", written)[0] == 2  # erase needs a part
     assert run("forget", written, "--user", "bob", answers="y\n")[0] == 1  # not a stored scope
     status, out = run("erase", written, "--user", "bob", answers="y\n")
     assert (status, out) == (0, "deleted 1 scope(s): user=bob&session=s1\n")
@@ -255,3 +255,120 @@ def test_the_installed_command_runs(written: str) -> None:
         assert done.stdout.splitlines()[2].startswith("user=alice ")
         usage = subprocess.run([*command, "--help"], capture_output=True, text=True)
         assert "solar-memory items agent.db --user alice" in usage.stdout
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_no_stored_character_that_moves_the_cursor_or_the_text_reaches_a_terminal(
+    tmp_path: Path,
+) -> None:
+    path = str(tmp_path / "evil.db")
+    evil = "csi\x9b2J rtl\u202eevil sep\u2028line esc\x1b[2J"
+    with MemoryStore(path, policy="fifo", capacity=3, embedder="hash", seed=0) as store:
+        store.scope(user="mallory").add(evil, item_id="id\u2028x")
+    for argv in (["items", path], ["trace", path], ["export", path]):
+        for export_format in (["--format", "csv"], ["--format", "jsonl"]):
+            terminal = Terminal()
+            extra = export_format if argv[0] == "export" else []
+            assert main([*argv, *extra], out=terminal) == 0
+            shown = terminal.getvalue()
+            assert not set(shown) & {"\x9b", "\u202e", "\u2028", "\x1b"}, (argv, shown)
+    exported = tmp_path / "all.jsonl"
+    assert main(["export", path, "-o", str(exported)]) == 0  # a file gets the text as stored
+    assert json.loads(exported.read_text(encoding="utf-8"))["text"] == evil
+
+
+def test_an_output_file_is_never_the_database_being_read(tmp_path: Path) -> None:
+    written = str(tmp_path / "agent.db")  # (a PostgreSQL store is no file to overwrite)
+    write_in_another_process(written)
+    before = fingerprint_of(written)
+    assert run("export", written, "-o", written)[0] == 2
+    assert run("export", written, "-o", written + "-wal")[0] == 2
+    assert run("plot", written, "--user", "alice", "-o", written)[0] == 2
+    assert fingerprint_of(written) == before
+
+
+def test_a_scope_that_cannot_be_replayed_is_named_and_the_others_are_still_exported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from solar_core.deletion import CombinedDeletion, HistoryDeletion, PeriodicDeletion
+
+    path = str(tmp_path / "mixed.db")
+    with MemoryStore(path, policy="solar", capacity=3, embedder="hash", seed=1) as store:
+        store.scope(user="plain").add("plain text")
+
+    def combined() -> CombinedDeletion:
+        return CombinedDeletion(HistoryDeletion(n=1), PeriodicDeletion(window=2))
+
+    settings = {"policy": "solar", "capacity": 3, "embedder": "hash", "seed": 1}
+    with MemoryStore(path, deletion=combined, **settings) as store:  # type: ignore[arg-type]
+        store.scope(user="swept").add("swept text")
+    assert run("items", path, "--user", "swept")[0] == 1
+    assert "same deletion= factory" in capsys.readouterr().err
+    status, out = run("export", path)
+    assert status == 1
+    assert [json.loads(line)["text"] for line in out.splitlines()] == ["plain text"]
+    assert "not exported: user=swept" in capsys.readouterr().err
+
+
+def test_the_plotted_size_never_drops_below_zero_for_items_removed_by_hand() -> None:
+    from solar_core import SolarMemory
+    from solar_core.cli.timeline import timeline
+
+    memory = SolarMemory("solar", 4, embedder="hash", seed=1)
+    memory.add("a")
+    memory.add("b")
+    memory.remove("m1")
+    series = timeline(memory)
+    assert series["size"] == [1.0, 2.0]  # the decisions: removals are none
+    assert series["held_now"] == [1.0]
+
+
+def test_one_command_shows_one_moment_while_a_writer_keeps_going(written: str) -> None:
+    """Every view of a point-in-time memory agrees (the command's), a live one follows."""
+    with MemoryReader(written) as reader:
+        moment = reader.memory({"user": "bob", "session": "s1"}, live=False)
+        live = reader.memory({"user": "bob", "session": "s1"})
+        with MemoryStore(written, embedder="hash") as store:
+            store.scope(user="bob", session="s1").add("bob moved to Oslo")
+        assert [i.text for i in moment.items()] == ["bob plays chess"]
+        assert len(moment.trace()) == 1 and len(moment) == 1
+        assert [i.text for i in live.items()] == ["bob plays chess", "bob moved to Oslo"]
+
+
+def test_a_closed_store_in_a_folder_this_user_cannot_write_is_still_read(tmp_path: Path) -> None:
+    """SQLite's read-only mode needs the -wal/-shm files of a WAL database, which a reader may
+    not create there: the reader opens such a file as immutable instead (no -wal file: nobody
+    has it open, and nobody can write it while the folder is read-only)."""
+    import os
+    import shutil
+    import stat
+
+    folder = tmp_path / "shared"
+    folder.mkdir()
+    path = folder / "agent.db"
+    with MemoryStore(str(path), policy="fifo", capacity=3, embedder="hash", seed=0) as store:
+        store.scope(user="alice").add("likes tea")
+    before = fingerprint_of(str(path))
+    command = [sys.executable, "-m", "solar_core.cli", "scopes", str(path)]
+    if os.geteuid() == 0:  # root writes anywhere: drop the capabilities that let it
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("running as root without setpriv: cannot make a folder read-only")
+        caps = "-dac_override,-dac_read_search,-fowner"
+        command = [setpriv, f"--bounding-set={caps}", f"--inh-caps={caps}", *command]
+    path.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    folder.chmod(
+        stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH
+    )
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    finally:
+        folder.chmod(stat.S_IRWXU)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[2].startswith("user=alice ")
+    assert fingerprint_of(str(path)) == before
+    assert sorted(p.name for p in folder.iterdir()) == ["agent.db"]
