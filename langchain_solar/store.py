@@ -63,9 +63,11 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import decimal
 import json
 import logging
 import math
+import numbers
 import os
 import threading
 import time
@@ -95,6 +97,7 @@ from langgraph.store.base import (
 
 from solar_core import SolarMemory
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
+from solar_core.persistence.journal import plain_json, storable
 from solar_core.types import Decision, Hits, MemoryItem, UnknownItemError
 
 from .embeddings import LangChainEmbedder, to_embedder
@@ -130,7 +133,7 @@ def check_ttl(ttl: object, what: str = "ttl") -> float | None:
     """
     if ttl is None:
         return None
-    if isinstance(ttl, bool) or not isinstance(ttl, int | float):
+    if isinstance(ttl, bool) or not isinstance(ttl, numbers.Real | decimal.Decimal):
         raise TypeError(
             f"{what} must be a number of minutes (or None: no expiry), got {ttl!r}; "
             "e.g. ttl=60 for an hour"
@@ -276,6 +279,7 @@ class SolarStore(BaseStore):
             )
             self._owned = True
         self._lock = threading.RLock()
+        self._closed = False
         #: the decision on the latest ``put`` (stored? what it evicted, and why)
         self.last_decision: Decision | None = None
         self._last_search: list[tuple[SolarMemory, Hits]] = []
@@ -301,8 +305,10 @@ class SolarStore(BaseStore):
         for op in ops:  # bad input fails here, before any op changes anything
             if not isinstance(op, GetOp | SearchOp | ListNamespacesOp | PutOp):
                 raise ValueError(f"Unknown operation type: {type(op)}")
-            if isinstance(op, PutOp) and op.value is not None:
-                check_ttl(op.ttl)
+            if isinstance(op, PutOp):
+                _check_put(op)
+            elif isinstance(op, SearchOp) and op.filter:
+                _check_filter(op.filter)
         with self._lock:
             results: list[Result] = []
             puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
@@ -345,9 +351,10 @@ class SolarStore(BaseStore):
             return
         if isinstance(ttl, NotProvided):
             ttl = (self.ttl_config or {}).get("default_ttl")
-        check_ttl(ttl)
+        op = PutOp(namespace, key, value, index, ttl=ttl)
+        _check_put(op)
         with self._lock:
-            self._put(PutOp(namespace, str(key), value, index, ttl=ttl), pinned=True)
+            self._put(op, pinned=True)
 
     def feedback(self, *, like: bool | None = None, score: float | None = None) -> None:
         """Rate the latest ``search(query=...)``: every item it returned, in each namespace."""
@@ -356,6 +363,7 @@ class SolarStore(BaseStore):
 
     def close(self) -> None:
         """Stop the TTL sweeper, close the underlying store (if this object opened it)."""
+        self._closed = True
         self.stop_ttl_sweeper()
         if self._owned:
             self.store.close()
@@ -380,6 +388,8 @@ class SolarStore(BaseStore):
         else 5) in a daemon thread until :meth:`stop_ttl_sweeper` or :meth:`close`, as
         ``PostgresStore.start_ttl_sweeper`` does (a store without a ``ttl`` config sweeps
         nothing: the future is already done). Cancelling the future stops it too."""
+        if self._closed:
+            raise RuntimeError("this SolarStore is closed: a sweeper would have nothing to sweep")
         done: concurrent.futures.Future[None] = concurrent.futures.Future()
         if not self.ttl_config:
             done.set_result(None)
@@ -406,9 +416,11 @@ class SolarStore(BaseStore):
                             logger.info("SolarStore swept %d expired items", gone)
                     except Exception:  # keep sweeping: a failed sweep is retried next time
                         logger.exception("SolarStore TTL sweep failed")
-                done.set_result(None)
+                if not done.done():  # (a cancelled future already is)
+                    done.set_result(None)
             except BaseException as err:  # the thread ends: say why through the future
-                done.set_exception(err)
+                if not done.done():
+                    done.set_exception(err)
 
         self._sweeper = threading.Thread(target=loop, name="solar-store-ttl", daemon=True)
         self._sweeper.start()
@@ -438,9 +450,13 @@ class SolarStore(BaseStore):
     def _refresh(self, memory: SolarMemory, items: Iterable[MemoryItem]) -> None:
         """Restart the TTL of ``items`` returned by a read: ``valid_until = now + ttl``, one
         logged renewal step for them all (items without a TTL are left as they are)."""
-        lifetimes = {i.id: i.metadata[TTL] * 60.0 for i in items if i.metadata.get(TTL)}
-        if lifetimes:
-            memory.lifecycle.renew(lifetimes)
+        timed = [i for i in items if i.metadata.get(TTL) and i.valid_until is not None]
+        if timed:
+            # `seen`: renewed only if nobody re-put or renewed the item since this read
+            memory.lifecycle.renew(
+                {i.id: i.metadata[TTL] * 60.0 for i in timed},
+                seen={i.id: i.valid_until for i in timed if i.valid_until is not None},
+            )
 
     # -- operations -----------------------------------------------------------------------------
     def _get(self, op: GetOp) -> Item | None:
@@ -588,6 +604,45 @@ class SolarStore(BaseStore):
         else:
             namespaces = sorted(namespaces)
         return namespaces[op.offset : op.offset + op.limit]
+
+
+def _check_put(op: PutOp) -> None:
+    """Refuse a put the store could not apply, before any op of its batch runs (a read's TTL
+    refresh or a put's sweep of expired items would otherwise be done already)."""
+    labels = op.namespace
+    if not isinstance(labels, tuple) or not labels or not all(isinstance(x, str) for x in labels):
+        raise ValueError(f"a namespace is a non-empty tuple of str labels, got {labels!r}")
+    if not isinstance(op.key, str):
+        raise TypeError(f"an item key is a str, got {type(op.key).__name__}: pass str(key)")
+    for text in (op.key, *labels):
+        storable(text, "a namespace label or item key")
+    if op.value is None:
+        return
+    if not isinstance(op.value, Mapping):
+        raise TypeError(
+            f"an item's value is a dict, got {type(op.value).__name__}: wrap it, e.g. "
+            '{"value": ...}'
+        )
+    plain_json({"value": dict(op.value)}, "an item's value")
+    check_ttl(op.ttl)
+
+
+def _check_filter(wanted: Any) -> None:
+    """Refuse a search filter with an operator :func:`_compare` does not know."""
+    if isinstance(wanted, Mapping):
+        for key, value in wanted.items():
+            if isinstance(key, str) and key.startswith("$") and key not in _OPERATORS:
+                raise ValueError(
+                    f"Unsupported operator: {key} (use one of {', '.join(_OPERATORS)})"
+                )
+            _check_filter(value)
+    elif isinstance(wanted, list | tuple):
+        for value in wanted:
+            _check_filter(value)
+
+
+#: the filter operators of LangGraph's stores
+_OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 
 
 def _item(

@@ -560,17 +560,23 @@ class MemoryCore:
         self.drop(self._store.slot_of(self.check_id(item_id)), reason)
 
     def renew(self, renewal: Renewal) -> list[str]:
-        """Set ``valid_until = now + seconds`` for each stored ``(item_id, seconds)`` of
-        ``renewal`` (ids not stored are skipped); returns the renewed ids, in order. Only the
-        validity moves: no policy statistic, counter or trace does (a renewal is not a use)."""
+        """Set ``valid_until = now + seconds`` for each ``(item_id, seconds, seen)`` of
+        ``renewal`` that may be renewed (see :class:`~solar_core.steps.Renewal`); returns the
+        renewed ids, in order. Only the validity moves: no policy statistic, counter or trace
+        does (a renewal is not a use)."""
         now = self._clock()  # before any change, as every step reads it
         store = self._store
         renewed = []
-        for item_id, seconds in renewal.lifetimes:
+        for item_id, seconds, seen in renewal.lifetimes:
             if item_id not in store:
                 continue
             slot = store.slot_of(item_id)
             record: Record = store.payload_at(slot)
+            until = record.valid_until
+            # Checked here, in the step, not by the caller's earlier read: another process may
+            # have re-put the item (with no TTL, or another one) or it may have lapsed since.
+            if until is None or now >= until or (seen is not None and until != seen):
+                continue
             record.valid_until = now + seconds
             renewed.append(item_id)
             # Rare enough to tell every listener (the others have a no-op hook) rather than

@@ -199,17 +199,23 @@ class Lifecycle(StepListener):
             memory.remove(item_id, "expired")
         return doomed
 
-    def renew(self, lifetimes: Mapping[str, float]) -> list[str]:
+    def renew(
+        self, lifetimes: Mapping[str, float], seen: Mapping[str, float] | None = None
+    ) -> list[str]:
         """Keep items valid ``seconds`` more from now: ``valid_until = now + seconds`` for each
-        ``item_id: seconds`` of ``lifetimes``, whatever the item's category (ids not stored are
-        skipped); returns the renewed ids. Nothing else moves (no statistic, counter or trace:
-        a renewal is not a use). ``seconds`` must be finite and > 0; bad input changes nothing.
+        ``item_id: seconds`` of ``lifetimes``; returns the renewed ids. Only items that expire
+        and have not yet are renewed (ids not stored, items without a ``valid_until`` and items
+        past it are skipped), and with ``seen`` (``item_id: the valid_until the caller read``)
+        only those nobody changed since. Nothing else moves (no statistic, counter or trace: a
+        renewal is not a use). ``seconds`` must be finite and > 0; bad input changes nothing.
         """
         if not isinstance(lifetimes, Mapping):
             raise TypeError(
                 f"lifetimes must be a mapping of item id to seconds, got {type(lifetimes).__name__}"
             )
-        pairs = []
+        if seen is not None and not isinstance(seen, Mapping):
+            raise TypeError(f"seen must be a mapping of item id to a time, got {seen!r}")
+        entries = []
         for item_id, seconds in lifetimes.items():
             if not isinstance(item_id, str):
                 raise TypeError(f"item id must be a str, got {type(item_id).__name__}")
@@ -226,12 +232,17 @@ class Lifecycle(StepListener):
                     f"lifetimes[{item_id!r}] must be a finite number of seconds > 0, got "
                     f"{seconds!r} (to end an item's validity, remove it)"
                 )
-            pairs.append((item_id, value))
-        if not pairs:
+            was = None if seen is None else seen.get(item_id)
+            if was is not None and (
+                isinstance(was, bool) or not isinstance(was, int | float) or not math.isfinite(was)
+            ):
+                raise TypeError(f"seen[{item_id!r}] must be a finite time, got {was!r}")
+            entries.append((item_id, value, None if was is None else float(was)))
+        if not entries:
             return []  # nothing to renew: no step (a scope not stored stays so)
         if self._run is None:
             raise RuntimeError("this lifecycle belongs to no memory")
-        result: list[str] = self._run(Renewal(tuple(pairs)))
+        result: list[str] = self._run(Renewal(tuple(entries)))
         return result
 
     def appliers(self) -> dict[type, Callable[[Any], Any]]:

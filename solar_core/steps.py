@@ -93,10 +93,13 @@ class Sweep:
 
 @dataclass(slots=True)
 class Renewal:
-    """Keep items valid longer: each ``(item_id, seconds)`` gets ``valid_until = now +
-    seconds``, ``now`` being the step's clock reading (ids not stored are skipped)."""
+    """Keep items valid longer: each ``(item_id, seconds, seen)`` gets ``valid_until = now +
+    seconds``, ``now`` being the step's clock reading. Skipped: ids not stored, items without a
+    ``valid_until`` (they never expire) or past it, and items whose ``valid_until`` is no longer
+    ``seen`` (the one the caller read: another writer re-put or renewed the item since;
+    ``None``: not checked)."""
 
-    lifetimes: tuple[tuple[str, float], ...]
+    lifetimes: tuple[tuple[str, float, float | None], ...]
 
 
 Step = Lookup | Rating | Offer | Removal | Clearing | Sweep | Renewal

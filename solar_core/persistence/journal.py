@@ -154,18 +154,26 @@ def _check_logged(memory: SolarMemory, kind: str, args: Any, vector: FloatVector
     elif ok and kind == "remove":
         ok = args.keys() == {"id"} and _is(args["id"], str)
     elif ok and kind == "renew":
+        entries = args.get("l")
         ok = (
             args.keys() == {"l"}
-            and _is(args["l"], list)
+            and _is(entries, list)
+            and len(entries) > 0  # an empty renewal is no step
             and all(
-                _is(pair, list)
-                and len(pair) == 2
-                and _is(pair[0], str)
-                and _is(pair[1], float)
-                and 0.0 < pair[1] < math.inf  # what Lifecycle.renew lets through
-                for pair in args["l"]
+                _is(entry, list)
+                and len(entry) == 3
+                and _is(entry[0], str)
+                and _is(entry[1], float)
+                and 0.0 < entry[1] < math.inf  # what Lifecycle.renew lets through
+                and (entry[2] is None or (_is(entry[2], int, float) and math.isfinite(entry[2])))
+                for entry in entries
             )
+            and len({entry[0] for entry in entries}) == len(entries)  # ids from a mapping
         )
+    elif ok and kind in ("clear", "decay", "expire", "lapse", "sweep"):
+        ok = not args  # these steps have no inputs
+    if ok and kind not in ("retrieve", "add"):
+        ok = vector is None  # only a retrieval and an add log a vector
     if not ok:
         raise PersistenceError(f"its inputs are not a {kind} step's")
 
@@ -216,7 +224,7 @@ def _step(kind: str, args: dict[str, Any], vector: FloatVector | None) -> Step:
     if kind in ("decay", "expire", "lapse", "sweep"):
         return Sweep(kind)
     if kind == "renew":
-        return Renewal(tuple((item_id, seconds) for item_id, seconds in args["l"]))
+        return Renewal(tuple((item_id, seconds, seen) for item_id, seconds, seen in args["l"]))
     raise PersistenceError(f"unknown step kind {kind!r}")
 
 
@@ -634,7 +642,7 @@ class Journal(StepListener):
             return self._logged(memory, "clear", {}, None, lambda: apply(step))
         if kind is Renewal:
             assert isinstance(step, Renewal)
-            args = {"l": [[item_id, seconds] for item_id, seconds in step.lifetimes]}
+            args = {"l": [list(entry) for entry in step.lifetimes]}
             return self._logged(memory, "renew", args, None, lambda: apply(step))
         assert isinstance(step, Sweep)
         return self._logged(memory, step.kind, {}, None, lambda: apply(step))
@@ -867,7 +875,12 @@ class Journal(StepListener):
         try:
             args = json.loads(op.args)
             vector = None if op.vector is None else np.frombuffer(op.vector, np.float32).copy()
-            self._replay = deque(json.loads(op.clocks))
+            clocks = json.loads(op.clocks)
+            if not _is(clocks, list) or not all(
+                _is(c, int, float) and math.isfinite(c) for c in clocks
+            ):  # a NaN deadline would never pass, an infinite one always
+                raise PersistenceError("its clock readings are not finite numbers")
+            self._replay = deque(clocks)
             result = self._replay_step(memory, op.kind, args, vector)
             if self._replay:
                 raise PersistenceError("it read the clock less often than logged")

@@ -281,3 +281,87 @@ def test_the_sweeper_removes_expired_items_in_the_background() -> None:
     assert store.stop_ttl_sweeper(timeout=5)
     assert future.result(timeout=5) is None
     store.close()
+
+
+def test_a_refresh_never_changes_an_item_another_writer_put_again_meanwhile(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reads ``k`` (ttl 1 minute); before A's refresh runs, B puts ``k`` again to live for
+    ever. A's refresh must leave B's item alone, else B's item would expire a minute later."""
+    clock = Clock()
+    path = tmp_path / "shared.db"
+    a, b = make(clock, path), make(clock, path)
+    a.put(NS, "k", {"text": "short-lived"}, ttl=1)
+    refresh = SolarStore._refresh
+
+    def b_writes_first(self: SolarStore, memory: Any, items: Any) -> None:
+        if self is a:
+            b.put(NS, "k", {"text": "kept for ever"}, ttl=None)
+        refresh(self, memory, items)
+
+    monkeypatch.setattr(SolarStore, "_refresh", b_writes_first)
+    got = a.get(NS, "k")
+    assert got is not None and got.value == {"text": "short-lived"}  # A's read, before B's put
+    monkeypatch.undo()
+    assert valid_until(a, "k") is None and valid_until(b, "k") is None
+    clock.now += 10 * MINUTE
+    assert b.get(NS, "k") is not None and b.sweep_ttl() == 0
+    a.close()
+    b.close()
+
+
+def test_a_batch_with_a_bad_op_changes_nothing_not_even_a_refresh() -> None:
+    clock = Clock()
+    store = make(clock)
+    store.put(NS, "k", {"text": "tea"}, ttl=5)
+    store.put(NS, "old", {"text": "coffee"}, ttl=1)
+    clock.now += 2 * MINUTE  # "old" expired, not swept yet
+    memory = store.memory(NS)
+    assert memory is not None
+    before = memory.state()
+    bad_ops: list[Any] = [
+        PutOp(NS, "z", [1, 2]),  # type: ignore[arg-type]
+        PutOp(NS, "z\x00", {"text": "nul"}),
+        PutOp(NS, 7, {"text": "int key"}),  # type: ignore[arg-type]
+        PutOp(NS, "z", {"when": object()}),
+        SearchOp(NS, filter={"n": {"$foo": 1}}),
+    ]
+    for bad in bad_ops:
+        with pytest.raises((TypeError, ValueError)):
+            store.batch([GetOp(NS, "k"), bad])
+        assert memory.state() == before, bad
+    with pytest.raises(ValueError, match="NUL"):
+        store.put(NS, "z\x00", {"text": "nul"}, pinned=True)
+    assert memory.state() == before
+    store.close()
+
+
+def test_ttl_takes_any_real_number_of_minutes() -> None:
+    np = pytest.importorskip("numpy")
+    from decimal import Decimal
+
+    clock = Clock()
+    store = make(clock)
+    for n, ttl in enumerate([np.int64(5), np.float32(5), Decimal(5), 5, 5.0]):
+        store.put(NS, f"k{n}", {"text": f"t{n}"}, ttl=ttl)
+        assert valid_until(store, f"k{n}") == clock.now + 5 * MINUTE
+    store.close()
+
+
+def test_the_sweeper_stops_cleanly_when_its_future_is_cancelled_and_not_after_close(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import threading
+
+    failures: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: failures.append(args.exc_value))
+    store = make(Clock(), ttl={"default_ttl": 1, "sweep_interval_minutes": 0.0001})
+    future = store.start_ttl_sweeper()
+    assert future.cancel()
+    sweeper = store._sweeper
+    assert sweeper is not None
+    sweeper.join(10)
+    assert not sweeper.is_alive() and failures == []
+    store.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        store.start_ttl_sweeper()

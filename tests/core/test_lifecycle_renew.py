@@ -32,9 +32,9 @@ def test_renew_moves_valid_until_from_now_and_nothing_else() -> None:
     never = m.add("never", embedding=v(1), category="identity").item_id
     before = m.state()
     clock.now += 30
-    assert m.lifecycle.renew({short: 600, never: 60, "ghost": 5}) == [short, never]
+    assert m.lifecycle.renew({short: 600, never: 60, "ghost": 5}) == [short]
     assert m.get(short).valid_until == clock.now + 600
-    assert m.get(never).valid_until == clock.now + 60  # any category: its own lifetime now
+    assert m.get(never).valid_until is None  # it never expires: a renewal gives it no deadline
     after = m.state()
     for state in (before, after):  # only the deadlines moved
         for item in state["items"]:
@@ -108,7 +108,38 @@ def test_a_renewal_is_logged_and_replayed_by_another_store(tmp_path: Path) -> No
     again.close()
 
 
-@pytest.mark.parametrize("args", ['{"l": [["m1", -5.0]]}', '{"l": [["m1", 60]]}', '{"x": []}'])
+def test_a_renewal_skips_what_changed_since_the_caller_read_it() -> None:
+    """Another writer may re-put an item between a read and the renewal it causes: the renewal
+    checks in its own step that the item still has the deadline the caller saw, and has not
+    passed it."""
+    clock = Clock()
+    m = SolarMemory("fifo", capacity=5, dim=4, clock=clock, seed=0)
+    item = m.add("tea", embedding=v(0), valid_until=clock.now + 60).item_id
+    seen = {item: m.get(item).valid_until}
+    m.remove(item)  # re-put meanwhile, never to expire
+    m.add("tea", embedding=v(0), item_id=item)
+    assert m.lifecycle.renew({item: 60.0}, seen=seen) == []
+    assert m.get(item).valid_until is None
+    m.remove(item)  # re-put with another lifetime
+    m.add("tea", embedding=v(0), item_id=item, valid_until=clock.now + 6000)
+    assert m.lifecycle.renew({item: 60.0}, seen=seen) == []
+    assert m.get(item).valid_until == clock.now + 6000
+    clock.now += 6000  # past its deadline, not swept yet: a renewal does not revive it
+    assert m.lifecycle.renew({item: 60.0}) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        '{"l": [["m1", -5.0, null]]}',
+        '{"l": [["m1", 60, null]]}',
+        '{"l": [["m1", 60.0]]}',
+        '{"l": [["m1", 60.0, NaN]]}',
+        '{"l": []}',
+        '{"l": [["m1", 60.0, null], ["m1", 90.0, null]]}',
+        '{"x": []}',
+    ],
+)
 def test_a_renewal_the_library_could_not_have_logged_is_refused(tmp_path: Path, args: str) -> None:
     clock = Clock()
     path = tmp_path / "m.db"
@@ -129,3 +160,55 @@ def test_a_renewal_the_library_could_not_have_logged_is_refused(tmp_path: Path, 
         other.scope(user="u")
     other.backend.close()
     store.backend.close()
+
+
+def _edit_last(path: Path, kind: str, **columns: Any) -> None:
+    """Rewrite the last logged ``kind`` step's columns by hand, checksum recomputed."""
+    with sqlite3.connect(path) as con:
+        scope_id, seq, args, clocks, digest, vector = con.execute(
+            "SELECT scope_id, seq, args, clocks, digest, vector FROM solar_ops WHERE kind = ? "
+            "ORDER BY seq DESC",
+            (kind,),
+        ).fetchone()
+        args, clocks = columns.get("args", args), columns.get("clocks", clocks)
+        vector = columns.get("vector", vector)
+        con.execute(
+            "UPDATE solar_ops SET args = ?, clocks = ?, vector = ?, checksum = ? WHERE seq = ?",
+            (
+                args,
+                clocks,
+                vector,
+                row_checksum(scope_id, [seq, kind, args, clocks, digest], vector),
+                seq,
+            ),
+        )
+
+
+@pytest.mark.parametrize(
+    ("kind", "columns"),
+    [
+        ("renew", {"clocks": "[NaN]"}),  # a NaN deadline would never pass
+        ("renew", {"clocks": "[Infinity]"}),
+        ("renew", {"clocks": "[true]"}),
+        ("renew", {"vector": b"\x00" * 16}),  # only retrievals and adds log a vector
+        ("lapse", {"args": '{"x": 1}'}),  # a sweep has no inputs
+    ],
+)
+def test_logged_steps_no_call_could_make_are_refused(
+    tmp_path: Path, kind: str, columns: dict[str, Any]
+) -> None:
+    clock = Clock()
+    path = tmp_path / "m.db"
+    store = _store(path, clock)
+    memory = store.scope(user="u")
+    item = memory.add("tea", valid_until=clock.now + 60).item_id
+    memory.lifecycle.renew({item: 60.0})
+    memory.add("coffee", valid_until=clock.now + 10)
+    clock.now += 20
+    memory.lifecycle.lapse()
+    store.backend.close()  # (not store.close(): its snapshot would fold the log away)
+    _edit_last(path, kind, **columns)
+    other = _store(path, clock)
+    with pytest.raises(PersistenceError, match=kind):
+        other.scope(user="u")
+    other.backend.close()
