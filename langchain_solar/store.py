@@ -98,12 +98,13 @@ from langgraph.store.base import (
 from solar_core import SolarMemory
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
 from solar_core.persistence.journal import plain_json, storable
+from solar_core.persistence.scope import NAMESPACE_PROJECT, namespace_scope, scope_namespace
 from solar_core.types import Decision, Hits, MemoryItem, UnknownItemError
 
 from .embeddings import LangChainEmbedder, to_embedder
 
 #: the scope part that marks a namespace's memory (a namespace is the scope's ``user``)
-PROJECT = "langgraph-store"
+PROJECT = NAMESPACE_PROJECT
 # metadata keys of a stored item (TTL: its ttl in minutes, only on an item put with one)
 VALUE, CREATED, UPDATED, POSITION, INDEXED, TTL = (
     "value",
@@ -173,17 +174,19 @@ def check_ttl_config(ttl: object) -> TTLConfig | None:
 
 
 def scope_of(namespace: tuple[str, ...]) -> Scope:
-    """The scope holding ``namespace``: its labels as a JSON list, under :data:`PROJECT`.
+    """The scope holding ``namespace`` (:func:`~solar_core.persistence.scope.namespace_scope`:
+    the ``solar-memory`` command reads the same mapping).
 
     >>> scope_of(("users", "alice")).user
     '["users","alice"]'
     """
-    return Scope(project=PROJECT, user=json.dumps(list(namespace), separators=(",", ":")))
+    return namespace_scope(namespace)
 
 
 def namespace_of(scope: Scope) -> tuple[str, ...]:
-    assert scope.user is not None
-    return tuple(json.loads(scope.user))
+    namespace = scope_namespace(scope)
+    assert namespace is not None
+    return namespace
 
 
 def _now(memory: SolarMemory) -> float:

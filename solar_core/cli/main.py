@@ -30,7 +30,7 @@ from typing import TextIO
 
 from ..persistence.errors import PersistenceError
 from ..persistence.reader import MemoryReader
-from ..persistence.scope import PARTS, Scope
+from ..persistence.scope import PARTS, Scope, namespace_scope, scope_namespace
 from . import tables
 
 EPILOG = """\
@@ -40,6 +40,7 @@ examples:
   solar-memory trace agent.db --user alice --last 20
   solar-memory export agent.db --format csv -o memories.csv
   solar-memory plot agent.db --user alice -o memory.png
+  solar-memory items agent.db --namespace memories.alice      # a SolarStore namespace
   solar-memory forget agent.db --user alice --session s1
   solar-memory erase agent.db --user alice --yes
 
@@ -50,7 +51,12 @@ DB is a SQLite file or a postgresql:// URL. Every command but forget and erase o
 def _scope_options(parser: argparse.ArgumentParser) -> None:
     for part in PARTS:
         parser.add_argument(f"--{part}", help=f"the scope's {part}")
-    parser.add_argument("--scope", metavar="KEY", help="a scope key as `scopes` lists it")
+    parser.add_argument("--scope", metavar="KEY", help="a scope as `scopes` lists it")
+    parser.add_argument(
+        "--namespace",
+        metavar="LABELS",
+        help="a LangGraph store namespace (SolarStore), its labels joined by dots: users.alice",
+    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -121,6 +127,30 @@ class Declined(CommandError):
     status = 1
 
 
+def shown_scope(scope: Scope) -> str:
+    """A scope as the command shows it (and ``--scope`` takes it back): its key, or for a
+    LangGraph store namespace ``namespace=`` and its labels joined by dots.
+
+    >>> from solar_core.persistence.scope import namespace_scope
+    >>> shown_scope(namespace_scope(["users", "alice"])), shown_scope(Scope(user="bob"))
+    ('namespace=users.alice', 'user=bob')
+    """
+    labels = scope_namespace(scope)
+    if labels is not None and all(label and "." not in label for label in labels):
+        return "namespace=" + ".".join(labels)
+    return scope.key
+
+
+def parse_scope(text: str) -> Scope:
+    """The scope ``text`` names: a key, or ``namespace=`` and dot-joined labels."""
+    if text.startswith("namespace="):
+        return namespace_scope(text[len("namespace=") :].split("."))
+    try:
+        return Scope.from_key(text)
+    except ValueError as err:
+        raise CommandError(f"--scope {text!r} is not a scope key: {err}") from err
+
+
 def _given_parts(args: argparse.Namespace) -> dict[str, str]:
     return {part: getattr(args, part) for part in PARTS if getattr(args, part) is not None}
 
@@ -128,13 +158,13 @@ def _given_parts(args: argparse.Namespace) -> dict[str, str]:
 def _one_scope(reader: MemoryReader, args: argparse.Namespace) -> Scope:
     """The scope the options name; the only stored one when none is named."""
     parts = _given_parts(args)
+    named = [args.scope is not None, args.namespace is not None, bool(parts)]
+    if sum(named) > 1:
+        raise CommandError("name the scope one way: --scope, --namespace or its parts")
+    if args.namespace is not None:
+        return namespace_scope(args.namespace.split("."))
     if args.scope is not None:
-        if parts:
-            raise CommandError("name the scope either with --scope or with its parts, not both")
-        try:
-            return Scope.from_key(args.scope)
-        except ValueError as err:
-            raise CommandError(f"--scope {args.scope!r} is not a scope key: {err}") from err
+        return parse_scope(args.scope)
     if parts:
         return Scope(**parts)
     stored = reader.scopes()
@@ -159,7 +189,7 @@ def _scopes(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None
     now = time.time()
     rows = [
         [
-            tables.safe(s.key),
+            tables.safe(shown_scope(Scope.from_key(s.key))),
             tables.safe(s.policy),
             "unbounded" if s.capacity is None else s.capacity,
             s.items,
@@ -185,7 +215,7 @@ def _items(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
         _write(out, "\n".join(json.dumps(r) for r in records) if records else "")
         return
     shown = f"{len(records)} items" if len(records) == held else f"{len(records)} of {held} items"
-    _write(out, f"{tables.safe(scope.key)}: {shown}")
+    _write(out, f"{tables.safe(shown_scope(scope))}: {shown}")
     if records:
         _write(out, tables.items_table(records, args.width))
 
@@ -198,7 +228,7 @@ def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
     if args.json:
         _write(out, "\n".join(json.dumps(r) for r in records) if records else "")
         return
-    _write(out, f"{tables.safe(scope.key)}: the last {len(records)} decisions")
+    _write(out, f"{tables.safe(shown_scope(scope))}: the last {len(records)} decisions")
     if records:
         _write(out, tables.decisions_table(records))
 
@@ -213,7 +243,7 @@ def _check_output(reader: MemoryReader, output: str) -> None:
 
 
 def _export(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> int:
-    named = args.scope is not None or _given_parts(args)
+    named = args.scope is not None or args.namespace is not None or _given_parts(args)
     scopes = (
         [_one_scope(reader, args)] if named else [Scope.from_key(s.key) for s in reader.scopes()]
     )
@@ -271,7 +301,7 @@ def _plot(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
 
     _check_output(reader, args.output)
     scope = _one_scope(reader, args)
-    plot(reader.memory(scope, live=False), args.output, f"{tables.safe(scope.key)}")
+    plot(reader.memory(scope, live=False), args.output, tables.safe(shown_scope(scope)))
     _write(out, f"wrote {args.output}")
 
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from urllib.parse import quote, unquote
 
@@ -107,3 +108,32 @@ class Scope:
 
     def __str__(self) -> str:
         return self.key
+
+
+#: the project of the scopes that hold LangGraph store namespaces (``langchain_solar.SolarStore``)
+NAMESPACE_PROJECT = "langgraph-store"
+
+
+def namespace_scope(labels: Sequence[str]) -> Scope:
+    """The scope holding a LangGraph store namespace: its labels as a JSON list (so labels of
+    any text and namespaces of any depth map one to one), under :data:`NAMESPACE_PROJECT`.
+
+    >>> namespace_scope(("users", "alice")).user
+    '["users","alice"]'
+    >>> scope_namespace(namespace_scope(("users", "alice")))
+    ('users', 'alice')
+    """
+    return Scope(project=NAMESPACE_PROJECT, user=json.dumps(list(labels), separators=(",", ":")))
+
+
+def scope_namespace(scope: Scope) -> tuple[str, ...] | None:
+    """The namespace a scope holds, or ``None`` if it is no store namespace's scope."""
+    if scope.project != NAMESPACE_PROJECT or scope.user is None or scope.org or scope.session:
+        return None
+    try:
+        labels = json.loads(scope.user)
+    except ValueError:
+        return None
+    if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
+        return None
+    return tuple(labels)

@@ -372,3 +372,35 @@ def test_a_closed_store_in_a_folder_this_user_cannot_write_is_still_read(tmp_pat
     assert done.stdout.splitlines()[2].startswith("user=alice ")
     assert fingerprint_of(str(path)) == before
     assert sorted(p.name for p in folder.iterdir()) == ["agent.db"]
+
+
+def test_a_langgraph_store_namespace_is_named_and_read_by_its_labels(tmp_path: Path) -> None:
+    pytest.importorskip("langgraph.store.base")
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from langchain_solar import SolarStore
+
+    path = str(tmp_path / "lg.db")
+    index = {"dims": 16, "embed": DeterministicFakeEmbedding(size=16)}
+    store = SolarStore(path, index=index, capacity=2, policy="fifo", seed=0)  # type: ignore[arg-type]
+    for key in ("diet", "city", "pet"):
+        store.put(("memories", "alice"), key, {"text": f"alice's {key}"}, ttl=30)
+    store.put(("memories", "bob"), "diet", {"text": "bob eats fish"})
+    store.close()
+    status, out = run("scopes", path)
+    assert status == 0
+    assert [line.split()[0] for line in out.splitlines()[2:]] == [
+        "namespace=memories.alice",
+        "namespace=memories.bob",
+    ]
+    status, out = run("items", path, "--namespace", "memories.alice", "--json")
+    assert status == 0
+    shown = [json.loads(line) for line in out.splitlines()]
+    assert [r["id"] for r in shown] == ["city", "pet"]  # fifo, capacity 2: diet evicted
+    assert all(r["valid_until"] is not None for r in shown)
+    status, table_out = run("items", path, "--scope", "namespace=memories.alice")
+    assert status == 0 and "expires in" in table_out.splitlines()[1]
+    status, out = run("trace", path, "--namespace", "memories.alice", "--json")
+    assert [json.loads(line)["evicted"] for line in out.splitlines()] == [None, None, "diet"]
+    assert run("items", path, "--namespace", "memories.carol")[0] == 1
+    assert run("items", path, "--namespace", "memories.alice", "--user", "x")[0] == 2
