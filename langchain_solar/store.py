@@ -617,6 +617,8 @@ def _check_put(op: PutOp) -> None:
         raise ValueError(f"a namespace is a non-empty tuple of str labels, got {labels!r}")
     if not isinstance(op.key, str):
         raise TypeError(f"an item key is a str, got {type(op.key).__name__}: pass str(key)")
+    if not op.key.strip():
+        raise ValueError(f"an item key must not be empty or blank, got {op.key!r}")
     for text in (op.key, *labels):
         storable(text, "a namespace label or item key")
     if op.value is None:

@@ -27,6 +27,7 @@ import sys
 import time
 from collections.abc import Sequence
 from typing import TextIO
+from urllib.parse import unquote, urlsplit
 
 from ..persistence.errors import PersistenceError
 from ..persistence.reader import MemoryReader
@@ -238,8 +239,13 @@ def _check_output(reader: MemoryReader, output: str) -> None:
     if "://" in str(reader.url) or reader.url == ":memory:":
         return
     database = os.path.realpath(str(reader.url))
-    if os.path.realpath(output) in {database + tail for tail in ("", "-wal", "-shm", "-journal")}:
-        raise CommandError(f"-o {output} is the database being read: name another file")
+    for tail in ("", "-wal", "-shm", "-journal"):
+        target = database + tail
+        same = os.path.realpath(output) == target
+        if not same and os.path.exists(output) and os.path.exists(target):
+            same = os.path.samefile(output, target)  # a hard link of it
+        if same:
+            raise CommandError(f"-o {output} is the database being read: name another file")
 
 
 def _export(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> int:
@@ -255,10 +261,11 @@ def _export(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> int:
     for scope in scopes:
         try:
             records = tables.item_records(reader.memory(scope, live=False), now)
-        except PersistenceError as err:
+        except (PersistenceError, KeyError) as err:  # (KeyError: forgotten since listed)
             if named:
                 raise
-            unread.append(f"{tables.safe(scope.key)}: {err}")
+            why = err.args[0] if isinstance(err, KeyError) else err
+            unread.append(f"{tables.safe(scope.key)}: {why}")
             continue
         rows += [{"scope": scope.key, **record} for record in records]
     target: TextIO = out
@@ -343,6 +350,20 @@ def _delete(reader: MemoryReader, args: argparse.Namespace, out: TextIO, answers
     _write(out, f"deleted {len(gone)} scope(s): {', '.join(tables.safe(k) for k in gone)}")
 
 
+def _redacted(message: str, url: str) -> str:
+    """``message`` without the database password (a driver may quote the URL's pieces)."""
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        password = None
+    query = dict(pair.partition("=")[::2] for pair in url.partition("?")[2].split("&") if pair)
+    for secret in (password, query.get("password")):
+        if secret:
+            for form in {secret, unquote(secret)}:
+                message = message.replace(form, "***")
+    return message
+
+
 def main(
     argv: Sequence[str] | None = None,
     out: TextIO | None = None,
@@ -354,7 +375,7 @@ def main(
     try:
         reader = MemoryReader(args.db)
     except (PersistenceError, ValueError, TypeError, ImportError) as err:
-        print(f"solar-memory: error: {err}", file=sys.stderr)
+        print(f"solar-memory: error: {_redacted(str(err), args.db)}", file=sys.stderr)
         return 1
     try:
         if args.command in ("forget", "erase"):
@@ -365,13 +386,13 @@ def main(
             run = {"scopes": _scopes, "items": _items, "trace": _trace, "plot": _plot}
             run[args.command](reader, args, out)
     except KeyError as err:  # a scope that is not stored: the reader's message names them
-        print(f"solar-memory: error: {err.args[0]}", file=sys.stderr)
+        print(f"solar-memory: error: {_redacted(err.args[0], args.db)}", file=sys.stderr)
         return 1
     except CommandError as err:
         print(f"solar-memory: error: {err}", file=sys.stderr)
         return err.status
     except (PersistenceError, ValueError, ImportError) as err:
-        print(f"solar-memory: error: {err}", file=sys.stderr)
+        print(f"solar-memory: error: {_redacted(str(err), args.db)}", file=sys.stderr)
         return 1
     except OSError as err:
         if isinstance(err, BrokenPipeError):

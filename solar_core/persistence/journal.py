@@ -341,6 +341,12 @@ class Journal(StepListener):
             return replay.popleft()
         now = self.user_clock()
         if self._clocks is not None:
+            if isinstance(now, bool) or not isinstance(now, int | float) or not math.isfinite(now):
+                # (what a replay would refuse: refused before anything of the step is logged)
+                raise PersistenceError(
+                    f"the memory's clock returned {now!r}: a clock must return finite seconds "
+                    "(e.g. time.time)"
+                )
             self._clocks.append(now)
         return now
 

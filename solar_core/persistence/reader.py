@@ -26,11 +26,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from .. import deletion as deletion_policies
 from ..hash_embedder import HashEmbedder
@@ -101,14 +102,21 @@ def shown_url(url: str) -> str:
 
     >>> shown_url("postgresql://app:s3cret@db.internal/agents")
     'postgresql://app:***@db.internal/agents'
+    >>> shown_url("postgresql:///agents?host=/run/pg&password=s3cret")
+    'postgresql:///agents?host=/run/pg&password=***'
     >>> shown_url("agent.db")
     'agent.db'
     """
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.netloc.rpartition("@")[2]
-    return urlunsplit(parts._replace(netloc=f"{parts.username or ''}:***@{host}"))
+    try:
+        parts = urlsplit(url)
+        password = parts.password
+    except ValueError:  # not a URL one can take apart: show none of it
+        return "(a database URL)"
+    shown = url
+    if password is not None:
+        host = parts.netloc.rpartition("@")[2]
+        shown = shown.replace(parts.netloc, f"{parts.username or ''}:***@{host}", 1)
+    return re.sub(r"([?&])password=[^&#]*", r"\1password=***", shown)
 
 
 class _PointInTime(Journal):

@@ -61,13 +61,7 @@ class SQLiteBackend(Backend):
                     "SQLite file (reading never creates one)"
                 )
             target, uri = f"file:{quote(os.path.abspath(self.path))}?mode=ro", True
-            folder = os.path.dirname(os.path.abspath(self.path))
-            if not os.path.exists(self.path + "-wal") and not os.access(folder, os.W_OK):
-                # A WAL reader needs the -wal and -shm files, and may not create them here.
-                # Without a -wal file no connection has the database open, and none can write
-                # it while the folder stays read-only (a writer must create that file): the
-                # file cannot change under us, which is what immutable=1 asks.
-                target += "&immutable=1"
+            target += self._read_only_folder()
         try:
             self._conn = sqlite3.connect(
                 target,
@@ -118,6 +112,28 @@ class SQLiteBackend(Backend):
         conn.execute(f"PRAGMA synchronous={_DURABILITY[durability]}")  # from a fixed table
         if app_id == 0:
             self._create()
+
+    def _read_only_folder(self) -> str:
+        """What a reader must add to its URI when it may not write the database's folder:
+        nothing when it may (or the -shm file is there); ``&immutable=1`` on a read-only file
+        system (nobody can write the file, so it cannot change under us); else an error,
+        since SQLite needs to create the -shm file to read a WAL database safely while others
+        write it (and another user may be writing it: immutable would read torn pages)."""
+        folder = os.path.dirname(os.path.abspath(self.path))
+        if os.access(folder, os.W_OK) or os.path.exists(self.path + "-shm"):
+            return ""
+        try:
+            frozen = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+        except (OSError, AttributeError):  # no statvfs (Windows): assume it may change
+            frozen = False
+        if frozen and not os.path.exists(self.path + "-wal"):
+            return "&immutable=1"
+        raise PersistenceError(
+            f"cannot read {self.path} from this account: SQLite must create {self.path}-shm "
+            f"beside it to read a WAL database while others may write it, and may not write "
+            f"its folder {folder}. Read it as a user who may (e.g. the service's), or copy the "
+            "database file somewhere writable; it was left untouched"
+        )
 
     def _check_readable(self, app_id: int) -> None:
         """Refuse, for reading, a file that is not a store of this schema version (a newer

@@ -323,6 +323,7 @@ def test_a_batch_with_a_bad_op_changes_nothing_not_even_a_refresh() -> None:
         PutOp(NS, "z", [1, 2]),  # type: ignore[arg-type]
         PutOp(NS, "z\x00", {"text": "nul"}),
         PutOp(NS, 7, {"text": "int key"}),  # type: ignore[arg-type]
+        PutOp(NS, " ", {"text": "blank key"}),
         PutOp(NS, "z", {"when": object()}),
         SearchOp(NS, filter={"n": {"$foo": 1}}),
     ]

@@ -7,6 +7,7 @@ import csv
 import hashlib
 import io
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -287,6 +288,9 @@ def test_an_output_file_is_never_the_database_being_read(tmp_path: Path) -> None
     before = fingerprint_of(written)
     assert run("export", written, "-o", written)[0] == 2
     assert run("export", written, "-o", written + "-wal")[0] == 2
+    link = str(tmp_path / "hard-link.db")
+    os.link(written, link)
+    assert run("export", written, "-o", link)[0] == 2
     assert run("plot", written, "--user", "alice", "-o", written)[0] == 2
     assert fingerprint_of(written) == before
 
@@ -339,10 +343,11 @@ def test_one_command_shows_one_moment_while_a_writer_keeps_going(written: str) -
         assert [i.text for i in live.items()] == ["bob plays chess", "bob moved to Oslo"]
 
 
-def test_a_closed_store_in_a_folder_this_user_cannot_write_is_still_read(tmp_path: Path) -> None:
-    """SQLite's read-only mode needs the -wal/-shm files of a WAL database, which a reader may
-    not create there: the reader opens such a file as immutable instead (no -wal file: nobody
-    has it open, and nobody can write it while the folder is read-only)."""
+def test_a_folder_this_user_cannot_write_is_read_only_when_that_is_safe(tmp_path: Path) -> None:
+    """Reading a WAL database while others may write it needs its -shm file, which a reader
+    that may not write the folder cannot create: with the file there (a writer has the store
+    open) the store is read; without it the command says why and what to do, and changes
+    nothing (opening it as immutable would read torn pages if its owner is writing it)."""
     import os
     import shutil
     import stat
@@ -360,18 +365,29 @@ def test_a_closed_store_in_a_folder_this_user_cannot_write_is_still_read(tmp_pat
             pytest.skip("running as root without setpriv: cannot make a folder read-only")
         caps = "-dac_override,-dac_read_search,-fowner"
         command = [setpriv, f"--bounding-set={caps}", f"--inh-caps={caps}", *command]
-    path.chmod(stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-    folder.chmod(
-        stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH
-    )
-    try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=120)
-    finally:
-        folder.chmod(stat.S_IRWXU)
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines()[2].startswith("user=alice ")
+    read_only = stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH
+    read_only |= stat.S_IXOTH
+
+    def run_restricted() -> subprocess.CompletedProcess[str]:
+        folder.chmod(read_only)
+        try:
+            return subprocess.run(command, capture_output=True, text=True, timeout=120)
+        finally:
+            folder.chmod(stat.S_IRWXU)
+
+    refused = run_restricted()
+    assert refused.returncode == 1
+    assert "must create" in refused.stderr and "copy the database file" in refused.stderr
     assert fingerprint_of(str(path)) == before
     assert sorted(p.name for p in folder.iterdir()) == ["agent.db"]
+    writer = MemoryStore(str(path), embedder="hash")  # open: its -wal and -shm are there
+    try:
+        writer.scope(user="bob").add("likes chess")
+        done = run_restricted()
+    finally:
+        writer.close()
+    assert done.returncode == 0, done.stderr
+    assert [line.split()[0] for line in done.stdout.splitlines()[2:]] == ["user=alice", "user=bob"]
 
 
 def test_a_langgraph_store_namespace_is_named_and_read_by_its_labels(tmp_path: Path) -> None:
@@ -404,3 +420,28 @@ def test_a_langgraph_store_namespace_is_named_and_read_by_its_labels(tmp_path: P
     assert [json.loads(line)["evicted"] for line in out.splitlines()] == [None, None, "diet"]
     assert run("items", path, "--namespace", "memories.carol")[0] == 1
     assert run("items", path, "--namespace", "memories.alice", "--user", "x")[0] == 2
+
+
+def test_a_database_password_is_never_printed(capsys: pytest.CaptureFixture[str]) -> None:
+    for url in (
+        "postgresql://app:s3cr%zzet@127.0.0.1:1/agents",  # the driver quotes the bad token
+        "postgresql://app:s3cret@127.0.0.1:1/agents",
+        "postgresql://127.0.0.1:1/agents?password=s3cret",
+    ):
+        assert run("scopes", url)[0] == 1
+        assert "s3cr" not in capsys.readouterr().err
+
+
+def test_a_clock_a_replay_would_refuse_is_refused_when_the_step_is_taken(tmp_path: Path) -> None:
+    import math
+
+    path = str(tmp_path / "clock.db")
+    with MemoryStore(path, policy="fifo", capacity=3, embedder="hash", seed=0) as store:
+        store.scope(user="alice").add("likes tea")
+    for bad in (math.inf, math.nan, True):
+        store = MemoryStore(path, embedder="hash", clock=lambda bad=bad: bad)
+        with pytest.raises(PersistenceError, match="finite seconds"):
+            store.scope(user="alice").add("likes coffee")
+        store.close()
+    with MemoryReader(path) as reader:
+        assert [i.text for i in reader.memory({"user": "alice"}).items()] == ["likes tea"]
