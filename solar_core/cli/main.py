@@ -19,7 +19,6 @@ user=alice  fifo    5         1      1             ...s
 from __future__ import annotations
 
 import argparse
-import csv
 import dataclasses
 import json
 import os
@@ -31,8 +30,17 @@ from urllib.parse import unquote, urlsplit
 
 from ..persistence.errors import PersistenceError
 from ..persistence.reader import MemoryReader
-from ..persistence.scope import PARTS, Scope, namespace_scope, scope_namespace
+from ..persistence.scope import PARTS, Scope
 from . import tables
+from .export import check_output, export
+from .selection import (
+    CommandError,
+    Declined,
+    given_parts,
+    one_scope,
+    scope_options,
+    shown_scope,
+)
 
 EPILOG = """\
 examples:
@@ -47,17 +55,6 @@ examples:
 
 DB is a SQLite file or a postgresql:// URL. Every command but forget and erase only reads.
 """
-
-
-def _scope_options(parser: argparse.ArgumentParser) -> None:
-    for part in PARTS:
-        parser.add_argument(f"--{part}", help=f"the scope's {part}")
-    parser.add_argument("--scope", metavar="KEY", help="a scope as `scopes` lists it")
-    parser.add_argument(
-        "--namespace",
-        metavar="LABELS",
-        help="a LangGraph store namespace (SolarStore), its labels joined by dots: users.alice",
-    )
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -85,28 +82,28 @@ def _parser() -> argparse.ArgumentParser:
         "a scope's items with their policy statistics (retrieved: how often an item was among "
         "the hits of the recorded retrievals the memory keeps, the last 1,000 by default)",
     )
-    _scope_options(items)
+    scope_options(items)
     items.add_argument("--sort", choices=tables.SORTS, default="stored")
     items.add_argument("--limit", type=int, help="show at most this many")
     items.add_argument("--width", type=int, default=48, help="text excerpt width")
     items.add_argument("--json", action="store_true", help="JSON lines instead of a table")
 
     trace = command("trace", "a scope's decisions: what was stored or refused, and why")
-    _scope_options(trace)
+    scope_options(trace)
     trace.add_argument("--last", type=int, default=20, help="the last N decisions (0: all)")
     trace.add_argument("--json", action="store_true", help="JSON lines instead of a table")
 
     export = command("export", "every item of the scopes (all, or the one named) as data")
-    _scope_options(export)
+    scope_options(export)
     export.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
     export.add_argument("-o", "--output", help="a file to write (default: standard output)")
 
     plot = command("plot", "a PNG timeline of a scope: size, decisions, posterior means")
-    _scope_options(plot)
+    scope_options(plot)
     plot.add_argument("-o", "--output", required=True, help="the PNG file to write")
 
     forget = command("forget", "delete one scope and all its rows (asks first)")
-    _scope_options(forget)
+    scope_options(forget)
     forget.add_argument("--yes", action="store_true", help="do not ask")
 
     erase = command("erase", "delete every scope with these parts (asks first)")
@@ -116,74 +113,12 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-class CommandError(Exception):
-    """A mistake on the command line: the message says how to fix it (exit status 2)."""
-
-    status = 2
-
-
-class Declined(CommandError):
-    """A deletion the user did not confirm (exit status 1)."""
-
-    status = 1
-
-
-def shown_scope(scope: Scope) -> str:
-    """A scope as the command shows it (and ``--scope`` takes it back): its key, or for a
-    LangGraph store namespace ``namespace=`` and its labels joined by dots.
-
-    >>> from solar_core.persistence.scope import namespace_scope
-    >>> shown_scope(namespace_scope(["users", "alice"])), shown_scope(Scope(user="bob"))
-    ('namespace=users.alice', 'user=bob')
-    """
-    labels = scope_namespace(scope)
-    if labels is not None and all(label and "." not in label for label in labels):
-        return "namespace=" + ".".join(labels)
-    return scope.key
-
-
-def parse_scope(text: str) -> Scope:
-    """The scope ``text`` names: a key, or ``namespace=`` and dot-joined labels."""
-    if text.startswith("namespace="):
-        return namespace_scope(text[len("namespace=") :].split("."))
-    try:
-        return Scope.from_key(text)
-    except ValueError as err:
-        raise CommandError(f"--scope {text!r} is not a scope key: {err}") from err
-
-
-def _given_parts(args: argparse.Namespace) -> dict[str, str]:
-    return {part: getattr(args, part) for part in PARTS if getattr(args, part) is not None}
-
-
-def _one_scope(reader: MemoryReader, args: argparse.Namespace) -> Scope:
-    """The scope the options name; the only stored one when none is named."""
-    parts = _given_parts(args)
-    named = [args.scope is not None, args.namespace is not None, bool(parts)]
-    if sum(named) > 1:
-        raise CommandError("name the scope one way: --scope, --namespace or its parts")
-    if args.namespace is not None:
-        return namespace_scope(args.namespace.split("."))
-    if args.scope is not None:
-        return parse_scope(args.scope)
-    if parts:
-        return Scope(**parts)
-    stored = reader.scopes()
-    if len(stored) == 1:
-        return Scope.from_key(stored[0].key)
-    listed = ", ".join(s.key for s in stored[:10]) or "none"
-    raise CommandError(
-        f"name a scope (e.g. --user alice, or --scope KEY): this store holds {len(stored)} "
-        f"({listed})"
-    )
-
-
 def _write(out: TextIO, text: str) -> None:
     out.write(text if text.endswith("\n") else text + "\n")
 
 
 def _scopes(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
-    found = reader.scopes(**_given_parts(args))
+    found = reader.scopes(**given_parts(args))
     if args.json:
         _write(out, json.dumps([dataclasses.asdict(s) for s in found]))
         return
@@ -208,7 +143,7 @@ def _items(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
         raise CommandError(f"--width must be at least 8 characters, got {args.width}")
     if args.limit is not None and args.limit < 0:
         raise CommandError(f"--limit must be 0 or more, got {args.limit}")
-    scope = _one_scope(reader, args)
+    scope = one_scope(reader, args)
     records = tables.item_records(reader.memory(scope, live=False), time.time(), args.sort)
     held = len(records)
     records = records if args.limit is None else records[: args.limit]
@@ -224,7 +159,7 @@ def _items(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
 def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
     if args.last < 0:
         raise CommandError(f"--last must be 0 (all) or more, got {args.last}")
-    scope = _one_scope(reader, args)
+    scope = one_scope(reader, args)
     records = tables.decision_records(reader.memory(scope, live=False), args.last or None)
     if args.json:
         _write(out, "\n".join(json.dumps(r) for r in records) if records else "")
@@ -234,80 +169,11 @@ def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
         _write(out, tables.decisions_table(records))
 
 
-def _check_output(reader: MemoryReader, output: str) -> None:
-    """Refuse to write over the database being read (or SQLite's files beside it)."""
-    if "://" in str(reader.url) or reader.url == ":memory:":
-        return
-    database = os.path.realpath(str(reader.url))
-    for tail in ("", "-wal", "-shm", "-journal"):
-        target = database + tail
-        same = os.path.realpath(output) == target
-        if not same and os.path.exists(output) and os.path.exists(target):
-            same = os.path.samefile(output, target)  # a hard link of it
-        if same:
-            raise CommandError(f"-o {output} is the database being read: name another file")
-
-
-def _export(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> int:
-    named = args.scope is not None or args.namespace is not None or _given_parts(args)
-    scopes = (
-        [_one_scope(reader, args)] if named else [Scope.from_key(s.key) for s in reader.scopes()]
-    )
-    if args.output is not None:
-        _check_output(reader, args.output)
-    now = time.time()
-    rows: list[dict[str, object]] = []
-    unread: list[str] = []
-    for scope in scopes:
-        try:
-            records = tables.item_records(reader.memory(scope, live=False), now)
-        except (PersistenceError, KeyError) as err:  # (KeyError: forgotten since listed)
-            if named:
-                raise
-            why = err.args[0] if isinstance(err, KeyError) else err
-            unread.append(f"{tables.safe(scope.key)}: {why}")
-            continue
-        rows += [{"scope": scope.key, **record} for record in records]
-    target: TextIO = out
-    handle = None
-    if args.output is not None:
-        handle = open(args.output, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed below
-        target = handle
-    try:
-        # A file gets the texts as stored; a terminal never gets their control characters.
-        terminal = target.isatty()
-        if args.format == "jsonl":
-            for row in rows:
-                target.write(json.dumps(row, ensure_ascii=terminal) + "\n")
-        else:
-            columns = ["scope", "id", "text", "category", "importance", "policy", "retrieved"]
-            columns += ["created_step", "created_at", "valid_until", "metadata"]
-
-            def cell(value: object, column: str) -> object:
-                if column in ("policy", "metadata"):
-                    return json.dumps(value)
-                return tables.safe(value) if terminal and isinstance(value, str) else value
-
-            writer = csv.writer(target)
-            writer.writerow(columns)
-            for row in rows:
-                writer.writerow([cell(row[c], c) for c in columns])
-    finally:
-        if handle is not None:
-            handle.close()
-    if handle is not None:
-        done = len(scopes) - len(unread)
-        print(f"wrote {len(rows)} items of {done} scopes to {args.output}", file=sys.stderr)
-    for problem in unread:
-        print(f"solar-memory: error: not exported: {problem}", file=sys.stderr)
-    return 1 if unread else 0
-
-
 def _plot(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
     from .timeline import plot
 
-    _check_output(reader, args.output)
-    scope = _one_scope(reader, args)
+    check_output(reader, args.output)
+    scope = one_scope(reader, args)
     plot(reader.memory(scope, live=False), args.output, tables.safe(shown_scope(scope)))
     _write(out, f"wrote {args.output}")
 
@@ -324,13 +190,13 @@ def _confirm(question: str, args: argparse.Namespace, answers: TextIO) -> bool:
 
 def _delete(reader: MemoryReader, args: argparse.Namespace, out: TextIO, answers: TextIO) -> None:
     if args.command == "forget":
-        keys = [_one_scope(reader, args).key]
+        keys = [one_scope(reader, args).key]
         stored = {s.key: s for s in reader.scopes()}
         if keys[0] not in stored:
             raise Declined(f"no scope {keys[0]!r} is stored: `solar-memory scopes` lists them")
         found = [stored[keys[0]]]
     else:
-        parts = _given_parts(args)
+        parts = given_parts(args)
         if not parts:
             raise CommandError(f"erase needs at least one of --{', --'.join(PARTS)}")
         found = reader.scopes(**parts)
@@ -381,7 +247,7 @@ def main(
         if args.command in ("forget", "erase"):
             _delete(reader, args, out, sys.stdin if answers is None else answers)
         elif args.command == "export":
-            return _export(reader, args, out)
+            return export(reader, args, out)
         else:
             run = {"scopes": _scopes, "items": _items, "trace": _trace, "plot": _plot}
             run[args.command](reader, args, out)
