@@ -446,9 +446,13 @@ class SolarStore(BaseStore):
     def _lapse(self, memory: SolarMemory) -> list[str]:
         """Remove ``memory``'s expired items (a logged step, only if some expired)."""
         now = _now(memory)
-        if any(_lapsed(item, now) for item in memory.items()):
-            return memory.lifecycle.lapse()
-        return []
+        with memory.lock:
+            len(memory)  # catch up with other processes (a no-op when nobody else wrote)
+            # The records, not items(): no policy statistics to build on every put.
+            due = any(
+                r.valid_until is not None and now >= r.valid_until for _, r in memory.core.records()
+            )
+        return memory.lifecycle.lapse() if due else []
 
     def _refresh(self, memory: SolarMemory, items: Iterable[MemoryItem]) -> None:
         """Restart the TTL of ``items`` returned by a read: ``valid_until = now + ttl``, one
@@ -505,7 +509,10 @@ class SolarStore(BaseStore):
             created, position = old[CREATED], old[POSITION]
             memory.remove(key)
         if position is None:
-            position = 1 + max((i.metadata[POSITION] for i in memory.items()), default=-1)
+            with memory.lock:
+                len(memory)  # caught up: the records below are the scope's latest
+                held = [r.metadata[POSITION] for _, r in memory.core.records()]
+            position = 1 + max(held, default=-1)
         texts = self._texts(op)
         text = "\n".join(texts) if texts else json.dumps(op.value, sort_keys=True, default=str)
         meta = {
