@@ -70,6 +70,7 @@ def plot(memory: SolarMemory, path: str | os.PathLike[str], title: str) -> None:
         ) from err
     matplotlib.use("Agg")  # a file, never a window: the command may run on a server
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     series = timeline(memory)
     figure, (top, middle, bottom) = plt.subplots(3, 1, figsize=(9, 8), sharex=True)
@@ -89,6 +90,7 @@ def plot(memory: SolarMemory, path: str | os.PathLike[str], title: str) -> None:
     named = "posterior mean" if "mean" in stats else stats[0] if len(stats) == 1 else "value"
     bottom.set_ylabel(f"{named} now" if values else "no per-item value")
     bottom.set_xlabel("step")
+    bottom.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole offers
     for axis in axes:
         axis.grid(alpha=0.3)
     top.legend(loc="upper left")
