@@ -17,11 +17,12 @@ Each exposes ``feedback(like=...)`` / ``feedback(score=...)``: the memory learns
 help. The adapters only translate; every decision is ``solar_core``'s.
 
 What each needs: ``langchain-core`` for all of them; ``SolarMemoryMiddleware`` also ``langchain``
-(v1, with ``langgraph``); ``SolarConversationMemory`` also ``langchain-classic`` (the classic
-chains' memory base). The ``langchain`` extra installs all of them. Each adapter imports its
-framework when it is first used, so ``from langchain_solar import SolarMemoryMiddleware`` works
-without ``langchain-classic``, and a missing package fails with an ``ImportError`` (a
-``ModuleNotFoundError``) that names it and the extra.
+(v1, with ``langgraph``); ``SolarStore`` also ``langgraph``; ``SolarConversationMemory`` also
+``langchain-classic`` (the classic chains' memory base). The ``langchain`` extra installs all of
+them. Each adapter imports its framework when it is first used, so
+``from langchain_solar import SolarMemoryMiddleware`` works without ``langchain-classic``, and a
+missing package fails with an ``ImportError`` (a ``ModuleNotFoundError``) that names it and the
+extra.
 
 Persistence: ``SolarMemoryMiddleware(store="agent.db", scope="user_id")`` keeps each user's memory
 in a :class:`~solar_core.persistence.MemoryStore` (SQLite, or a ``postgresql://`` URL) that a later

@@ -90,6 +90,8 @@ from langgraph.store.base import (
     SearchItem,
     SearchOp,
     TTLConfig,
+    _ensure_ttl,
+    _validate_namespace,
     ensure_embeddings,
     get_text_at_path,
     tokenize_path,
@@ -181,12 +183,6 @@ def scope_of(namespace: tuple[str, ...]) -> Scope:
     '["users","alice"]'
     """
     return namespace_scope(namespace)
-
-
-def namespace_of(scope: Scope) -> tuple[str, ...]:
-    namespace = scope_namespace(scope)
-    assert namespace is not None
-    return namespace
 
 
 def _now(memory: SolarMemory) -> float:
@@ -292,7 +288,9 @@ class SolarStore(BaseStore):
     # -- namespaces -----------------------------------------------------------------------------
     def namespaces(self) -> list[tuple[str, ...]]:
         """Every namespace written to, oldest first."""
-        return [namespace_of(s) for s in self.store.scopes(project=PROJECT)]
+        # (a scope of the same project made by hand, not by a store, is no namespace: skipped)
+        found = (scope_namespace(s) for s in self.store.scopes(project=PROJECT))
+        return [namespace for namespace in found if namespace is not None]
 
     def memory(self, namespace: tuple[str, ...]) -> SolarMemory | None:
         """The SOLAR memory of ``namespace`` (``None`` if nothing was ever put there): its
@@ -352,9 +350,8 @@ class SolarStore(BaseStore):
         if not pinned:
             super().put(namespace, key, value, index, ttl=ttl)
             return
-        if isinstance(ttl, NotProvided):
-            ttl = (self.ttl_config or {}).get("default_ttl")
-        op = PutOp(namespace, key, value, index, ttl=ttl)
+        _validate_namespace(namespace)  # what BaseStore.put checks, then its TTL rule
+        op = PutOp(namespace, str(key), value, index, ttl=_ensure_ttl(self.ttl_config, ttl))
         _check_put(op)
         with self._lock:
             self._put(op, pinned=True)
@@ -447,7 +444,7 @@ class SolarStore(BaseStore):
         """Remove ``memory``'s expired items (a logged step, only if some expired)."""
         now = _now(memory)
         with memory.lock:
-            len(memory)  # catch up with other processes (a no-op when nobody else wrote)
+            memory.runner.sync()  # catch up with other processes (a no-op if nobody wrote)
             # The records, not items(): no policy statistics to build on every put.
             due = any(
                 r.valid_until is not None and now >= r.valid_until for _, r in memory.core.records()
@@ -510,7 +507,7 @@ class SolarStore(BaseStore):
             memory.remove(key)
         if position is None:
             with memory.lock:
-                len(memory)  # caught up: the records below are the scope's latest
+                memory.runner.sync()  # caught up: the records below are the scope's latest
                 held = [r.metadata[POSITION] for _, r in memory.core.records()]
             position = 1 + max(held, default=-1)
         texts = self._texts(op)

@@ -11,8 +11,8 @@ import time
 from typing import TextIO
 
 from ..persistence.errors import PersistenceError
-from ..persistence.reader import MemoryReader
-from ..persistence.scope import Scope
+from ..persistence.reader import MemoryReader, ScopeNotFound
+from ..persistence.scope import Scope, shown_scope
 from . import tables
 from .selection import CommandError, given_parts, one_scope
 
@@ -44,11 +44,10 @@ def export(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> int:
     for scope in scopes:
         try:
             records = tables.item_records(reader.memory(scope, live=False), now)
-        except (PersistenceError, KeyError) as err:  # (KeyError: forgotten since listed)
+        except (PersistenceError, ScopeNotFound) as err:  # (forgotten since it was listed)
             if named:
                 raise
-            why = err.args[0] if isinstance(err, KeyError) else err
-            unread.append(f"{tables.safe(scope.key)}: {why}")
+            unread.append(f"{tables.safe(shown_scope(scope))}: {err}")
             continue
         rows += [{"scope": scope.key, **record} for record in records]
     target: TextIO = out
@@ -57,8 +56,9 @@ def export(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> int:
         handle = open(args.output, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed below
         target = handle
     try:
-        # A file gets the texts as stored; a terminal never gets their control characters.
-        terminal = target.isatty()
+        # A file named with -o gets the texts as stored; standard output, which may reach a
+        # terminal through a pipe (`| less -R`, `| head`), never gets their control characters.
+        terminal = handle is None
         if args.format == "jsonl":
             for row in rows:
                 target.write(json.dumps(row, ensure_ascii=terminal) + "\n")

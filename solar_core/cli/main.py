@@ -29,8 +29,8 @@ from typing import TextIO
 from urllib.parse import unquote, urlsplit
 
 from ..persistence.errors import PersistenceError
-from ..persistence.reader import MemoryReader
-from ..persistence.scope import PARTS, Scope
+from ..persistence.reader import MemoryReader, ScopeNotFound
+from ..persistence.scope import PARTS, Scope, shown_scope
 from . import tables
 from .export import check_output, export
 from .selection import (
@@ -39,7 +39,6 @@ from .selection import (
     given_parts,
     one_scope,
     scope_options,
-    shown_scope,
 )
 
 EPILOG = """\
@@ -75,7 +74,10 @@ def _parser() -> argparse.ArgumentParser:
     for part in PARTS:
         scopes.add_argument(f"--{part}", help=f"only scopes with this {part}")
     scopes.add_argument("--json", action="store_true", help="JSON instead of a table")
-    scopes.epilog = "logged steps: the adds, recorded retrievals, ratings and removals logged"
+    scopes.epilog = (
+        "logged steps: every step the scope logged (adds, recorded retrievals, ratings, "
+        "removals, clears, lifecycle sweeps, TTL renewals)"
+    )
 
     items = command(
         "items",
@@ -125,7 +127,7 @@ def _scopes(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None
     now = time.time()
     rows = [
         [
-            tables.safe(shown_scope(Scope.from_key(s.key))),
+            _shown(s.key),
             tables.safe(s.policy),
             "unbounded" if s.capacity is None else s.capacity,
             s.items,
@@ -190,11 +192,11 @@ def _confirm(question: str, args: argparse.Namespace, answers: TextIO) -> bool:
 
 def _delete(reader: MemoryReader, args: argparse.Namespace, out: TextIO, answers: TextIO) -> None:
     if args.command == "forget":
-        keys = [one_scope(reader, args).key]
+        wanted = one_scope(reader, args)
         stored = {s.key: s for s in reader.scopes()}
-        if keys[0] not in stored:
-            raise Declined(f"no scope {keys[0]!r} is stored: `solar-memory scopes` lists them")
-        found = [stored[keys[0]]]
+        if wanted.key not in stored:
+            reader.memory(wanted)  # raises ScopeNotFound, naming the stored scopes like it
+        found = [stored[wanted.key]]
     else:
         parts = given_parts(args)
         if not parts:
@@ -203,7 +205,7 @@ def _delete(reader: MemoryReader, args: argparse.Namespace, out: TextIO, answers
         if not found:
             _write(out, "no stored scope has these parts: nothing to erase")
             return
-    listing = ", ".join(f"{tables.safe(s.key)} ({s.items} items)" for s in found)
+    listing = ", ".join(f"{_shown(s.key)} ({s.items} items)" for s in found)
     if not _confirm(f"delete {len(found)} scope(s): {listing}?", args, answers):
         raise Declined("not confirmed: nothing was deleted")
     from ..persistence.memory_store import MemoryStore
@@ -213,7 +215,11 @@ def _delete(reader: MemoryReader, args: argparse.Namespace, out: TextIO, answers
     # A store that never opens a memory: it only deletes rows, so it needs no embedder.
     with MemoryStore(url, policy="fifo", capacity=1, dim=1) as store:
         gone = [s.key for s in found if store.forget(Scope.from_key(s.key))]
-    _write(out, f"deleted {len(gone)} scope(s): {', '.join(tables.safe(k) for k in gone)}")
+    _write(out, f"deleted {len(gone)} scope(s): {', '.join(_shown(k) for k in gone)}")
+
+
+def _shown(key: str) -> str:
+    return tables.safe(shown_scope(Scope.from_key(key)))
 
 
 def _redacted(message: str, url: str) -> str:
@@ -235,7 +241,9 @@ def main(
     out: TextIO | None = None,
     answers: TextIO | None = None,
 ) -> int:
-    """Run the command; the exit status (0: done, 1: an error, explained on standard error)."""
+    """Run the command; the exit status, explained on standard error when not 0: 0 done; 1 an
+    error (a scope not stored, a database that cannot be read, a deletion not confirmed, an
+    export that had to skip a scope); 2 a mistake on the command line."""
     args = _parser().parse_args(argv)
     out = sys.stdout if out is None else out
     try:
@@ -251,8 +259,8 @@ def main(
         else:
             run = {"scopes": _scopes, "items": _items, "trace": _trace, "plot": _plot}
             run[args.command](reader, args, out)
-    except KeyError as err:  # a scope that is not stored: the reader's message names them
-        print(f"solar-memory: error: {_redacted(err.args[0], args.db)}", file=sys.stderr)
+    except ScopeNotFound as err:  # its message names the stored scopes like it
+        print(f"solar-memory: error: {_redacted(str(err), args.db)}", file=sys.stderr)
         return 1
     except CommandError as err:
         print(f"solar-memory: error: {err}", file=sys.stderr)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 
 from ..persistence.reader import MemoryReader
-from ..persistence.scope import PARTS, Scope, namespace_scope, scope_namespace
+from ..persistence.scope import PARTS, Scope, namespace_scope, scope_named, shown_scope
 
 
 def scope_options(parser: argparse.ArgumentParser) -> None:
@@ -32,28 +32,12 @@ class Declined(CommandError):
     status = 1
 
 
-def shown_scope(scope: Scope) -> str:
-    """A scope as the command shows it (and ``--scope`` takes it back): its key, or for a
-    LangGraph store namespace ``namespace=`` and its labels joined by dots.
-
-    >>> from solar_core.persistence.scope import namespace_scope
-    >>> shown_scope(namespace_scope(["users", "alice"])), shown_scope(Scope(user="bob"))
-    ('namespace=users.alice', 'user=bob')
-    """
-    labels = scope_namespace(scope)
-    if labels is not None and all(label and "." not in label for label in labels):
-        return "namespace=" + ".".join(labels)
-    return scope.key
-
-
 def parse_scope(text: str) -> Scope:
-    """The scope ``text`` names: a key, or ``namespace=`` and dot-joined labels."""
-    if text.startswith("namespace="):
-        return namespace_scope(text[len("namespace=") :].split("."))
+    """The scope ``--scope`` names (:func:`~solar_core.persistence.scope.scope_named`)."""
     try:
-        return Scope.from_key(text)
+        return scope_named(text)
     except ValueError as err:
-        raise CommandError(f"--scope {text!r} is not a scope key: {err}") from err
+        raise CommandError(f"--scope {text!r} names no scope: {err}") from err
 
 
 def given_parts(args: argparse.Namespace) -> dict[str, str]:
@@ -75,7 +59,7 @@ def one_scope(reader: MemoryReader, args: argparse.Namespace) -> Scope:
     stored = reader.scopes()
     if len(stored) == 1:
         return Scope.from_key(stored[0].key)
-    listed = ", ".join(s.key for s in stored[:10]) or "none"
+    listed = ", ".join(shown_scope(Scope.from_key(s.key)) for s in stored[:10]) or "none"
     raise CommandError(
         f"name a scope (e.g. --user alice, or --scope KEY): this store holds {len(stored)} "
         f"({listed})"

@@ -90,7 +90,8 @@ def plot(memory: SolarMemory, path: str | os.PathLike[str], title: str) -> None:
     named = "posterior mean" if "mean" in stats else stats[0] if len(stats) == 1 else "value"
     bottom.set_ylabel(f"{named} now" if values else "no per-item value")
     bottom.set_xlabel("step")
-    bottom.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole offers
+    for axis in (top, middle, bottom):  # steps, sizes and counts are whole numbers
+        (axis.xaxis if axis is bottom else axis.yaxis).set_major_locator(MaxNLocator(integer=True))
     for axis in axes:
         axis.grid(alpha=0.3)
     top.legend(loc="upper left")

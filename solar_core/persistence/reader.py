@@ -40,7 +40,7 @@ from .backend import Backend, ScopeRow
 from .errors import PersistenceError
 from .journal import Journal
 from .memory_store import open_backend
-from .scope import PARTS, Scope
+from .scope import PARTS, Scope, scope_namespace, shown_scope
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +119,14 @@ def shown_url(url: str) -> str:
     return re.sub(r"([?&])password=[^&#]*", r"\1password=***", shown)
 
 
+class ScopeNotFound(KeyError):
+    """:meth:`MemoryReader.memory` of a scope that is not stored (the message names the
+    stored scopes like it)."""
+
+    def __str__(self) -> str:  # KeyError would quote the whole message
+        return str(self.args[0])
+
+
 class _PointInTime(Journal):
     """A journal that reads the scope once: the memory then shows that moment, whatever other
     processes write meanwhile (every view of one command agrees with the others)."""
@@ -189,8 +197,9 @@ class MemoryReader:
 
     def memory(self, scope: Scope | Mapping[str, str] | str, live: bool = True) -> SolarMemory:
         """The memory of a stored ``scope`` (a :class:`Scope`, a mapping of parts or a session
-        id); :class:`KeyError` naming the stored scopes if it is not stored. ``live``: each read
-        first catches up with other processes' steps; ``False``: the memory stays as read now."""
+        id); :class:`ScopeNotFound` (a ``KeyError``) naming stored scopes like it if it is not.
+        ``live``: each read first catches up with other processes' steps; ``False``: the
+        memory stays as read now."""
         wanted = Scope.of(scope)
         key = wanted.key
         memory = self._memories.get((key, live))
@@ -199,9 +208,10 @@ class MemoryReader:
         with self.backend.transaction(write=False):
             row = self.backend.find_scope(key)
         if row is None:
-            raise KeyError(self._not_stored(wanted))
+            raise ScopeNotFound(self._not_stored(wanted))
         config = self._config(key, row.config)
-        build = partial(self._build, key)
+        embedder = _embedder_for_replay(config)
+        build = partial(self._build, key, embedder)
         journal = (Journal if live else _PointInTime)(
             self.backend,
             wanted,
@@ -211,8 +221,8 @@ class MemoryReader:
             build=build,
             settle=partial(self._config, key),
             locate=partial(self._locate, key),
-            snapshot_every=1,
-            runtime={"embedder": _embedder_for_replay(config), "evaluator": None},
+            snapshot_every=1,  # (never used: a reader writes no snapshot)
+            runtime={"embedder": embedder, "evaluator": None},
         )
         memory = build(config)
         journal.attach(memory)  # a read transaction: the snapshot, then the log on top
@@ -220,25 +230,33 @@ class MemoryReader:
         return memory
 
     def _not_stored(self, wanted: Scope) -> str:
-        near = [
-            s.key
-            for s in self.scopes()
-            if any(
-                getattr(wanted, part) is not None and s.parts.get(part) == getattr(wanted, part)
+        labels = scope_namespace(wanted)
+
+        def alike(scope: Scope) -> bool:
+            """Shares a part with it; a namespace: its first label (all share the project)."""
+            theirs = scope_namespace(scope)
+            if labels is not None or theirs is not None:
+                return bool(labels and theirs and labels[0] == theirs[0])
+            return any(
+                getattr(wanted, part) is not None and getattr(scope, part) == getattr(wanted, part)
                 for part in PARTS
             )
-        ]
-        hint = f"; stored scopes that share a part with it: {', '.join(near)}" if near else ""
-        return f"no scope {wanted.key!r} is stored in {self.shown_url}{hint}"
 
-    def _build(self, key: str, config: Mapping[str, Any]) -> SolarMemory:
+        near = [shown_scope(s) for s in map(Scope.from_key, self._keys()) if alike(s)]
+        hint = f"; stored scopes like it: {', '.join(near[:10])}" if near else ""
+        return f"no scope {shown_scope(wanted)!r} is stored in {self.shown_url}{hint}"
+
+    def _keys(self) -> list[str]:
+        with self.backend.transaction(write=False):
+            return self.backend.scope_keys()
+
+    def _build(self, key: str, embedder: object, config: Mapping[str, Any]) -> SolarMemory:
         """A new, empty memory with a scope's settings (its state before its first step)."""
         if config.get("evaluator"):
             raise PersistenceError(
                 f"scope {key!r} judges its additions with an evaluator (an LLM call): "
                 "replaying its log would call it, which reading must not do"
             )
-        embedder = _embedder_for_replay(config)
         try:
             return SolarMemory(
                 config["policy"],

@@ -137,3 +137,27 @@ def scope_namespace(scope: Scope) -> tuple[str, ...] | None:
     if not isinstance(labels, list) or not all(isinstance(x, str) for x in labels):
         return None
     return tuple(labels)
+
+
+def shown_scope(scope: Scope) -> str:
+    """A scope as people read it (and :func:`scope_named` takes back): its key, or for a
+    LangGraph store namespace ``namespace=`` and its labels joined by dots.
+
+    >>> shown_scope(namespace_scope(["users", "alice"])), shown_scope(Scope(user="bob"))
+    ('namespace=users.alice', 'user=bob')
+    """
+    labels = scope_namespace(scope)
+    if labels is not None and labels and all(label and "." not in label for label in labels):
+        return "namespace=" + ".".join(labels)
+    return scope.key
+
+
+def scope_named(text: str) -> Scope:
+    """The scope ``text`` names: a key, or ``namespace=`` and dot-joined labels.
+
+    >>> scope_named("namespace=users.alice") == namespace_scope(["users", "alice"])
+    True
+    """
+    if text.startswith("namespace="):
+        return namespace_scope(text[len("namespace=") :].split("."))
+    return Scope.from_key(text)

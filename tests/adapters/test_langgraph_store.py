@@ -251,3 +251,29 @@ def test_reads_and_deletes_never_create_a_namespace() -> None:
     store.delete(("ghost",), "k")
     assert store.search(("ghost",)) == [] and store.list_namespaces() == []
     assert store.memory(("ghost",)) is None
+
+
+def test_a_pinned_put_checks_its_namespace_as_any_put_does() -> None:
+    from langgraph.store.base import InvalidNamespaceError
+
+    store = SolarStore(index=index(), capacity=3)  # type: ignore[arg-type]
+    for bad in [("users", "x.y"), ("users", ""), ()]:
+        with pytest.raises(InvalidNamespaceError):
+            store.put(bad, "k", {"text": "t"})
+        with pytest.raises(InvalidNamespaceError):
+            store.put(bad, "k", {"text": "t"}, pinned=True)
+    assert store.list_namespaces() == []
+    store.close()
+
+
+def test_a_scope_of_the_store_project_made_by_hand_is_no_namespace(tmp_path: Any) -> None:
+    from solar_core.persistence import MemoryStore
+
+    path = tmp_path / "shared.db"
+    with MemoryStore(str(path), embedder="hash") as store:
+        store.scope(project="langgraph-store", user="alice").add("not a namespace")
+    solar = SolarStore(path, index=index(), capacity=3)  # type: ignore[arg-type]
+    solar.put(("users", "bob"), "k", {"text": "tea"})
+    assert solar.list_namespaces() == [("users", "bob")]
+    assert [i.key for i in solar.search(())] == ["k"]
+    solar.close()

@@ -258,11 +258,6 @@ def test_the_installed_command_runs(written: str) -> None:
         assert "solar-memory items agent.db --user alice" in usage.stdout
 
 
-class Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
 def test_no_stored_character_that_moves_the_cursor_or_the_text_reaches_a_terminal(
     tmp_path: Path,
 ) -> None:
@@ -272,7 +267,7 @@ def test_no_stored_character_that_moves_the_cursor_or_the_text_reaches_a_termina
         store.scope(user="mallory").add(evil, item_id="id\u2028x")
     for argv in (["items", path], ["trace", path], ["export", path]):
         for export_format in (["--format", "csv"], ["--format", "jsonl"]):
-            terminal = Terminal()
+            terminal = io.StringIO()  # standard output: a pipe may lead to a terminal
             extra = export_format if argv[0] == "export" else []
             assert main([*argv, *extra], out=terminal) == 0
             shown = terminal.getvalue()
@@ -445,3 +440,27 @@ def test_a_clock_a_replay_would_refuse_is_refused_when_the_step_is_taken(tmp_pat
         store.close()
     with MemoryReader(path) as reader:
         assert [i.text for i in reader.memory({"user": "alice"}).items()] == ["likes tea"]
+
+
+def test_a_missing_namespace_is_named_with_the_namespaces_like_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pytest.importorskip("langgraph.store.base")
+    from langchain_core.embeddings import DeterministicFakeEmbedding
+
+    from langchain_solar import SolarStore
+
+    path = str(tmp_path / "lg.db")
+    index = {"dims": 16, "embed": DeterministicFakeEmbedding(size=16)}
+    store = SolarStore(path, index=index, capacity=2)  # type: ignore[arg-type]
+    store.put(("memories", "alice"), "diet", {"text": "pizza"})
+    store.put(("notes", "bob"), "diet", {"text": "fish"})
+    store.close()
+    assert run("items", path, "--namespace", "memories.carol")[0] == 1
+    error = capsys.readouterr().err
+    assert "no scope 'namespace=memories.carol'" in error
+    assert "like it: namespace=memories.alice" in error and "notes.bob" not in error
+    assert run("forget", path, "--namespace", "notes.carol", "--yes")[0] == 1
+    assert "no scope 'namespace=notes.carol'" in capsys.readouterr().err
+    status, out = run("forget", path, "--namespace", "notes.bob", "--yes")
+    assert (status, out) == (0, "deleted 1 scope(s): namespace=notes.bob\n")
