@@ -98,15 +98,14 @@ from langgraph.store.base import (
 )
 
 from solar_core import SolarMemory
-from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
+from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore
 from solar_core.persistence.journal import plain_json, storable
 from solar_core.persistence.scope import NAMESPACE_PROJECT, namespace_scope, scope_namespace
+from solar_core.records import Record
 from solar_core.types import Decision, Hits, MemoryItem, UnknownItemError
 
 from .embeddings import LangChainEmbedder, to_embedder
 
-#: the scope part that marks a namespace's memory (a namespace is the scope's ``user``)
-PROJECT = NAMESPACE_PROJECT
 # metadata keys of a stored item (TTL: its ttl in minutes, only on an item put with one)
 VALUE, CREATED, UPDATED, POSITION, INDEXED, TTL = (
     "value",
@@ -175,16 +174,6 @@ def check_ttl_config(ttl: object) -> TTLConfig | None:
     return config
 
 
-def scope_of(namespace: tuple[str, ...]) -> Scope:
-    """The scope holding ``namespace`` (:func:`~solar_core.persistence.scope.namespace_scope`:
-    the ``solar-memory`` command reads the same mapping).
-
-    >>> scope_of(("users", "alice")).user
-    '["users","alice"]'
-    """
-    return namespace_scope(namespace)
-
-
 def _now(memory: SolarMemory) -> float:
     """The time on ``memory``'s clock, read outside any step. A persisted memory's core reads
     the time through its journal, which logs what a step reads: a read outside a step goes to
@@ -193,7 +182,7 @@ def _now(memory: SolarMemory) -> float:
     return clock()
 
 
-def _lapsed(item: MemoryItem, now: float) -> bool:
+def _lapsed(item: MemoryItem | Record, now: float) -> bool:
     """Past its ``valid_until``: the rule of the lifecycle's expiry, applied to a read."""
     return item.valid_until is not None and now >= item.valid_until
 
@@ -289,14 +278,14 @@ class SolarStore(BaseStore):
     def namespaces(self) -> list[tuple[str, ...]]:
         """Every namespace written to, oldest first."""
         # (a scope of the same project made by hand, not by a store, is no namespace: skipped)
-        found = (scope_namespace(s) for s in self.store.scopes(project=PROJECT))
+        found = (scope_namespace(s) for s in self.store.scopes(project=NAMESPACE_PROJECT))
         return [namespace for namespace in found if namespace is not None]
 
     def memory(self, namespace: tuple[str, ...]) -> SolarMemory | None:
         """The SOLAR memory of ``namespace`` (``None`` if nothing was ever put there): its
         items, trace and stats, for inspection (expired items stay there until a sweep or the
         namespace's next ``put`` removes them)."""
-        return self.store.existing(scope_of(namespace))
+        return self.store.existing(namespace_scope(namespace))
 
     # -- batches --------------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -446,21 +435,19 @@ class SolarStore(BaseStore):
         with memory.lock:
             memory.runner.sync()  # catch up with other processes (a no-op if nobody wrote)
             # The records, not items(): no policy statistics to build on every put.
-            due = any(
-                r.valid_until is not None and now >= r.valid_until for _, r in memory.core.records()
-            )
+            due = any(_lapsed(record, now) for _, record in memory.core.records())
         return memory.lifecycle.lapse() if due else []
 
-    def _refresh(self, memory: SolarMemory, items: Iterable[MemoryItem]) -> None:
+    def _refresh(self, memory: SolarMemory, items: Sequence[MemoryItem]) -> None:
         """Restart the TTL of ``items`` returned by a read: ``valid_until = now + ttl``, one
         logged renewal step for them all (items without a TTL are left as they are)."""
-        timed = [i for i in items if i.metadata.get(TTL) and i.valid_until is not None]
-        if timed:
-            # `seen`: renewed only if nobody re-put or renewed the item since this read
-            memory.lifecycle.renew(
-                {i.id: i.metadata[TTL] * 60.0 for i in timed},
-                seen={i.id: i.valid_until for i in timed if i.valid_until is not None},
-            )
+        # `seen`: the deadline read, renewed only if nobody re-put or renewed the item since
+        seen = {
+            i.id: i.valid_until for i in items if i.metadata.get(TTL) and i.valid_until is not None
+        }
+        if seen:
+            lifetimes = {i.id: i.metadata[TTL] * 60.0 for i in items if i.id in seen}
+            memory.lifecycle.renew(lifetimes, seen=seen)
 
     # -- operations -----------------------------------------------------------------------------
     def _get(self, op: GetOp) -> Item | None:
@@ -495,7 +482,7 @@ class SolarStore(BaseStore):
                 memory.remove(key)
             return
         minutes = check_ttl(op.ttl)
-        memory = self.store.get(scope_of(namespace))
+        memory = self.store.get(namespace_scope(namespace))
         # Expired items take no room (and an expired key is put anew, as a new item): the
         # namespace's expired items go first.
         self._lapse(memory)

@@ -26,10 +26,9 @@ import sys
 import time
 from collections.abc import Sequence
 from typing import TextIO
-from urllib.parse import unquote, urlsplit
 
 from ..persistence.errors import PersistenceError
-from ..persistence.reader import MemoryReader, ScopeNotFound
+from ..persistence.reader import MemoryReader, ScopeNotFound, redacted
 from ..persistence.scope import PARTS, Scope, shown_scope
 from . import tables
 from .export import check_output, export
@@ -146,7 +145,8 @@ def _items(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
     if args.limit is not None and args.limit < 0:
         raise CommandError(f"--limit must be 0 or more, got {args.limit}")
     scope = one_scope(reader, args)
-    records = tables.item_records(reader.memory(scope, live=False), time.time(), args.sort)
+    now = time.time()
+    records = tables.item_records(reader.memory(scope, live=False), now, args.sort)
     held = len(records)
     records = records if args.limit is None else records[: args.limit]
     if args.json:
@@ -155,7 +155,7 @@ def _items(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
     shown = f"{len(records)} items" if len(records) == held else f"{len(records)} of {held} items"
     _write(out, f"{tables.safe(shown_scope(scope))}: {shown}")
     if records:
-        _write(out, tables.items_table(records, args.width))
+        _write(out, tables.items_table(records, now, args.width))
 
 
 def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
@@ -222,20 +222,6 @@ def _shown(key: str) -> str:
     return tables.safe(shown_scope(Scope.from_key(key)))
 
 
-def _redacted(message: str, url: str) -> str:
-    """``message`` without the database password (a driver may quote the URL's pieces)."""
-    try:
-        password = urlsplit(url).password
-    except ValueError:
-        password = None
-    query = dict(pair.partition("=")[::2] for pair in url.partition("?")[2].split("&") if pair)
-    for secret in (password, query.get("password")):
-        if secret:
-            for form in {secret, unquote(secret)}:
-                message = message.replace(form, "***")
-    return message
-
-
 def main(
     argv: Sequence[str] | None = None,
     out: TextIO | None = None,
@@ -249,7 +235,7 @@ def main(
     try:
         reader = MemoryReader(args.db)
     except (PersistenceError, ValueError, TypeError, ImportError) as err:
-        print(f"solar-memory: error: {_redacted(str(err), args.db)}", file=sys.stderr)
+        print(f"solar-memory: error: {redacted(str(err), args.db)}", file=sys.stderr)
         return 1
     try:
         if args.command in ("forget", "erase"):
@@ -260,13 +246,13 @@ def main(
             run = {"scopes": _scopes, "items": _items, "trace": _trace, "plot": _plot}
             run[args.command](reader, args, out)
     except ScopeNotFound as err:  # its message names the stored scopes like it
-        print(f"solar-memory: error: {_redacted(str(err), args.db)}", file=sys.stderr)
+        print(f"solar-memory: error: {redacted(str(err), args.db)}", file=sys.stderr)
         return 1
     except CommandError as err:
         print(f"solar-memory: error: {err}", file=sys.stderr)
         return err.status
     except (PersistenceError, ValueError, ImportError) as err:
-        print(f"solar-memory: error: {_redacted(str(err), args.db)}", file=sys.stderr)
+        print(f"solar-memory: error: {redacted(str(err), args.db)}", file=sys.stderr)
         return 1
     except OSError as err:
         if isinstance(err, BrokenPipeError):

@@ -133,12 +133,11 @@ def item_records(memory: SolarMemory, now: float, sort: str = "stored") -> list[
     ]
 
 
-def items_table(records: list[dict[str, Any]], width: int = 48) -> str:
+def items_table(records: list[dict[str, Any]], now: float, width: int = 48) -> str:
     """The ``items`` table: the policy's statistics get a column each (Beta ``alpha``,
     ``beta``, ``mean`` for Thompson sampling; a ``value``, a ``count``... for the others)."""
     stats = list(dict.fromkeys(name for r in records for name in r["policy"]))
     expiring = any(r["valid_until"] is not None for r in records)
-    now = (records[0]["created_at"] + records[0]["age_seconds"]) if records else 0.0
     header = ["id", "category", "importance", *map(safe, stats), "retrieved", "age"]
     header += ["expires in"] if expiring else []
     rows = []

@@ -26,12 +26,11 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit
 
 from .. import deletion as deletion_policies
 from ..hash_embedder import HashEmbedder
@@ -97,6 +96,25 @@ def _deletion_for_replay(key: str, settings: object) -> deletion_policies.Deleti
     )
 
 
+def redacted(message: str, url: str) -> str:
+    """``message`` without the password of the database ``url`` (in the URL's user part or
+    its query), as written or percent-decoded: a driver may quote either.
+
+    >>> redacted("cannot connect: bad token 's3cr%zzet'", "postgresql://app:s3cr%zzet@db/agents")
+    "cannot connect: bad token '***'"
+    """
+    try:
+        password = urlsplit(url).password
+    except ValueError:  # not a URL one can take apart (an odd port, say): its query still is
+        password = None
+    query = dict(pair.partition("=")[::2] for pair in url.partition("?")[2].split("&") if pair)
+    for secret in (password, query.get("password")):
+        if secret:
+            for form in {secret, unquote(secret)}:
+                message = message.replace(form, "***")
+    return message
+
+
 def shown_url(url: str) -> str:
     """``url`` fit to print: a password in it is masked.
 
@@ -107,16 +125,7 @@ def shown_url(url: str) -> str:
     >>> shown_url("agent.db")
     'agent.db'
     """
-    try:
-        parts = urlsplit(url)
-        password = parts.password
-    except ValueError:  # not a URL one can take apart: show none of it
-        return "(a database URL)"
-    shown = url
-    if password is not None:
-        host = parts.netloc.rpartition("@")[2]
-        shown = shown.replace(parts.netloc, f"{parts.username or ''}:***@{host}", 1)
-    return re.sub(r"([?&])password=[^&#]*", r"\1password=***", shown)
+    return redacted(url, url)
 
 
 class ScopeNotFound(KeyError):

@@ -147,14 +147,7 @@ def test_a_renewal_the_library_could_not_have_logged_is_refused(tmp_path: Path, 
     memory = store.scope(user="u")
     item = memory.add("tea", valid_until=clock.now + 60).item_id
     memory.lifecycle.renew({item: 60.0})
-    with sqlite3.connect(path) as con:  # an edit by hand, checksum and all
-        scope_id, seq, kind, clocks, digest = con.execute(
-            "SELECT scope_id, seq, kind, clocks, digest FROM solar_ops WHERE kind = 'renew'"
-        ).fetchone()
-        con.execute(
-            "UPDATE solar_ops SET args = ?, checksum = ? WHERE seq = ?",
-            (args, row_checksum(scope_id, [seq, kind, args, clocks, digest], None), seq),
-        )
+    _edit_last(path, "renew", args=args)  # an edit by hand, checksum and all
     other = _store(path, clock)
     with pytest.raises(PersistenceError, match="renew"):
         other.scope(user="u")
