@@ -13,11 +13,16 @@ default prompt: a window of 5 plus 3 recalled):
 
 - ``ConversationBufferWindowMemory(k=8)``: the last 8 exchanges;
 - ``VectorStoreRetrieverMemory`` over LangChain's ``InMemoryVectorStore`` (``k=8``): every
-  exchange stored, the 8 most similar shown;
-- ``SolarConversationMemory`` with its defaults (``k=5``, ``top_k=3``, ``solar-adaptive``) at
-  100 stored exchanges, over ``solar-dialogue`` (100; its salience prior trained without the
-  conversation scored: out of sample), and over ``fifo`` (100) and ``unlimited``, which
-  separate "recall helps" from "curation helps".
+  exchange stored, the 8 most similar shown; and LangChain's ``EnsembleRetriever`` (a
+  ``BM25Retriever`` and that vector store, reciprocal-rank fusion) showing its 8 best;
+- the same shape as ``SolarConversationMemory``'s default prompt, assembled from LangChain's
+  parts: a window of 5 plus the 3 best other exchanges of a store-everything retriever
+  (vectors, or the ensemble): :class:`WindowAndRecall`;
+- ``SolarConversationMemory`` with its defaults (``k=5``, ``top_k=3``, ``solar-dialogue``,
+  hybrid ranking) at 100 stored exchanges, its salience prior trained without the
+  conversation scored (out of sample); the same showing 8 recalled and no window (``k=0,
+  top_k=8``); the defaults with vector ranking; and over ``solar-adaptive``, ``fifo`` (100)
+  and ``unlimited``, which separate "recall helps" from "curation helps".
 
 **LlamaIndex** (``--only llamaindex``), the same exchanges through ``put``/``get``: for every
 exchange the input is put, the prompt loaded (``get()``), the output put; after the last, every
@@ -28,9 +33,11 @@ question is asked once with ``get(input=question)`` and scored on the turns the 
 exchange and shows its ``B`` most similar. (LlamaIndex's newer ``Memory`` with a
 ``VectorMemoryBlock`` refuses the core ``SimpleVectorStore``, which does not store text; the
 core has no vector store that does, so ``VectorMemory`` over its default in-memory index is the
-store-everything memory LlamaIndex ships.) ``SolarChatMemory`` runs with its defaults
-(``recall_token_ratio=0.3``, ``top_k=3``) over the default policy, ``solar-dialogue``, ``fifo``
-(100 stored exchanges each) and ``unlimited``.
+store-everything memory LlamaIndex ships.) LlamaIndex's keyword + vector search over every
+exchange is a ``QueryFusionRetriever`` of a ``BM25Retriever`` and the vector index
+(:class:`FusionMemory`), showing its ``B`` best. ``SolarChatMemory`` runs with its defaults
+(``recall_token_ratio=0.3``, ``top_k=3``, ``solar-dialogue``, hybrid ranking) and over
+``solar-adaptive``, ``fifo`` (100 stored exchanges each) and ``unlimited``.
 
 Every memory embeds with the same MiniLM vectors (from the benchmark's on-disk cache; the
 vector stores through a LangChain ``Embeddings`` or LlamaIndex ``BaseEmbedding`` that serves
@@ -161,15 +168,85 @@ def _vectors(lookup: Lookup, seed: int, prior: SaliencePrior | None) -> BaseMemo
     return _quiet(lambda: VectorStoreRetrieverMemory(retriever=retriever))
 
 
+class WindowAndRecall:
+    """What a LangChain user assembles from LangChain's own parts: the last ``window``
+    exchanges (``ConversationBufferWindowMemory``) plus the ``shown`` exchanges a retriever over
+    every exchange ranks first among those not in the window (a ``VectorStoreRetrieverMemory``
+    stores each exchange as ``"input: ...\noutput: ..."``; ``hybrid``: LangChain's
+    ``EnsembleRetriever`` fuses a ``BM25Retriever`` over the same documents with the vector
+    store's retriever, equal weights, its reciprocal-rank fusion). Window exchanges are skipped
+    in the recall (the strongest way to fill the slots), and the BM25 index is rebuilt when an
+    exchange was saved since the last lookup (``BM25Retriever`` indexes a fixed list)."""
+
+    def __init__(self, lookup: Lookup, window: int, shown: int, hybrid: bool) -> None:
+        from langchain_classic.memory import (
+            ConversationBufferWindowMemory,
+            VectorStoreRetrieverMemory,
+        )
+        from langchain_core.vectorstores import InMemoryVectorStore
+
+        self.window = _quiet(lambda: ConversationBufferWindowMemory(k=window)) if window else None
+        self.k, self.shown, self.hybrid = window, shown, hybrid
+        store = InMemoryVectorStore(embedding=lookup.langchain())
+        self.vectors = store.as_retriever(search_kwargs={"k": shown + window})
+        self.saver = _quiet(lambda: VectorStoreRetrieverMemory(retriever=self.vectors))
+        self.documents: list[str] = []
+        self.recent: list[str] = []  # the window's exchanges, as stored
+        self._fused: Any = None
+
+    def save_context(self, inputs: dict[str, str], outputs: dict[str, str]) -> None:
+        if self.window is not None:
+            self.window.save_context(inputs, outputs)
+        self.saver.save_context(inputs, outputs)
+        text = f"input: {inputs['input']}\noutput: {outputs['output']}"
+        self.documents.append(text)
+        self.recent = self.documents[-self.k :] if self.k else []
+        self._fused = None
+
+    def _retriever(self) -> Any:
+        if not self.hybrid:
+            return self.vectors
+        if self._fused is None:
+            from langchain_classic.retrievers import EnsembleRetriever
+            from langchain_community.retrievers import BM25Retriever
+
+            bm25 = BM25Retriever.from_texts(self.documents, k=self.shown + self.k)
+            self._fused = EnsembleRetriever(retrievers=[bm25, self.vectors], weights=[0.5, 0.5])
+        return self._fused
+
+    def load_memory_variables(self, inputs: dict[str, str]) -> dict[str, str]:
+        recalled: list[str] = []
+        if self.documents:
+            for doc in self._retriever().invoke(inputs["input"]):
+                if doc.page_content not in self.recent and doc.page_content not in recalled:
+                    recalled.append(doc.page_content)
+                if len(recalled) == self.shown:
+                    break
+        window = "" if self.window is None else self.window.load_memory_variables({})["history"]
+        return {"history": "\n".join([*recalled, window]).strip("\n")}
+
+
+def _assembled(window: int, shown: int, hybrid: bool) -> Callable[..., Any]:
+    def build(lookup: Lookup, seed: int, prior: SaliencePrior | None) -> Any:
+        return WindowAndRecall(lookup, window, shown, hybrid)
+
+    return build
+
+
 def _solar(
-    policy: str, capacity: int | None
+    policy: str, capacity: int | None, **settings: Any
 ) -> Callable[[Lookup, int, SaliencePrior | None], BaseMemory]:
     def build(lookup: Lookup, seed: int, prior: SaliencePrior | None) -> BaseMemory:
+        reading = {k: v for k, v in settings.items() if k in ("retrieval", "min_score")}
+        shape = {k: v for k, v in settings.items() if k not in reading}
         if policy == "solar-dialogue":  # the conversation's out-of-sample prior
-            inner = SolarMemory(policy, capacity, embedder=lookup, seed=seed, prior=prior)
-            return SolarConversationMemory(memory=inner)
-        extra = {} if policy == "solar-adaptive" else {"policy": policy}
-        return SolarConversationMemory(capacity=capacity, seed=seed, embedder=lookup, **extra)
+            inner = SolarMemory(
+                policy, capacity, embedder=lookup, seed=seed, prior=prior, **reading
+            )
+            return SolarConversationMemory(memory=inner, **shape)
+        return SolarConversationMemory(
+            capacity=capacity, seed=seed, embedder=lookup, policy=policy, **settings
+        )
 
     return build
 
@@ -178,11 +255,30 @@ VARIANTS = (
     Variant(f"ConversationBufferWindowMemory k={BUDGET}", _window, False),
     Variant(f"VectorStoreRetrieverMemory k={BUDGET}, every exchange", _vectors, False),
     Variant(
-        f"SolarConversationMemory defaults, C={CAPACITY}", _solar("solar-adaptive", CAPACITY), True
+        f"EnsembleRetriever (BM25 + vectors) top {BUDGET}, every exchange",
+        _assembled(0, BUDGET, True),
+        False,
+    ),  # fmt: skip
+    Variant("window 5 + VectorStoreRetriever 3, every exchange", _assembled(5, 3, False), False),
+    Variant("window 5 + EnsembleRetriever 3, every exchange", _assembled(5, 3, True), False),
+    Variant(
+        f"SolarConversationMemory defaults, C={CAPACITY}",
+        _solar("solar-dialogue", CAPACITY),
+        True,
     ),
     Variant(
-        f"SolarConversationMemory solar-dialogue, C={CAPACITY}",
-        _solar("solar-dialogue", CAPACITY),
+        f"SolarConversationMemory k=0, top_k={BUDGET}, C={CAPACITY}",
+        _solar("solar-dialogue", CAPACITY, k=0, top_k=BUDGET),
+        True,
+    ),
+    Variant(
+        f"SolarConversationMemory defaults, vector ranking, C={CAPACITY}",
+        _solar("solar-dialogue", CAPACITY, retrieval="vector"),
+        True,
+    ),
+    Variant(
+        f"SolarConversationMemory solar-adaptive, C={CAPACITY}",
+        _solar("solar-adaptive", CAPACITY),
         True,
     ),
     Variant(f"SolarConversationMemory fifo, C={CAPACITY}", _solar("fifo", CAPACITY), True),
@@ -302,7 +398,10 @@ def table(result: Sequence[dict[str, Any]]) -> str:
 
 
 # -- LlamaIndex ---------------------------------------------------------------------------------
-LI_KINDS = ("buffer", "vector", "solar-adaptive", "solar-dialogue", "fifo", "unlimited")
+LI_KINDS = (
+    *("buffer", "vector", "fusion", "solar-dialogue", "recall-only"),
+    *("solar-adaptive", "fifo", "unlimited"),
+)
 
 
 def li_table(dialogues: Sequence[Dialogue]) -> Any:
@@ -364,6 +463,64 @@ class LiLookup(Lookup):
         return Served(model_name="served", embed_batch_size=256)
 
 
+class FusionMemory:
+    """LlamaIndex's keyword + vector search over every exchange, from its own parts: a
+    ``QueryFusionRetriever`` (reciprocal rerank, no generated queries) over a
+    ``VectorStoreIndex`` retriever and a ``BM25Retriever`` (``llama-index-retrievers-bm25``) of
+    the same nodes, one node per exchange (its input and output joined, as ``VectorMemory``
+    embeds them); ``get(input=...)`` shows the ``BUDGET`` best exchanges as their user and
+    assistant messages. The index is rebuilt when exchanges were put since the last look (the
+    BM25 retriever indexes a fixed list)."""
+
+    def __init__(self, lookup: LiLookup) -> None:
+        self.embed = lookup.llamaindex()
+        self.exchanges: list[tuple[str, str]] = []
+        self.pending: str | None = None
+        self._retriever: Any = None
+
+    def put(self, message: Any) -> None:
+        from llama_index.core.base.llms.types import MessageRole
+
+        if message.role == MessageRole.USER:
+            self.pending = str(message.content)
+        elif self.pending is not None:
+            self.exchanges.append((self.pending, str(message.content)))
+            self.pending, self._retriever = None, None
+
+    def get(self, input: str | None = None) -> list[Any]:
+        from llama_index.core import VectorStoreIndex
+        from llama_index.core.base.llms.types import ChatMessage, MessageRole
+        from llama_index.core.llms.mock import MockLLM
+        from llama_index.core.retrievers import QueryFusionRetriever
+        from llama_index.core.schema import TextNode
+        from llama_index.retrievers.bm25 import BM25Retriever
+
+        if input is None or not self.exchanges:
+            return []
+        if self._retriever is None:
+            nodes = [
+                TextNode(text=f"{a} {b}", id_=str(i)) for i, (a, b) in enumerate(self.exchanges)
+            ]
+            index = VectorStoreIndex(nodes, embed_model=self.embed)
+            self._retriever = QueryFusionRetriever(
+                [
+                    index.as_retriever(similarity_top_k=BUDGET),
+                    BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=BUDGET),
+                ],
+                llm=MockLLM(),  # never asked: num_queries=1 generates no variants
+                mode="reciprocal_rerank",
+                num_queries=1,  # the question itself
+                use_async=False,
+                similarity_top_k=BUDGET,
+            )
+        out: list[Any] = []
+        for found in self._retriever.retrieve(input):
+            a, b = self.exchanges[int(found.node.node_id)]
+            out.append(ChatMessage(role=MessageRole.USER, content=a))
+            out.append(ChatMessage(role=MessageRole.ASSISTANT, content=b))
+        return out
+
+
 def li_memory(
     kind: str, tokens: int, lookup: LiLookup, table: Any, seed: int, prior: SaliencePrior | None
 ) -> Any:
@@ -379,18 +536,20 @@ def li_memory(
         return VectorMemory.from_defaults(
             embed_model=lookup.llamaindex(), retriever_kwargs={"similarity_top_k": BUDGET}
         )
+    if kind == "fusion":
+        return FusionMemory(lookup)
     store = SimpleChatStore()
     counter = TailTokenCounter(store, table)
     if kind == "buffer":
         return ChatMemoryBuffer.from_defaults(
             token_limit=tokens, chat_store=store, tokenizer_fn=counter
         )
-    if kind == "solar-dialogue":
-        inner = SolarMemory(kind, CAPACITY, embedder=lookup, seed=seed, prior=prior)
+    if kind in ("solar-dialogue", "recall-only"):  # the defaults; or recall alone, 8 turns
+        inner = SolarMemory("solar-dialogue", CAPACITY, embedder=lookup, seed=seed, prior=prior)
+        shape = {"recall_token_ratio": 0.99, "top_k": BUDGET} if kind == "recall-only" else {}
         return SolarChatMemory.from_defaults(
-            token_limit=tokens, chat_store=store, tokenizer_fn=counter, memory=inner
+            token_limit=tokens, chat_store=store, tokenizer_fn=counter, memory=inner, **shape
         )
-    extra = {} if kind == "solar-adaptive" else {"policy": kind}
     capacity = None if kind == "unlimited" else CAPACITY
     return SolarChatMemory.from_defaults(
         token_limit=tokens,
@@ -399,7 +558,7 @@ def li_memory(
         capacity=capacity,
         seed=seed,
         embedder=lookup,
-        **extra,
+        policy=kind,
     )
 
 
@@ -408,9 +567,13 @@ def li_label(kind: str, tokens: int) -> str:
         return f"ChatMemoryBuffer token_limit={tokens}"
     if kind == "vector":
         return f"VectorMemory top {BUDGET}, every exchange"
+    if kind == "fusion":
+        return f"QueryFusionRetriever (BM25 + vectors) top {BUDGET}, every exchange"
     if kind == "unlimited":
         return "SolarChatMemory unlimited"
-    name = "defaults" if kind == "solar-adaptive" else kind
+    if kind == "recall-only":
+        return f"SolarChatMemory recall_token_ratio=0.99, top_k={BUDGET}, C={CAPACITY}"
+    name = "defaults" if kind == "solar-dialogue" else kind
     return f"SolarChatMemory {name}, C={CAPACITY}"
 
 
@@ -459,7 +622,7 @@ def li_run(
     memory = li_memory(kind, tokens, lookup, table, seed, prior)
     for a, b in exchanges(dialogue):
         memory.put(ChatMessage(role=MessageRole.USER, content=a.text))
-        if kind != "vector":  # it has nothing to show without an input
+        if kind not in ("vector", "fusion"):  # they have nothing to show without an input
             memory.get()
         memory.put(ChatMessage(role=MessageRole.ASSISTANT, content="" if b is None else b.text))
     recalls, counts = [], []
@@ -469,7 +632,7 @@ def li_run(
         recalls.append(len(q.evidence & ids) / len(q.evidence))
         counts.append(len(ids))
     out = {"recall": float(np.mean(recalls)), "shown": float(np.mean(counts))}
-    if kind not in ("buffer", "vector"):
+    if kind not in ("buffer", "vector", "fusion"):
         out["stored"] = float(len(memory.memory))
     return out
 
@@ -486,7 +649,7 @@ def li_rows(
     tokens = li_budget(dialogues, table)
     per: dict[str, dict[tuple[str, int], dict[str, float]]] = {}
     for kind in LI_KINDS:
-        seeded = kind not in ("buffer", "vector")
+        seeded = kind not in ("buffer", "vector", "fusion")
         for d in dialogues:
             once: dict[str, float] | None = None
             for seed in seeds:

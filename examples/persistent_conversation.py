@@ -45,7 +45,14 @@ from solar_core import SolarMemory
 
 DB = "agent.db"
 EXPECTED = "stored.json"  # what process 1 left in the memories, for process 2 to compare
-SETTINGS: dict[str, Any] = {"capacity": 20, "seed": 0}  # the default policy, solar-adaptive
+SETTINGS: dict[str, Any] = {"capacity": 20, "seed": 0}  # the chat policy, solar-dialogue
+
+
+def floor(embedder: object) -> dict[str, Any]:
+    """The default relevance floor is set for MiniLM's cosines; the hash embedder's (a quick
+    run without the model) are near 0 for texts that share no word: no floor for it."""
+    return {"min_score": None} if embedder == "hash" else {}
+
 
 # LangChain: (user, question, scripted answer)
 LC_FIRST = [
@@ -100,7 +107,9 @@ def show(owner: str, memory: SolarMemory) -> None:
 
 # -- LangChain ----------------------------------------------------------------------------------
 def lc_middleware(db: Path, embedder: object) -> SolarMemoryMiddleware:
-    return SolarMemoryMiddleware(store=db, scope="user_id", top_k=3, embedder=embedder, **SETTINGS)
+    return SolarMemoryMiddleware(
+        store=db, scope="user_id", top_k=3, embedder=embedder, **SETTINGS, **floor(embedder)
+    )
 
 
 def lc_agent(middleware: SolarMemoryMiddleware, answers: list[str]) -> Any:
@@ -174,6 +183,7 @@ def li_memory(db: Path, embedder: object) -> SolarChatMemory:
         top_k=2,
         embedder=embedder,
         **SETTINGS,
+        **floor(embedder),
     )
 
 

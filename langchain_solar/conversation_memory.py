@@ -18,7 +18,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 from solar_core import Decision, Hit, Hits
 from solar_core.integrations.turns import turn_id, turn_metadata, turn_text
 
-from ._params import SolarParams
+from ._params import SolarChatParams
 from .turns import hits_as_messages, hits_as_text
 
 
@@ -46,7 +46,7 @@ def _new_history() -> BaseChatMessageHistory:
         return InMemoryChatMessageHistory()
 
 
-class SolarConversationMemory(SolarParams, BaseChatMemory):
+class SolarConversationMemory(SolarChatParams, BaseChatMemory):
     """The last ``k`` turns, like ``ConversationBufferWindowMemory``, plus the ``top_k`` most
     relevant older turns that a SOLAR memory chose to keep.
 
@@ -54,8 +54,10 @@ class SolarConversationMemory(SolarParams, BaseChatMemory):
     changes. Each chain call is one SOLAR step: ``load_memory_variables`` retrieves the
     experiences most similar to the new input (turns already in the window are skipped), and
     ``save_context`` offers the finished turn (``Human: ...\\nAI: ...``) and ends the step. The
-    memory's policy (by default ``solar-adaptive``: a turn is stored when it would serve recent
-    inputs better than the weakest stored turn does) decides what is kept and what is evicted.
+    memory's policy (by default ``solar-dialogue``: a turn is kept when later questions are
+    likely to ask about it, learning from ratings) decides what is kept and what is evicted;
+    the turns recalled are those that match the input best by meaning and by words (hybrid
+    retrieval, above a relevance floor: ``retrieval=``, ``min_score=``).
     ``feedback(like=...)`` rates the last answer.
 
     What ``memory_key`` holds: with the default ``recall_key=None`` the recalled turns come first,
@@ -68,7 +70,8 @@ class SolarConversationMemory(SolarParams, BaseChatMemory):
     Window parameters, as in ``ConversationBufferWindowMemory``: ``chat_memory``, ``k``,
     ``memory_key``, ``human_prefix``, ``ai_prefix``, ``return_messages``, ``input_key``,
     ``output_key``. SOLAR parameters: ``top_k``, ``recall_key``, and ``memory=`` or ``policy``,
-    ``capacity``, ``embedder`` (any LangChain ``Embeddings`` too), ``seed``. Every
+    ``capacity``, ``embedder`` (any LangChain ``Embeddings`` too), ``seed``, ``retrieval``,
+    ``min_score``. Every
     ``load_memory_variables`` with an input is a retrieval the memory learns from.
 
     ``chat_memory`` is the conversation, as in the window memory (an

@@ -8,6 +8,8 @@ import numpy as np
 import numpy.typing as npt
 from langchain_core.embeddings import Embeddings
 
+from solar_core.salience import model_name_of
+
 
 class LangChainEmbedder:
     """Wraps a LangChain ``Embeddings`` into ``solar_core``'s ``Embedder`` protocol.
@@ -41,6 +43,13 @@ class LangChainEmbedder:
     @property
     def dim(self) -> int:
         return self._dim
+
+    @property
+    def model_name(self) -> str | None:
+        """The wrapped model's name when it says it (``HuggingFaceEmbeddings.model_name``, an
+        OpenAI-style ``model``): a wrapper of the library's MiniLM model gets MiniLM's salience
+        prior (:func:`~solar_core.salience.prior_for`)."""
+        return model_name_of(self.embeddings)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         return np.asarray(self.embeddings.embed_documents(list(texts)), dtype=np.float32)

@@ -17,7 +17,8 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
-from solar_core import Decision, Hits, SolarMemory
+from solar_core import CHAT_POLICY, Decision, Hits, SolarMemory
+from solar_core.fusion import DEFAULT_RETRIEVAL
 from solar_core.integrations.params import check_not_both
 from solar_core.integrations.sessions import Sessions
 from solar_core.integrations.turns import HEADER, HUMAN, render, turn_metadata, turn_text
@@ -100,8 +101,11 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         store: a :class:`~solar_core.persistence.MemoryStore` (its settings apply; its owner
             closes it), or a SQLite path / ``postgresql://`` URL to open one with ``policy``,
             ``capacity``, ``embedder`` and ``seed`` (owned: call :meth:`close`).
-        policy, capacity, embedder, seed: how to build each memory (``embedder`` may be any
+        policy, capacity, embedder, seed: how to build each memory (``policy=None`` is
+            :data:`~solar_core.presets.CHAT_POLICY`, ``solar-dialogue``; ``embedder`` may be any
             LangChain ``Embeddings``; it is loaded once and shared by all scopes).
+        retrieval, min_score: how recalls rank and their relevance floor (``"hybrid"`` and
+            ``"auto"``: see :mod:`solar_core.fusion`).
         top_k: experiences recalled per invoke.
         scope: the context/config key that names whose memory a run uses.
         feedback_tool: add the ``rate_memories`` tool.
@@ -140,6 +144,8 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         capacity: int | None = DEFAULT_CAPACITY,
         embedder: object = None,
         seed: int | None = None,
+        retrieval: str = DEFAULT_RETRIEVAL,
+        min_score: float | str | None = "auto",
         top_k: int = 3,
         scope: str | None = None,
         feedback_tool: bool = False,
@@ -153,6 +159,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         if scope is not None and (not isinstance(scope, str) or not scope):
             raise ValueError(f"scope must be a non-empty key name, got {scope!r}")
         build = {"policy": policy, "capacity": capacity, "embedder": embedder, "seed": seed}
+        build.update(retrieval=retrieval, min_score=min_score)
         if memory is not None:
             if not isinstance(memory, SolarMemory):
                 raise TypeError(f"memory must be a SolarMemory, got {type(memory).__name__}")
@@ -170,16 +177,21 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         self.tools: list[BaseTool] = [self._rating_tool()] if feedback_tool else []
         self._sessions: Sessions
         if store is not None:  # last: nothing after it can fail and leave an opened store
-            opened, owned = open_store(store, build)
+            opened, owned = open_store(store, build, chat=True)
             part = "session" if scope is None else STORE_PARTS.get(scope, "session")
             self._sessions = Sessions.stored(opened, part, DEFAULT_SCOPE, owns_store=owned)
         elif scope is not None:  # one memory per scope, all sharing one embedder
             self._sessions = Sessions.in_process(
-                policy, capacity, embedder=to_embedder(embedder), seed=seed
+                CHAT_POLICY if policy is None else policy,
+                capacity,
+                embedder=to_embedder(embedder),
+                seed=seed,
+                retrieval=retrieval,
+                min_score=min_score,
             )
         else:
             single = (
-                memory if memory is not None else build_memory(policy, capacity, embedder, seed)
+                memory if memory is not None else build_memory(*build.values(), chat=True)  # type: ignore[arg-type]
             )
             self._sessions = Sessions.shared(single)
 
@@ -361,8 +373,9 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
     ) -> None:
         """Rate the memories recalled for ``scope``'s last invoke: ``like`` or ``score`` in [0, 1].
 
-        They are credited as the memory's policy does it (the default ``solar-adaptive``: a
-        dislike takes from the best of them the value it earned for that input; the paper's
+        They are credited as the memory's policy does it (the default ``solar-dialogue``: a like
+        raises their value, a dislike lowers it; ``solar-adaptive``: a dislike takes from the
+        best of them the value it earned for that input; the paper's
         ``solar``: Thompson posteriors, ``alpha += 1`` on a like, ``beta += 1`` on a dislike), so
         experiences that help outlive those that do not. When runs of one scope may
         overlap, pass ``retrieval=result["solar_retrieval"]`` (from the invoke's output state) to

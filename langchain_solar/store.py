@@ -98,6 +98,7 @@ from langgraph.store.base import (
 )
 
 from solar_core import SolarMemory
+from solar_core.fusion import DEFAULT_RETRIEVAL, check_floor, check_retrieval
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore
 from solar_core.persistence.journal import plain_json, storable
 from solar_core.persistence.scope import NAMESPACE_PROJECT, namespace_scope, scope_namespace
@@ -204,6 +205,12 @@ class SolarStore(BaseStore):
             when ``capacity`` is ``None``).
         embedder: without ``index``, what embeds items for curation (default: MiniLM).
         seed: seeds every namespace's policy.
+        retrieval: how ``search(query=...)`` ranks (:mod:`solar_core.fusion`): ``"hybrid"``
+            (default: cosine plus a keyword match on the indexed text), ``"vector"`` (cosine,
+            as ``InMemoryStore``) or ``"lexical"`` (only items holding a query word); with an
+            open ``MemoryStore``, its own ``retrieval``.
+        min_score: leave out of a query search the items scoring below it (``None``, the
+            default: none left out, as LangGraph's stores return every matching item).
         ttl: LangGraph's ``TTLConfig``: ``default_ttl`` (minutes; for a ``put`` that does not
             say ``ttl=``; ``ttl=None`` there means no expiry), ``refresh_on_read`` (the default
             of ``refresh_ttl`` on reads: ``True``), ``sweep_interval_minutes`` (for
@@ -227,8 +234,24 @@ class SolarStore(BaseStore):
         seed: int | None = None,
         ttl: TTLConfig | None = None,
         clock: Callable[[], float] | None = None,
+        retrieval: str | None = None,
+        min_score: float | None = None,
     ) -> None:
         self.ttl_config = check_ttl_config(ttl)
+        if retrieval is not None:
+            check_retrieval(retrieval)
+            if isinstance(store, MemoryStore) and retrieval != store.retrieval:
+                raise ValueError(
+                    "retrieval= is for the MemoryStore that SolarStore opens: pass it to the "
+                    "MemoryStore you give instead"
+                )
+        #: the score below which ``search(query=...)`` leaves items out (``None``: none)
+        self.min_score = check_floor(min_score)
+        if self.min_score == "auto":
+            raise ValueError(
+                "SolarStore's min_score is a number or None: a store search returns every "
+                "matching item (as LangGraph's stores do) unless you set a floor"
+            )
         if clock is not None and not callable(clock):
             raise TypeError(f"clock must be callable, got {type(clock).__name__}")
         if clock is not None and isinstance(store, MemoryStore):
@@ -264,6 +287,8 @@ class SolarStore(BaseStore):
                 embedder=embedder,
                 seed=seed,
                 clock=time.time if clock is None else clock,
+                retrieval=DEFAULT_RETRIEVAL if retrieval is None else retrieval,
+                min_score=None,  # the store's own floor applies (min_score above)
             )
             self._owned = True
         self._lock = threading.RLock()
@@ -273,6 +298,11 @@ class SolarStore(BaseStore):
         self._last_search: list[tuple[SolarMemory, Hits]] = []
         self._sweeper: threading.Thread | None = None
         self._stop_sweeping = threading.Event()
+
+    @property
+    def retrieval(self) -> str:
+        """How ``search(query=...)`` ranks items (the ``MemoryStore``'s ``retrieval``)."""
+        return self.store.retrieval
 
     # -- namespaces -----------------------------------------------------------------------------
     def namespaces(self) -> list[tuple[str, ...]]:
@@ -551,15 +581,23 @@ class SolarStore(BaseStore):
             key = id(memory)
             if key not in vectors:
                 query = memory.embed_query(op.query)
-                look = memory.retrieve(embedding=query, k=max(1, len(memory)), record=False)
+                look = memory.retrieve(
+                    op.query,
+                    embedding=query,
+                    k=max(1, len(memory)),
+                    record=False,
+                    min_score=self.min_score,
+                )
                 vectors[key] = (query, {h.id: h.score for h in look})
-            scored.append((vectors[key][1][item.id], n))
+            score = vectors[key][1].get(item.id)
+            if score is not None:  # else below the floor
+                scored.append((score, n))
         ranked = sorted(scored, key=lambda s: -s[0])  # stable: candidate order on ties
         kept = ranked[op.offset : op.offset + op.limit]
         chosen: list[tuple[float | None, int]] = [(s, n) for s, n in kept]
         if scoreless and len(chosen) < op.limit:
             chosen += [(None, n) for n in scoreless[: op.limit - len(chosen)]]
-        self._record([candidates[n] for s, n in chosen if s is not None], vectors)
+        self._record([candidates[n] for s, n in chosen if s is not None], vectors, op.query)
         if op.refresh_ttl:
             self._refresh_all([candidates[n] for _, n in chosen])
         return [
@@ -567,7 +605,10 @@ class SolarStore(BaseStore):
         ]
 
     def _record(
-        self, returned: Sequence[tuple[tuple[str, ...], SolarMemory, Any]], vectors: dict[int, Any]
+        self,
+        returned: Sequence[tuple[tuple[str, ...], SolarMemory, Any]],
+        vectors: dict[int, Any],
+        query: str,
     ) -> None:
         """A search is a retrieval: each namespace credits the items it returned."""
         self._last_search = []
@@ -576,7 +617,9 @@ class SolarStore(BaseStore):
             by_memory.setdefault(id(memory), (memory, []))[1].append(item.id)
         for key, (memory, ids) in by_memory.items():
             others = [i.id for i in memory.items() if i.id not in set(ids)]
-            hits = memory.retrieve(embedding=vectors[key][0], k=len(ids), exclude=others)
+            hits = memory.retrieve(
+                query, embedding=vectors[key][0], k=len(ids), exclude=others, min_score=None
+            )
             self._last_search.append((memory, hits))
 
     def _refresh_all(self, returned: Sequence[tuple[tuple[str, ...], SolarMemory, Any]]) -> None:

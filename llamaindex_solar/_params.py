@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
-from solar_core import SolarMemory
+from solar_core import CHAT_POLICY, SolarMemory
 from solar_core.integrations.params import MemoryParams
 from solar_core.persistence import MemoryStore, Scope
 
@@ -12,19 +12,28 @@ from .embeddings import to_embedder
 
 
 class SolarParams(MemoryParams):
-    """``memory=`` or ``policy``/``capacity``/``embedder``/``seed``; ``embedder`` may also be any
-    LlamaIndex ``BaseEmbedding``."""
+    """``memory=`` or ``policy``/``capacity``/``embedder``/``seed``/``retrieval``/``min_score``;
+    ``embedder`` may also be any LlamaIndex ``BaseEmbedding``."""
 
     @classmethod
     def convert_embedder(cls, embedder: object) -> object:
         return to_embedder(embedder)
 
 
-def open_store(store: object, build: dict[str, Any]) -> tuple[MemoryStore, bool]:
+class SolarChatParams(SolarParams):
+    """:class:`SolarParams` of a chat memory: ``policy=None`` is
+    :data:`~solar_core.presets.CHAT_POLICY`."""
+
+    default_policy: ClassVar[str] = CHAT_POLICY
+
+
+def open_store(
+    store: object, build: dict[str, Any], *, chat: bool = False
+) -> tuple[MemoryStore, bool]:
     """An adapter's ``store=`` (see
     :meth:`~solar_core.integrations.params.MemoryParams.open_store`); ``embedder`` may be a
-    framework embedding model."""
-    return SolarParams.open_store(store, build)
+    framework embedding model; ``chat``: new scopes of a store it opens get the chat policy."""
+    return (SolarChatParams if chat else SolarParams).open_store(store, build)
 
 
 def existing_memory(store: MemoryStore, scope: Scope) -> SolarMemory | None:

@@ -27,7 +27,7 @@ from solar_core.integrations.turns import HEADER, render, turn_id, turn_metadata
 from solar_core.persistence import MemoryStore
 from solar_core.validation import FloatVector, check_feedback
 
-from ._params import SolarParams, open_store
+from ._params import SolarChatParams, open_store
 from .messages import (
     MessageLike,
     answer_text,
@@ -43,7 +43,7 @@ from .messages import (
 MIN_TURN_TOKENS = 16  # a short recalled turn, as rendered: below this the recall never fits
 
 
-class SolarChatMemory(SolarParams, ChatMemoryBuffer):
+class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
     """``ChatMemoryBuffer``'s token-limited recent window, plus the ``top_k`` most relevant older
     turns that a SOLAR memory chose to keep, as one system message in front.
 
@@ -55,14 +55,17 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
     ``recall_token_ratio`` of ``token_limit`` (least similar dropped first), the window the
     rest. Each finished turn (the user's message and the assistant's answer; tool calls in
     between are left out) is offered to SOLAR when the answer is put, which ends the step: the
-    memory's policy (by default ``solar-adaptive``: a turn is stored when it would serve recent
-    questions better than the weakest stored turn does) decides what is kept and what is
-    evicted. ``feedback(like=...)`` rates the last answer's recalled turns. ``put`` and ``set``
-    also take mappings of a message's fields (``{"role": "user", "content": "hi"}``).
+    memory's policy (by default ``solar-dialogue``: a turn is kept when later questions are
+    likely to ask about it, learning from ratings) decides what is kept and what is evicted;
+    the turns recalled are those that match the question best by meaning and by words (hybrid
+    retrieval, above a relevance floor: ``retrieval=``, ``min_score=``).
+    ``feedback(like=...)`` rates the last answer's recalled turns. ``put`` and ``set`` also take
+    mappings of a message's fields (``{"role": "user", "content": "hi"}``).
 
     Build it with :meth:`from_defaults`: ``ChatMemoryBuffer``'s parameters plus ``top_k``,
     ``recall_token_ratio``, ``header``, and ``memory=`` or ``policy``, ``capacity``,
-    ``embedder`` (any LlamaIndex ``BaseEmbedding`` too) and ``seed``. One instance is one
+    ``embedder`` (any LlamaIndex ``BaseEmbedding`` too), ``seed``, ``retrieval`` and
+    ``min_score``. One instance is one
     conversation (``chat_store_key``) with its own SOLAR memory, unless you pass the same
     ``memory=`` to several.
 
@@ -161,7 +164,7 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
                 "conversation share one persistent memory"
             )
         build = {name: data.pop(name) for name in list(data) if name in BUILD_DEFAULTS}
-        opened, owned = open_store(store, build)
+        opened, owned = open_store(store, build, chat=True)
         try:
             data["memory"] = opened.view("session").get(session)
             super().__init__(**data)
@@ -209,8 +212,9 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
     ) -> SolarChatMemory:
         """As ``ChatMemoryBuffer.from_defaults``; ``solar``: ``top_k``, ``recall_token_ratio``,
         ``header``, ``memory`` or ``store`` or
-        ``policy``/``capacity``/``embedder``/``seed``. A ``chat_history`` (messages, or mappings
-        of their fields) seeds the window (its turns are not offered to SOLAR), as do the turns
+        ``policy``/``capacity``/``embedder``/``seed``/``retrieval``/``min_score``. A
+        ``chat_history`` (messages, or mappings of their fields) seeds the window (its turns are
+        not offered to SOLAR), as do the turns
         already in ``chat_store``."""
         if llm is not None:
             token_limit = token_limit or int(
@@ -274,7 +278,9 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
         shown = [hit for hit in fitting if hit.id not in in_window]  # the window grew back
         if self._recalled_for != user_index:  # the first prompt of a turn is the one that counts
             ids = {hit.id for hit in shown}
-            self._recalled = record_shown(self.memory, vector, preview, ids, exclude=in_least)
+            self._recalled = record_shown(
+                self.memory, vector, preview, ids, exclude=in_least, query=query
+            )
             self._recalled_for = user_index
         if not shown:
             return window
@@ -301,7 +307,7 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
             return look[2], look[3]
         vector = self.memory.embed_query(query)
         preview = self.memory.retrieve(
-            embedding=vector, k=self.top_k, exclude=exclude, record=False
+            query, embedding=vector, k=self.top_k, exclude=exclude, record=False
         )
         self._look = (user_index, query, vector, preview)
         return vector, preview
@@ -417,9 +423,10 @@ class SolarChatMemory(SolarParams, ChatMemoryBuffer):
         """Rate the last answer: ``like=True/False`` or ``score`` in [0, 1].
 
         The turns recalled for it are credited as the memory's policy does it (the default
-        ``solar-adaptive``: a dislike takes from the best of them the value it earned for this
-        message; the paper's ``solar``: Thompson posteriors, ``alpha += 1`` on a like,
-        ``beta += 1`` on a dislike), so helpful experiences outlive unhelpful ones. When its
+        ``solar-dialogue``: a like raises their value, a dislike lowers it; ``solar-adaptive``:
+        a dislike takes from the best of them the value it earned for this message; the
+        paper's ``solar``: Thompson posteriors, ``alpha += 1`` on a like, ``beta += 1`` on a
+        dislike), so helpful experiences outlive unhelpful ones. When its
         prompt showed none, there is nothing to credit and nothing happens.
         """
         check_feedback(like, score)  # bad input fails even when there is nothing to credit

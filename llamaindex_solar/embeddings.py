@@ -8,6 +8,8 @@ import numpy as np
 import numpy.typing as npt
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
+from solar_core.salience import model_name_of
+
 
 class LlamaIndexEmbedder:
     """Wraps a LlamaIndex ``BaseEmbedding`` into ``solar_core``'s ``Embedder`` protocol.
@@ -38,6 +40,13 @@ class LlamaIndexEmbedder:
     @property
     def dim(self) -> int:
         return self._dim
+
+    @property
+    def model_name(self) -> str | None:
+        """The wrapped model's name (``HuggingFaceEmbedding.model_name``): a wrapper of the
+        library's MiniLM model gets MiniLM's salience prior
+        (:func:`~solar_core.salience.prior_for`)."""
+        return model_name_of(self.embed_model)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         vectors = self.embed_model.get_text_embedding_batch(list(texts))

@@ -15,7 +15,8 @@ from llama_index.core.memory import BaseMemoryBlock
 from llama_index.core.utils import get_tokenizer
 from pydantic import Field, PrivateAttr
 
-from solar_core import Decision, Hit, Hits, SolarMemory
+from solar_core import CHAT_POLICY, Decision, Hit, Hits, SolarMemory
+from solar_core.fusion import DEFAULT_RETRIEVAL
 from solar_core.integrations.params import check_not_both
 from solar_core.integrations.sessions import Sessions
 from solar_core.integrations.shown import record_shown
@@ -75,8 +76,10 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
 
     Args:
         memory: one :class:`~solar_core.SolarMemory` for every session (else one per session,
-            built from ``policy``, ``capacity``, ``embedder``, ``seed``; ``embedder`` may be any
-            LlamaIndex ``BaseEmbedding``, shared by all sessions).
+            built from ``policy``, ``capacity``, ``embedder``, ``seed``, ``retrieval``,
+            ``min_score``; ``policy=None`` is :data:`~solar_core.presets.CHAT_POLICY`,
+            ``solar-dialogue``; ``embedder`` may be any LlamaIndex ``BaseEmbedding``, shared by
+            all sessions).
         store: a :class:`~solar_core.persistence.MemoryStore` (its settings apply; its owner
             closes it), or a SQLite path / ``postgresql://`` URL to open one with ``policy``,
             ``capacity``, ``embedder`` and ``seed`` (owned: call :meth:`close`).
@@ -146,9 +149,12 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         capacity: int | None = DEFAULT_CAPACITY,
         embedder: object = None,
         seed: int | None = None,
+        retrieval: str = DEFAULT_RETRIEVAL,
+        min_score: float | str | None = "auto",
         **fields: Any,
     ) -> None:
         build = {"policy": policy, "capacity": capacity, "embedder": embedder, "seed": seed}
+        build.update(retrieval=retrieval, min_score=min_score)
         check_not_both(memory, build)
         if memory is not None and not isinstance(memory, SolarMemory):
             raise TypeError(f"memory must be a SolarMemory, got {type(memory).__name__}")
@@ -156,13 +162,20 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             raise ValueError("pass memory= or store=, not both")
         super().__init__(**fields)
         if store is not None:  # last: nothing after it can fail and leave an opened store
-            opened, owned = open_store(store, build)
+            opened, owned = open_store(store, build, chat=True)
             self._sessions = Sessions.stored(opened, "session", DEFAULT_SCOPE, owns_store=owned)
         elif memory is not None:
             self._sessions = Sessions.shared(memory)
         else:
             embedder = SolarParams.convert_embedder(embedder)
-            self._sessions = Sessions.in_process(policy, capacity, embedder=embedder, seed=seed)
+            self._sessions = Sessions.in_process(
+                CHAT_POLICY if policy is None else policy,
+                capacity,
+                embedder=embedder,
+                seed=seed,
+                retrieval=retrieval,
+                min_score=min_score,
+            )
 
     def __copy__(self) -> SolarMemoryBlock:
         """A shallow copy (``model_copy()``) shares the store but never owns it."""
@@ -317,7 +330,9 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             self._commit(session)
             vector = memory.embed_query(query)
             exclude = [turn_id(self._text(u, a)) for u, a in turns]  # the LLM sees them already
-            preview = memory.retrieve(embedding=vector, k=self.top_k, exclude=exclude, record=False)
+            preview = memory.retrieve(
+                query, embedding=vector, k=self.top_k, exclude=exclude, record=False
+            )
             recall = _Recall(key, vector, preview, exclude, [h.id for h in preview])
             recall.session, recall.memory = session, memory
             with self._lock:
@@ -334,7 +349,12 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             recall.recorded = Hits([], None)  # claimed: a concurrent commit records nothing
         assert recall.memory is not None  # its own memory: never a newer one of the session
         recall.recorded = record_shown(
-            recall.memory, recall.vector, recall.preview, recall.shown, recall.exclude
+            recall.memory,
+            recall.vector,
+            recall.preview,
+            recall.shown,
+            recall.exclude,
+            recall.key[0],
         )
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
@@ -406,9 +426,10 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     ) -> None:
         """Rate the experiences recalled for the session's latest user message: ``like`` or
         ``score`` in [0, 1]. They are credited as the memory's policy does it (the default
-        ``solar-adaptive``: a dislike takes from the best of them the value it earned for this
-        message; the paper's ``solar``: Thompson posteriors, ``alpha += 1`` on a like,
-        ``beta += 1`` on a dislike), so experiences that help outlive those that do not. When
+        ``solar-dialogue``: a like raises their value, a dislike lowers it; ``solar-adaptive``:
+        a dislike takes from the best of them the value it earned for this message; the
+        paper's ``solar``: Thompson posteriors, ``alpha += 1`` on a like, ``beta += 1`` on a
+        dislike), so experiences that help outlive those that do not. When
         the prompt showed none, there is nothing to credit and nothing happens. A session
         without a memory (never read, or forgotten) is refused with a ``ValueError``: feedback
         never creates one; so is a call without ``session_id`` on a block that serves

@@ -11,6 +11,7 @@ from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode
 
 from solar_core import Decision, Hit, Hits, SolarMemory
+from solar_core.fusion import DEFAULT_RETRIEVAL
 from solar_core.integrations.batch import offer_batch
 from solar_core.integrations.params import check_not_both
 from solar_core.integrations.shown import RETRIEVAL_ID, retrieval_of
@@ -38,7 +39,8 @@ class SolarRetriever(BaseRetriever):
 
     Args:
         memory: a ready :class:`~solar_core.SolarMemory`, or ``policy``, ``capacity``,
-            ``embedder`` (any LlamaIndex ``BaseEmbedding`` too) and ``seed`` to build one.
+            ``embedder`` (any LlamaIndex ``BaseEmbedding`` too), ``seed``, ``retrieval`` and
+            ``min_score`` (:mod:`solar_core.fusion`) to build one.
         similarity_top_k: nodes returned per query.
         record: whether queries are retrieval events the memory learns from.
 
@@ -64,11 +66,15 @@ class SolarRetriever(BaseRetriever):
         capacity: int | None = DEFAULT_CAPACITY,
         embedder: object = None,
         seed: int | None = None,
+        retrieval: str = DEFAULT_RETRIEVAL,
+        min_score: float | str | None = "auto",
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
-        check_not_both(memory, {"policy": policy, "capacity": capacity, "embedder": embedder,
-                                "seed": seed})  # fmt: skip
+        build: dict[str, Any] = {"policy": policy, "capacity": capacity, "embedder": embedder}
+        build.update(seed=seed)
+        build.update(retrieval=retrieval, min_score=min_score)
+        check_not_both(memory, build)
         if memory is not None and not isinstance(memory, SolarMemory):
             raise TypeError(f"memory must be a SolarMemory, got {type(memory).__name__}")
         if isinstance(similarity_top_k, bool) or not isinstance(similarity_top_k, int):
@@ -77,11 +83,7 @@ class SolarRetriever(BaseRetriever):
             raise ValueError(f"similarity_top_k must be >= 1, got {similarity_top_k}")
         super().__init__(callback_manager=callback_manager, verbose=verbose)
         # `is None`, not `or`: an empty memory is falsy (it has a length) and must be kept
-        self.memory = (
-            memory
-            if memory is not None
-            else SolarParams.build_memory(policy, capacity, embedder, seed)
-        )
+        self.memory = memory if memory is not None else SolarParams.build_memory(**build)
         self.similarity_top_k = similarity_top_k
         self.record = record
         self._last: Hits | None = None

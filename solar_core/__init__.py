@@ -35,7 +35,7 @@ from .hash_embedder import HashEmbedder
 from .memory import SolarMemory
 from .minilm import MiniLMEmbedder
 from .persistence import MemoryStore, PersistenceError, Scope
-from .presets import DEFAULT_POLICY, PRESETS, Preset, available_policies
+from .presets import CHAT_POLICY, DEFAULT_POLICY, PRESETS, Preset, available_policies
 from .scoped_memories import ScopedMemories
 from .store import VectorStore
 from .types import Decision, Hit, Hits, MemoryItem, UnknownItemError
@@ -76,5 +76,6 @@ __all__ = [
     "Verdict",
     "Victim",
     "available_policies",
+    "CHAT_POLICY",
     "DEFAULT_POLICY",
 ]

@@ -27,6 +27,7 @@ from .admission.base import ALWAYS
 from .deletion import DeletionPolicy
 from .eviction import EvictionPolicy, Victim
 from .former_layouts import upgrade
+from .fusion import fused
 from .records import Record, Retrieval
 from .steps import Lookup, Offer, Rating, Renewal
 from .store import VectorStore
@@ -278,15 +279,26 @@ class MemoryCore:
 
     # -- retrieval ------------------------------------------------------------------------------
     def retrieve(self, lookup: Lookup) -> Hits:
-        """The ``k`` items nearest the lookup's vector; if recorded, a retrieval event."""
+        """The ``k`` items that best match the lookup (:mod:`solar_core.fusion`), none below
+        its floor; if recorded, a retrieval event that credits exactly the returned items."""
         vector, k, exclude = lookup.vector, lookup.k, lookup.exclude
         store = self._store
-        if self.importance_weight > 0.0:
+        ranked = None
+        if lookup.retrieval != "vector" and lookup.query is not None:
+            weights = self._importance_weights() if self.importance_weight > 0.0 else None
+            ranked = fused(store, vector, lookup.query, lookup.retrieval, k, exclude, weights)
+        if ranked is not None:
+            slots, scores = ranked
+        elif self.importance_weight > 0.0:
             slots, scores = self._weighted_nearest(vector, k, exclude)
         elif exclude:
             slots, scores = self._nearest_except(vector, k, exclude)
         else:
             slots, scores = store.nearest(vector, k)
+        floor = lookup.floor
+        if floor is not None and scores and scores[-1] < floor:  # best first: cut the tail
+            kept = sum(1 for score in scores if score >= floor)
+            slots, scores = slots[:kept], scores[:kept]
         ids, payloads = store.slot_lists()
         records: list[Record] = []
         hits: list[Hit] = []
@@ -302,7 +314,8 @@ class MemoryCore:
         self._retrieval_trace.append((now, lookup.query, hits))  # dicts built when asked for
         step = self._steps + 1
         cosines = scores
-        if self.importance_weight > 0.0:  # policies learn from similarity, not rank
+        if ranked is not None or self.importance_weight > 0.0:
+            # policies learn from similarity, not from what ranked the hits
             cosines = store.matrix[slots].dot(vector).tolist()
         self._eviction.on_retrieve(slots, step, vector, cosines)
         if self._deletion is not None:
@@ -314,6 +327,16 @@ class MemoryCore:
         if len(self._recent) > FEEDBACK_WINDOW:
             self._recent.popitem(last=False)
         return Hits(hits, retrieval_id, self._identity)
+
+    def _importance_weights(self) -> npt.NDArray[np.float64]:
+        """Each slot's ``1 - w + w * importance`` (1 for empty slots)."""
+        store = self._store
+        weights = np.ones(store.high_water)
+        _, payloads = store.slot_lists()
+        w = self.importance_weight
+        for slot in store.active_slots().tolist():
+            weights[slot] = 1.0 - w + w * payloads[slot].importance
+        return weights
 
     def _weighted_nearest(
         self, vector: FloatVector, k: int, exclude: Collection[str]

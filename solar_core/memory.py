@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import copy
 import inspect
 import secrets
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
+from types import EllipsisType
 from typing import Any
 
 import numpy as np
@@ -20,14 +20,17 @@ from .core import MemoryCore
 from .deletion import DeletionPolicy
 from .events import DELETION_REASONS, Subscribers
 from .eviction import EvictionPolicy, SalienceEviction
+from .fusion import DEFAULT_RETRIEVAL, check_floor, check_retrieval, floor_for
 from .inputs import input_vector, resolve_for_memory
 from .lifecycle import Lifecycle
+from .memory_state import core_and_own_state, state_of
 from .presets import compose
 from .steps import Clearing, LocalRunner, Lookup, Offer, Rating, Removal, Step, StepRunner
 from .types import Decision, Hits
 from .validation import (
     FloatVector,
     check_capacity,
+    check_exclude,
     check_feedback,
     check_k,
     check_offer,
@@ -37,9 +40,6 @@ from .validation import (
 from .views import MemoryViews
 
 __all__ = ["DELETION_REASONS", "SolarMemory"]
-
-#: the parts of a memory's state that are not its core's (see ``__getstate__``)
-_OWN_STATE = ("k", "policy", "_prepares", "_embedder", "_journal", "_subscribers", "lifecycle")
 
 
 class SolarMemory(MemoryViews):
@@ -59,6 +59,9 @@ class SolarMemory(MemoryViews):
         dim: for memories fed only precomputed vectors (``embedding=``): their dimension. With
             ``dim`` and no ``embedder`` the memory has no embedder at all.
         k: default number of hits per retrieval.
+        retrieval, min_score: how retrievals rank (``"hybrid"``, cosine plus a keyword match;
+            ``"vector"``; ``"lexical"``) and the relevance floor under their scores (``"auto"``,
+            ``None`` or a number): see :mod:`solar_core.fusion`.
         seed: seeds the memory's random generator (Thompson sampling); same seed, same run.
         rng: a ``numpy.random.Generator`` to use instead of ``seed``.
         clock: returns the time in seconds (item ``created_at``); injected for tests.
@@ -102,6 +105,8 @@ class SolarMemory(MemoryViews):
         embedder: object = None,
         dim: int | None = None,
         k: int = 3,
+        retrieval: str = DEFAULT_RETRIEVAL,
+        min_score: float | str | None = "auto",
         seed: int | None = None,
         rng: np.random.Generator | None = None,
         clock: Callable[[], float] = time.time,
@@ -117,6 +122,8 @@ class SolarMemory(MemoryViews):
     ) -> None:
         capacity = check_capacity(capacity)
         self.k = check_k(k)
+        self.retrieval: str = check_retrieval(retrieval)
+        self.min_score = check_floor(min_score)
         check_k(trace_size, "trace_size")
         if not callable(clock):
             raise TypeError(f"clock must be callable, got {type(clock).__name__}")
@@ -179,8 +186,14 @@ class SolarMemory(MemoryViews):
         k: int | None = None,
         record: bool = True,
         exclude: Collection[str] = (),
+        min_score: float | str | None | EllipsisType = ...,
     ) -> Hits:
-        """Return the ``k`` stored items most similar to ``query`` (or ``embedding``), best first.
+        """Return the ``k`` stored items that best match ``query`` (or ``embedding``), best first.
+
+        The memory's ``retrieval`` ranks them (:mod:`solar_core.fusion`): with both a ``query``
+        and an ``embedding``, the embedding is the query's vector and the text its words.
+        ``min_score`` (the memory's when not given; ``None``: none) is the relevance floor: fewer
+        than ``k`` hits, or none, come back when fewer score that much.
 
         A retrieval event: the policy credits the returned items (SOLAR: ``alpha += 1``) and ages
         the others, and :meth:`feedback` can rate it. ``record=False`` only looks: no policy
@@ -194,11 +207,11 @@ class SolarMemory(MemoryViews):
         elif type(k) is not int or k < 1:  # a plain positive int needs no checking
             k = check_k(k)
         if exclude:
-            if isinstance(exclude, str):  # a lone id would be read as its characters
-                raise TypeError("exclude must be a collection of item ids, not a string")
-            exclude = set(exclude)
+            exclude = check_exclude(exclude)
         row, scale = input_vector(self._embedder, self._core.dim, query, embedding, "query")
-        lookup: Step = Lookup(scaled(row, scale), query, k, record, exclude)
+        retrieval = self.retrieval
+        floor = floor_for(self.min_score if min_score is ... else min_score, retrieval, query)
+        lookup: Step = Lookup(scaled(row, scale), query, k, record, exclude, retrieval, floor)
         lookup = lookup if self._local else self._runner.check(lookup)
         result: Hits = self._run(lookup)
         return result
@@ -369,28 +382,15 @@ class SolarMemory(MemoryViews):
         self.lifecycle.take_state(donor.lifecycle, core)
         self._dispatch()
 
-    # -- pickling: one flat state, the layout snapshots hold too --------------------------------
+    # -- pickling: one flat state, the layout snapshots hold too (see memory_state) -----------
     def __getstate__(self) -> dict[str, Any]:
-        state = self._core.__getstate__()
-        state["_clock"] = getattr(self._runner, "user_clock", self._core.clock)  # not a journal's
-        for name in _OWN_STATE:
-            state[name] = getattr(self, name, None)
-        state["lifecycle"] = copy.copy(self.lifecycle)  # a copy wires its own to its own core
-        state["_journal"] = None  # a copy is not persisted: it would write to the same scope
-        state["_subscribers"] = []  # callbacks (closures, caches) are not state: re-attach them
-        return state
+        return state_of(self)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        state = dict(state)
-        own = {name: state.pop(name, None) for name in _OWN_STATE}
-        if "_identity" not in state:  # saved before memories had one: derive it from the state
-            state["_identity"] = MemoryCore.legacy_identity(state, own["policy"])
-        core = MemoryCore.__new__(MemoryCore)
-        core.__setstate__(state)
-        self._core = core
+        self._core, own = core_and_own_state(state)
         self.k, self.policy, self._prepares = own["k"], own["policy"], own["_prepares"]
-        self._embedder = own["_embedder"]
-        self.lifecycle = own["lifecycle"]
+        self.retrieval, self.min_score = own["retrieval"], own["min_score"]
+        self._embedder, self.lifecycle = own["_embedder"], own["lifecycle"]
         self._wire()
 
 

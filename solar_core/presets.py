@@ -39,6 +39,9 @@ class Preset:
 #: and every adapter. The paper's presets (``solar``, ``solar-a``, ``solar-e``) stay available by
 #: name, unchanged.
 DEFAULT_POLICY = "solar-adaptive"
+#: the policy the chat adapters (conversation memories, chat-history middleware and blocks) default
+#: to: chat turns are kept by what later questions are likely to ask about (``solar-dialogue``)
+CHAT_POLICY = "solar-dialogue"
 
 PRESETS: dict[str, Preset] = {
     p.name: p

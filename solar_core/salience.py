@@ -321,20 +321,53 @@ def _parse(data: str, where: str) -> SaliencePrior:
     return SaliencePrior.from_json(document, where)
 
 
+#: the model the ``dialogue-minilm`` prior's vector weights were trained on
+MINILM_MODEL = "all-MiniLM-L6-v2"
+
+
+def model_name_of(model: object) -> str | None:
+    """A framework embedding model's own name for itself, if it has one (``model_name``, else
+    ``model``, as LangChain's and LlamaIndex's embedding classes call it).
+
+    >>> class Named:
+    ...     model_name = "sentence-transformers/all-MiniLM-L6-v2"
+    >>> model_name_of(Named()), model_name_of(object())
+    ('sentence-transformers/all-MiniLM-L6-v2', None)
+    """
+    for attribute in ("model_name", "model"):
+        name = getattr(model, attribute, None)
+        if isinstance(name, str) and name:
+            return name
+    return None
+
+
+def is_minilm(embedder: object, dim: int) -> bool:
+    """Whether ``embedder`` gives the vectors the MiniLM prior was trained on: the library's
+    :class:`~solar_core.minilm.MiniLMEmbedder` (also behind a
+    :class:`~solar_core.cached_embedder.CachedEmbedder`), or a framework wrapper whose
+    ``model_name`` names the same model (``sentence-transformers/all-MiniLM-L6-v2``), at 384-d.
+    """
+    from .minilm import MiniLMEmbedder  # no model load: the class only
+
+    inner = getattr(embedder, "inner", embedder)  # a CachedEmbedder's model
+    if dim != MiniLMEmbedder.DIM:
+        return False
+    if isinstance(inner, MiniLMEmbedder):
+        return True
+    name = getattr(inner, "model_name", None)
+    return isinstance(name, str) and name.rsplit("/", 1)[-1].lower() == MINILM_MODEL.lower()
+
+
 def prior_for(embedder: object, dim: int) -> SaliencePrior:
-    """The shipped prior a memory with this embedder uses by default: the MiniLM prior for the
-    library's MiniLM embedder (also behind a
-    :class:`~solar_core.cached_embedder.CachedEmbedder`), the text prior for anything else
-    (another model, or vectors given without an embedder).
+    """The shipped prior a memory with this embedder uses by default: the MiniLM prior for
+    MiniLM's vectors (:func:`is_minilm`), the text prior for anything else (another model, or
+    vectors given without an embedder).
 
     >>> from solar_core.hash_embedder import HashEmbedder
     >>> prior_for(HashEmbedder(dim=384), 384).name, prior_for(None, 384).name
     ('dialogue-text', 'dialogue-text')
     """
-    from .minilm import MiniLMEmbedder  # no model load: the class only
-
-    inner = getattr(embedder, "inner", embedder)  # a CachedEmbedder's model
-    if isinstance(inner, MiniLMEmbedder) and dim == MiniLMEmbedder.DIM:
+    if is_minilm(embedder, dim):
         return load_prior("dialogue-minilm")
     return load_prior("dialogue-text")
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import threading
 import zlib
+from typing import Any
 
 from .embedder import Embedder
+from .fusion import DEFAULT_RETRIEVAL
 from .memory import SolarMemory
 
 
@@ -33,10 +35,15 @@ class ScopedMemories:
         *,
         embedder: object = None,
         seed: int | None = None,
+        retrieval: str = DEFAULT_RETRIEVAL,
+        min_score: float | str | None = "auto",
     ) -> None:
         # Building one memory checks every parameter now, and resolves the embedder to share.
-        probe = SolarMemory(policy, capacity, embedder=embedder, seed=seed)
+        probe = SolarMemory(
+            policy, capacity, embedder=embedder, seed=seed, retrieval=retrieval, min_score=min_score
+        )
         self.policy, self.capacity, self.seed = probe.policy, capacity, seed
+        self._reading: dict[str, Any] = {"retrieval": probe.retrieval, "min_score": probe.min_score}
         self.embedder: Embedder | None = probe.embedder
         self._memories: dict[str, SolarMemory] = {}
         self._lock = threading.Lock()
@@ -55,6 +62,7 @@ class ScopedMemories:
         scopes = cls.__new__(cls)
         scopes.policy, scopes.capacity, scopes.seed = memory.policy, memory.capacity, None
         scopes.embedder = memory.embedder
+        scopes._reading = {"retrieval": memory.retrieval, "min_score": memory.min_score}
         scopes._memories, scopes._lock, scopes._shared = {}, threading.Lock(), memory
         return scopes
 
@@ -74,7 +82,9 @@ class ScopedMemories:
             memory = self._memories.get(key)
             if memory is None:
                 seed = None if self.seed is None else (self.seed + zlib.crc32(key.encode())) % 2**32
-                memory = SolarMemory(self.policy, self.capacity, embedder=self.embedder, seed=seed)
+                memory = SolarMemory(
+                    self.policy, self.capacity, embedder=self.embedder, seed=seed, **self._reading
+                )
                 self._memories[key] = memory
             return memory
 

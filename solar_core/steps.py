@@ -25,7 +25,8 @@ _T = TypeVar("_T")
 
 @dataclass(slots=True)
 class Lookup:
-    """A retrieval of the ``k`` items nearest ``vector`` (a unit vector); ``record``: a
+    """A retrieval of the ``k`` items that best match ``vector`` (a unit vector) and ``query``
+    by ``retrieval`` (:mod:`solar_core.fusion`), none scoring below ``floor``; ``record``: a
     retrieval event (credited, rateable), else a look that changes nothing."""
 
     vector: FloatVector
@@ -33,6 +34,8 @@ class Lookup:
     k: int
     record: bool = True
     exclude: Collection[str] = ()
+    retrieval: str = "vector"
+    floor: float | None = None
 
 
 @dataclass(slots=True)

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from .lexical import LexicalIndex
 from .neighbours import NEG_INF, NeighbourIndex
 
 
@@ -18,6 +19,11 @@ class VectorStore:
     matrix-vector product plus ``argpartition`` over the used rows: no Python loop over items.
     Freed slots are reused last-in first-out, so the used prefix stays short. With
     ``capacity=None`` the matrix doubles when it runs out of rows.
+
+    Beside the matrix, :attr:`lexical` indexes the payloads' ``text`` by slot for keyword
+    search. It is built from the stored texts the first time it is asked for (a memory only
+    ever looked up by vector never pays for it), then kept in step with every insert and
+    removal; it is never part of the state (pickles and snapshots rebuild it).
 
     >>> import numpy as np
     >>> store = VectorStore(dim=2, capacity=3)
@@ -50,6 +56,20 @@ class VectorStore:
         self.neighbours = (
             NeighbourIndex(self._neighbour_k, slots) if self._neighbour_k > 0 else None
         )
+        self._lexical: LexicalIndex | None = None
+
+    @property
+    def lexical(self) -> LexicalIndex:
+        """The keyword index of the stored payloads' texts (built on first use)."""
+        index = self._lexical
+        if index is None:
+            index = LexicalIndex()
+            for slot in self.active_slots().tolist():
+                text = getattr(self._payloads[slot], "text", None)
+                if isinstance(text, str):
+                    index.add(slot, text)
+            self._lexical = index
+        return index
 
     # -- size ---------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -199,6 +219,10 @@ class VectorStore:
             self.high_water = slot + 1
         if self.neighbours is not None:
             self.neighbours.on_insert(self, slot, sims)
+        if self._lexical is not None:
+            text = getattr(payload, "text", None)
+            if isinstance(text, str):
+                self._lexical.add(slot, text)
         return slot
 
     def remove(self, slot: int) -> str:
@@ -215,6 +239,8 @@ class VectorStore:
             self.high_water -= 1
         if self.neighbours is not None:
             self.neighbours.on_remove(self, slot)
+        if self._lexical is not None:
+            self._lexical.remove(slot)
         return item_id
 
     def clear(self) -> None:
@@ -254,3 +280,22 @@ class VectorStore:
             raise AssertionError("a stored vector is not unit-norm")
         if self.neighbours is not None:
             self.neighbours.check(self)
+        if self._lexical is not None:
+            texts = {s: getattr(self._payloads[s], "text", None) for s in self._slot_of.values()}
+            self._lexical.check({s: t for s, t in texts.items() if isinstance(t, str)})
+
+    # -- state --------------------------------------------------------------------------------
+    def __getstate__(self) -> dict[str, Any]:
+        """The state without the keyword index: it is derived from the texts."""
+        state = self.__dict__.copy()
+        state.pop("_lexical", None)
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.forget_lexical()
+
+    def forget_lexical(self) -> None:
+        """Drop the keyword index: the next keyword lookup rebuilds it from the texts (what
+        a restored store does)."""
+        self._lexical = None

@@ -286,3 +286,20 @@ def check_offer(
     if item_id is not None:
         check_text(item_id, "item_id")
     return meta
+
+
+def check_exclude(exclude: object) -> set[str]:
+    """``retrieve(exclude=...)`` as a set of ids (a lone string would be read as its
+    characters: refused).
+
+    >>> check_exclude(["a", "b"]) == {"a", "b"}
+    True
+    >>> check_exclude("a")
+    Traceback (most recent call last):
+    ...
+    TypeError: exclude must be a collection of item ids, not a string
+    """
+    if isinstance(exclude, str):
+        raise TypeError("exclude must be a collection of item ids, not a string")
+    ids: set[str] = set(exclude)  # type: ignore[call-overload]
+    return ids

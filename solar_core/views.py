@@ -25,6 +25,8 @@ class MemoryViews:
     _embedder: Embedder | None
     lifecycle: Lifecycle
     policy: str
+    retrieval: str
+    min_score: float | str | None
     _runner: StepRunner
 
     def _sync(self) -> None:
@@ -137,7 +139,14 @@ class MemoryViews:
         """Counters: size, capacity, steps, admitted, rejected, evicted, modifications, tau, ..."""
         with self._lock:
             self._sync()
-            return {"policy": self.policy, **self._core.stats()}
+            prior = getattr(self._core.eviction, "prior", None)
+            return {
+                "policy": self.policy,
+                **self._core.stats(),
+                "retrieval": self.retrieval,
+                "min_score": self.min_score,
+                "prior": getattr(prior, "name", None),
+            }
 
     def __repr__(self) -> str:
         embedder = type(self._embedder).__name__ if self._embedder is not None else None

@@ -234,6 +234,13 @@ def parser() -> argparse.ArgumentParser:
         default=("end", "interleaved"),
         help="dialogue: comma-separated question modes, of end and interleaved (default both)",
     )
+    p.add_argument(
+        "--retrieval",
+        type=_retrievals,
+        help="dialogue, locomo: comma-separated rankings, of hybrid, vector and lexical (default "
+        "hybrid, the library's; rows of another are labelled SETTING/RANKING); latency: "
+        "rankings timed beside vector-only, with texts (default: vector-only alone)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
 
@@ -302,9 +309,12 @@ def locomo(args: argparse.Namespace, conversations: int | None = None) -> list[d
     vector = _vector_lookup(args, distinct_texts(convs))
     ks = args.k or list(DEFAULT_K)
     runnable = sum(len(c.qa) >= 2 for c in convs)  # records() skips shorter conversations
-    total = 2 * len(ks) * len(args.policies) * runnable * len(args.seeds)
+    retrievals = args.retrieval or ("hybrid",)
+    total = 2 * len(retrievals) * len(ks) * len(args.policies) * runnable * len(args.seeds)
     bar = Progress("locomo", total, enabled=not args.quiet)
-    recs = records(convs, vector, args.policies, ks, args.seeds, progress=bar.advance)
+    recs = records(
+        convs, vector, args.policies, ks, args.seeds, progress=bar.advance, retrievals=retrievals
+    )
     bar.close()
     return report.aggregate(recs)
 
@@ -319,7 +329,9 @@ def dialogue(args: argparse.Namespace) -> list[dict[str, Any]]:
     vector = _vector_lookup(args, bench.distinct_texts(convs))
     ks = args.k or list(bench.DEFAULT_K)
     runnable = sum(bool(c.questions and c.turns) for c in convs)
-    total = len(args.modes) * len(ks) * (len(args.policies) + 1) * runnable * len(args.seeds)
+    retrievals = args.retrieval or ("hybrid",)
+    total = len(retrievals) * len(args.modes) * len(ks) * (len(args.policies) + 1)
+    total *= runnable * len(args.seeds)
     bar = Progress("dialogue", total, enabled=not args.quiet)
     from .salience_training import priors_for
 
@@ -333,7 +345,7 @@ def dialogue(args: argparse.Namespace) -> list[dict[str, Any]]:
         return None if kind is None else trained[kind][sample_id]
 
     recs = bench.records(
-        convs, vector, args.policies, ks, args.seeds, args.modes, bar.advance, prior
+        convs, vector, args.policies, ks, args.seeds, args.modes, bar.advance, prior, retrievals
     )
     bar.close()
     return report.aggregate(recs)
@@ -344,7 +356,9 @@ def latency(args: argparse.Namespace, quick: bool = False) -> list[dict[str, Any
     for k in args.k or LATENCY_K:
         steps = args.steps or LATENCY_STEPS.get(k, 1000)
         bar = Progress(f"latency K={k}", 200 + steps, unit="steps", enabled=not args.quiet)
-        rows += measure(args.policies, k, 384, steps, progress=bar.advance)
+        rows += measure(
+            args.policies, k, 384, steps, progress=bar.advance, retrievals=_with_vector(args)
+        )
         bar.close()
     if not quick and args.embedder == "minilm":
         from .demo_script import TURNS
@@ -393,6 +407,28 @@ def _modes(text: str) -> tuple[str, ...]:
             f"expected end, interleaved or end,interleaved, got {text!r}"
         )
     return modes
+
+
+def _with_vector(args: argparse.Namespace) -> tuple[str, ...]:
+    """latency: the rankings asked for with ``--retrieval``, after vector-only (the baseline
+    every ranking is timed against); only vector-only when none was asked for."""
+    return tuple(dict.fromkeys(("vector", *(args.retrieval or ()))))
+
+
+def _retrievals(text: str) -> tuple[str, ...]:
+    """``--retrieval``: rankings of :data:`solar_core.fusion.RETRIEVALS`, comma-separated.
+
+    >>> _retrievals("vector,hybrid")
+    ('vector', 'hybrid')
+    """
+    from solar_core.fusion import RETRIEVALS
+
+    names = tuple(dict.fromkeys(r.strip() for r in text.split(",") if r.strip()))
+    if not names or not set(names) <= set(RETRIEVALS):
+        raise argparse.ArgumentTypeError(
+            f"expected rankings of {', '.join(RETRIEVALS)}, comma-separated, got {text!r}"
+        )
+    return names
 
 
 def _snapshot_formats(text: str) -> tuple[str, ...]:

@@ -42,6 +42,7 @@ import numpy.typing as npt
 
 from solar_core import SolarMemory
 from solar_core.eviction import SalienceEviction
+from solar_core.fusion import DEFAULT_RETRIEVAL
 from solar_core.presets import PRESETS
 from solar_core.salience import SaliencePrior
 
@@ -202,6 +203,7 @@ def run_dialogue(
     seed: int,
     mode: str,
     prior: SaliencePrior | None = None,
+    retrieval: str = DEFAULT_RETRIEVAL,
 ) -> dict[str, float]:
     """The protocol on one conversation with one seed: ``score`` (mean evidence recall@5),
     ``store_rate``, ``mean_size`` (items held, averaged over the turns) and ``us_per_turn``.
@@ -211,8 +213,9 @@ def run_dialogue(
         raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
     dim = len(vector(dialogue.turns[0].text))
     if policy == ORACLE:
-        return _oracle(dialogue, vector, capacity, dim, seed, mode)
+        return _oracle(dialogue, vector, capacity, dim, seed, mode, retrieval)
     extra: dict[str, Any] = {} if prior is None else {"prior": prior}  # wins over the spec's
+    extra["retrieval"] = retrieval
     memory = memory_for(policy, capacity=capacity, dim=dim, k=TOP, seed=seed, trace_size=1, **extra)
     asked = schedule(dialogue, seed) if mode == "interleaved" else {}
     scores: list[float] = []
@@ -222,12 +225,12 @@ def run_dialogue(
     for i, turn in enumerate(dialogue.turns):
         v = vector(turn.text)
         start = clock()
-        memory.retrieve(embedding=v)  # the incoming turn recalls what it can
+        memory.retrieve(turn.text, embedding=v)  # the incoming turn recalls what it can
         memory.add(turn.text, embedding=v, metadata={"dia_id": turn.dia_id})
         times.append(clock() - start)
         sizes.append(len(memory))
         for q in asked.get(i, ()):
-            hits = memory.retrieve(embedding=vector(q.text))
+            hits = memory.retrieve(q.text, embedding=vector(q.text))
             s = recall(q, hits)
             memory.feedback(score=s, retrieval=hits)
             scores.append(s)
@@ -244,17 +247,25 @@ def run_dialogue(
 
 def _ask_at_end(memory: SolarMemory, dialogue: Dialogue, vector: Vectors) -> list[float]:
     return [
-        recall(q, memory.retrieve(embedding=vector(q.text), record=False))
+        recall(q, memory.retrieve(q.text, embedding=vector(q.text), record=False))
         for q in dialogue.questions
     ]
 
 
 def _oracle(
-    dialogue: Dialogue, vector: Vectors, capacity: int, dim: int, seed: int, mode: str
+    dialogue: Dialogue,
+    vector: Vectors,
+    capacity: int,
+    dim: int,
+    seed: int,
+    mode: str,
+    retrieval: str = DEFAULT_RETRIEVAL,
 ) -> dict[str, float]:
     """The oracle's K turns, stored from the start (an upper bound, not a policy: it knows the
     questions), each question asked once as a look: the same figure in both modes."""
-    memory = SolarMemory("unlimited", None, dim=dim, k=TOP, seed=seed, trace_size=1)
+    memory = SolarMemory(
+        "unlimited", None, dim=dim, k=TOP, seed=seed, trace_size=1, retrieval=retrieval
+    )
     for i in oracle_turns(dialogue, capacity):
         turn = dialogue.turns[i]
         memory.add(turn.text, embedding=vector(turn.text), metadata={"dia_id": turn.dia_id})
@@ -273,14 +284,18 @@ def records(
     modes: Sequence[str] = MODES,
     progress: Callable[[], None] = lambda: None,
     priors: Callable[[str, str], SaliencePrior | None] | None = None,
+    retrievals: Sequence[str] = (DEFAULT_RETRIEVAL,),
 ) -> list[dict[str, Any]]:
     """One record per (mode, K, policy, conversation, seed), the oracle after the policies;
-    the unit is (conversation, seed). A policy that ignores K runs once per unit. ``priors``:
+    the unit is (conversation, seed). A policy that ignores K runs once per unit. The setting
+    is the mode, with the ranking after a slash unless it is the default (``end/lexical``).
+    ``priors``:
     ``(policy, sample_id) ->`` the salience prior that policy gets on that conversation
     (``None``: its own), out of sample (``solar_bench.salience_training.priors_for``)."""
     out: list[dict[str, Any]] = []
     memo: dict[tuple[Any, ...], dict[str, float]] = {}
-    for mode in modes:
+    for retrieval, mode in [(r, m) for r in retrievals for m in modes]:
+        setting = mode if retrieval == DEFAULT_RETRIEVAL else f"{mode}/{retrieval}"
         for capacity in ks:
             for policy in [*policies, ORACLE]:
                 for dialogue in dialogues:
@@ -290,20 +305,20 @@ def records(
                         # the oracle's set does not depend on the seed or (its looks) the mode
                         cap = capacity if policy == ORACLE else run_capacity(policy, capacity)
                         key = (
-                            (ORACLE, cap, dialogue.sample_id)
+                            (ORACLE, retrieval, cap, dialogue.sample_id)
                             if policy == ORACLE
-                            else (mode, policy, cap, dialogue.sample_id, seed)
+                            else (retrieval, mode, policy, cap, dialogue.sample_id, seed)
                         )
                         if key not in memo:
                             prior = None if priors is None else priors(policy, dialogue.sample_id)
                             memo[key] = run_dialogue(
-                                dialogue, vector, policy, capacity, seed, mode, prior
+                                dialogue, vector, policy, capacity, seed, mode, prior, retrieval
                             )
                         progress()
                         out.append(
                             record(
                                 "dialogue",
-                                mode,
+                                setting,
                                 policy,
                                 capacity,
                                 seed,

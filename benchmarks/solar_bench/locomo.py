@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from solar_core.fusion import DEFAULT_RETRIEVAL
+
 from .experiments import run_capacity
 from .policy_spec import memory_for
 from .report import record
@@ -132,6 +134,7 @@ def run_conversation(
     *,
     feedback: bool,
     k: int = 3,
+    retrieval: str = DEFAULT_RETRIEVAL,
 ) -> dict[str, float]:
     """The protocol on one conversation with one seed; metrics over its scored steps, except
     ``cost`` (paper Eq. 1 over the whole run: ``sum(1 - s) + LAMBDA * N``), ``store_rate`` and
@@ -139,15 +142,18 @@ def run_conversation(
     order = list(conv.qa)
     random.Random(seed).shuffle(order)
     warmup = int(len(order) * WARMUP_SHARE)
+    dim = len(vector(order[0].question))
     memory = memory_for(
-        policy, capacity=capacity, dim=len(vector(order[0].question)), k=k, seed=seed, trace_size=1
+        policy, capacity=capacity, dim=dim, k=k, seed=seed, trace_size=1, retrieval=retrieval
     )
     soft: list[float] = []
     recall: list[float] = []
     sizes: list[int] = []
     cost = 0.0
     for t, qa in enumerate(order):
-        hits = memory.retrieve(embedding=vector(qa.question))
+        # the question's text ranks too (the library's default, hybrid); its floor does not
+        # apply: the protocol scores the top k, whatever they score
+        hits = memory.retrieve(qa.question, embedding=vector(qa.question), min_score=None)
         covered: set[str] = set()
         words: set[str] = set()
         for h in hits:
@@ -191,14 +197,18 @@ def records(
     seeds: Sequence[int],
     settings: Sequence[str] = SETTINGS,
     progress: Callable[[], None] = lambda: None,
+    retrievals: Sequence[str] = (DEFAULT_RETRIEVAL,),
 ) -> list[dict[str, Any]]:
     """One record per (setting, K, policy, conversation, seed); the unit is (conversation, seed).
 
     A policy that ignores capacity (``unlimited``) runs once per unit and is reported at every K.
+    The setting is ``feedback`` or ``no-feedback``, with the ranking after a slash unless it is
+    the default (``feedback/vector``).
     """
     out: list[dict[str, Any]] = []
     memo: dict[tuple[Any, ...], dict[str, float]] = {}
-    for setting in settings:
+    for retrieval, setting in [(r, s) for r in retrievals for s in settings]:
+        label = setting if retrieval == DEFAULT_RETRIEVAL else f"{setting}/{retrieval}"
         for capacity in ks:
             for policy in policies:
                 for conv in conversations:
@@ -206,15 +216,21 @@ def records(
                         continue
                     for seed in seeds:
                         cap = run_capacity(policy, capacity)
-                        key = (setting, policy, cap, conv.sample_id, seed)
+                        key = (retrieval, setting, policy, cap, conv.sample_id, seed)
                         if key not in memo:
                             memo[key] = run_conversation(
-                                conv, vector, policy, capacity, seed, feedback=setting == "feedback"
+                                conv,
+                                vector,
+                                policy,
+                                capacity,
+                                seed,
+                                feedback=setting == "feedback",
+                                retrieval=retrieval,
                             )
                         progress()
                         out.append(
                             record(
-                                "locomo", setting, policy, capacity, seed, conv.sample_id, memo[key]
+                                "locomo", label, policy, capacity, seed, conv.sample_id, memo[key]
                             )
                         )
     return out

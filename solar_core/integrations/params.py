@@ -5,18 +5,22 @@ accept (:meth:`MemoryParams.convert_embedder`)."""
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..fusion import DEFAULT_RETRIEVAL
 from ..memory import SolarMemory
 from ..persistence import DEFAULT_CAPACITY, MemoryStore
+from ..presets import DEFAULT_POLICY
 
 BUILD_DEFAULTS: dict[str, Any] = {
     "policy": None,
     "capacity": DEFAULT_CAPACITY,
     "embedder": None,
     "seed": None,
+    "retrieval": DEFAULT_RETRIEVAL,
+    "min_score": "auto",
 }
 
 
@@ -40,11 +44,15 @@ class MemoryParams(BaseModel):
     """The ``memory`` field of a pydantic adapter, and how it gets built.
 
     Pass ``memory=`` (a :class:`SolarMemory`, e.g. one shared with other components) *or* the
-    parameters to build one: ``policy`` (a preset; ``None`` is the default, ``"solar-adaptive"``),
-    ``capacity`` (default 50; ``None`` = unbounded), ``embedder`` and ``seed``. They are
+    parameters to build one: ``policy`` (a preset; ``None`` is the adapter's
+    :attr:`default_policy`), ``capacity`` (default 50; ``None`` = unbounded), ``embedder``,
+    ``seed``, ``retrieval`` and ``min_score`` (how it ranks, and its relevance floor). They are
     constructor arguments, not fields: the memory is the state, so a framework that rebuilds a
     component from its fields (LangChain's ``configurable_fields``, copies) keeps the same memory.
     """
+
+    #: the policy of a memory built with ``policy=None`` (chat adapters: ``CHAT_POLICY``)
+    default_policy: ClassVar[str] = DEFAULT_POLICY
 
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
@@ -72,8 +80,17 @@ class MemoryParams(BaseModel):
         capacity: int | None = DEFAULT_CAPACITY,
         embedder: object = None,
         seed: int | None = None,
+        retrieval: str = DEFAULT_RETRIEVAL,
+        min_score: float | str | None = "auto",
     ) -> SolarMemory:
-        return SolarMemory(policy, capacity, embedder=cls.convert_embedder(embedder), seed=seed)
+        return SolarMemory(
+            cls.default_policy if policy is None else policy,
+            capacity,
+            embedder=cls.convert_embedder(embedder),
+            seed=seed,
+            retrieval=retrieval,
+            min_score=min_score,
+        )
 
     @property
     def policy(self) -> str:
@@ -119,6 +136,9 @@ class MemoryParams(BaseModel):
                 capacity=params["capacity"],
                 embedder=cls.convert_embedder(params["embedder"]),
                 seed=params["seed"],
+                retrieval=params["retrieval"],
+                min_score=params["min_score"],
+                default_policy=cls.default_policy,  # asks nothing of existing scopes
             )
             return opened, True
         raise TypeError(

@@ -9,7 +9,10 @@ key), which never collides with a session of any name, not even ``"default"``.
 
 from __future__ import annotations
 
+from typing import Any
+
 from solar_core.embedder import Embedder
+from solar_core.fusion import DEFAULT_RETRIEVAL
 from solar_core.memory import SolarMemory
 from solar_core.persistence import MemoryStore, Scope
 from solar_core.persistence.memory_store import ScopeView
@@ -57,11 +60,14 @@ class Sessions:
         *,
         embedder: object = None,
         seed: int | None = None,
+        retrieval: str = DEFAULT_RETRIEVAL,
+        min_score: float | str | None = "auto",
     ) -> Sessions:
         """A memory per session in this process, every one sharing one embedder."""
-        named = ScopedMemories(policy, capacity, embedder=embedder, seed=seed)
+        reading: dict[str, Any] = {"retrieval": retrieval, "min_score": min_score}
+        named = ScopedMemories(policy, capacity, embedder=embedder, seed=seed, **reading)
         shared: Embedder | None = named.embedder  # loaded once
-        return cls(named, ScopedMemories(policy, capacity, embedder=shared, seed=seed))
+        return cls(named, ScopedMemories(policy, capacity, embedder=shared, seed=seed, **reading))
 
     @classmethod
     def stored(

@@ -38,14 +38,15 @@ def record_shown(
     preview: Sequence[Hit],
     shown: Collection[str],
     exclude: Collection[str] = (),
+    query: str | None = None,
 ) -> Hits:
     """Record the retrieval of the ``shown`` hits of a ``record=False`` ``preview``.
 
     Adapters fit recalled experiences into a token budget after looking at them; only what the
     prompt actually showed should gain the retrieval's credit, and only that should a like or a
     dislike rate. The preview's other hits are excluded, so the ``len(shown)`` best of the rest
-    are exactly the shown ones. Returns the recorded ``Hits`` (empty and unrecorded when nothing
-    was shown).
+    are exactly the shown ones. ``query``: the preview's text, if it had one (its words rank
+    too). Returns the recorded ``Hits`` (empty and unrecorded when nothing was shown).
 
     >>> import numpy as np
     >>> memory = SolarMemory("solar-e", capacity=5, dim=2)
@@ -61,4 +62,11 @@ def record_shown(
     if not shown_ids:
         return Hits([], None)
     hidden = [hit.id for hit in preview if hit.id not in shown]
-    return memory.retrieve(embedding=embedding, k=len(shown_ids), exclude=[*exclude, *hidden])
+    # No floor: every shown hit passed the preview's, and scores the same again.
+    return memory.retrieve(
+        query,
+        embedding=embedding,
+        k=len(shown_ids),
+        exclude=[*exclude, *hidden],
+        min_score=None,
+    )

@@ -115,6 +115,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import operator
 import struct
 import threading
@@ -241,6 +242,10 @@ _FORMER_NAMES = {
     "solar_core.memory._Retrieval": "solar_core.records.Retrieval",
 }
 _by_name: dict[str, _Shape] = {}
+#: parts of a memory's state added since snapshots were first written: one missing is read as
+#: ``None`` (the memory's ``__setstate__`` says what that means; the memory a store opens keeps
+#: its own, see ``SolarMemory.take_state``)
+_LATER_PARTS = {"retrieval": "hybrid retrieval", "min_score": "the relevance floor"}
 #: state classes whose ``__getstate__``/``__setstate__`` leave out or remake run-time parts
 _GETSTATE: dict[type, Callable[[Any], dict[str, Any]]] = {}
 _RESTORE: dict[type, Callable[[Any], None]] = {}
@@ -288,6 +293,9 @@ def _state_shapes() -> dict[type, _Shape]:
         # things); __setstate__ makes a new event. Mirrored here, without calling either on data.
         _GETSTATE[lifecycle.Lifecycle] = lifecycle.Lifecycle.__getstate__
         _RESTORE[lifecycle.Lifecycle] = _new_stop_event
+        # The store's keyword index is derived from its texts: never written, rebuilt on use.
+        _GETSTATE[store.VectorStore] = store.VectorStore.__getstate__
+        _RESTORE[store.VectorStore] = store.VectorStore.forget_lexical
         for cls in classes:
             own = getattr(cls, "__setstate__", None)
             if own is not None and cls not in _RESTORE and "__setstate__" in vars(cls):
@@ -298,6 +306,21 @@ def _state_shapes() -> dict[type, _Shape]:
             _by_name[old] = _by_name[new]
         _shapes = shapes
     return _shapes
+
+
+def _check_reading(name: str, value: object) -> None:
+    """A memory's ``retrieval`` or ``min_score``: any value its constructor takes (a template
+    memory has one of them, a snapshot may hold another), or ``None`` (not written)."""
+    from ..fusion import RETRIEVALS
+
+    if value is None:
+        return
+    if name == "retrieval":
+        ok = type(value) is str and value in RETRIEVALS
+    else:
+        ok = value == "auto" or type(value) is float and math.isfinite(value)
+    if not ok:
+        raise _Bad(f"the memory's {name} is {value!r}")
 
 
 def _new_stop_event(lifecycle: Any) -> None:
@@ -1236,6 +1259,8 @@ def loads(
             if type(state) is not type(template):
                 raise _Bad(f"it holds a {type(state).__name__}, not a memory's state")
             if root and type(state) is dict:
+                for name in _LATER_PARTS.keys() - state.keys():  # written before they existed
+                    state[name] = None
                 if state.keys() != root.keys():
                     extra, missing = (
                         sorted(state.keys() - root.keys()),
@@ -1243,6 +1268,9 @@ def loads(
                     )
                     raise _Bad(f"the memory has parts {extra} it should not, lacks {missing}")
                 for name, wanted in root.items():
+                    if name in _LATER_PARTS:
+                        _check_reading(name, state[name])
+                        continue
                     if not wanted.check(state[name]):
                         raise _Bad(f"the memory's {name} is a {type(state[name]).__name__}")
     except PersistenceError:

@@ -50,6 +50,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from ..core import StepListener
+from ..fusion import RETRIEVALS
 from ..records import Record
 from ..steps import Clearing, Lookup, Offer, Rating, Removal, Renewal, Step, Sweep
 from ..types import Decision, Hits
@@ -128,7 +129,11 @@ def _check_logged(memory: SolarMemory, kind: str, args: Any, vector: FloatVector
         )
     if ok and kind == "retrieve":
         ok = (
-            args.keys() == {"q", "k", "x"}
+            # "rm" (the ranking) and "f" (the floor) since hybrid retrieval; older rows ranked
+            # by vector alone, with no floor
+            {"q", "k", "x"} <= args.keys() <= {"q", "k", "x", "rm", "f"}
+            and args.get("rm", "vector") in RETRIEVALS
+            and (args.get("f") is None or _is(args["f"], float) and math.isfinite(args["f"]))
             and _is(args["q"], str, type(None))
             and _is(args["k"], int)
             and 1 <= args["k"] <= 1_000_000
@@ -209,7 +214,8 @@ def _step(kind: str, args: dict[str, Any], vector: FloatVector | None) -> Step:
     """The step a log row holds (its inputs checked by :func:`_check_logged`)."""
     if kind == "retrieve":
         assert vector is not None
-        return Lookup(vector, args["q"], args["k"], True, set(args["x"]))
+        ranking, floor = args.get("rm", "vector"), args.get("f")
+        return Lookup(vector, args["q"], args["k"], True, set(args["x"]), ranking, floor)
     if kind == "feedback":
         return Rating(args["rw"], args["ql"], args["r"])
     if kind == "add":
@@ -612,6 +618,7 @@ class Journal(StepListener):
                     self.catch_up(memory)
                     return apply(step)
             args: dict[str, Any] = {"q": step.query, "k": step.k, "x": list(step.exclude)}
+            args.update(rm=step.retrieval, f=step.floor)
             return self._logged(memory, "retrieve", args, step.vector, lambda: apply(step))
         if kind is Rating:
             assert isinstance(step, Rating)

@@ -18,6 +18,7 @@ from typing import Any, Final
 from ..admission.evaluator_gate import Evaluator
 from ..deletion import DeletionPolicy
 from ..embedder import Embedder
+from ..fusion import DEFAULT_RETRIEVAL, check_floor, check_retrieval
 from ..memory import SolarMemory
 from ..presets import DEFAULT_POLICY
 from ..records import Record
@@ -216,6 +217,9 @@ class MemoryStore:
             created under another default policy keeps it), one passed must be the scope's
             (else :class:`PersistenceError`, not a silent change).
         k: the default number of hits of every scope's retrievals.
+        retrieval, min_score: how every scope's retrievals rank and their relevance floor (as
+            for :class:`~solar_core.SolarMemory`; how a store reads, not part of a scope: a
+            scope opened by another store reads as that store says).
         embedder, dim: shared by every scope (loaded once). A scope records the embedder's
             fingerprint (:mod:`~solar_core.persistence.fingerprint`) and refuses to be opened
             with another one; :meth:`reembed` migrates it.
@@ -229,6 +233,9 @@ class MemoryStore:
             this many logged steps).
         durability: SQLite only: ``"normal"`` (survives any process crash) or ``"full"``
             (also an OS crash or power loss; slower).
+        default_policy: the policy of new scopes when ``policy`` is not given (the chat
+            adapters pass :data:`~solar_core.presets.CHAT_POLICY`); unlike ``policy``, it
+            asks nothing of existing scopes, which keep their own.
         max_open_scopes: the most scopes kept open in memory (default
             :data:`DEFAULT_MAX_OPEN_SCOPES`, 256: ~50 MB of open memories at capacity 50);
             set it above the number of users active at once, else their memories are reopened
@@ -258,6 +265,8 @@ class MemoryStore:
         embedder: object = None,
         dim: int | None = None,
         k: int = 3,
+        retrieval: str = DEFAULT_RETRIEVAL,
+        min_score: float | str | None = "auto",
         seed: int | None = None,
         clock: Callable[[], float] = time.time,
         evaluator: Evaluator | None = None,
@@ -265,6 +274,7 @@ class MemoryStore:
         snapshot_every: int = 1000,
         durability: str = "normal",
         max_open_scopes: int = DEFAULT_MAX_OPEN_SCOPES,
+        default_policy: str = DEFAULT_POLICY,
         **memory_params: Any,
     ) -> None:
         factory = deletion is None or (
@@ -289,10 +299,11 @@ class MemoryStore:
             "params": bool(memory_params),
         }
         #: the policy of new scopes (an existing scope keeps the one it was created with)
-        self.policy = DEFAULT_POLICY if policy is None else policy
+        self.policy = default_policy if policy is None else policy
         #: the capacity of new scopes
         self.capacity = int(capacity) if type(capacity) is _Omitted else capacity
         self.k, self.seed = k, seed
+        self.retrieval, self.min_score = check_retrieval(retrieval), check_floor(min_score)
         self._clock = clock
         self._evaluator = evaluator
         self._deletion = deletion
@@ -307,7 +318,7 @@ class MemoryStore:
             if policy is None and memory_params:  # parameters of the earlier default, say
                 raise TypeError(
                     f"{err}. These parameters are checked against the policy new scopes get "
-                    f"({DEFAULT_POLICY!r}): pass the policy they are for, e.g. policy='solar'"
+                    f"({self.policy!r}): pass the policy they are for, e.g. policy='solar'"
                 ) from err
             raise
         self.embedder, self.dim = probe.embedder, probe.dim
@@ -378,6 +389,8 @@ class MemoryStore:
             embedder=embedder,
             dim=dim,
             k=self.k,
+            retrieval=self.retrieval,
+            min_score=self.min_score,
             seed=int(config["seed"]),
             clock=self._clock,
             evaluator=self._evaluator,

@@ -1,5 +1,8 @@
-"""Every adapter built without a policy uses the project's default, ``solar-adaptive``
-(:data:`solar_core.presets.DEFAULT_POLICY`): in memory, per scope or session, and in a store."""
+"""Every adapter built without a policy uses its default: the chat memories (conversation
+memory, middleware, chat memory, memory block) the chat policy, ``solar-dialogue``
+(:data:`solar_core.presets.CHAT_POLICY`), the retrievers the project's default,
+``solar-adaptive`` (:data:`solar_core.presets.DEFAULT_POLICY`): in memory, per scope or
+session, and in a store."""
 
 from __future__ import annotations
 
@@ -10,11 +13,12 @@ from typing import Any
 
 import pytest
 
-from solar_core import DEFAULT_POLICY
+from solar_core import CHAT_POLICY, DEFAULT_POLICY
 
 
-def test_the_default_is_solar_adaptive() -> None:
+def test_the_defaults_are_solar_adaptive_and_solar_dialogue_for_chats() -> None:
     assert DEFAULT_POLICY == "solar-adaptive"
+    assert CHAT_POLICY == "solar-dialogue"
 
 
 def langchain_adapters(db: Path) -> dict[str, Callable[[], str]]:
@@ -88,7 +92,54 @@ def test_every_adapter_built_without_a_policy_uses_the_default(
         pytest.importorskip("llama_index.core")
         adapters = llamaindex_adapters(tmp_path / "agent.db")
     policies = {name: build() for name, build in adapters.items()}
-    assert policies == dict.fromkeys(adapters, DEFAULT_POLICY)
+    assert policies == {
+        name: DEFAULT_POLICY if "Retriever" in name else CHAT_POLICY for name in adapters
+    }
+
+
+@pytest.mark.parametrize("framework", ["langchain", "llamaindex"])
+def test_a_chat_adapter_reopening_a_scope_of_another_policy_keeps_it(
+    framework: str, tmp_path: Path
+) -> None:
+    """A database written when the chat default was ``solar-adaptive``: its scopes keep it."""
+    from solar_core import MemoryStore
+
+    db = tmp_path / "old.db"
+    with MemoryStore(db, embedder="hash") as store:  # the core default: solar-adaptive
+        store.scope(session="alice").add("my dog is called Rex")
+    if framework == "langchain":
+        pytest.importorskip("langchain")
+        from langchain_solar import SolarMemoryMiddleware
+
+        middleware = SolarMemoryMiddleware(store=db, scope="session_id", embedder="hash")
+        assert middleware.memory_for("alice").policy == DEFAULT_POLICY  # its own
+        assert middleware.memory_for("bob").policy == CHAT_POLICY  # a new one: the chat's
+        middleware.close()
+    else:
+        pytest.importorskip("llama_index.core")
+        from llamaindex_solar import SolarChatMemory
+
+        memory = SolarChatMemory.from_defaults(store=db, chat_store_key="alice", embedder="hash")
+        assert memory.policy == DEFAULT_POLICY and len(memory.memory) == 1
+        memory.close()
+
+
+def test_feedback_works_on_the_default_chat_policy() -> None:
+    """A like raises the salience value of the recalled turns, a dislike lowers it."""
+    pytest.importorskip("langchain_classic")
+    from langchain_solar import SolarConversationMemory
+
+    memory: Any = SolarConversationMemory(k=0, top_k=2, embedder="hash", seed=0)
+    for question, answer in [
+        ("my dog is called Rex and he loves the beach", "What a lovely name!"),
+        ("what is the capital of France", "Paris."),
+    ]:
+        memory.save_context({"input": question}, {"output": answer})
+    memory.load_memory_variables({"input": "my dog Rex and the beach"})
+    best = memory.recalled[0].id
+    before = memory.memory.get(best).policy["value"]
+    memory.feedback(like=True)
+    assert memory.memory.get(best).policy["value"] > before
 
 
 def test_feedback_works_on_the_default_policy() -> None:
@@ -96,7 +147,9 @@ def test_feedback_works_on_the_default_policy() -> None:
     pytest.importorskip("langchain_classic")
     from langchain_solar import SolarConversationMemory
 
-    memory: Any = SolarConversationMemory(k=0, top_k=2, embedder="hash", seed=0)
+    memory: Any = SolarConversationMemory(
+        k=0, top_k=2, embedder="hash", seed=0, policy=DEFAULT_POLICY
+    )
     for question, answer in [
         ("my dog is called Rex and he loves the beach", "What a lovely name!"),
         ("what is the capital of France", "Paris."),
@@ -109,3 +162,37 @@ def test_feedback_works_on_the_default_policy() -> None:
     assert memory.memory.get(best).policy["value"] > 0
     memory.feedback(like=False)
     assert memory.memory.get(best).policy["value"] == 0.0
+
+
+@pytest.mark.parametrize("framework", ["langchain", "llamaindex"])
+def test_a_wrapper_naming_minilm_gets_the_minilm_prior(framework: str) -> None:
+    """A framework embedding model that says it is all-MiniLM-L6-v2 gives MiniLM's vectors:
+    the chat policy reads MiniLM's prior with it; another model, or none named, the text one."""
+    from solar_core import SolarMemory
+
+    def prior(model_name: str | None) -> str:
+        if framework == "langchain":
+            pytest.importorskip("langchain_core")
+            from langchain_core.embeddings import DeterministicFakeEmbedding
+
+            from langchain_solar.embeddings import LangChainEmbedder
+
+            class Named(DeterministicFakeEmbedding):
+                model_name: str | None = None
+
+            wrapped: Any = LangChainEmbedder(Named(size=384, model_name=model_name))
+        else:
+            pytest.importorskip("llama_index.core")
+            from llama_index.core.embeddings import MockEmbedding
+
+            from llamaindex_solar.embeddings import LlamaIndexEmbedder
+
+            model = MockEmbedding(embed_dim=384)
+            model.model_name = model_name  # type: ignore[assignment]
+            wrapped = LlamaIndexEmbedder(model)
+        memory = SolarMemory(CHAT_POLICY, embedder=wrapped)
+        return str(memory.stats()["prior"])
+
+    assert prior("sentence-transformers/all-MiniLM-L6-v2") == "dialogue-minilm"
+    assert prior("all-minilm-l6-v2") == "dialogue-minilm"
+    assert prior("BAAI/bge-small-en-v1.5") == "dialogue-text"

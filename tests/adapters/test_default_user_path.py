@@ -1,11 +1,12 @@
-"""What a new user gets with no policy argument: ``solar-adaptive``, and a chat that keeps the
-facts it was told, driven through a real ``ConversationChain``."""
+"""What a new user gets with no policy argument: ``solar-adaptive`` in the core,
+``solar-dialogue`` in the chat adapters, and a chat that keeps the facts it was told, driven
+through a real ``ConversationChain``."""
 
 from __future__ import annotations
 
 import pytest
 
-from solar_core import DEFAULT_POLICY, MemoryStore, SolarMemory
+from solar_core import CHAT_POLICY, DEFAULT_POLICY, MemoryStore, SolarMemory
 
 SMALL_TALK = [
     ("Hi there! How are you today?", "I'm doing well, thanks for asking!"),
@@ -87,7 +88,8 @@ def test_fifty_turn_chat_with_all_defaults_recalls_every_fact() -> None:
     from tests.support.langchain_fakes import PromptRecorder
 
     memory = SolarConversationMemory()  # every default: policy, capacity 50, MiniLM, k, top_k
-    assert memory.policy == "solar-adaptive" and memory.capacity == 50
+    assert memory.policy == CHAT_POLICY == "solar-dialogue" and memory.capacity == 50
+    assert memory.memory.retrieval == "hybrid" and memory.memory.min_score == "auto"
     chat = SMALL_TALK + FACTS + MORE_TALK
     assert len(chat) + len(QUESTIONS) == 50 and chat.index(FACTS[0]) == 29  # facts: turns 30-34
     answers = [answer for _, answer in chat] + ["Let me check."] * len(QUESTIONS)

@@ -17,7 +17,7 @@ from langchain_core.prompts import PromptTemplate  # noqa: E402
 from pydantic import ValidationError  # noqa: E402
 
 from langchain_solar import SolarConversationMemory  # noqa: E402
-from solar_core import DEFAULT_POLICY, SolarMemory  # noqa: E402
+from solar_core import CHAT_POLICY, SolarMemory  # noqa: E402
 from tests.support.langchain_fakes import PromptRecorder  # noqa: E402
 from tests.support.memories import full_state  # noqa: E402
 
@@ -275,4 +275,4 @@ def test_configurable_and_copied_adapters_keep_their_memory() -> None:
     memory.save_context({"input": "q"}, {"output": "a"})
     copy = memory.model_copy(update={"k": 3})
     assert copy.memory is memory.memory and (copy.policy, copy.capacity) == ("lru", 4)
-    assert SolarConversationMemory(memory=None, embedder="hash").policy == DEFAULT_POLICY
+    assert SolarConversationMemory(memory=None, embedder="hash").policy == CHAT_POLICY

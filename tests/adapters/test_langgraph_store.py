@@ -131,9 +131,15 @@ def run_both(
     ``defaultdict`` lists any namespace such an op touches, and orders namespaces by that
     touch); a batch holds at most one put (two puts of the same text in one batch make it
     raise: it embeds each distinct text once but counts every put); ``index=False`` is tested
-    apart (an item re-put unindexed keeps its old vector there)."""
+    apart (an item re-put unindexed keeps its old vector there). ``InMemoryStore`` ranks a
+    query search by cosine: so does a ``SolarStore`` with ``retrieval="vector"``."""
     oracle = InMemoryStore(index=index())  # type: ignore[arg-type]
-    solar = SolarStore(index=index(), capacity=None, seed=0)  # type: ignore[arg-type]
+    solar = SolarStore(
+        index=index(),  # type: ignore[arg-type]
+        capacity=None,
+        seed=0,
+        retrieval="vector",
+    )
     written: list[tuple[str, ...]] = []  # namespaces of the batches run so far
     queued: list[tuple[str, ...]] = []
     batch: list[Any] = []
@@ -198,6 +204,24 @@ def test_the_convenience_methods_and_async_agree() -> None:
 
     item, spaces = asyncio.run(go())
     assert item.value == {"text": "tea"} and ("u", "carol") in spaces
+
+
+def test_a_query_search_ranks_by_meaning_and_words_and_may_have_a_floor() -> None:
+    store = SolarStore(index=index(), capacity=None)  # type: ignore[arg-type]
+    ns = ("docs",)
+    store.put(ns, "invoice", {"text": "invoice 4471 was paid on Monday"})
+    store.put(ns, "weather", {"text": "sunny weather all week"})
+    assert store.retrieval == "hybrid"
+    found = store.search(ns, query="invoice 4471", limit=2)
+    assert [i.key for i in found] == ["invoice", "weather"]  # every item, as LangGraph's
+    assert found[0].score is not None and found[0].score > 1.0  # cosine + words
+    floored = SolarStore(index=index(), capacity=None, min_score=1.0)  # type: ignore[arg-type]
+    floored.put(ns, "invoice", {"text": "invoice 4471 was paid on Monday"})
+    floored.put(ns, "weather", {"text": "sunny weather all week"})
+    assert [i.key for i in floored.search(ns, query="invoice 4471")] == ["invoice"]
+    assert [i.key for i in floored.search(ns)] == ["invoice", "weather"]  # no query: no floor
+    with pytest.raises(ValueError, match="a number or None"):
+        SolarStore(min_score="auto")  # type: ignore[arg-type]
 
 
 def test_a_bounded_namespace_evicts_the_weak_and_keeps_the_pinned() -> None:

@@ -208,10 +208,17 @@ def test_records_run_a_policy_that_ignores_k_once_and_add_the_oracle(
     real = bench.run_dialogue
 
     def counted(
-        d: Dialogue, v: Any, policy: str, capacity: int, seed: int, mode: str, prior: Any = None
+        d: Dialogue,
+        v: Any,
+        policy: str,
+        capacity: int,
+        seed: int,
+        mode: str,
+        prior: Any = None,
+        retrieval: str = "hybrid",
     ) -> Any:
         calls.append((policy, capacity, mode))
-        return real(d, v, policy, capacity, seed, mode, prior)
+        return real(d, v, policy, capacity, seed, mode, prior, retrieval)
 
     monkeypatch.setattr(bench, "run_dialogue", counted)
     recs = records([dialogue()], one_hot(), ["fifo", "unlimited"], [1, 2], [5])

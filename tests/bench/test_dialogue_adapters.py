@@ -95,6 +95,11 @@ def test_each_memory_shows_at_most_the_budget_and_is_scored_by_what_it_shows() -
     assert vector["recall"] == 1.0  # every exchange kept, the nearest shown
     everything = bench.run(d, by_label["SolarConversationMemory unlimited"], lookup, seed=1)
     assert everything["recall"] == 1.0 and everything["stored"] == 11.0
+    # LangChain's parts in SolarConversationMemory's shape: the window shows turn 20, the
+    # retriever the exchange of turn 1 (the nearest not in the window), by vectors or fused
+    for label in ("window 5 + VectorStoreRetriever 3", "window 5 + EnsembleRetriever 3"):
+        assembled = bench.run(d, by_label[f"{label}, every exchange"], lookup, seed=1)
+        assert assembled == {"recall": 1.0, "shown": 8.0}
 
 
 def test_the_command_writes_one_row_per_memory(
@@ -141,6 +146,7 @@ def test_the_llamaindex_memories_are_scored_by_what_their_messages_show() -> Non
     buffer = bench.li_run(d, "buffer", tokens, lookup, table, seed=1)
     assert buffer["recall"] == 0.5  # its window holds turn 20, not turn 1
     assert bench.li_run(d, "vector", tokens, lookup, table, seed=1)["recall"] == 1.0
+    assert bench.li_run(d, "fusion", tokens, lookup, table, seed=1)["recall"] == 1.0
     # Every exchange kept: the early one is recalled for the question that cites it (a budget
     # these tiny turns leave room to recall in: 0.3 x 120 tokens).
     everything = bench.li_run(d, "unlimited", 120, lookup, table, seed=1)

@@ -92,7 +92,8 @@ def test_minilm_ranks_a_paraphrase_above_an_unrelated_sentence() -> None:
         memory.add(text)
     hits = memory.retrieve("The cat sits on the mat.", k=3)
     assert [h.text for h in hits][0] == "A feline rests on a rug."
-    assert hits[0].score > hits[1].score
+    assert "Quarterly revenue rose 5%." not in [h.text for h in hits]  # below the floor
+    assert all(hits[0].score > hit.score for hit in hits[1:])
 
 
 def test_missing_minilm_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -63,7 +63,7 @@ class QueryPrefixEmbedder:
 
 def test_queries_use_embed_queries_when_the_embedder_has_it() -> None:
     embedder = QueryPrefixEmbedder()
-    memory = SolarMemory("fifo", capacity=5, embedder=embedder)
+    memory = SolarMemory("fifo", capacity=5, embedder=embedder, retrieval="vector")
     memory.add("retry with backoff")
     assert embedder.query_calls == 0  # documents go through embed()
     hit = memory.retrieve("retry with backoff")[0]
@@ -77,7 +77,7 @@ def test_queries_use_embed_queries_when_the_embedder_has_it() -> None:
 
 def test_embed_query_is_what_retrieve_uses_and_checks_its_input() -> None:
     embedder = QueryPrefixEmbedder()
-    memory = SolarMemory("fifo", capacity=5, embedder=embedder)
+    memory = SolarMemory("fifo", capacity=5, embedder=embedder, retrieval="vector")
     memory.add("retry with backoff")
     vector = memory.embed_query("retry with backoff")
     assert np.linalg.norm(vector) == pytest.approx(1.0, abs=1e-6)

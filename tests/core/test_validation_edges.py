@@ -40,7 +40,7 @@ def test_an_embedder_returning_huge_values_stores_a_unit_vector() -> None:
         def embed(self, texts):  # type: ignore[no-untyped-def]
             return super().embed(texts) * np.float32(1e30)
 
-    memory = SolarMemory("fifo", capacity=3, embedder=Loud(dim=16))
+    memory = SolarMemory("fifo", capacity=3, embedder=Loud(dim=16), retrieval="vector")
     memory.add("hello world")
     memory.check_invariants()  # asserts unit-norm rows
     assert memory.retrieve("hello world")[0].score == pytest.approx(1.0, abs=1e-5)

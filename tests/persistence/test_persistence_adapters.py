@@ -572,7 +572,13 @@ async def test_memory_block_restarted_makes_the_same_steps_as_one_that_never_sto
 
     def build(path: Path) -> SolarMemoryBlock:
         return SolarMemoryBlock(
-            store=path, embedder="hash", top_k=1, seed=0, capacity=3, policy=policy
+            store=path,
+            embedder="hash",
+            top_k=1,
+            seed=0,
+            capacity=3,
+            policy=policy,
+            min_score=None,  # the hash embedder's topics are below the default floor
         )
 
     steady, history = build(tmp_path / "steady.db"), []  # type: ignore[var-annotated]

@@ -458,7 +458,7 @@ def test_an_adapter_with_no_policy_or_capacity_reopens_each_scope_with_its_own(
         alice = middleware.memory_for("alice")
         assert (alice.policy, alice.capacity, len(alice)) == ("solar", 10, 1)
         bob = middleware.memory_for("bob")
-        assert (bob.policy, bob.capacity) == ("solar-adaptive", 50)
+        assert (bob.policy, bob.capacity) == ("solar-dialogue", 50)  # the chat policy, new
     finally:
         middleware.close()
 

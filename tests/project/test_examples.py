@@ -33,7 +33,7 @@ def test_agent_example_keeps_users_apart(capsys: pytest.CaptureFixture[str]) -> 
     assert "- Human: Please always answer me in French." in out
     assert out.count("Relevant past experiences") == 2  # alice's 2nd turn, 2 model calls
     memories = out.split("never shared):\n")[1]
-    # the default solar-adaptive policy keeps a coverage value per item
+    # the chat policy, solar-dialogue, keeps a salience value per item
     assert "alice: 'Please always answer me in French.'  posterior {'value': " in memories
     assert "bob: 'Where is my order A-17?'" in memories
     assert "bob: 'Please" not in memories

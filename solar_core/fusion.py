@@ -1,0 +1,155 @@
+"""How a retrieval ranks stored items: by meaning (cosine), by words (BM25), or both fused.
+
+``SolarMemory(retrieval=...)`` picks one of :data:`RETRIEVALS`:
+
+- ``"hybrid"`` (the default): ``score = cosine + LEXICAL_WEIGHT x lexical share``. The lexical
+  share (:meth:`~solar_core.lexical.LexicalIndex.scores`) is an item's BM25 score as a part of
+  the most the query's words could score, in ``[0, 1]``; an item holding none of them gets 0,
+  so its score is its cosine. A lookup without text (``retrieve(embedding=v)``), or whose words
+  no item holds, ranks exactly as ``"vector"`` does, with the same scores.
+- ``"vector"``: ``score = cosine`` of the query's and the item's unit vectors, in ``[-1, 1]``.
+- ``"lexical"``: ``score = lexical share``; only items holding a query word are hits.
+
+Why a weighted sum of calibrated scores, not reciprocal-rank fusion: on the dev conversations
+it found more of the evidence (recall@5 over every turn: RRF 0.521 at k = 10, 0.539 at k = 5;
+the sum 0.564 at weight 3, 0.561 with the weight chosen leave-one-conversation-out), and its
+score means the same thing from one query to the next, so a floor on it is a relevance floor;
+an RRF score only says where an item ranked.
+
+A floor (``min_score``) drops the hits scoring below it: a retrieval may return fewer than
+``k``, or none, and only what it returns is credited. ``"auto"`` is :data:`DEFAULT_FLOORS` for
+lookups with text and no floor for a lookup by vector alone (its vectors come from the
+caller's model, whose scale is unknown).
+
+>>> from solar_core import SolarMemory
+>>> memory = SolarMemory("unlimited", None, embedder="hash", seed=0)
+>>> _ = memory.add("My dog is called Max")
+>>> _ = memory.add("I fixed the squeaky door with some oil")
+>>> [hit.text for hit in memory.retrieve("What is my dog's name?", k=2)]
+['My dog is called Max']
+>>> len(memory.retrieve("What is my dog's name?", k=2, min_score=None))
+2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from .lexical import words
+from .store import VectorStore
+from .validation import FloatVector
+
+Retrieval = Literal["hybrid", "vector", "lexical"]
+#: the ways a memory can rank (``SolarMemory(retrieval=...)``)
+RETRIEVALS: tuple[str, ...] = ("hybrid", "vector", "lexical")
+#: the default ranking
+DEFAULT_RETRIEVAL: Retrieval = "hybrid"
+#: how much a full lexical match adds to the cosine in ``"hybrid"`` (dev conversations, every
+#: turn stored: recall@5 0.548 at 2, 0.564 at 3, 0.565 at 4, 0.557 at 6; chosen on the other
+#: five conversations, 3 or 4 for each, 0.561 out of sample)
+LEXICAL_WEIGHT = 3.0
+#: the floor ``min_score="auto"`` puts under a text lookup, per ranking. Low on purpose: with
+#: MiniLM, a standing instruction ("Please always answer me in French") is 0.08 from the later
+#: "When does my order arrive?" it must still shape, and "Can I eat this satay sauce?" is
+#: 0.14-0.17 from the "I'm severely allergic to peanuts" turn it must recall, while "How do I
+#: fix a squeaky door?" is 0.24 from "What's my dog's name?": no floor on a cosine keeps the
+#: first two and drops the third. This one drops only what is unrelated to the query (cosine
+#: below 0.05, no shared word) and costs nothing on the dev conversations; pass a higher
+#: ``min_score`` (0.25-0.3) for precision over recall: docs/BENCHMARKS.md has the trade-off.
+#: A lexical hit always holds a query word: no floor.
+DEFAULT_FLOORS: dict[str, float] = {"hybrid": 0.05, "vector": 0.05, "lexical": 0.0}
+
+Ranked = tuple[npt.NDArray[np.int64], list[float]]
+
+
+def check_retrieval(retrieval: object) -> Retrieval:
+    """``retrieval`` if it names a ranking, else a ``ValueError`` naming them.
+
+    >>> check_retrieval("bm25")
+    Traceback (most recent call last):
+    ...
+    ValueError: retrieval must be one of 'hybrid', 'vector', 'lexical', got 'bm25'
+    """
+    if not isinstance(retrieval, str) or retrieval not in RETRIEVALS:
+        names = ", ".join(repr(r) for r in RETRIEVALS)
+        raise ValueError(f"retrieval must be one of {names}, got {retrieval!r}")
+    return retrieval  # type: ignore[return-value]
+
+
+def check_floor(min_score: object) -> float | str | None:
+    """A checked ``min_score``: a finite number, ``None`` (no floor) or ``"auto"``.
+
+    >>> check_floor(0.4), check_floor(None), check_floor("auto")
+    (0.4, None, 'auto')
+    >>> check_floor("high")
+    Traceback (most recent call last):
+    ...
+    ValueError: min_score must be a number, None (no floor) or 'auto', got 'high'
+    """
+    if min_score is None or min_score == "auto":
+        return min_score
+    if isinstance(min_score, int | float) and not isinstance(min_score, bool):
+        if np.isfinite(min_score):
+            return float(min_score)
+    raise ValueError(f"min_score must be a number, None (no floor) or 'auto', got {min_score!r}")
+
+
+def floor_for(min_score: object, retrieval: str, text: str | None) -> float | None:
+    """The floor a lookup gets (``min_score`` checked): ``"auto"`` is :data:`DEFAULT_FLOORS`
+    when it has text.
+
+    >>> floor_for("auto", "hybrid", "q"), floor_for("auto", "hybrid", None)
+    (0.05, None)
+    >>> floor_for(0.2, "vector", None), floor_for(None, "hybrid", "q")
+    (0.2, None)
+    """
+    floor = check_floor(min_score)
+    if floor == "auto":
+        return DEFAULT_FLOORS[retrieval] if text is not None else None
+    return floor  # type: ignore[return-value]
+
+
+def fused(
+    store: VectorStore,
+    vector: FloatVector,
+    query: str,
+    retrieval: str,
+    k: int,
+    exclude: Collection[str],
+    weights: npt.NDArray[np.float64] | None,
+) -> Ranked | None:
+    """Slots and scores of the ``k`` best items by ``retrieval`` over ``query``'s words, best
+    first (ties: the lower slot); ``None`` when the words change nothing and the caller's
+    vector ranking stands (``"hybrid"`` with no item holding a query word). ``weights``: a
+    per-slot factor on every score (importance), if any."""
+    found = store.lexical.scores(words(query))
+    if retrieval == "hybrid":
+        if found is None:
+            return None
+        scores = store.similarities(vector)  # a new array: written in place below
+        slots, shares = found
+        scores[slots] += LEXICAL_WEIGHT * np.array(shares, np.float32)
+        n = len(store)
+    else:  # lexical: only the items holding a query word
+        scores = np.full(store.high_water, -np.inf, np.float32)
+        slots, shares = found if found is not None else ([], [])
+        scores[slots] = shares
+        n = len(slots)
+    if weights is not None:
+        scores = scores * weights.astype(np.float32)
+    for item_id in exclude:
+        if item_id in store:
+            slot = store.slot_of(item_id)
+            n -= bool(scores[slot] > -np.inf)
+            scores[slot] = -np.inf
+    if n <= 0:
+        return np.empty(0, np.int64), []
+    m = len(scores)
+    top = scores.argpartition(m - k)[m - k :] if k < n else np.flatnonzero(scores > -np.inf)
+    # best first, ties by slot (a stable order whatever argpartition left)
+    order = np.array(sorted(top.tolist(), key=lambda s: (-scores[s], s)), dtype=np.int64)
+    return order, scores[order].tolist()

@@ -1,0 +1,294 @@
+"""Hybrid retrieval: the keyword index, the fused ranking, the relevance floor."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from solar_core import SolarMemory
+from solar_core.deletion import PeriodicDeletion
+from solar_core.fusion import DEFAULT_FLOORS, LEXICAL_WEIGHT
+from solar_core.lexical import LexicalIndex, words
+from solar_core.persistence import MemoryStore
+from tests.support.clock import Clock
+from tests.support.memories import full_state, onehot, unit
+
+# -- words ------------------------------------------------------------------------------------
+
+
+def test_words_fold_case_and_width_and_drop_english_stop_words() -> None:
+    assert words("The DOG's Name") == ["dog", "name"]
+    assert words("ＡＢＣ ｄｅｆ") == ["abc", "def"]  # full-width forms, NFKC
+    assert words("naïve CAFÉ") == ["naïve", "café"]
+
+
+def test_korean_words_give_bigrams_so_particles_do_not_hide_a_word() -> None:
+    # 강아지를 (object particle) and 강아지는 (topic particle) are the same word, 강아지
+    shared = set(words("강아지를")) & set(words("강아지는"))
+    assert {"강아", "아지"} <= shared and {"강아", "아지"} <= set(words("강아지"))
+    assert words("iPhone을 샀어") == ["iphone", "을", "샀어"]  # scripts kept apart
+
+
+def test_the_index_scores_shares_in_zero_one() -> None:
+    index = LexicalIndex()
+    index.add(0, "tea tea tea")
+    index.add(1, "coffee")
+    found = index.scores(words("tea"))
+    assert found is not None and found[0] == [0] and 0.0 < found[1][0] <= 1.0
+    assert index.scores(words("juice")) is None
+    assert index.scores([]) is None
+
+
+def test_many_postings_score_as_few_do(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past a few dozen postings the shares are summed in numpy: the loop's numbers."""
+    import solar_core.lexical as lexical
+
+    index = LexicalIndex()
+    for slot in range(80):
+        index.add(slot, f"tea number {slot} with {'milk' if slot % 3 else 'lemon'} tea")
+    query = words("tea with lemon")
+    by_numpy = index.scores(query)
+    monkeypatch.setattr(lexical, "_PYTHON_POSTINGS", 10**9)
+    by_loop = index.scores(query)
+    assert by_numpy is not None and by_loop is not None
+    assert sorted(by_numpy[0]) == sorted(by_loop[0]) == list(range(80))
+    numpy_shares = dict(zip(*by_numpy, strict=True))
+    loop_shares = dict(zip(*by_loop, strict=True))
+    for slot in range(80):
+        assert numpy_shares[slot] == pytest.approx(loop_shares[slot], rel=1e-12)
+    assert loop_shares[0] > loop_shares[1]  # slot 0 has lemon, slot 1 milk
+
+
+def test_the_index_can_be_checked_against_texts() -> None:
+    index = LexicalIndex()
+    index.add(0, "green tea")
+    index.check({0: "green tea"})
+    with pytest.raises(AssertionError):
+        index.check({0: "black tea"})
+    with pytest.raises(AssertionError):
+        index.check({1: "green tea"})
+
+
+# -- the memory's keyword side ---------------------------------------------------------------
+
+
+def texts_memory(
+    policy: str = "unlimited", capacity: int | None = None, **kw: object
+) -> SolarMemory:
+    return SolarMemory(policy, capacity, embedder="hash", seed=0, **kw)  # type: ignore[arg-type]
+
+
+def lexical_ids(memory: SolarMemory, query: str) -> list[str]:
+    return [h.id for h in memory.retrieve(query, k=10, record=False, min_score=None)]
+
+
+def test_a_korean_question_finds_its_turn_whatever_the_particles() -> None:
+    memory = texts_memory(retrieval="lexical")
+    memory.add("우리 강아지 이름은 초코예요", item_id="dog")
+    memory.add("내일 회의는 세 시에 시작해요", item_id="meeting")
+    assert lexical_ids(memory, "강아지를 찾았어요") == ["dog"]
+    assert lexical_ids(memory, "회의가 언제야?") == ["meeting"]
+
+
+def test_the_keyword_index_follows_evictions_removals_and_clears() -> None:
+    memory = texts_memory("fifo", 2, retrieval="lexical")
+    memory.add("my dog is called Max", item_id="dog")
+    assert lexical_ids(memory, "dog") == ["dog"]  # the index is built now
+    memory.add("the door squeaks", item_id="door")
+    memory.add("I drink green tea", item_id="tea")  # evicts "dog"
+    assert lexical_ids(memory, "dog") == []
+    assert lexical_ids(memory, "tea") == ["tea"]
+    memory.remove("tea")
+    assert lexical_ids(memory, "tea") == []
+    memory.check_invariants()  # the index agrees with the stored texts
+    memory.clear()
+    assert lexical_ids(memory, "door") == []
+    memory.add("a new door", item_id="new")
+    assert lexical_ids(memory, "door") == ["new"]
+    memory.check_invariants()
+
+
+def test_the_keyword_index_follows_expiry_and_deletion_sweeps() -> None:
+    clock = Clock()
+    memory = SolarMemory(
+        "unlimited", None, embedder="hash", seed=0, clock=clock, retrieval="lexical"
+    )
+    memory.add("parking in lot B today", item_id="parking", valid_until=clock() + 10)
+    memory.add("my dog is called Max", item_id="dog")
+    assert lexical_ids(memory, "parking lot") == ["parking"]
+    clock.now += 20
+    memory.lifecycle.expire()
+    assert lexical_ids(memory, "parking lot") == []
+    swept = SolarMemory(
+        "fifo", 10, embedder="hash", seed=0, retrieval="lexical",
+        deletion=PeriodicDeletion(window=2),
+    )  # fmt: skip
+    for i in range(8):
+        swept.add(f"note{i} filler")
+        assert lexical_ids(swept, f"note{i}") == [h.id for h in swept.items()][-1:]
+    gone = [i for i in range(8) if f"m{i + 1}" not in swept]
+    assert gone  # the deletion policy swept some
+    for i in gone:
+        assert lexical_ids(swept, f"note{i}") == []
+    swept.check_invariants()
+
+
+def test_a_restored_memory_rebuilds_the_index_and_ranks_the_same() -> None:
+    memory = texts_memory("fifo", 5)
+    for text in ["my dog is called Max", "green tea please", "the door squeaks", "tea time"]:
+        memory.add(text)
+    before = [(h.id, h.score) for h in memory.retrieve("tea for my dog", record=False)]
+    copy = pickle.loads(pickle.dumps(memory))
+    assert "_lexical" not in pickle.dumps(memory.core.store.__getstate__()).decode("latin1")
+    assert [(h.id, h.score) for h in copy.retrieve("tea for my dog", record=False)] == before
+
+
+def test_a_reopened_scope_rebuilds_the_index(tmp_path: object) -> None:
+    path = f"{tmp_path}/m.db"
+    with MemoryStore(path, policy="fifo", capacity=3, embedder="hash", seed=0) as store:
+        alice = store.scope(user="alice")
+        for text in ["my dog is called Max", "green tea please", "the door squeaks", "tea"]:
+            alice.add(text)
+        before = [(h.id, h.score) for h in alice.retrieve("tea for my dog", record=False)]
+    with MemoryStore(path, policy="fifo", capacity=3, embedder="hash", seed=0) as store:
+        alice = store.scope(user="alice")
+        after = [(h.id, h.score) for h in alice.retrieve("tea for my dog", record=False)]
+        alice.check_invariants()
+    assert after == before
+
+
+# -- the fused ranking --------------------------------------------------------------------------
+
+
+def test_hybrid_score_is_cosine_plus_weighted_share() -> None:
+    memory = texts_memory()
+    memory.add("my dog is called Max", item_id="dog")
+    memory.add("green tea please", item_id="tea")
+    query = "what is my dog called?"
+    vector = memory.embed_query(query)
+    store = memory.core.store
+    found = store.lexical.scores(words(query))
+    assert found is not None
+    shares = dict(zip(*found, strict=True))
+    hits = memory.retrieve(query, k=2, record=False, min_score=None)
+    for hit in hits:
+        slot = store.slot_of(hit.id)
+        cosine = float(store.matrix[slot].dot(vector))
+        expected = cosine + LEXICAL_WEIGHT * shares.get(slot, 0.0)
+        assert hit.score == pytest.approx(expected, rel=1e-6)
+    assert hits[0].id == "dog"
+
+
+def test_words_rescue_an_item_the_vectors_rank_last() -> None:
+    memory = SolarMemory("unlimited", None, dim=8, seed=0)
+    memory.add("the invoice number is 4471", embedding=onehot(0), item_id="invoice")
+    memory.add("weather talk", embedding=onehot(1), item_id="weather")
+    query = "invoice 4471?"
+    vector_only = memory.retrieve(query, embedding=onehot(1), k=1, record=False, min_score=None)
+    assert [h.id for h in vector_only] == ["invoice"]  # its words outweigh a 0 cosine
+    plain = SolarMemory("unlimited", None, dim=8, seed=0, retrieval="vector")
+    plain.add("the invoice number is 4471", embedding=onehot(0), item_id="invoice")
+    plain.add("weather talk", embedding=onehot(1), item_id="weather")
+    assert [h.id for h in plain.retrieve(query, embedding=onehot(1), k=1)] == ["weather"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.integers(0, 5), min_size=1, max_size=12),
+    st.integers(0, 5),
+    st.integers(1, 6),
+    st.booleans(),
+)
+def test_without_shared_words_hybrid_ranks_exactly_as_vector(
+    topics: list[int], asked: int, k: int, with_text: bool
+) -> None:
+    """Vector-only lookups, and text lookups whose words no item holds, rank and score as
+    ``retrieval="vector"`` does (the synthetic workloads rank exactly as before)."""
+    rng = np.random.default_rng(len(topics) * 31 + asked)
+    memories = [SolarMemory("solar", 6, dim=8, seed=1, retrieval=r) for r in ("hybrid", "vector")]
+    for i, topic in enumerate(topics):
+        vector = unit(onehot(topic) + 0.3 * rng.normal(size=8))
+        for memory in memories:
+            memory.add(f"item {i} alpha", embedding=vector)
+    query = unit(onehot(asked) + 0.3 * rng.normal(size=8))
+    text = "zebra quokka" if with_text else None
+    got = [
+        [(h.id, h.score) for h in memory.retrieve(text, embedding=query, k=k)]
+        for memory in memories
+    ]
+    assert got[0] == got[1]
+    # and the policies learnt the same from them
+    states = [[(i.id, dict(i.policy)) for i in memory.items()] for memory in memories]
+    assert states[0] == states[1]
+
+
+def test_lexical_returns_only_items_holding_a_query_word() -> None:
+    memory = texts_memory(retrieval="lexical")
+    memory.add("green tea", item_id="tea")
+    memory.add("black coffee", item_id="coffee")
+    hits = memory.retrieve("tea", k=5)
+    assert [h.id for h in hits] == ["tea"] and 0.0 < hits[0].score <= 1.0
+    assert memory.retrieve("juice", k=5) == []
+    # a lookup by vector alone has no words: it ranks by vector
+    assert len(memory.retrieve(embedding=memory.embed_query("tea"), k=5)) == 2
+
+
+# -- the relevance floor ------------------------------------------------------------------------
+
+
+def test_the_floor_drops_low_hits_and_credits_only_what_it_returns() -> None:
+    memory = SolarMemory("solar", 10, dim=8, seed=0)
+    memory.add("close", embedding=onehot(0), item_id="close")
+    memory.add("far", embedding=unit(onehot(0) + 3 * onehot(1)), item_id="far")
+    hits = memory.retrieve(embedding=onehot(0), k=2, min_score=0.5)
+    assert [h.id for h in hits] == ["close"]
+    assert memory.get("far").policy["alpha"] == 2.0  # not returned: no credit
+    assert memory.get("close").policy["alpha"] == 3.0
+    assert len(memory.retrieve(embedding=onehot(0), k=2, min_score=None)) == 2
+
+
+def test_auto_floor_applies_to_text_lookups_only() -> None:
+    memory = SolarMemory("unlimited", None, dim=8, seed=0)
+    memory.add("opposite", embedding=-onehot(0))
+    assert memory.retrieve(embedding=onehot(0)) != []  # a vector alone: no floor
+    assert memory.retrieve("zebra", embedding=onehot(0)) == []  # text: DEFAULT_FLOORS
+    assert DEFAULT_FLOORS["hybrid"] > -1.0
+
+
+def test_a_memory_wide_floor_and_a_per_call_one() -> None:
+    memory = SolarMemory("unlimited", None, dim=8, seed=0, min_score=0.9)
+    memory.add("a", embedding=unit(onehot(0) + onehot(1)))
+    assert memory.retrieve(embedding=onehot(0)) == []
+    assert len(memory.retrieve(embedding=onehot(0), min_score=0.5)) == 1
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"retrieval": "bm25"}, "retrieval must be one of 'hybrid', 'vector', 'lexical'"),
+        ({"min_score": "high"}, "min_score must be a number, None"),
+        ({"min_score": float("nan")}, "min_score must be a number"),
+        ({"min_score": True}, "min_score must be a number"),
+    ],
+)
+def test_bad_settings_are_refused_with_the_fix(kwargs: dict[str, object], match: str) -> None:
+    with pytest.raises(ValueError, match=match):
+        SolarMemory(embedder="hash", **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_bad_floor_on_a_call_changes_nothing() -> None:
+    memory = texts_memory("solar", 5)
+    memory.add("green tea")
+    before = full_state(memory)
+    with pytest.raises(ValueError, match="min_score"):
+        memory.retrieve("tea", min_score="high")  # type: ignore[arg-type]
+    assert full_state(memory) == before
+
+
+def test_stats_name_the_ranking_and_the_floor() -> None:
+    stats = texts_memory().stats()
+    assert stats["retrieval"] == "hybrid" and stats["min_score"] == "auto"
