@@ -49,16 +49,19 @@ def pairs(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         for slot, qa in enumerate(qs):
             index.add(slot, qa.question)
         slot_of = {qa.question: slot for slot, qa in enumerate(qs)}
-        shares = {
-            qa.question: index.scores(words(qa.question), len(qs)) for qa in qs
-        }  # the asked question against every stored one
+        shares = {}  # the asked question against every stored one
+        for qa in qs:
+            share = np.zeros(len(qs))
+            found = index.scores(words(qa.question))
+            if found is not None:
+                share[found[0]] = found[1]
+            shares[qa.question] = share
         for a, b in combinations(qs, 2):
             same = a.evidence == b.evidence
             if not same and a.evidence & b.evidence:
                 continue  # neither kind
             c = float(vectors[a.question] @ vectors[b.question])
-            found = shares[a.question]
-            share = 0.0 if found is None else float(found[slot_of[b.question]])
+            share = float(shares[a.question][slot_of[b.question]])
             cos[same].append(c)
             hybrid[same].append(c + LEXICAL_WEIGHT * share)
     return (
@@ -95,8 +98,8 @@ def minimal_pairs() -> list[tuple[str, str, bool, float, float]]:
             [cached, "a note on something else", "another stored question"]
         ):
             index.add(slot, text)
-        found = index.scores(words(asked), 3)
-        share = 0.0 if found is None else float(found[0])
+        found = index.scores(words(asked))
+        share = dict(zip(*found, strict=True)).get(0, 0.0) if found is not None else 0.0
         out.append((asked, cached, right, cosine, cosine + LEXICAL_WEIGHT * share))
     return out
 

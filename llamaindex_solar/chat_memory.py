@@ -241,7 +241,7 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
         ``memory=`` to reattach one, ``store=`` to reopen the ``chat_store_key``'s persistent one
         (or ``policy=``... to start a new one). The turns in the serialised history count as
         offered already: the rebuilt memory offers only the turns that finish after."""
-        if not kwargs.keys() & {"memory", "store", "policy", "capacity", "embedder", "seed"}:
+        if not kwargs.keys() & {"memory", "store", *BUILD_DEFAULTS}:
             raise ValueError(
                 "the SOLAR memory is not serialised with the chat history: pass memory= or "
                 "store= (or policy=/capacity=/embedder=/seed= to start a new one)"

@@ -33,8 +33,8 @@ caller's model, whose scale is unknown).
 
 from __future__ import annotations
 
-from collections.abc import Collection
-from typing import Literal
+from collections.abc import Callable, Collection
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -98,6 +98,35 @@ def check_floor(min_score: object) -> float | str | None:
     raise ValueError(f"min_score must be a number, None (no floor) or 'auto', got {min_score!r}")
 
 
+class Setting:
+    """A memory's ``retrieval`` or ``min_score``: checked when set (a typo would rank
+    differently and could not be logged or snapshotted), so every later lookup can trust it.
+
+    >>> class Holder:
+    ...     retrieval = Setting(check_retrieval)
+    >>> holder = Holder(); holder.retrieval = "vector"; holder.retrieval
+    'vector'
+    >>> holder.retrieval = "Hybrid"
+    Traceback (most recent call last):
+    ...
+    ValueError: retrieval must be one of 'hybrid', 'vector', 'lexical', got 'Hybrid'
+    """
+
+    def __init__(self, check: Callable[[object], object]) -> None:
+        self.check = check
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = "_" + name
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        return obj.__dict__[self.name]
+
+    def __set__(self, obj: object, value: object) -> None:
+        obj.__dict__[self.name] = self.check(value)
+
+
 def floor_for(min_score: object, retrieval: str, text: str | None) -> float | None:
     """The floor a lookup gets (``min_score`` checked): ``"auto"`` is :data:`DEFAULT_FLOORS`
     when it has text.
@@ -139,8 +168,9 @@ def fused(
         slots, shares = found if found is not None else ([], [])
         scores[slots] = shares
         n = len(slots)
-    if weights is not None:
-        scores = scores * weights.astype(np.float32)
+    if weights is not None:  # (only on real scores: -inf x a zero weight would be NaN)
+        finite = scores > -np.inf
+        scores[finite] *= weights[: len(scores)][finite].astype(np.float32)
     for item_id in exclude:
         if item_id in store:
             slot = store.slot_of(item_id)
@@ -149,7 +179,12 @@ def fused(
     if n <= 0:
         return np.empty(0, np.int64), []
     m = len(scores)
-    top = scores.argpartition(m - k)[m - k :] if k < n else np.flatnonzero(scores > -np.inf)
-    # best first, ties by slot (a stable order whatever argpartition left)
-    order = np.array(sorted(top.tolist(), key=lambda s: (-scores[s], s)), dtype=np.int64)
+    if k < n:  # every item scoring at least the k-th best: ties at the edge are all in
+        kth = scores[scores.argpartition(m - k)[m - k]]
+        top = np.flatnonzero(scores >= kth)
+    else:
+        top = np.flatnonzero(scores > -np.inf)
+    # Best first, ties by the lower slot: a total order, so a second look that excludes some
+    # of the first one's hits returns the rest of them, never a tied item it did not show.
+    order = top[np.lexsort((top, -scores[top]))][:k].astype(np.int64)
     return order, scores[order].tolist()

@@ -39,10 +39,23 @@ B = 0.75
 
 # Scripts written without spaces between words, or with particles glued to them: Hangul
 # (syllables, jamo, compatibility jamo), Han (CJK ideographs and extensions A), Hiragana and
-# Katakana. Their runs are kept apart from other letters so that "iPhone을" is two words.
-_CJK = "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_RUNS = re.compile(rf"[{_CJK}]+|[^\W_{_CJK}]+")
+# Katakana; Thai, Lao, Myanmar and Khmer. Their runs are kept apart from other letters so that
+# "iPhone을" is two words, and give bigrams.
+_CJK = (
+    "\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3040-\u30ff\u3130-\u318f"
+    "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+)
+# Combining marks: Python's \w has no vowel sign or virama, which would cut Devanagari, Bengali,
+# Tamil... words into single letters; marks over Latin, Greek, Cyrillic, Hebrew and Arabic too.
+_MARKS = (
+    "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670"
+    "\u06d6-\u06ed\u0900-\u0963\u0966-\u0dff\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff"
+    "\ufe20-\ufe2f"
+)
+_RUNS = re.compile(rf"[{_CJK}]+|(?:[^\W_{_CJK}]|[{_MARKS}])+")
 _IS_CJK = re.compile(rf"[{_CJK}]")
+#: texts longer than this are not cached (a chat turn is far shorter; a document need not stay)
+_CACHED_LENGTH = 2000
 _ASCII_RUNS = re.compile(r"[a-z0-9]+")
 #: up to this many postings a query's shares are summed in a Python loop, beyond it in numpy
 _PYTHON_POSTINGS = 48
@@ -72,9 +85,12 @@ def words(text: str) -> list[str]:
     return list(_words(text))
 
 
-@lru_cache(maxsize=1024)
 def _words(text: str) -> tuple[str, ...]:
     # Cached: a chat turn is usually looked up with, then stored (the same text twice).
+    return _cached_words(text) if len(text) <= _CACHED_LENGTH else _split(text)
+
+
+def _split(text: str) -> tuple[str, ...]:
     if text.isascii():  # most texts: no normalisation or script to look at
         found = _ASCII_RUNS.findall(text.lower())
         return tuple([word for word in found if word not in STOP_WORDS])
@@ -87,6 +103,9 @@ def _words(text: str) -> tuple[str, ...]:
         elif run not in STOP_WORDS:
             out.append(run)
     return tuple(out)
+
+
+_cached_words = lru_cache(maxsize=1024)(_split)
 
 
 class LexicalIndex:

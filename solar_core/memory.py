@@ -20,7 +20,7 @@ from .core import MemoryCore
 from .deletion import DeletionPolicy
 from .events import DELETION_REASONS, Subscribers
 from .eviction import EvictionPolicy, SalienceEviction
-from .fusion import DEFAULT_RETRIEVAL, check_floor, check_retrieval, floor_for
+from .fusion import DEFAULT_RETRIEVAL, Setting, check_floor, check_retrieval, floor_for
 from .inputs import input_vector, resolve_for_memory
 from .lifecycle import Lifecycle
 from .memory_state import core_and_own_state, state_of
@@ -97,6 +97,8 @@ class SolarMemory(MemoryViews):
         4.0
     """
 
+    retrieval, min_score = Setting(check_retrieval), Setting(check_floor)  # checked when set
+
     def __init__(
         self,
         policy: str | None = None,
@@ -122,8 +124,7 @@ class SolarMemory(MemoryViews):
     ) -> None:
         capacity = check_capacity(capacity)
         self.k = check_k(k)
-        self.retrieval: str = check_retrieval(retrieval)
-        self.min_score = check_floor(min_score)
+        self.retrieval, self.min_score = retrieval, min_score  # checked (Setting)
         check_k(trace_size, "trace_size")
         if not callable(clock):
             raise TypeError(f"clock must be callable, got {type(clock).__name__}")
@@ -190,10 +191,9 @@ class SolarMemory(MemoryViews):
     ) -> Hits:
         """Return the ``k`` stored items that best match ``query`` (or ``embedding``), best first.
 
-        The memory's ``retrieval`` ranks them (:mod:`solar_core.fusion`): with both a ``query``
-        and an ``embedding``, the embedding is the query's vector and the text its words.
-        ``min_score`` (the memory's when not given; ``None``: none) is the relevance floor: fewer
-        than ``k`` hits, or none, come back when fewer score that much.
+        The memory's ``retrieval`` ranks them (:mod:`solar_core.fusion`; given both, ``embedding``
+        is the query's vector and ``query`` its words); hits below ``min_score`` (the memory's
+        unless given; ``None``: no floor) are left out.
 
         A retrieval event: the policy credits the returned items (SOLAR: ``alpha += 1``) and ages
         the others, and :meth:`feedback` can rate it. ``record=False`` only looks: no policy

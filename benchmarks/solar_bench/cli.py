@@ -533,7 +533,10 @@ def render(rows: Sequence[dict[str, Any]], fmt: str, compact: bool = False) -> s
             body = report.pivot(mine, value, fmt)
             parts.append(f"== {workload}: {what} ==\n{body}")
         else:
-            body = report.table(mine, columns_for(workload))
+            columns = columns_for(workload)
+            if any("x_vector" in r for r in mine):  # latency with rankings beside vector-only
+                columns = [*columns, "x_vector"]
+            body = report.table(mine, columns)
             parts.append(f"== {workload} ==\n{body}")
         parts += [
             f"MiniLM embedding, batch 64: {r['sentences_per_s']:.0f} sentences/s" for r in timed

@@ -113,9 +113,9 @@ def _dialogue(ax: Any, rows: Rows) -> None:
     ks = sorted({int(r["capacity"]) for r in rows})
     ax.minorticks_off()  # the log axis would label 3x10^1 etc. between the Ks
     ax.set_xticks(ks, [str(k) for k in ks])
-    ax.set_ylim(0.0, 0.6)
+    ax.set_ylim(0.0, 0.75)
     ax.set(
-        title="dialogue turns: evidence recall@5 (solid: end, dashed: interleaved)",
+        title="dialogue turns, hybrid ranking (solid: end, dashed: interleaved)",
         xlabel="K (turns kept)",
         ylabel="recall@5",
     )

@@ -112,6 +112,7 @@ COLUMNS: dict[str, tuple[str, str]] = {
     "us_per_turn": ("us/turn", "{:.1f}"),
     "p99_us": ("p99 us", "{:.1f}"),
     "x_fifo": ("x fifo", "{:.2f}"),
+    "x_vector": ("x vector-only", "{:.2f}"),
     "sentences_per_s": ("sentences/s", "{:.0f}"),
     "deletion": ("deletion", "{}"),
     "success_rate": ("SR", "{:.3f}"),

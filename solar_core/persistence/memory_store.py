@@ -299,7 +299,7 @@ class MemoryStore:
             "params": bool(memory_params),
         }
         #: the policy of new scopes (an existing scope keeps the one it was created with)
-        self.policy = default_policy if policy is None else policy
+        self.policy = (default_policy or DEFAULT_POLICY) if policy is None else policy
         #: the capacity of new scopes
         self.capacity = int(capacity) if type(capacity) is _Omitted else capacity
         self.k, self.seed = k, seed

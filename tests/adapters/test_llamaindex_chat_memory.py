@@ -255,6 +255,8 @@ def test_serialised_form_round_trips_with_the_memory_reattached() -> None:
         SolarChatMemory.from_dict(data)
     again = SolarChatMemory.from_dict(data, memory=memory.memory)
     assert (again.top_k, again.token_limit, again.memory) == (2, 64, memory.memory)
+    fresh = SolarChatMemory.from_dict(data, embedder="hash", min_score=None)  # a new memory
+    assert fresh.memory is not memory.memory and fresh.memory.min_score is None
 
 
 def test_a_failed_offer_is_retried_with_the_next_answer() -> None:

@@ -292,3 +292,66 @@ def test_a_bad_floor_on_a_call_changes_nothing() -> None:
 def test_stats_name_the_ranking_and_the_floor() -> None:
     stats = texts_memory().stats()
     assert stats["retrieval"] == "hybrid" and stats["min_score"] == "auto"
+
+
+# -- found in review ----------------------------------------------------------------------------
+
+
+def test_ties_break_by_slot_so_recording_what_was_shown_credits_it() -> None:
+    """Equal lexical shares: a look and the recording of part of it must agree on which tied
+    items they mean (argpartition alone picks arbitrary ones among ties)."""
+    from solar_core.integrations.shown import record_shown
+
+    for retrieval in ("lexical", "hybrid"):
+        memory = SolarMemory("solar", 10, embedder="hash", retrieval=retrieval, seed=0)
+        for word in ["one", "two", "three", "four"]:
+            memory.add(f"tea at {word}", item_id=word)
+        vector = memory.embed_query("tea")
+        preview = memory.retrieve("tea", embedding=vector, k=3, record=False, min_score=None)
+        for shown in ({preview[1].id}, {preview[2].id}, {preview[0].id, preview[2].id}):
+            hits = record_shown(memory, vector, preview, shown, query="tea")
+            assert {h.id for h in hits} == shown, (retrieval, shown)
+
+
+def test_settings_are_checked_when_set_and_a_scope_set_by_hand_reopens(tmp_path: object) -> None:
+    memory = texts_memory()
+    with pytest.raises(ValueError, match="retrieval must be one of"):
+        memory.retrieval = "Hybrid"
+    with pytest.raises(ValueError, match="min_score must be"):
+        memory.min_score = "high"
+    path = f"{tmp_path}/m.db"
+    with MemoryStore(path, embedder="hash") as store:
+        scope = store.scope(user="a")
+        scope.add("my dog is called Max")
+        scope.min_score = 0  # an int: kept as the float it means
+        assert scope.min_score == 0.0 and type(scope.min_score) is float
+        scope.retrieve("dog")
+    with MemoryStore(path, embedder="hash") as store:
+        assert len(store.scope(user="a")) == 1
+
+
+def test_words_keep_vowel_signs_and_split_unspaced_scripts() -> None:
+    assert words("मेरे कुत्ते का नाम मैक्स है") == ["मेरे", "कुत्ते", "का", "नाम", "मैक्स", "है"]
+    assert "กิน" not in words("ฉันชอบกินข้าว") and "กิ" in words("ฉันชอบกินข้าว")  # bigrams
+
+
+def test_long_texts_are_not_kept_in_the_words_cache() -> None:
+    from solar_core import lexical
+
+    before = lexical._cached_words.cache_info().currsize
+    words("word " * 1000)
+    assert lexical._cached_words.cache_info().currsize == before
+    words("a short chat turn about tea")
+    assert lexical._cached_words.cache_info().currsize <= before + 1
+
+
+def test_a_zero_importance_never_makes_a_nan_hit() -> None:
+    memory = SolarMemory(
+        "unlimited", None, dim=4, seed=0, retrieval="lexical", importance_weight=1.0
+    )
+    memory.add("dog facts", embedding=np.ones(4))
+    memory.add("old note", embedding=np.ones(4))
+    memory.core.store.payload_at(memory.core.store.slot_of("m2")).importance = 0.0
+    memory.core.store.payload_at(memory.core.store.slot_of("m1")).importance = 0.0
+    hits = memory.retrieve("dog", embedding=np.ones(4), k=2)
+    assert [h.id for h in hits] == ["m1"] and not np.isnan(hits[0].score)
