@@ -35,7 +35,9 @@ exchange and shows its ``B`` most similar. (LlamaIndex's newer ``Memory`` with a
 core has no vector store that does, so ``VectorMemory`` over its default in-memory index is the
 store-everything memory LlamaIndex ships.) LlamaIndex's keyword + vector search over every
 exchange is a ``QueryFusionRetriever`` of a ``BM25Retriever`` and the vector index
-(:class:`FusionMemory`), showing its ``B`` best. ``SolarChatMemory`` runs with its defaults
+(:class:`FusionMemory`), showing its ``B`` best; and in ``SolarChatMemory``'s shape, a
+``ChatMemoryBuffer`` window plus that retriever's 3 best other exchanges within 0.3 of the
+budget (:class:`WindowAndFusion`). ``SolarChatMemory`` runs with its defaults
 (``recall_token_ratio=0.3``, ``top_k=3``, ``solar-dialogue``, hybrid ranking) and over
 ``solar-adaptive``, ``fifo`` (100 stored exchanges each) and ``unlimited``.
 
@@ -45,7 +47,7 @@ them). The SOLAR memories run with each seed; the others are deterministic and r
 
     python benchmarks/dialogue_adapters.py --data locomo-dev.json [--seeds 42 1337 2024]
         [--out-dir docs/results] [--conversations N] [--embedder minilm|hash]
-        [--only langchain|llamaindex]
+        [--only langchain|llamaindex] [--kinds buffer,window-fusion,...]
 """
 
 from __future__ import annotations
@@ -399,7 +401,7 @@ def table(result: Sequence[dict[str, Any]]) -> str:
 
 # -- LlamaIndex ---------------------------------------------------------------------------------
 LI_KINDS = (
-    *("buffer", "vector", "fusion", "solar-dialogue", "recall-only"),
+    *("buffer", "vector", "fusion", "window-fusion", "solar-dialogue", "recall-only"),
     *("solar-adaptive", "fifo", "unlimited"),
 )
 
@@ -488,8 +490,17 @@ class FusionMemory:
             self.pending, self._retriever = None, None
 
     def get(self, input: str | None = None) -> list[Any]:
-        from llama_index.core import VectorStoreIndex
         from llama_index.core.base.llms.types import ChatMessage, MessageRole
+
+        out: list[Any] = []
+        for a, b in self.ranked(input)[:BUDGET]:
+            out.append(ChatMessage(role=MessageRole.USER, content=a))
+            out.append(ChatMessage(role=MessageRole.ASSISTANT, content=b))
+        return out
+
+    def ranked(self, input: str | None, top: int = BUDGET) -> list[tuple[str, str]]:
+        """The ``top`` exchanges the fused retriever ranks first for ``input``."""
+        from llama_index.core import VectorStoreIndex
         from llama_index.core.llms.mock import MockLLM
         from llama_index.core.retrievers import QueryFusionRetriever
         from llama_index.core.schema import TextNode
@@ -504,21 +515,57 @@ class FusionMemory:
             index = VectorStoreIndex(nodes, embed_model=self.embed)
             self._retriever = QueryFusionRetriever(
                 [
-                    index.as_retriever(similarity_top_k=BUDGET),
-                    BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=BUDGET),
+                    index.as_retriever(similarity_top_k=top),
+                    BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=top),
                 ],
                 llm=MockLLM(),  # never asked: num_queries=1 generates no variants
                 mode="reciprocal_rerank",
                 num_queries=1,  # the question itself
                 use_async=False,
-                similarity_top_k=BUDGET,
+                similarity_top_k=top,
             )
-        out: list[Any] = []
-        for found in self._retriever.retrieve(input):
-            a, b = self.exchanges[int(found.node.node_id)]
-            out.append(ChatMessage(role=MessageRole.USER, content=a))
-            out.append(ChatMessage(role=MessageRole.ASSISTANT, content=b))
-        return out
+        return [self.exchanges[int(f.node.node_id)] for f in self._retriever.retrieve(input)]
+
+
+class WindowAndFusion:
+    """``SolarChatMemory``'s default prompt shape from LlamaIndex's parts: a
+    ``ChatMemoryBuffer`` window plus at most 3 exchanges that :class:`FusionMemory`'s retriever
+    ranks first among those not in the window, taking at most 0.3 of ``token_limit``
+    (``SolarChatMemory``'s ``recall_token_ratio``); the window gets the rest."""
+
+    def __init__(self, tokens: int, lookup: LiLookup, table: Any, store: Any, counter: Any) -> None:
+        from llama_index.core.memory import ChatMemoryBuffer
+
+        self.buffer = ChatMemoryBuffer.from_defaults(
+            token_limit=tokens, chat_store=store, tokenizer_fn=counter
+        )
+        self.fusion, self.tokens, self.table = FusionMemory(lookup), tokens, table
+
+    def put(self, message: Any) -> None:
+        self.buffer.put(message)
+        self.fusion.put(message)
+
+    def get(self, input: str | None = None) -> list[Any]:
+        from llama_index.core.base.llms.types import ChatMessage, MessageRole
+
+        if input is None:
+            return list(self.buffer.get())
+        budget = int(self.tokens * 0.3)
+        least = {str(m.content) for m in self.buffer.get(initial_token_count=budget)}
+        recalled: list[Any] = []
+        used = 0
+        for a, b in self.fusion.ranked(input, 3 + len(least)):
+            cost = self.table.rest[a] + self.table.rest[b]
+            if a in least or used + cost > budget:
+                continue
+            recalled += [
+                ChatMessage(role=MessageRole.USER, content=a),
+                ChatMessage(role=MessageRole.ASSISTANT, content=b),
+            ]
+            used += cost
+            if len(recalled) == 6:
+                break
+        return [*recalled, *self.buffer.get(initial_token_count=used)]
 
 
 def li_memory(
@@ -540,6 +587,8 @@ def li_memory(
         return FusionMemory(lookup)
     store = SimpleChatStore()
     counter = TailTokenCounter(store, table)
+    if kind == "window-fusion":
+        return WindowAndFusion(tokens, lookup, table, store, counter)
     if kind == "buffer":
         return ChatMemoryBuffer.from_defaults(
             token_limit=tokens, chat_store=store, tokenizer_fn=counter
@@ -569,6 +618,8 @@ def li_label(kind: str, tokens: int) -> str:
         return f"VectorMemory top {BUDGET}, every exchange"
     if kind == "fusion":
         return f"QueryFusionRetriever (BM25 + vectors) top {BUDGET}, every exchange"
+    if kind == "window-fusion":
+        return f"ChatMemoryBuffer token_limit={tokens} + QueryFusionRetriever 3 (0.3 of it)"
     if kind == "unlimited":
         return "SolarChatMemory unlimited"
     if kind == "recall-only":
@@ -632,7 +683,7 @@ def li_run(
         recalls.append(len(q.evidence & ids) / len(q.evidence))
         counts.append(len(ids))
     out = {"recall": float(np.mean(recalls)), "shown": float(np.mean(counts))}
-    if kind not in ("buffer", "vector", "fusion"):
+    if kind not in ("buffer", "vector", "fusion", "window-fusion"):
         out["stored"] = float(len(memory.memory))
     return out
 
@@ -643,13 +694,14 @@ def li_rows(
     seeds: Sequence[int],
     progress: Callable[[], None],
     priors: dict[str, SaliencePrior] | None = None,
+    kinds: Sequence[str] = LI_KINDS,
 ) -> list[dict[str, Any]]:
     """One row per LlamaIndex memory, as :func:`rows` (``shown``: turns per prompt)."""
     table = li_table(dialogues)
     tokens = li_budget(dialogues, table)
     per: dict[str, dict[tuple[str, int], dict[str, float]]] = {}
-    for kind in LI_KINDS:
-        seeded = kind not in ("buffer", "vector", "fusion")
+    for kind in kinds:
+        seeded = kind not in ("buffer", "vector", "fusion", "window-fusion")
         for d in dialogues:
             once: dict[str, float] | None = None
             for seed in seeds:
@@ -670,6 +722,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
     p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache folder")
     p.add_argument("--only", choices=("langchain", "llamaindex"), help="one framework only")
+    p.add_argument("--kinds", help="llamaindex: comma-separated memories of LI_KINDS only")
     args = p.parse_args(argv)
     every = [d for d in load_dialogues(args.data) if d.questions]
     dialogues = every[: args.conversations]
@@ -696,7 +749,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.only in (None, "langchain"):
         parts.append(("dialogue-adapters", rows(dialogues, lookup, args.seeds, tick, priors)))
     if args.only in (None, "llamaindex"):
-        li = li_rows(dialogues, lookup, args.seeds, tick, priors)
+        kinds = LI_KINDS if args.kinds is None else tuple(args.kinds.split(","))
+        li = li_rows(dialogues, lookup, args.seeds, tick, priors, kinds)
         parts.append(("dialogue-adapters-llamaindex", li))
     print(file=sys.stderr)
     for name, result in parts:

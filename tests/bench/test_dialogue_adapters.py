@@ -147,6 +147,8 @@ def test_the_llamaindex_memories_are_scored_by_what_their_messages_show() -> Non
     assert buffer["recall"] == 0.5  # its window holds turn 20, not turn 1
     assert bench.li_run(d, "vector", tokens, lookup, table, seed=1)["recall"] == 1.0
     assert bench.li_run(d, "fusion", tokens, lookup, table, seed=1)["recall"] == 1.0
+    assembled = bench.li_run(d, "window-fusion", tokens, lookup, table, seed=1)
+    assert assembled["recall"] == 1.0  # the window shows turn 20, the retriever turn 1
     # Every exchange kept: the early one is recalled for the question that cites it (a budget
     # these tiny turns leave room to recall in: 0.3 x 120 tokens).
     everything = bench.li_run(d, "unlimited", 120, lookup, table, seed=1)
