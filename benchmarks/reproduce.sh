@@ -21,9 +21,11 @@ run() {
 for workload in cycling working-set drift noise-static noise-stream; do
   run "$workload"
 done
-run locomo --data "$LOCOMO"
-# Dialogue turns streamed into a bounded memory, questions asked at the end or interleaved.
-run dialogue --data "$LOCOMO"
+# Both rankings: hybrid (the default) and cosine alone, the rows before hybrid retrieval.
+run locomo --data "$LOCOMO" --retrieval hybrid,vector
+# Dialogue turns streamed into a bounded memory, questions asked at the end or interleaved,
+# under every ranking.
+run dialogue --data "$LOCOMO" --retrieval hybrid,vector,lexical
 run regagent
 # Steps per second in memory, on SQLite and on PostgreSQL (a throwaway server when the binaries
 # are installed: scripts/install_postgres.sh; else its rows say "skipped"). A timing: quiet host.

@@ -19,7 +19,7 @@ from typing_extensions import NotRequired
 
 from solar_core import CHAT_POLICY, Decision, Hits, SolarMemory
 from solar_core.fusion import DEFAULT_RETRIEVAL
-from solar_core.integrations.params import check_not_both
+from solar_core.integrations.params import build_params, check_not_both
 from solar_core.integrations.sessions import Sessions
 from solar_core.integrations.turns import HEADER, HUMAN, render, turn_metadata, turn_text
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
@@ -158,8 +158,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
             raise ValueError(f"top_k must be a positive int, got {top_k!r}")
         if scope is not None and (not isinstance(scope, str) or not scope):
             raise ValueError(f"scope must be a non-empty key name, got {scope!r}")
-        build = {"policy": policy, "capacity": capacity, "embedder": embedder, "seed": seed}
-        build.update(retrieval=retrieval, min_score=min_score)
+        build = build_params(policy, capacity, embedder, seed, retrieval, min_score)
         if memory is not None:
             if not isinstance(memory, SolarMemory):
                 raise TypeError(f"memory must be a SolarMemory, got {type(memory).__name__}")
@@ -190,9 +189,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
                 min_score=min_score,
             )
         else:
-            single = (
-                memory if memory is not None else build_memory(*build.values(), chat=True)  # type: ignore[arg-type]
-            )
+            single = memory if memory is not None else build_memory(**build, chat=True)
             self._sessions = Sessions.shared(single)
 
     # -- memories per scope -------------------------------------------------------------------

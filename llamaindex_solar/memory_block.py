@@ -17,7 +17,7 @@ from pydantic import Field, PrivateAttr
 
 from solar_core import CHAT_POLICY, Decision, Hit, Hits, SolarMemory
 from solar_core.fusion import DEFAULT_RETRIEVAL
-from solar_core.integrations.params import check_not_both
+from solar_core.integrations.params import build_params, check_not_both
 from solar_core.integrations.sessions import Sessions
 from solar_core.integrations.shown import record_shown
 from solar_core.integrations.turns import bulleted, turn_id, turn_metadata, turn_text
@@ -153,8 +153,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         min_score: float | str | None = "auto",
         **fields: Any,
     ) -> None:
-        build = {"policy": policy, "capacity": capacity, "embedder": embedder, "seed": seed}
-        build.update(retrieval=retrieval, min_score=min_score)
+        build = build_params(policy, capacity, embedder, seed, retrieval, min_score)
         check_not_both(memory, build)
         if memory is not None and not isinstance(memory, SolarMemory):
             raise TypeError(f"memory must be a SolarMemory, got {type(memory).__name__}")

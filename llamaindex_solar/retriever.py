@@ -13,7 +13,7 @@ from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, Query
 from solar_core import Decision, Hit, Hits, SolarMemory
 from solar_core.fusion import DEFAULT_RETRIEVAL
 from solar_core.integrations.batch import offer_batch
-from solar_core.integrations.params import check_not_both
+from solar_core.integrations.params import build_params, check_not_both
 from solar_core.integrations.shown import RETRIEVAL_ID, retrieval_of
 from solar_core.persistence import DEFAULT_CAPACITY
 
@@ -71,9 +71,7 @@ class SolarRetriever(BaseRetriever):
         callback_manager: CallbackManager | None = None,
         verbose: bool = False,
     ) -> None:
-        build: dict[str, Any] = {"policy": policy, "capacity": capacity, "embedder": embedder}
-        build.update(seed=seed)
-        build.update(retrieval=retrieval, min_score=min_score)
+        build = build_params(policy, capacity, embedder, seed, retrieval, min_score)
         check_not_both(memory, build)
         if memory is not None and not isinstance(memory, SolarMemory):
             raise TypeError(f"memory must be a SolarMemory, got {type(memory).__name__}")

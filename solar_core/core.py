@@ -343,11 +343,7 @@ class MemoryCore:
     ) -> tuple[npt.NDArray[np.int64], list[float]]:
         """Top-k by ``cosine * (1 - w + w * importance)`` (a pass over every item: opt-in)."""
         store = self._store
-        sims = store.similarities(vector).astype(np.float64)
-        _, payloads = store.slot_lists()
-        w = self.importance_weight
-        for slot in store.active_slots().tolist():
-            sims[slot] *= 1.0 - w + w * payloads[slot].importance
+        sims = store.similarities(vector).astype(np.float64) * self._importance_weights()
         for item_id in exclude:
             if item_id in store:
                 sims[store.slot_of(item_id)] = -np.inf

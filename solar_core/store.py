@@ -65,8 +65,8 @@ class VectorStore:
         if index is None:
             index = LexicalIndex()
             for slot in self.active_slots().tolist():
-                text = getattr(self._payloads[slot], "text", None)
-                if isinstance(text, str):
+                text = _text_of(self._payloads[slot])
+                if text is not None:
                     index.add(slot, text)
             self._lexical = index
         return index
@@ -220,8 +220,8 @@ class VectorStore:
         if self.neighbours is not None:
             self.neighbours.on_insert(self, slot, sims)
         if self._lexical is not None:
-            text = getattr(payload, "text", None)
-            if isinstance(text, str):
+            text = _text_of(payload)
+            if text is not None:
                 self._lexical.add(slot, text)
         return slot
 
@@ -281,8 +281,8 @@ class VectorStore:
         if self.neighbours is not None:
             self.neighbours.check(self)
         if self._lexical is not None:
-            texts = {s: getattr(self._payloads[s], "text", None) for s in self._slot_of.values()}
-            self._lexical.check({s: t for s, t in texts.items() if isinstance(t, str)})
+            texts = {s: _text_of(self._payloads[s]) for s in self._slot_of.values()}
+            self._lexical.check({s: t for s, t in texts.items() if t is not None})
 
     # -- state --------------------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
@@ -299,3 +299,9 @@ class VectorStore:
         """Drop the keyword index: the next keyword lookup rebuilds it from the texts (what
         a restored store does)."""
         self._lexical = None
+
+
+def _text_of(payload: Any) -> str | None:
+    """What the keyword index reads of a payload: its ``text``, if it has one."""
+    text = getattr(payload, "text", None)
+    return text if isinstance(text, str) else None

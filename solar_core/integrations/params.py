@@ -24,6 +24,30 @@ BUILD_DEFAULTS: dict[str, Any] = {
 }
 
 
+def build_params(
+    policy: str | None,
+    capacity: int | None,
+    embedder: object,
+    seed: int | None,
+    retrieval: str,
+    min_score: float | str | None,
+) -> dict[str, Any]:
+    """An adapter's parameters for building its memory, by name (the keys of
+    :data:`BUILD_DEFAULTS`).
+
+    >>> sorted(build_params("fifo", 5, "hash", 0, "hybrid", "auto")) == sorted(BUILD_DEFAULTS)
+    True
+    """
+    return {
+        "policy": policy,
+        "capacity": capacity,
+        "embedder": embedder,
+        "seed": seed,
+        "retrieval": retrieval,
+        "min_score": min_score,
+    }
+
+
 def check_not_both(memory: object, build: dict[str, Any]) -> None:
     """A ready memory plus parameters that would build another is a contradiction: refuse it.
 

@@ -115,7 +115,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import operator
 import struct
 import threading
@@ -242,10 +241,10 @@ _FORMER_NAMES = {
     "solar_core.memory._Retrieval": "solar_core.records.Retrieval",
 }
 _by_name: dict[str, _Shape] = {}
-#: parts of a memory's state added since snapshots were first written: one missing is read as
-#: ``None`` (the memory's ``__setstate__`` says what that means; the memory a store opens keeps
-#: its own, see ``SolarMemory.take_state``)
-_LATER_PARTS = {"retrieval": "hybrid retrieval", "min_score": "the relevance floor"}
+#: parts of a memory's state added since snapshots were first written (the ranking and the
+#: relevance floor): one missing is read as ``None`` (the memory's ``__setstate__`` says what
+#: that means; the memory a store opens keeps its own, see ``SolarMemory.take_state``)
+_LATER_PARTS = ("retrieval", "min_score")
 #: state classes whose ``__getstate__``/``__setstate__`` leave out or remake run-time parts
 _GETSTATE: dict[type, Callable[[Any], dict[str, Any]]] = {}
 _RESTORE: dict[type, Callable[[Any], None]] = {}
@@ -311,16 +310,13 @@ def _state_shapes() -> dict[type, _Shape]:
 def _check_reading(name: str, value: object) -> None:
     """A memory's ``retrieval`` or ``min_score``: any value its constructor takes (a template
     memory has one of them, a snapshot may hold another), or ``None`` (not written)."""
-    from ..fusion import RETRIEVALS
+    from ..fusion import check_floor, check_retrieval
 
-    if value is None:
-        return
-    if name == "retrieval":
-        ok = type(value) is str and value in RETRIEVALS
-    else:
-        ok = value == "auto" or type(value) is float and math.isfinite(value)
-    if not ok:
-        raise _Bad(f"the memory's {name} is {value!r}")
+    if value is not None:
+        try:
+            (check_retrieval if name == "retrieval" else check_floor)(value)
+        except ValueError as err:
+            raise _Bad(f"the memory's {name} is {value!r}") from err
 
 
 def _new_stop_event(lifecycle: Any) -> None:
@@ -1259,7 +1255,7 @@ def loads(
             if type(state) is not type(template):
                 raise _Bad(f"it holds a {type(state).__name__}, not a memory's state")
             if root and type(state) is dict:
-                for name in _LATER_PARTS.keys() - state.keys():  # written before they existed
+                for name in set(_LATER_PARTS) - state.keys():  # written before they existed
                     state[name] = None
                 if state.keys() != root.keys():
                     extra, missing = (
