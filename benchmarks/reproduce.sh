@@ -27,6 +27,14 @@ run locomo --data "$LOCOMO" --retrieval hybrid,vector
 # under every ranking.
 run dialogue --data "$LOCOMO" --retrieval hybrid,vector,lexical
 run regagent
+# The ranking's evidence on the same conversations: the fusion chosen, the relevance floor and
+# gate, the response cache's check, and how far a better salience prior could go.
+export PYTHONPATH=benchmarks${PYTHONPATH:+:$PYTHONPATH}
+for script in fusion_choice relevance_floor cache_lexical prior_variants; do
+  start=$SECONDS
+  .venv/bin/python "benchmarks/$script.py" --data "$LOCOMO" | tee "docs/results/${script//_/-}.txt"
+  echo "$script: $((SECONDS - start)) s" >&2
+done
 # Steps per second in memory, on SQLite and on PostgreSQL (a throwaway server when the binaries
 # are installed: scripts/install_postgres.sh; else its rows say "skipped"). A timing: quiet host.
 start=$SECONDS

@@ -27,7 +27,7 @@ from .admission.base import ALWAYS
 from .deletion import DeletionPolicy
 from .eviction import EvictionPolicy, Victim
 from .former_layouts import upgrade
-from .fusion import fused
+from .fusion import Ranked, fused, relevant
 from .records import Record, Retrieval
 from .steps import Lookup, Offer, Rating, Renewal
 from .store import VectorStore
@@ -280,11 +280,14 @@ class MemoryCore:
     # -- retrieval ------------------------------------------------------------------------------
     def retrieve(self, lookup: Lookup) -> Hits:
         """The ``k`` items that best match the lookup (:mod:`solar_core.fusion`), none below
-        its floor; if recorded, a retrieval event that credits exactly the returned items."""
+        its floor (none at all if gated and nothing is relevant); if recorded, a retrieval
+        event that credits exactly the returned items."""
         vector, k, exclude = lookup.vector, lookup.k, lookup.exclude
         store = self._store
-        ranked = None
-        if lookup.retrieval != "vector" and lookup.query is not None:
+        ranked: Ranked | None = None
+        if lookup.gate and lookup.query is not None and not relevant(store, vector, lookup.query):
+            ranked = np.empty(0, np.int64), []  # nothing here is about the query
+        elif lookup.retrieval != "vector" and lookup.query is not None:
             weights = self._importance_weights() if self.importance_weight > 0.0 else None
             ranked = fused(store, vector, lookup.query, lookup.retrieval, k, exclude, weights)
         if ranked is not None:

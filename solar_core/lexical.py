@@ -229,6 +229,26 @@ class LexicalIndex:
         hit = np.flatnonzero(summed)
         return hit.tolist(), summed[hit].tolist()
 
+    def coverage(self, query: list[str]) -> float:
+        """The share of ``query``'s distinct words held by some item, each weighted by its
+        idf (rare words count most), in ``[0, 1]``; 0 for a query without words.
+
+        >>> index = LexicalIndex()
+        >>> index.add(0, "Max chased the cat")
+        >>> index.add(1, "I fed the cat")
+        >>> index.coverage(["max", "cat"]), index.coverage(["dog"])
+        (1.0, 0.0)
+        """
+        n = len(self._terms)
+        held = every = 0.0
+        for word in dict.fromkeys(query):
+            posting = self._postings.get(word)
+            df = len(posting) if posting is not None else 0
+            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            every += idf
+            held += idf if df else 0.0
+        return held / every if every else 0.0
+
     def check(self, slots: dict[int, str]) -> None:
         """Raise ``AssertionError`` unless the index holds exactly ``slots`` (slot -> text)."""
         if set(self._terms) != set(slots):

@@ -61,7 +61,7 @@ class SolarMemory(MemoryViews):
         k: default number of hits per retrieval.
         retrieval, min_score: how retrievals rank (``"hybrid"``, cosine plus a keyword match;
             ``"vector"``; ``"lexical"``) and the relevance floor under their scores (``"auto"``,
-            ``None`` or a number): see :mod:`solar_core.fusion`.
+            ``"strict"``, ``None`` or a number): see :mod:`solar_core.fusion`.
         seed: seeds the memory's random generator (Thompson sampling); same seed, same run.
         rng: a ``numpy.random.Generator`` to use instead of ``seed``.
         clock: returns the time in seconds (item ``created_at``); injected for tests.
@@ -209,9 +209,9 @@ class SolarMemory(MemoryViews):
         if exclude:
             exclude = check_exclude(exclude)
         row, scale = input_vector(self._embedder, self._core.dim, query, embedding, "query")
-        retrieval = self.retrieval
-        floor = floor_for(self.min_score if min_score is ... else min_score, retrieval, query)
-        lookup: Step = Lookup(scaled(row, scale), query, k, record, exclude, retrieval, floor)
+        retrieval, chosen = self.retrieval, self.min_score if min_score is ... else min_score
+        floor, gate = floor_for(chosen, retrieval, query)
+        lookup: Step = Lookup(scaled(row, scale), query, k, record, exclude, retrieval, floor, gate)
         lookup = lookup if self._local else self._runner.check(lookup)
         result: Hits = self._run(lookup)
         return result

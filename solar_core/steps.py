@@ -26,8 +26,10 @@ _T = TypeVar("_T")
 @dataclass(slots=True)
 class Lookup:
     """A retrieval of the ``k`` items that best match ``vector`` (a unit vector) and ``query``
-    by ``retrieval`` (:mod:`solar_core.fusion`), none scoring below ``floor``; ``record``: a
-    retrieval event (credited, rateable), else a look that changes nothing."""
+    by ``retrieval`` (:mod:`solar_core.fusion`), none scoring below ``floor``, and none at all
+    if ``gate`` and the memory holds nothing about the query (:func:`~solar_core.fusion.
+    relevant`); ``record``: a retrieval event (credited, rateable), else a look that changes
+    nothing."""
 
     vector: FloatVector
     query: str | None
@@ -36,6 +38,7 @@ class Lookup:
     exclude: Collection[str] = ()
     retrieval: str = "vector"
     floor: float | None = None
+    gate: bool = False
 
 
 @dataclass(slots=True)

@@ -129,11 +129,12 @@ def _check_logged(memory: SolarMemory, kind: str, args: Any, vector: FloatVector
         )
     if ok and kind == "retrieve":
         ok = (
-            # "rm" (the ranking) and "f" (the floor) since hybrid retrieval; older rows ranked
-            # by vector alone, with no floor
-            {"q", "k", "x"} <= args.keys() <= {"q", "k", "x", "rm", "f"}
+            # "rm" (the ranking) and "f" (the floor) since hybrid retrieval, "g" (the relevance
+            # gate) when set; older rows ranked by vector alone, with no floor and no gate
+            {"q", "k", "x"} <= args.keys() <= {"q", "k", "x", "rm", "f", "g"}
             and args.get("rm", "vector") in RETRIEVALS
             and (args.get("f") is None or _is(args["f"], float) and math.isfinite(args["f"]))
+            and args.get("g", True) is True  # logged only when set
             and _is(args["q"], str, type(None))
             and _is(args["k"], int)
             and 1 <= args["k"] <= 1_000_000
@@ -214,8 +215,8 @@ def _step(kind: str, args: dict[str, Any], vector: FloatVector | None) -> Step:
     """The step a log row holds (its inputs checked by :func:`_check_logged`)."""
     if kind == "retrieve":
         assert vector is not None
-        ranking, floor = args.get("rm", "vector"), args.get("f")
-        return Lookup(vector, args["q"], args["k"], True, set(args["x"]), ranking, floor)
+        ranking, floor, gate = args.get("rm", "vector"), args.get("f"), args.get("g", False)
+        return Lookup(vector, args["q"], args["k"], True, set(args["x"]), ranking, floor, gate)
     if kind == "feedback":
         return Rating(args["rw"], args["ql"], args["r"])
     if kind == "add":
@@ -619,6 +620,8 @@ class Journal(StepListener):
                     return apply(step)
             args: dict[str, Any] = {"q": step.query, "k": step.k, "x": list(step.exclude)}
             args.update(rm=step.retrieval, f=step.floor)
+            if step.gate:  # (a row without it replays as before: ungated)
+                args["g"] = True
             return self._logged(memory, "retrieve", args, step.vector, lambda: apply(step))
         if kind is Rating:
             assert isinstance(step, Rating)

@@ -106,3 +106,27 @@ def test_the_salience_probe_fits_the_penalised_optimum_and_counts_later_retrieva
     v = np.eye(8)[:7]
     assert probe.later_retrievals(v).tolist() == [6, 5, 4, 3, 2, 0, 0]
     assert probe.surface("Bo: Why?") == [1 / 30, 0.0, 1.0, 0.0, 0.0]
+
+
+def test_keyword_costs_times_both_sides_of_a_step() -> None:
+    costs = _script("keyword_costs")
+    vector, keyword, both = costs.measure(capacity=20, steps=60, warmup=10)
+    assert vector > 0 and keyword > 0 and both >= max(vector, keyword) * 0.5
+
+
+def test_prior_variants_novelty_and_weighted_fit() -> None:
+    from solar_bench.dialogue import Dialogue, Turn
+
+    variants = _script("prior_variants")
+    turns = [
+        Turn(f"D1:{i}", text)
+        for i, text in enumerate(["Ann: I adopted a beagle", "Bo: A beagle!", "Ann: Max"], 1)
+    ]
+    rows = variants.novelty(Dialogue("c", tuple(turns), (), 0))
+    # "adopted beagle" are new, the second turn only repeats "beagle", "max" is new
+    assert rows[:, 0].tolist() == [0.2, 0.0, 0.1]
+    x = np.array([[0.0], [1.0], [2.0], [3.0]])
+    y = np.array([0.0, 0.0, 1.0, 1.0])
+    plain = variants.fit_weighted(x, y, np.ones(4))
+    heavy = variants.fit_weighted(x, y, np.array([1.0, 1.0, 5.0, 1.0]))
+    assert plain[0] > 0 and heavy[-1] > plain[-1]  # a heavier positive pulls the intercept up

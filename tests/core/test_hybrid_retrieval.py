@@ -355,3 +355,94 @@ def test_a_zero_importance_never_makes_a_nan_hit() -> None:
     memory.core.store.payload_at(memory.core.store.slot_of("m1")).importance = 0.0
     hits = memory.retrieve("dog", embedding=np.ones(4), k=2)
     assert [h.id for h in hits] == ["m1"] and not np.isnan(hits[0].score)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    rows=st.lists(st.integers(0, 5), min_size=1, max_size=30),
+    texts=st.lists(
+        st.sampled_from(["tea", "milk tea", "coffee", "green tea leaves", "x"]),
+        min_size=30,
+        max_size=30,
+    ),
+    query=st.sampled_from(["tea", "milk", "coffee leaves", "green milk tea"]),
+    k=st.integers(1, 8),
+)
+def test_the_short_hybrid_ranking_is_the_full_one(
+    rows: list[int], texts: list[str], query: str, k: int
+) -> None:
+    """A plain hybrid lookup ranks among the word hits and the k nearest only: the same slots
+    and scores as ranking every item, duplicate vectors (ties at the edge) included."""
+    from solar_core import fusion
+
+    memory = SolarMemory("unlimited", None, dim=6, seed=0)
+    for i, row in enumerate(rows):
+        memory.add(texts[i], embedding=unit(onehot(row, 6) + 0.1 * onehot((row + 1) % 6, 6)))
+    store = memory.core._store
+    vector = unit(np.arange(1.0, 7.0, dtype=np.float32))
+    short = fusion.fused(store, vector, query, "hybrid", k, (), None)
+    # an excluded id that is not stored changes nothing but takes the full ranking
+    full = fusion.fused(store, vector, query, "hybrid", k, ("absent",), None)
+    if short is None or full is None:
+        assert short is None and full is None
+        return
+    assert short[0].tolist() == full[0].tolist() and short[1] == full[1]
+
+
+def test_the_short_hybrid_ranking_breaks_ties_at_the_edge_by_slot() -> None:
+    """Many items share a vector: the k nearest by cosine are then a choice among equals, and
+    the lower slots must win it (as in the full ranking), not whichever the partition chose."""
+    from solar_core import fusion
+
+    rng = np.random.default_rng(0)
+    vector = np.array([0.8, 0.6, 0.0, 0.0], np.float32)
+    for _ in range(300):
+        memory = SolarMemory("unlimited", None, dim=4, seed=0)
+        for _ in range(int(rng.integers(3, 40))):
+            text = "tea" if rng.random() < 0.2 else "zz"
+            memory.add(text, embedding=onehot(int(rng.integers(0, 2)), 4))
+        store = memory.core._store
+        k = int(rng.integers(1, 6))
+        short = fusion.fused(store, vector, "tea", "hybrid", k, (), None)
+        full = fusion.fused(store, vector, "tea", "hybrid", k, ("absent",), None)
+        assert (short is None) == (full is None)
+        if short is not None and full is not None:
+            assert short[0].tolist() == full[0].tolist() and short[1] == full[1]
+
+
+# -- the relevance gate -----------------------------------------------------------------------
+
+DOOR, MAX = "I fixed the squeaky door with some oil", "Max chased the neighbour's cat"
+
+
+def gate_memory() -> SolarMemory:
+    memory = SolarMemory("lfu", 10, dim=2, min_score="strict")
+    memory.add(DOOR, embedding=[1.0, 0.0])
+    memory.add(MAX, embedding=[0.6, 0.8])
+    return memory
+
+
+def credits(memory: SolarMemory | object) -> list[float]:
+    return [item.policy["count"] for item in memory.items()]  # type: ignore[attr-defined]
+
+
+def test_strict_returns_nothing_when_nothing_is_about_the_query() -> None:
+    memory = gate_memory()
+    far = [-0.6, 0.8]  # cosines -0.6 and 0.28: below the gate, and no word in common
+    assert list(memory.retrieve("What's the capital of Peru?", embedding=far)) == []
+    assert credits(memory) == [0.0, 0.0]  # nothing credited
+    # the plain floor lets the same lookup through
+    assert len(memory.retrieve("What's the capital of Peru?", embedding=far, min_score="auto"))
+
+
+def test_strict_lets_a_near_item_or_a_known_name_through() -> None:
+    memory = gate_memory()
+    assert memory.retrieve("anything at all", embedding=[0.8, 0.6])  # cosine 0.96
+    middling = [-0.493, 0.870]  # best cosine 0.4: passes only if the memory knows the words
+    assert memory.retrieve("Max chased the cat?", embedding=middling)
+    assert not memory.retrieve("Rex chased the dog?", embedding=middling)
+    assert not memory.retrieve("Max chased the cat?", embedding=[-0.6, 0.8])  # cosine 0.28
+
+
+def test_strict_gates_text_lookups_only() -> None:
+    assert gate_memory().retrieve(embedding=[-0.6, 0.8])  # by vector alone: no gate, no floor

@@ -62,7 +62,8 @@ def test_a_lookup_logged_before_hybrid_retrieval_replays_by_vector() -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", [{"rm": "bm25"}, {"f": float("nan")}, {"f": 1}, {"rm": None}, {"extra": 1}]
+    "bad",
+    [{"rm": "bm25"}, {"f": float("nan")}, {"f": 1}, {"rm": None}, {"extra": 1}, {"g": False}],
 )
 def test_a_logged_lookup_with_a_ranking_or_floor_no_call_makes_is_refused(
     bad: dict[str, object],
@@ -71,3 +72,23 @@ def test_a_logged_lookup_with_a_ranking_or_floor_no_call_makes_is_refused(
     vector = np.array([1.0, 0.0, 0.0, 0.0], np.float32)
     with pytest.raises(PersistenceError, match="not a retrieve step's"):
         _check_logged(memory, "retrieve", {"q": "tea", "k": 2, "x": [], **bad}, vector)
+
+
+def test_a_gated_lookup_replays_gated(tmp_path: Path) -> None:
+    """``min_score="strict"`` is logged with the lookup: a reader replays the lookup it gated
+    as gated (crediting nothing), whatever its own setting."""
+    path = tmp_path / "m.db"
+    writer = MemoryStore(path, policy="lfu", capacity=10, dim=2, min_score="strict")
+    live = writer.scope(user="ann")
+    live.add("I fixed the squeaky door with some oil", embedding=[1.0, 0.0])
+    live.add("Max chased the neighbour's cat", embedding=[0.6, 0.8])
+    assert not live.retrieve("What's the capital of Peru?", embedding=[-0.6, 0.8])
+    assert live.retrieve("Max chased the cat?", embedding=[-0.493, 0.870])
+    expected = policy_state(live)
+    assert [p["count"] for _, p in expected] == [0.0, 1.0]
+    reader = MemoryStore(path, policy="lfu", capacity=10, dim=2, min_score="auto")
+    replayed = reader.scope(user="ann")
+    assert policy_state(replayed) == expected
+    replayed.check_invariants()
+    reader.close()
+    writer.close()
