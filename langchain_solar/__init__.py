@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ im
     from .middleware import SolarMemoryMiddleware, SolarMemoryState
     from .retriever import SolarRetriever
     from .semantic_cache import SolarSemanticCache
-    from .store import SolarStore
+    from .store import SearchResults, SolarStore
 
 __all__ = [
     "LLMJudge",
@@ -52,6 +52,7 @@ __all__ = [
     "SolarMemoryMiddleware",
     "SolarMemoryState",
     "SolarRetriever",
+    "SearchResults",
     "SolarSemanticCache",
     "SolarStore",
 ]
@@ -70,6 +71,7 @@ _MODULES = {
     "SolarRetriever": "retriever",
     "SolarSemanticCache": "semantic_cache",
     "SolarStore": "store",
+    "SearchResults": "store",
 }
 
 #: the distribution that provides each top-level module the adapters import

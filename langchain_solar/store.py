@@ -104,6 +104,7 @@ from solar_core.persistence.journal import plain_json, storable
 from solar_core.persistence.scope import NAMESPACE_PROJECT, namespace_scope, scope_namespace
 from solar_core.records import Record
 from solar_core.types import Decision, Hits, MemoryItem, UnknownItemError
+from solar_core.validation import check_feedback
 
 from .embeddings import LangChainEmbedder, to_embedder
 
@@ -186,6 +187,20 @@ def _now(memory: SolarMemory) -> float:
 def _lapsed(item: MemoryItem | Record, now: float) -> bool:
     """Past its ``valid_until``: the rule of the lifecycle's expiry, applied to a read."""
     return item.valid_until is not None and now >= item.valid_until
+
+
+class SearchResults(list[SearchItem]):
+    """What :meth:`SolarStore.search` returns: LangGraph's list of ``SearchItem`` and, in
+    ``retrievals``, the retrieval the search made in each namespace (a query search credits
+    what it returns), which :meth:`SolarStore.feedback` rates with ``retrieval=``."""
+
+    def __init__(
+        self,
+        items: Iterable[SearchItem] = (),
+        retrievals: Sequence[tuple[tuple[str, ...], Hits]] = (),
+    ) -> None:
+        super().__init__(items)
+        self.retrievals: tuple[tuple[tuple[str, ...], Hits], ...] = tuple(retrievals)
 
 
 class SolarStore(BaseStore):
@@ -295,7 +310,8 @@ class SolarStore(BaseStore):
         self._closed = False
         #: the decision on the latest ``put`` (stored? what it evicted, and why)
         self.last_decision: Decision | None = None
-        self._last_search: list[tuple[SolarMemory, Hits]] = []
+        # each namespace's latest query search through this store, for feedback(namespace=)
+        self._latest: dict[tuple[str, ...], Hits] = {}
         self._sweeper: threading.Thread | None = None
         self._stop_sweeping = threading.Event()
 
@@ -375,10 +391,71 @@ class SolarStore(BaseStore):
         with self._lock:
             self._put(op, pinned=True)
 
-    def feedback(self, *, like: bool | None = None, score: float | None = None) -> None:
-        """Rate the latest ``search(query=...)``: every item it returned, in each namespace."""
-        for memory, hits in self._last_search:
-            memory.feedback(like=like, score=score, retrieval=hits)
+    def feedback(
+        self,
+        *,
+        like: bool | None = None,
+        score: float | None = None,
+        retrieval: SearchResults | None = None,
+        namespace: tuple[str, ...] | None = None,
+    ) -> None:
+        """Rate a ``search(query=...)``: the items it returned, in each namespace it searched.
+
+        Name the search, as one store serves many users: ``retrieval=`` what ``search`` (or
+        ``asearch``) returned, or ``namespace=`` for the latest query search this store made in
+        that namespace (only that namespace's items are rated). A rating never reaches another
+        namespace: results of another store are refused, as is rating one search twice.
+
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> store = SolarStore(index={"dims": 8, "embed": DeterministicFakeEmbedding(size=8)})
+        >>> store.put(("alice",), "tea", {"text": "green tea"})
+        >>> found = store.search(("alice",), query="tea")
+        >>> store.feedback(like=True, retrieval=found)
+        >>> store.feedback(like=True)
+        Traceback (most recent call last):
+        ...
+        ValueError: name the search: feedback(retrieval=<search results>) or feedback(namespace=...)
+        >>> store.close()
+        """
+        check_feedback(like, score)  # bad input fails before any namespace is rated
+        if (retrieval is None) == (namespace is None):
+            raise ValueError(
+                "name the search: feedback(retrieval=<search results>) or feedback(namespace=...)"
+            )
+        with self._lock:
+            if retrieval is not None:
+                if not isinstance(retrieval, SearchResults):
+                    raise TypeError(
+                        "retrieval= takes what SolarStore.search() returned, got "
+                        f"{type(retrieval).__name__}"
+                    )
+                if not retrieval.retrievals:
+                    raise ValueError(
+                        "that search made no retrieval to rate: only a search(query=...) "
+                        "that returned items can be rated"
+                    )
+                rated = list(retrieval.retrievals)
+            else:
+                assert namespace is not None
+                _validate_namespace(namespace)
+                latest = self._latest.get(tuple(namespace))
+                if latest is None:
+                    raise ValueError(
+                        f"no search(query=...) of this store returned items in {namespace!r}: "
+                        "search first, or rate with retrieval=<what search() returned>"
+                    )
+                rated = [(tuple(namespace), latest)]
+            memories = []
+            for ns, hits in rated:  # every rating checked before any is made
+                memory = self.memory(ns)
+                if memory is None:
+                    raise ValueError(f"namespace {ns!r} has been deleted: nothing to rate")
+                with memory.lock:
+                    memory.runner.sync()
+                    memory.core.resolve_retrieval(hits)
+                memories.append((memory, hits))
+            for memory, hits in memories:
+                memory.feedback(like=like, score=score, retrieval=hits)
 
     def close(self) -> None:
         """Stop the TTL sweeper, close the underlying store (if this object opened it)."""
@@ -570,7 +647,7 @@ class SolarStore(BaseStore):
             page = candidates[op.offset : op.offset + op.limit]
             if op.refresh_ttl:
                 self._refresh_all(page)
-            return [_item(ns, item, cls=SearchItem) for ns, _, item in page]
+            return SearchResults([_item(ns, item, cls=SearchItem) for ns, _, item in page])
         scored: list[tuple[float, int]] = []
         scoreless: list[int] = []
         vectors: dict[int, Any] = {}
@@ -597,30 +674,34 @@ class SolarStore(BaseStore):
         chosen: list[tuple[float | None, int]] = [(s, n) for s, n in kept]
         if scoreless and len(chosen) < op.limit:
             chosen += [(None, n) for n in scoreless[: op.limit - len(chosen)]]
-        self._record([candidates[n] for s, n in chosen if s is not None], vectors, op.query)
+        made = self._record([candidates[n] for s, n in chosen if s is not None], vectors, op.query)
         if op.refresh_ttl:
             self._refresh_all([candidates[n] for _, n in chosen])
-        return [
+        found = [
             _item(candidates[n][0], candidates[n][2], cls=SearchItem, score=s) for s, n in chosen
         ]
+        return SearchResults(found, made)
 
     def _record(
         self,
         returned: Sequence[tuple[tuple[str, ...], SolarMemory, Any]],
         vectors: dict[int, Any],
         query: str,
-    ) -> None:
-        """A search is a retrieval: each namespace credits the items it returned."""
-        self._last_search = []
-        by_memory: dict[int, tuple[SolarMemory, list[str]]] = {}
-        for _, memory, item in returned:
-            by_memory.setdefault(id(memory), (memory, []))[1].append(item.id)
-        for key, (memory, ids) in by_memory.items():
+    ) -> list[tuple[tuple[str, ...], Hits]]:
+        """A search is a retrieval: each namespace credits the items it returned. Returns
+        each namespace's retrieval (what ``feedback`` rates)."""
+        by_memory: dict[int, tuple[tuple[str, ...], SolarMemory, list[str]]] = {}
+        for namespace, memory, item in returned:
+            by_memory.setdefault(id(memory), (namespace, memory, []))[2].append(item.id)
+        made = []
+        for key, (namespace, memory, ids) in by_memory.items():
             others = [i.id for i in memory.items() if i.id not in set(ids)]
             hits = memory.retrieve(
                 query, embedding=vectors[key][0], k=len(ids), exclude=others, min_score=None
             )
-            self._last_search.append((memory, hits))
+            self._latest[namespace] = hits
+            made.append((namespace, hits))
+        return made
 
     def _refresh_all(self, returned: Sequence[tuple[tuple[str, ...], SolarMemory, Any]]) -> None:
         """Restart the TTL of what a search returned: one renewal per namespace."""

@@ -9,7 +9,7 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from types import EllipsisType
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -169,6 +169,7 @@ class SolarMemory(MemoryViews):
         self._core.listeners = [self.lifecycle]  # first: it sets what the others read
         self._runner: StepRunner = LocalRunner()
         self._local = True  # a plain memory: its steps need no runner (the usual case)
+        self._mine: Hits | None = None  # the latest retrieval made through this handle
         self.lifecycle.bind(self._core, self._run)
         self._dispatch()
 
@@ -212,8 +213,8 @@ class SolarMemory(MemoryViews):
         retrieval, chosen = self.retrieval, self.min_score if min_score is ... else min_score
         floor, gate = floor_for(chosen, retrieval, query)
         lookup: Step = Lookup(scaled(row, scale), query, k, record, exclude, retrieval, floor, gate)
-        lookup = lookup if self._local else self._runner.check(lookup)
-        result: Hits = self._run(lookup)
+        result: Hits = self._run(lookup if self._local else self._runner.check(lookup))
+        self._mine = result if record else self._mine  # what feedback() rates by default
         return result
 
     def feedback(
@@ -225,19 +226,23 @@ class SolarMemory(MemoryViews):
     ) -> None:
         """Rate a retrieval: ``like=True/False`` or ``score`` in [0, 1] (or both).
 
-        ``retrieval`` is the :class:`Hits` that :meth:`retrieve` returned (or its
-        ``retrieval_id``); by default the latest retrieval. Pass it whenever several callers share
-        the memory. Any of the last 1,000 retrievals can be rated, each once. Hits (and an
-        adapter's :class:`~solar_core.types.RetrievalId`) of another memory or scope are refused
-        with a ``ValueError``: retrieval ids restart at 1 in every memory. A plain ``int`` cannot
-        say whose it is: it always names a retrieval of this memory.
+        ``retrieval``: the :class:`Hits` that :meth:`retrieve` returned (or its
+        ``retrieval_id``); by default the latest retrieval made through this object, never
+        another process's or store's (pass it whenever several callers share one object). Any of the
+        last 1,000 retrievals can be rated, once. Hits (or an adapter's
+        :class:`~solar_core.types.RetrievalId`) of another memory or scope are refused: ids
+        restart at 1 in every memory, and a plain ``int`` always names one of this memory.
 
-        The items that retrieval returned are credited with the reward (``like`` -> 1/0, else
-        ``score``): Thompson policies add it to alpha and ``1 - reward`` to beta. If the step of
-        that retrieval has not ended (no :meth:`add` since), ``score`` (else the like as 1/0)
-        also sets the step cost ``1 - score`` for the regret gate.
+        The returned items are credited with the reward (``like`` -> 1/0, else ``score``):
+        Thompson policies add it to alpha and ``1 - reward`` to beta. Before the step ends (no
+        :meth:`add` since), ``score`` (else the like) also sets the regret gate's step cost.
         """
-        rating: Step = Rating(*check_feedback(like, score), retrieval)
+        checked, rated = check_feedback(like, score), self._mine if retrieval is None else retrieval
+        if rated is None and not self._local:  # (a plain memory has no other writer: its latest)
+            raise ValueError(
+                "feedback() rates a retrieval: call retrieve() first (or name one with retrieval=)"
+            )
+        rating: Step = Rating(*checked, rated)
         self._run(rating if self._local else self._runner.check(rating))
 
     def add(
@@ -270,8 +275,7 @@ class SolarMemory(MemoryViews):
         if self._prepares:  # outside the lock: it may call an LLM
             gate: EvaluatorGate = self._core.admission  # type: ignore[assignment]
             offer = replace(offer, prepared=gate.prepare(text, offer.metadata))
-        decision: Decision = self._run(offer)
-        return decision
+        return cast(Decision, self._run(offer))
 
     def remove(self, item_id: str) -> None:
         """Delete ``item_id`` now (not counted as an eviction)."""
@@ -280,6 +284,7 @@ class SolarMemory(MemoryViews):
     def clear(self) -> None:
         """Remove every item and reset learned policy state and counters."""
         self._run(Clearing())
+        self._mine = None  # its retrievals are gone with it
 
     def _run(self, step: Step) -> Any:
         """Run ``step`` through the runner under the lock, then tell the subscribers what it
@@ -329,17 +334,13 @@ class SolarMemory(MemoryViews):
         ``None``, not both). Both run under the memory's lock, before the call that made the
         change returns: keep them short.
 
-        ``reason`` is ``"evicted"`` (to make room: a capacity decision), ``"removed"``
-        (:meth:`remove`), ``"cleared"`` (:meth:`clear`), ``"expired"`` (:meth:`Lifecycle.expire
-        <solar_core.lifecycle.Lifecycle.expire>`), ``"deleted"`` (the deletion policy), and for
-        a persisted memory ``"forgotten"`` (its scope was forgotten or erased, here or by another
-        process) or ``"reloaded"`` (gone when it caught up with another process's snapshot,
-        which folds in removals and evictions alike). A step tells its deletions before its
-        stored item; a persisted memory tells those of the steps it catches up with (other
-        processes') too, and after a rebuild from the database it may tell a deletion twice.
-
-        :meth:`ResponseCache.watch` uses both. Subscriptions are not state: a pickled or copied
-        memory has none."""
+        ``reason``: ``"evicted"`` (to make room), ``"removed"``, ``"cleared"``, ``"expired"``
+        (:meth:`Lifecycle.expire <solar_core.lifecycle.Lifecycle.expire>`), ``"deleted"`` (the
+        deletion policy); persisted: ``"forgotten"`` (scope forgotten or erased, by anyone) or
+        ``"reloaded"`` (gone on catching up with another process's snapshot). Deletions are
+        told before the stored item, other processes' steps' too (after a rebuild from the
+        database, perhaps twice). :meth:`ResponseCache.watch` uses both. Not state: a pickled
+        or copied memory has no subscriptions."""
         Subscribers.check(callback, on_delete)
         with self._lock:
             self._events.add(callback, on_delete)
@@ -373,8 +374,7 @@ class SolarMemory(MemoryViews):
         self._local = isinstance(runner, LocalRunner)
 
     def take_state(self, donor: SolarMemory) -> None:
-        """Take ``donor``'s state in place (adapters keep their reference to this memory); the
-        run-time parts stay: lock, subscriptions, runner, clock, lifecycle schedule and ``k``."""
+        """Take ``donor``'s state in place (adapters keep this object); run-time parts stay."""
         core = donor._core
         core.listeners, core.clock = self._core.listeners, self._core.clock  # subscribers, journal
         self._core = core

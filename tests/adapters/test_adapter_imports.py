@@ -139,6 +139,7 @@ def test_without_any_langchain_package_the_package_imports_and_names_the_extra()
         "SolarMemoryMiddleware": "langchain",
         "SolarMemoryState": "langchain",
         "SolarRetriever": "langchain-core",
+        "SearchResults": "langgraph",
         "SolarSemanticCache": "langchain-core",
         "SolarStore": "langgraph",
     }

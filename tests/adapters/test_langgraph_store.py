@@ -246,8 +246,49 @@ def test_a_search_is_a_retrieval_that_feedback_rates() -> None:
     memory = store.memory(ns)
     assert memory is not None and memory.stats()["retrievals"] == 1
     before = memory.get(hits[0].key).policy["alpha"]
-    store.feedback(like=True)
+    store.feedback(like=True, retrieval=hits)
     assert memory.get(hits[0].key).policy["alpha"] == before + 1
+    with pytest.raises(ValueError, match="already has feedback"):
+        store.feedback(like=True, namespace=ns)  # the same search, named by its namespace
+
+
+def test_a_rating_stays_in_its_namespace() -> None:
+    """Alice's dislike after Bob's search rates Alice's search, never Bob's items (before: the
+    store rated whichever namespace searched last)."""
+    store = SolarStore(index=index(), capacity=5, policy="solar")  # type: ignore[arg-type]
+    for user in ("alice", "bob"):
+        for word in WORDS[:3]:
+            store.put((user,), word, {"text": word})
+    alice = store.search(("alice",), query="pizza", limit=1)
+    bob = store.search(("bob",), query="pizza", limit=1)
+    memories = {u: store.memory((u,)) for u in ("alice", "bob")}
+
+    def posteriors(user: str) -> dict[str, dict[str, float]]:
+        memory = memories[user]
+        assert memory is not None
+        return {i.id: dict(i.policy) for i in memory.items()}
+
+    before = {u: posteriors(u) for u in memories}
+    store.feedback(like=False, namespace=("alice",))
+    assert posteriors("bob") == before["bob"]
+    key = alice[0].key
+    assert posteriors("alice")[key]["beta"] == before["alice"][key]["beta"] + 1
+    store.feedback(like=True, retrieval=bob)
+    assert posteriors("bob")[bob[0].key]["alpha"] == before["bob"][bob[0].key]["alpha"] + 1
+    assert posteriors("alice")[key]["alpha"] == before["alice"][key]["alpha"]
+    with pytest.raises(ValueError, match="name the search"):
+        store.feedback(like=True)
+    with pytest.raises(ValueError, match="no search"):
+        store.feedback(like=True, namespace=("carol",))
+    with pytest.raises(TypeError, match="what SolarStore.search"):
+        store.feedback(like=True, retrieval=list(alice))  # type: ignore[arg-type]
+    other = SolarStore(index=index(), capacity=5, policy="solar")  # type: ignore[arg-type]
+    other.put(("bob",), "x", {"text": WORDS[0]})
+    theirs = other.search(("bob",), query="pizza", limit=1)
+    with pytest.raises(ValueError, match="another memory"):
+        store.feedback(like=True, retrieval=theirs)  # another store's bob is not this one's
+    other.close()
+    store.close()
 
 
 def test_namespaces_persist_in_a_file_and_reopen(tmp_path: Any) -> None:

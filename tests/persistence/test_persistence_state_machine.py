@@ -128,7 +128,10 @@ class PersistentMemoryMachine(RuleBasedStateMachine):
     def rate_an_older_retrieval(self, like: bool, older: int) -> None:
         def rate(m: SolarMemory) -> None:
             recent = list(m.core._recent)
-            m.feedback(like=like, retrieval=recent[-1 - older] if len(recent) > older else None)
+            # the oldest there is when fewer: named, as a reopened store has made none itself
+            m.feedback(
+                like=like, retrieval=recent[-1 - min(older, len(recent) - 1)] if recent else None
+            )
 
         self.both(rate)
 

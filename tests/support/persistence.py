@@ -46,6 +46,7 @@ def core_state(memory: SolarMemory) -> dict[str, Any]:
 _SKIP = {
     *("_lock", "_clock", "_embedder", "_journal", "_subscribers", "_memory", "_thread"),
     *("_stop", "_identity", "_events", "_runner", "_run", "_local", "_appliers"),
+    "_mine",  # the latest retrieval made through this object: run-time, not state
     # the core's listeners: run-time wiring, in whichever order the memory was assembled
     *("_listeners", "_hear_stored", "_hear_retrieved", "_hear_removed", "_hear_cleared"),
 }
@@ -132,8 +133,13 @@ def apply(memory: SolarMemory, op: tuple[str, Any], clock: Clock) -> object:
     if kind == "retrieve":
         return [h.id for h in memory.retrieve(embedding=arg, k=3)]
     if kind == "feedback":
+        # The memory's latest retrieval, whichever process or handle made it (named: by
+        # default a handle rates only its own, and these streams hop between handles).
+        with memory.lock:
+            memory.runner.sync()
+            latest = next(reversed(memory.core._recent), None)
         try:
-            memory.feedback(score=arg)
+            memory.feedback(score=arg, retrieval=latest)
         except ValueError:  # nothing retrieved yet, or already rated
             return "refused"
         return None

@@ -44,7 +44,8 @@ def run_op(memory: SolarMemory, op: tuple[str, Any]) -> None:
     if kind == "retrieve":
         memory.retrieve(embedding=arg, k=3)
     elif kind == "feedback":
-        memory.feedback(like=arg)
+        # the stream's latest retrieval, named: a restarted worker did not make it itself
+        memory.feedback(like=arg, retrieval=next(reversed(memory.core._recent)))
     else:
         text, v, meta = arg
         memory.add(text, embedding=v, metadata=meta)
