@@ -16,7 +16,7 @@ from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from solar_core import Decision, Hit, Hits
-from solar_core.integrations.turns import turn_id, turn_metadata, turn_text
+from solar_core.integrations.turns import has_words, turn_id, turn_metadata, turn_text
 
 from ._params import SolarChatParams
 from .turns import hits_as_messages, hits_as_text
@@ -295,6 +295,9 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
         messages = self.chat_memory.messages
         turns, end = _finished_turns(messages, self._unaccounted(messages))
         for after, human, ai in turns:
+            if not has_words(human, ai):  # kept in the window, never offered
+                self._account(messages, after)
+                continue
             text = self._text(human, ai)
             try:
                 self._last_decision = self.memory.add(

@@ -579,7 +579,7 @@ class SolarStore(BaseStore):
         texts: list[str] = []
         for _, field in paths:
             texts += get_text_at_path(op.value, field)
-        return [t for t in texts if t]
+        return [t for t in texts if t.strip()]  # a blank text says nothing: not indexed
 
     def _put(self, op: PutOp, *, pinned: bool) -> None:
         namespace, key = op.namespace, op.key
@@ -595,10 +595,10 @@ class SolarStore(BaseStore):
         self._lapse(memory)
         now = datetime.now(timezone.utc).isoformat()
         created, position = now, None
-        if key in memory:  # an update keeps the item's place and creation time
+        update = key in memory
+        if update:  # an update keeps the item's place and creation time
             old = memory.get(key).metadata
             created, position = old[CREATED], old[POSITION]
-            memory.remove(key)
         if position is None:
             with memory.lock:
                 memory.runner.sync()  # caught up: the records below are the scope's latest
@@ -606,6 +606,15 @@ class SolarStore(BaseStore):
             position = 1 + max(held, default=-1)
         texts = self._texts(op)
         text = "\n".join(texts) if texts else json.dumps(op.value, sort_keys=True, default=str)
+        wordless = not texts if self._fields and op.index is not False else not _says(op.value)
+        capacity = memory.capacity
+        if wordless and not update and capacity is not None and len(memory) >= capacity:
+            # Nothing to remember ({}, {"text": ""}, no indexed field): it may take free room,
+            # never a memory's (an offer could evict one to make room for it).
+            self.last_decision = Decision(
+                memory.stats()["steps"], False, None, None, "no text: stored only into free room"
+            )
+            return
         meta = {
             VALUE: dict(op.value),
             CREATED: created,
@@ -618,8 +627,15 @@ class SolarStore(BaseStore):
             meta[TTL] = minutes
             valid_until = _now(memory) + minutes * 60.0
         category = "identity" if pinned else "context"
+        # An update replaces the stored item in one logged step: a crash leaves the old value
+        # or the new one, never neither (a remove and an add were two).
         self.last_decision = memory.add(
-            text, item_id=key, metadata=meta, category=category, valid_until=valid_until
+            text,
+            item_id=key,
+            metadata=meta,
+            category=category,
+            valid_until=valid_until,
+            update=update,
         )
 
     def _candidates(self, op: SearchOp) -> list[tuple[tuple[str, ...], SolarMemory, Any]]:
@@ -722,6 +738,21 @@ class SolarStore(BaseStore):
         else:
             namespaces = sorted(namespaces)
         return namespaces[op.offset : op.offset + op.limit]
+
+
+def _says(value: Any) -> bool:
+    """Whether a value holds anything to remember: a non-blank string or a number somewhere.
+
+    >>> _says({}), _says({"text": " ", "tags": []}), _says({"n": 0}), _says({"a": ["x"]})
+    (False, False, True, True)
+    """
+    if isinstance(value, str):
+        return bool(value.strip())
+    if isinstance(value, Mapping):
+        return any(_says(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_says(v) for v in value)
+    return value is not None
 
 
 def _check_put(op: PutOp) -> None:

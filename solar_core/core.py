@@ -36,6 +36,8 @@ from .validation import FloatVector, scaled
 
 #: how many recent retrievals stay rateable by feedback(retrieval=...)
 FEEDBACK_WINDOW = 1000
+#: the verdict on an update (``add(..., update=True)`` of a stored id): stored in place
+UPDATED = Verdict(True, "updated")
 
 
 class StepListener:
@@ -440,8 +442,10 @@ class MemoryCore:
         """Decide on ``offer``: store it (evicting if full) or refuse it. Ends the step."""
         text, item_id = offer.text, offer.item_id
         store = self._store
-        again = None
-        if item_id is not None and item_id in store:
+        again = replaced = None
+        if offer.update and item_id is not None and item_id in store:
+            replaced = store.slot_of(item_id)  # an update: the new item takes the old one's room
+        elif item_id is not None and item_id in store:
             again = store.slot_of(item_id)
             if store.payload_at(again).text != text:
                 raise ValueError(
@@ -451,7 +455,14 @@ class MemoryCore:
         step = self._steps + 1
         admission = self._admission
         decision: Decision
-        if store.protected and again is None and store.full and store.evictable == 0:
+        if replaced is not None:
+            # One step, so never lost between: the old item goes as removed, the new one is
+            # stored without asking the gate (the key was kept already) and evicts nothing.
+            self.drop(replaced, "removed")
+            self._steps = step
+            self._pending_score = None
+            decision = self._insert(offer, UPDATED, None, step, now)
+        elif store.protected and again is None and store.full and store.evictable == 0:
             # Only identity items left: nothing may be evicted to make room. Refused before
             # the gate sees it, so no gate state (regret, ...) moves for an impossible store.
             self._steps = step

@@ -35,6 +35,7 @@ from .validation import (
     check_k,
     check_offer,
     check_text,
+    check_weight,
     scaled,
 )
 from .views import MemoryViews
@@ -128,10 +129,7 @@ class SolarMemory(MemoryViews):
         check_k(trace_size, "trace_size")
         if not callable(clock):
             raise TypeError(f"clock must be callable, got {type(clock).__name__}")
-        if isinstance(importance_weight, bool) or not isinstance(importance_weight, int | float):
-            raise TypeError(f"importance_weight must be a number, got {importance_weight!r}")
-        if not 0.0 <= importance_weight <= 1.0:
-            raise ValueError(f"importance_weight must be in [0, 1], got {importance_weight}")
+        importance_weight = check_weight(importance_weight, "importance_weight")
         if admission is None and eviction is None:
             check_misnamed(policy_params, _OWN_ARGUMENTS)
         admission, eviction, capacity, self.policy = compose(
@@ -152,7 +150,7 @@ class SolarMemory(MemoryViews):
             rng=rng if rng is not None else np.random.default_rng(seed),
             deletion=deletion,
             trace_size=trace_size,
-            importance_weight=float(importance_weight),
+            importance_weight=importance_weight,
             # Who this memory is, for its rating handles: random, so no two memories (nor two
             # scopes) share it; part of the state, so a snapshot, a reopen, a copy keep it.
             identity=secrets.token_hex(16),
@@ -254,6 +252,7 @@ class SolarMemory(MemoryViews):
         item_id: str | None = None,
         category: str = "context",
         valid_until: float | None = None,
+        update: bool = False,
     ) -> Decision:
         """Offer this step's experience; the policy decides whether to store it. Ends the step.
 
@@ -263,13 +262,14 @@ class SolarMemory(MemoryViews):
 
         ``item_id`` names the new item. Offering an id that is already stored with the same text is
         a re-offer: the step ends and the admission policy sees the candidate, but nothing is
-        stored (``Decision.reason == "already stored"``); with a different text it is an error.
+        stored (``Decision.reason == "already stored"``); with a different text it is an error,
+        unless ``update=True``: then the stored item is replaced in one step (never lost).
         """
         text = check_text(text)
-        meta = check_offer(metadata, item_id, category, valid_until)
+        meta = check_offer(metadata, item_id, category, valid_until, update)
         embedded = text if embedding is None else None  # (checked once: just above)
         row, scale = input_vector(self._embedder, self._core.dim, embedded, embedding, "text")
-        offer: Step = Offer(text, row, scale, meta, item_id, category, valid_until)
+        offer: Step = Offer(text, row, scale, meta, item_id, category, valid_until, None, update)
         offer = offer if self._local else self._runner.check(offer)
         assert isinstance(offer, Offer)
         if self._prepares:  # outside the lock: it may call an LLM

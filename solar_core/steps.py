@@ -55,7 +55,8 @@ class Offer:
     """An experience offered for storage. ``row`` times ``scale`` is its unit vector
     (``scale`` is ``None`` when ``row`` is one already): the product is only made if the
     offer needs it, a refused one usually does not. ``prepared`` is what the admission gate
-    prepared outside the lock (an evaluator's verdict), if anything.
+    prepared outside the lock (an evaluator's verdict), if anything. ``update``: an item
+    stored under ``item_id`` is replaced by this one, in this step, whatever the policy says.
 
     >>> import numpy as np
     >>> offer = Offer("likes tea", np.array([3.0, 4.0], np.float32), scale=0.2)
@@ -71,6 +72,7 @@ class Offer:
     category: str = "context"
     valid_until: float | None = None
     prepared: object = None
+    update: bool = False
 
     def unit(self) -> FloatVector:
         """The offer's unit vector."""

@@ -111,6 +111,23 @@ def check_nonnegative(**values: object) -> None:
             raise ValueError(f"{name} must be >= 0, got {value!r}")
 
 
+def check_weight(value: object, what: str) -> float:
+    """``value`` as a weight in [0, 1], else a ``TypeError``/``ValueError`` naming ``what``.
+
+    >>> check_weight(0.5, "importance_weight")
+    0.5
+    >>> check_weight(2, "importance_weight")
+    Traceback (most recent call last):
+    ...
+    ValueError: importance_weight must be in [0, 1], got 2
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{what} must be a number, got {value!r}")
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{what} must be in [0, 1], got {value}")
+    return float(value)
+
+
 def check_metadata(metadata: object) -> dict[str, Any]:
     """A shallow copy of ``metadata`` (``None`` -> ``{}``) if it is a mapping with str keys."""
     if metadata is None:
@@ -263,7 +280,11 @@ def check_feedback(like: object, score: object) -> tuple[float, float]:
 
 
 def check_offer(
-    metadata: Mapping[str, Any] | None, item_id: object, category: str, valid_until: object
+    metadata: Mapping[str, Any] | None,
+    item_id: object,
+    category: str,
+    valid_until: object,
+    update: object = False,
 ) -> dict[str, Any]:
     """Check an offer's other arguments; returns its metadata as a plain dict.
 
@@ -285,6 +306,11 @@ def check_offer(
     meta = {} if metadata is None else check_metadata(metadata)
     if item_id is not None:
         check_text(item_id, "item_id")
+    if update is not False:
+        if type(update) is not bool:
+            raise TypeError(f"update must be True or False, got {update!r}")
+        if item_id is None:
+            raise ValueError("update=True replaces the item stored under an id: pass item_id=")
     return meta
 
 

@@ -27,6 +27,16 @@ def turn_text(human: str, ai: str, human_prefix: str = "Human", ai_prefix: str =
     return f"{human_prefix}: {human}\n{ai_prefix}: {ai}"
 
 
+def has_words(human: str, ai: str) -> bool:
+    """Whether a turn says anything: one whose two sides are blank is never offered (stored, it
+    would take the room of a turn worth recalling).
+
+    >>> has_words("", "  "), has_words("hi", "")
+    (False, True)
+    """
+    return bool(human.strip() or ai.strip())
+
+
 def turn_metadata(human: str, ai: str, **extra: Any) -> dict[str, Any]:
     """The metadata of a stored turn: ``extra`` plus its two sides."""
     return {**extra, HUMAN: human, AI: ai}

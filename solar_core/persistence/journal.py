@@ -150,7 +150,10 @@ def _check_logged(memory: SolarMemory, kind: str, args: Any, vector: FloatVector
         )
     elif ok and kind == "add":
         ok = (
-            args.keys() == {"t", "m", "id", "c", "vu", "p"}
+            # "u" (an update of the stored item) only when set
+            args.keys() - {"u"} == {"t", "m", "id", "c", "vu", "p"}
+            and args.get("u", True) is True
+            and ("u" not in args or _is(args["id"], str))
             and _is(args["t"], str)
             and _is(args["m"], dict)
             and _is(args["id"], str, type(None))
@@ -222,7 +225,15 @@ def _step(kind: str, args: dict[str, Any], vector: FloatVector | None) -> Step:
     if kind == "add":
         assert vector is not None
         return Offer(
-            args["t"], vector, None, args["m"], args["id"], args["c"], args["vu"], args["p"]
+            args["t"],
+            vector,
+            None,
+            args["m"],
+            args["id"],
+            args["c"],
+            args["vu"],
+            args["p"],
+            args.get("u", False),
         )
     if kind == "remove":
         return Removal(args["id"])
@@ -642,6 +653,8 @@ class Journal(StepListener):
             offer = step
             args = {"t": step.text, "m": step.metadata, "id": step.item_id, "c": step.category}
             args.update(vu=step.valid_until, p=step.prepared)
+            if step.update:  # (a row without it replays as before: a plain offer)
+                args["u"] = True
 
             def store() -> _T:
                 decision = apply(offer)

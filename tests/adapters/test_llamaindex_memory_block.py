@@ -158,3 +158,11 @@ def test_rating_a_turn_that_recalled_nothing_does_nothing() -> None:
     assert block.memory_for("s").stats()["feedbacks"] == 0
     with pytest.raises(ValueError, match=r"\[0, 1\]"):
         block.feedback(score=3.0, session_id="s")
+
+
+async def test_a_blank_turn_is_never_stored() -> None:
+    block = SolarMemoryBlock(embedder="hash")
+    blank = [ChatMessage(role="user", content=" "), ChatMessage(role="assistant", content="")]
+    real = [ChatMessage(role="user", content="hi"), ChatMessage(role="assistant", content="hello")]
+    await block.aput([*blank, *real], from_short_term_memory=True, session_id="s9")
+    assert [i.text for i in block.memory_for("s9").items()] == ["Human: hi\nAI: hello"]
