@@ -586,7 +586,10 @@ class SolarStore(BaseStore):
         if op.value is None:
             memory = self.memory(namespace)
             if memory is not None and key in memory:
-                memory.remove(key)
+                try:
+                    memory.remove(key)
+                except UnknownItemError:  # gone meanwhile (another writer, an expiry): done
+                    pass
             return
         minutes = check_ttl(op.ttl)
         memory = self.store.get(namespace_scope(namespace))
@@ -597,8 +600,11 @@ class SolarStore(BaseStore):
         created, position = now, None
         update = key in memory
         if update:  # an update keeps the item's place and creation time
-            old = memory.get(key).metadata
-            created, position = old[CREATED], old[POSITION]
+            try:
+                old = memory.get(key).metadata
+                created, position = old[CREATED], old[POSITION]
+            except UnknownItemError:  # gone meanwhile: put anew
+                update = False
         if position is None:
             with memory.lock:
                 memory.runner.sync()  # caught up: the records below are the scope's latest
@@ -628,14 +634,16 @@ class SolarStore(BaseStore):
             valid_until = _now(memory) + minutes * 60.0
         category = "identity" if pinned else "context"
         # An update replaces the stored item in one logged step: a crash leaves the old value
-        # or the new one, never neither (a remove and an add were two).
+        # or the new one, never neither (a remove and an add were two). update=True whatever
+        # was read above: whether the key is stored is decided when the step runs, as another
+        # writer may have put or removed it meanwhile (a plain offer if it is not there).
         self.last_decision = memory.add(
             text,
             item_id=key,
             metadata=meta,
             category=category,
             valid_until=valid_until,
-            update=update,
+            update=True,
         )
 
     def _candidates(self, op: SearchOp) -> list[tuple[tuple[str, ...], SolarMemory, Any]]:
