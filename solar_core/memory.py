@@ -16,6 +16,7 @@ import numpy as np
 from .admission import AdmissionPolicy
 from .admission.evaluator_gate import Evaluator, EvaluatorGate
 from .arguments import check_misnamed
+from .async_calls import AsyncCalls
 from .core import MemoryCore
 from .deletion import DeletionPolicy
 from .events import DELETION_REASONS, Subscribers
@@ -43,7 +44,7 @@ from .views import MemoryViews
 __all__ = ["DELETION_REASONS", "SolarMemory"]
 
 
-class SolarMemory(MemoryViews):
+class SolarMemory(MemoryViews, AsyncCalls):
     """A bounded, self-curating memory of an agent's experiences.
 
     One *step* is one agent interaction: :meth:`retrieve` the top-k similar experiences for the
@@ -394,7 +395,5 @@ class SolarMemory(MemoryViews):
         self._wire()
 
 
-#: SolarMemory's own keyword arguments (what a misspelt one is compared with).
-_OWN_ARGUMENTS = [
-    name for name in inspect.signature(SolarMemory.__init__).parameters if name != "self"
-][:-1]  # the last one is **policy_params
+#: SolarMemory's own keyword arguments, for telling a misspelt one (not self, **policy_params)
+_OWN_ARGUMENTS = list(inspect.signature(SolarMemory.__init__).parameters)[1:-1]

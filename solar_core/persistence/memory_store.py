@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import json
 import os
@@ -487,6 +488,22 @@ class MemoryStore:
     ) -> SolarMemory:
         """The memory of this scope (empty until its first write stores it; reopened after)."""
         return self.get(Scope(org=org, project=project, user=user, session=session))
+
+    async def ascope(
+        self,
+        user: str | None = None,
+        *,
+        org: str | None = None,
+        project: str | None = None,
+        session: str | None = None,
+    ) -> SolarMemory:
+        """:meth:`scope` for asyncio code: opened in a worker thread (opening may read the
+        database and replay its log); the memory's own ``a``-calls do the same per step."""
+        return await asyncio.to_thread(self.scope, user, org=org, project=project, session=session)
+
+    async def aclose(self) -> None:
+        """:meth:`close` for asyncio code, in a worker thread."""
+        await asyncio.to_thread(self.close)
 
     def get(self, scope: Scope | Mapping[str, str] | str) -> SolarMemory:
         """The memory of ``scope``: a :class:`Scope`, a mapping of parts, or a session id (it

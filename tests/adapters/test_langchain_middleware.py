@@ -245,3 +245,29 @@ def test_constructor_errors_are_clear() -> None:
 def test_scopes_share_one_embedder() -> None:
     mw = SolarMemoryMiddleware(embedder="hash", scope="user_id", seed=1)
     assert mw.memory_for("a").embedder is mw.memory_for("b").embedder
+
+
+async def test_a_hundred_users_gathered_never_see_each_other() -> None:
+    """Two turns for each of 100 users, all in flight at once on one event loop."""
+    import asyncio
+    import re
+
+    mw = SolarMemoryMiddleware(embedder="hash", seed=0, scope="user_id", top_k=3)
+    agent = create_agent(
+        model(*[AIMessage("ok") for _ in range(200)]),
+        middleware=[mw],
+        context_schema=UserContext,
+    )
+
+    async def user(i: int) -> str:
+        me = UserContext(f"u{i}")
+        await agent.ainvoke(ask(f"my secret code is {i:03d}"), context=me)
+        recorder = PromptRecorder()
+        await agent.ainvoke(ask("what is my secret code?"), {"callbacks": [recorder]}, context=me)
+        return recorder.text()
+
+    prompts = await asyncio.gather(*(user(i) for i in range(100)))
+    for i, text in enumerate(prompts):
+        assert re.findall(r"secret code is (\d{3})", text) == [f"{i:03d}"], (i, text)
+        held = [item.metadata["human"] for item in mw.memory_for(f"u{i}").items()]
+        assert held[0] == f"my secret code is {i:03d}" and len(held) == 2

@@ -166,3 +166,22 @@ async def test_a_blank_turn_is_never_stored() -> None:
     real = [ChatMessage(role="user", content="hi"), ChatMessage(role="assistant", content="hello")]
     await block.aput([*blank, *real], from_short_term_memory=True, session_id="s9")
     assert [i.text for i in block.memory_for("s9").items()] == ["Human: hi\nAI: hello"]
+
+
+async def test_a_hundred_sessions_gathered_never_see_each_other() -> None:
+    import re
+
+    block = SolarMemoryBlock(embedder="hash", top_k=2, seed=0)
+
+    async def user(i: int) -> str:
+        said = [
+            ChatMessage(role="user", content=f"my secret code is {i:03d}"),
+            ChatMessage(role="assistant", content="Noted."),
+        ]
+        await block.aput(said, from_short_term_memory=True, session_id=f"s{i}")
+        asked = [ChatMessage(role="user", content="what is my secret code?")]
+        return str(await block.aget(asked, session_id=f"s{i}"))
+
+    shown = await asyncio.gather(*(user(i) for i in range(100)))
+    for i, text in enumerate(shown):
+        assert re.findall(r"secret code is (\d{3})", text) == [f"{i:03d}"], (i, text)
