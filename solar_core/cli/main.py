@@ -162,13 +162,14 @@ def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
     if args.last < 0:
         raise CommandError(f"--last must be 0 (all) or more, got {args.last}")
     scope = one_scope(reader, args)
-    records = tables.decision_records(reader.memory(scope, live=False), args.last or None)
+    memory = reader.memory(scope, live=False)
+    records = tables.decision_records(memory, args.last or None)
     if args.json:
         _write(out, "\n".join(json.dumps(r) for r in records) if records else "")
         return
     _write(out, f"{tables.safe(shown_scope(scope))}: the last {len(records)} decisions")
     if records:
-        _write(out, tables.decisions_table(records))
+        _write(out, tables.decisions_table(records, scores=tables.score_names(memory)))
 
 
 def _plot(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:

@@ -174,9 +174,33 @@ def decision_records(memory: SolarMemory, last: int | None = None) -> list[dict[
     return out
 
 
-def decisions_table(records: list[dict[str, Any]], width: int = 40) -> str:
-    """The ``trace`` table: one decision per row, why it was taken, what it evicted."""
-    header = ["step", "time (UTC)", "outcome", "reason", "regret", "tau", "evicted", "text"]
+#: what a decision's two scores are, by the admission gate that took it (``Decision.regret``
+#: and ``.tau`` hold the regret gate's; the other gates put their own there)
+SCORE_NAMES = {
+    "RegretGate": ("regret", "tau"),
+    "CoverageEviction": ("gain", "bar"),  # solar-adaptive: gain against the weakest's value
+    "SalienceEviction": ("salience", "lowest"),  # solar-dialogue: against the lowest held
+}
+
+
+def score_names(memory: SolarMemory) -> tuple[str, str]:
+    """The trace's names for a memory's two decision scores (``regret``/``tau`` by default).
+
+    >>> from solar_core import SolarMemory
+    >>> score_names(SolarMemory("solar-adaptive", 5, dim=4))
+    ('gain', 'bar')
+    >>> score_names(SolarMemory("fifo", 5, dim=4))
+    ('regret', 'tau')
+    """
+    return SCORE_NAMES.get(type(memory.core.admission).__name__, ("regret", "tau"))
+
+
+def decisions_table(
+    records: list[dict[str, Any]], width: int = 40, scores: tuple[str, str] = ("regret", "tau")
+) -> str:
+    """The ``trace`` table: one decision per row, why it was taken, what it evicted;
+    ``scores``: the names of the decisions' two scores (:func:`score_names`)."""
+    header = ["step", "time (UTC)", "outcome", "reason", *scores, "evicted", "text"]
     rows = []
     for r in records:
         outcome = f"stored {safe(str(r['item_id']))}" if r["admitted"] else "refused"

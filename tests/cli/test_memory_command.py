@@ -464,3 +464,20 @@ def test_a_missing_namespace_is_named_with_the_namespaces_like_it(
     assert "no scope 'namespace=notes.carol'" in capsys.readouterr().err
     status, out = run("forget", path, "--namespace", "notes.bob", "--yes")
     assert (status, out) == (0, "deleted 1 scope(s): namespace=notes.bob\n")
+
+
+def test_trace_names_each_gates_scores(tmp_path: Path) -> None:
+    """solar-adaptive's gain and bar, solar-dialogue's salience and lowest value, the regret
+    gate's regret and tau (before: every policy's scores were headed "regret" and "tau")."""
+    path = str(tmp_path / "m.db")
+    with MemoryStore(path, embedder="hash") as store:  # the default: solar-adaptive
+        store.scope(user="ann").add("a first fact")
+    with MemoryStore(path, embedder="hash", policy="solar") as store:
+        store.scope(user="bo").add("a first fact")
+    headers = {}
+    for user in ("ann", "bo"):
+        status, out = run("trace", path, "--user", user)
+        assert status == 0
+        headers[user] = out.splitlines()[1].split()  # step, time (UTC), outcome, reason, ...
+    assert headers["ann"][5:7] == ["gain", "bar"]
+    assert headers["bo"][5:7] == ["regret", "tau"]
