@@ -56,23 +56,6 @@ def novelty(dialogue: Dialogue) -> F64:
     return np.array(rows, dtype=np.float64)
 
 
-def fit_weighted(x: F64, y: F64, weights: F64, c: float = 1.0, steps: int = 50) -> F64:
-    """:func:`fit_logistic` with a weight per row (intercept last)."""
-    a = np.hstack([x, np.ones((len(x), 1))])
-    w = np.zeros(a.shape[1])
-    penalty = np.ones(a.shape[1])
-    penalty[-1] = 0.0
-    for _ in range(steps):
-        p = 1.0 / (1.0 + np.exp(-(a @ w)))
-        grad = c * a.T @ (weights * (p - y)) + penalty * w
-        hess = c * (a.T * (weights * p * (1.0 - p))) @ a + np.diag(penalty)
-        step = np.linalg.solve(hess, grad)
-        w -= step
-        if float(np.abs(step).max()) < 1e-10:
-            break
-    return w
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--data", type=Path, required=True, help="LoCoMo-format JSON file")
@@ -97,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             b = np.concatenate([y[s] for s in train])
             if weighted:
                 n = np.concatenate([counts[s] for s in train])
-                w = fit_weighted(a, b, np.where(n > 0, n, 1.0), c)
+                w = fit_logistic(a, b, c, weights=np.where(n > 0, n, 1.0))
             else:
                 w = fit_logistic(a, b, c)
             return rows(test) @ w[:-1] + w[-1]

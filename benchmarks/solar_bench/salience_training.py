@@ -30,8 +30,11 @@ SHIPPED = {"minilm": "dialogue-minilm", "text": "dialogue-text"}
 PENALTY = 1.0  # C: the default of a logistic regression, not tuned
 
 
-def fit_logistic(x: F64, y: F64, c: float = PENALTY, steps: int = 50) -> F64:
-    """Weights (intercept last) minimising ``c * sum(log loss) + |w|^2 / 2``, by Newton steps.
+def fit_logistic(
+    x: F64, y: F64, c: float = PENALTY, steps: int = 50, weights: F64 | None = None
+) -> F64:
+    """Weights (intercept last) minimising ``c * sum(log loss) + |w|^2 / 2``, by Newton steps;
+    ``weights``: each row's weight in the sum (none: all 1).
 
     >>> x = np.array([[0.0], [1.0], [2.0], [3.0]]); y = np.array([0.0, 0.0, 1.0, 1.0])
     >>> w = fit_logistic(x, y, c=100.0)
@@ -44,8 +47,12 @@ def fit_logistic(x: F64, y: F64, c: float = PENALTY, steps: int = 50) -> F64:
     penalty[-1] = 0.0
     for _ in range(steps):
         p = 1.0 / (1.0 + np.exp(-(a @ w)))
-        grad = c * a.T @ (p - y) + penalty * w
-        hess = c * (a.T * (p * (1.0 - p))) @ a + np.diag(penalty)
+        if weights is None:  # (not a vector of ones: the shipped priors' exact arithmetic)
+            grad = c * a.T @ (p - y) + penalty * w
+            hess = c * (a.T * (p * (1.0 - p))) @ a + np.diag(penalty)
+        else:
+            grad = c * a.T @ (weights * (p - y)) + penalty * w
+            hess = c * (a.T * (weights * p * (1.0 - p))) @ a + np.diag(penalty)
         step = np.linalg.solve(hess, grad)
         w -= step
         if float(np.abs(step).max()) < 1e-10:

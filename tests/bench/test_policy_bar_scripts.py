@@ -114,7 +114,7 @@ def test_keyword_costs_times_both_sides_of_a_step() -> None:
     assert vector > 0 and keyword > 0 and both >= max(vector, keyword) * 0.5
 
 
-def test_prior_variants_novelty_and_weighted_fit() -> None:
+def test_prior_variants_novelty_and_a_weighted_fit() -> None:
     from solar_bench.dialogue import Dialogue, Turn
 
     variants = _script("prior_variants")
@@ -125,8 +125,11 @@ def test_prior_variants_novelty_and_weighted_fit() -> None:
     rows = variants.novelty(Dialogue("c", tuple(turns), (), 0))
     # "adopted beagle" are new, the second turn only repeats "beagle", "max" is new
     assert rows[:, 0].tolist() == [0.2, 0.0, 0.1]
+    from solar_bench.salience_training import fit_logistic
+
     x = np.array([[0.0], [1.0], [2.0], [3.0]])
     y = np.array([0.0, 0.0, 1.0, 1.0])
-    plain = variants.fit_weighted(x, y, np.ones(4))
-    heavy = variants.fit_weighted(x, y, np.array([1.0, 1.0, 5.0, 1.0]))
+    plain = fit_logistic(x, y)
+    assert np.array_equal(fit_logistic(x, y, weights=np.ones(4)), plain)
+    heavy = fit_logistic(x, y, weights=np.array([1.0, 1.0, 5.0, 1.0]))
     assert plain[0] > 0 and heavy[-1] > plain[-1]  # a heavier positive pulls the intercept up
