@@ -505,10 +505,27 @@ class MemoryStore:
         """:meth:`close` for asyncio code, in a worker thread."""
         await asyncio.to_thread(self.close)
 
+    def _resolve(self, scope: object) -> Scope:
+        """``scope`` as a :class:`Scope`: as :meth:`Scope.of`, except that a str which is the
+        key of a stored scope (what :meth:`names` lists) names that scope, not a session."""
+        if isinstance(scope, str) and "=" in scope:
+            try:
+                keyed = Scope.from_key(scope)
+            except ValueError:
+                keyed = None
+            if keyed is not None and keyed.key == scope:
+                with self._lock:
+                    self._check_open()
+                    with self.backend.transaction(write=False):
+                        if self.backend.find_scope(scope) is not None:
+                            return keyed
+        return Scope.of(scope)
+
     def get(self, scope: Scope | Mapping[str, str] | str) -> SolarMemory:
-        """The memory of ``scope``: a :class:`Scope`, a mapping of parts, or a session id (it
-        stores nothing: see :class:`MemoryStore`)."""
-        wanted = Scope.of(scope)
+        """The memory of ``scope``: a :class:`Scope`, a mapping of parts, a session id, or the
+        key of a stored scope (from :meth:`names`); it stores nothing: see
+        :class:`MemoryStore`."""
+        wanted = self._resolve(scope)
         key = wanted.key
         with self._lock:
             self._check_open()
@@ -597,7 +614,7 @@ class MemoryStore:
         (True, True)
         >>> store.close()
         """
-        wanted = Scope.of(scope)
+        wanted = self._resolve(scope)
         with self._lock:
             self._check_open()
             memory = self._live(wanted.key)
@@ -717,7 +734,7 @@ class MemoryStore:
         [('prefers green tea', 'identity')]
         >>> new.close()
         """
-        wanted = Scope.of(scope)
+        wanted = self._resolve(scope)
         key = wanted.key
         with self._lock:
             self._check_open()
@@ -857,7 +874,7 @@ class MemoryStore:
         brings the scope's memory up to date. This method does too, so after another process
         forgot the scope it returns the new scope's cache, not the dead one. It lives in this
         process: a cache starts cold after a restart, by design."""
-        wanted = Scope.of(scope)
+        wanted = self._resolve(scope)
         memory = self.get(wanted)  # checks the scope, and that the store is open
         journal = _journal(memory)
         if journal is not None:
@@ -892,7 +909,7 @@ class MemoryStore:
         """Delete ``scope``'s memory and every row of it (items, log, snapshot); returns whether
         it existed (as for :meth:`existing`: steps this store kept of a scope not stored yet
         go too). Its memory object stops working (it would otherwise write it back)."""
-        key = Scope.of(scope).key
+        key = self._resolve(scope).key
         return bool(self._forget_keys([key]))
 
     def erase(
@@ -967,7 +984,7 @@ class MemoryStore:
 
     def __contains__(self, scope: object) -> bool:
         try:
-            key = Scope.of(scope).key
+            key = self._resolve(scope).key
         except (TypeError, ValueError):
             return False
         with self._lock:
