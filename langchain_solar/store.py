@@ -598,13 +598,11 @@ class SolarStore(BaseStore):
         self._lapse(memory)
         now = datetime.now(timezone.utc).isoformat()
         created, position = now, None
-        update = key in memory
-        if update:  # an update keeps the item's place and creation time
-            try:
-                old = memory.get(key).metadata
-                created, position = old[CREATED], old[POSITION]
-            except UnknownItemError:  # gone meanwhile: put anew
-                update = False
+        try:  # an update keeps the item's place and creation time
+            old = memory.get(key).metadata
+            created, position, update = old[CREATED], old[POSITION], True
+        except UnknownItemError:  # not stored (or gone meanwhile): put anew
+            update = False
         if position is None:
             with memory.lock:
                 memory.runner.sync()  # caught up: the records below are the scope's latest
@@ -719,7 +717,8 @@ class SolarStore(BaseStore):
             by_memory.setdefault(id(memory), (namespace, memory, []))[2].append(item.id)
         made = []
         for key, (namespace, memory, ids) in by_memory.items():
-            others = [i.id for i in memory.items() if i.id not in set(ids)]
+            wanted = set(ids)
+            others = [i.id for i in memory.items() if i.id not in wanted]
             hits = memory.retrieve(
                 query, embedding=vectors[key][0], k=len(ids), exclude=others, min_score=None
             )

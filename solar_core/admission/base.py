@@ -123,6 +123,8 @@ class AdmissionPolicy(ABC):
     """
 
     name: ClassVar[str] = "base"
+    #: what a verdict's two scores (``Decision.regret`` and ``.tau``) are, for a trace's columns
+    score_names: ClassVar[tuple[str, str]] = ("regret", "tau")
 
     def admit(self, candidate: Candidate) -> Verdict:
         if candidate.size < 0:

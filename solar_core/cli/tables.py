@@ -174,17 +174,8 @@ def decision_records(memory: SolarMemory, last: int | None = None) -> list[dict[
     return out
 
 
-#: what a decision's two scores are, by the admission gate that took it (``Decision.regret``
-#: and ``.tau`` hold the regret gate's; the other gates put their own there)
-SCORE_NAMES = {
-    "RegretGate": ("regret", "tau"),
-    "CoverageEviction": ("gain", "bar"),  # solar-adaptive: gain against the weakest's value
-    "SalienceEviction": ("salience", "lowest"),  # solar-dialogue: against the lowest held
-}
-
-
 def score_names(memory: SolarMemory) -> tuple[str, str]:
-    """The trace's names for a memory's two decision scores (``regret``/``tau`` by default).
+    """The trace's names for a memory's two decision scores: its admission gate's.
 
     >>> from solar_core import SolarMemory
     >>> score_names(SolarMemory("solar-adaptive", 5, dim=4))
@@ -192,7 +183,7 @@ def score_names(memory: SolarMemory) -> tuple[str, str]:
     >>> score_names(SolarMemory("fifo", 5, dim=4))
     ('regret', 'tau')
     """
-    return SCORE_NAMES.get(type(memory.core.admission).__name__, ("regret", "tau"))
+    return memory.core.admission.score_names
 
 
 def decisions_table(

@@ -66,6 +66,7 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
     """
 
     name = "coverage"
+    score_names = ("gain", "bar")  # a candidate's gain against the weakest item's value
 
     def __init__(
         self,

@@ -52,6 +52,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     """
 
     name = "salience"
+    score_names = ("salience", "lowest")  # a turn's salience against the lowest value held
 
     def __init__(
         self, prior: str | SaliencePrior | None = None, *, feedback_weight: float = 2.0

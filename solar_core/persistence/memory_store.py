@@ -489,17 +489,11 @@ class MemoryStore:
         """The memory of this scope (empty until its first write stores it; reopened after)."""
         return self.get(Scope(org=org, project=project, user=user, session=session))
 
-    async def ascope(
-        self,
-        user: str | None = None,
-        *,
-        org: str | None = None,
-        project: str | None = None,
-        session: str | None = None,
-    ) -> SolarMemory:
-        """:meth:`scope` for asyncio code: opened in a worker thread (opening may read the
-        database and replay its log); the memory's own ``a``-calls do the same per step."""
-        return await asyncio.to_thread(self.scope, user, org=org, project=project, session=session)
+    async def ascope(self, user: str | None = None, **parts: str | None) -> SolarMemory:
+        """:meth:`scope` (same arguments) for asyncio code: opened in a worker thread (opening
+        may read the database and replay its log); the memory's own ``a``-calls do the same
+        per step."""
+        return await asyncio.to_thread(self.scope, user, **parts)
 
     async def aclose(self) -> None:
         """:meth:`close` for asyncio code, in a worker thread."""

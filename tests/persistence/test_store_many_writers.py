@@ -6,36 +6,21 @@ raises (before: a put or delete of a key another process had just removed or put
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.mark.slow
 def test_three_processes_share_namespaces_without_errors(db_url: str) -> None:
+    from tests.support.persistence_worker import spawn
     from tests.support.store_race_worker import NAMESPACES, open_store
 
     store = open_store(db_url)
     for ns in NAMESPACES:
         store.put(ns, "seed", {"text": "the first note"})  # type: ignore[attr-defined]
     store.close()  # type: ignore[attr-defined]
-    env = {**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"}
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "tests.support.store_race_worker", db_url, f"w{i}", "5000"],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env=env,
-        )
-        for i in range(3)
-    ]
+    worker = "tests.support.store_race_worker"
+    procs = [spawn(db_url, f"w{i}", "5000", module=worker) for i in range(3)]
     for proc in procs:
         out, err = proc.communicate(timeout=1200)
         assert proc.returncode == 0, err[-3000:]

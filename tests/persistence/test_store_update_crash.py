@@ -3,19 +3,16 @@ with its old value or its new one, never neither (SQLite and PostgreSQL)."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tests.support.persistence_worker import spawn
 from tests.support.store_worker import KEYS, NAMESPACE, open_store, value
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_an_update_is_one_logged_step_and_writes_no_snapshot(tmp_path: Path) -> None:
@@ -35,14 +32,7 @@ def test_an_update_is_one_logged_step_and_writes_no_snapshot(tmp_path: Path) -> 
 
 
 def writer(url: str, start: int) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "tests.support.store_worker", url, str(start)],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT), "HF_HUB_OFFLINE": "1"},
-    )
+    return spawn(url, str(start), module="tests.support.store_worker")
 
 
 def check(url: str, last: int) -> None:

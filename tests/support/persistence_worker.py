@@ -64,16 +64,17 @@ def open_store(url: str, snapshot_every: int = 25) -> MemoryStore:
     )
 
 
-def spawn(*args: str) -> subprocess.Popen[str]:
-    """This module as a child process (text pipes), with ``args`` on its command line."""
+def spawn(*args: str, module: str = "tests.support.persistence_worker") -> subprocess.Popen[str]:
+    """``module`` (this one by default) as a child process (text pipes, offline), with
+    ``args`` on its command line."""
     root = Path(__file__).resolve().parents[2]
     return subprocess.Popen(
-        [sys.executable, "-m", "tests.support.persistence_worker", *args],
+        [sys.executable, "-m", module, *args],
         cwd=root,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(root)},
+        env={**os.environ, "PYTHONPATH": str(root), "HF_HUB_OFFLINE": "1"},
     )
 
 
