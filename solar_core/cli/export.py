@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
 import os
 import sys
@@ -14,7 +15,7 @@ from ..persistence.errors import PersistenceError
 from ..persistence.reader import MemoryReader, ScopeNotFound
 from ..persistence.scope import Scope, shown_scope
 from . import tables
-from .selection import CommandError, given_parts, one_scope
+from .selection import CommandError, Damaged, given_parts, listing, one_scope, reading
 
 
 def check_output(reader: MemoryReader, output: str) -> None:
@@ -34,7 +35,7 @@ def check_output(reader: MemoryReader, output: str) -> None:
 def export(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> int:
     named = args.scope is not None or args.namespace is not None or given_parts(args)
     scopes = (
-        [one_scope(reader, args)] if named else [Scope.from_key(s.key) for s in reader.scopes()]
+        [one_scope(reader, args)] if named else [Scope.from_key(s.key) for s in listing(reader)]
     )
     if args.output is not None:
         check_output(reader, args.output)
@@ -43,44 +44,56 @@ def export(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> int:
     unread: list[str] = []
     for scope in scopes:
         try:
-            records = tables.item_records(reader.memory(scope, live=False), now)
+            with reading(scope.key):
+                records = tables.item_records(reader.memory(scope, live=False), now)
+        except Damaged as err:
+            if named:
+                raise
+            unread.append(f"{shown_scope(scope)}: {err.way_forward(reader.shown_url)}")
+            continue
         except (PersistenceError, ScopeNotFound) as err:  # (forgotten since it was listed)
             if named:
                 raise
-            unread.append(f"{tables.safe(shown_scope(scope))}: {err}")
+            unread.append(f"{shown_scope(scope)}: {err}")
             continue
-        rows += [{"scope": scope.key, **record} for record in records]
-    target: TextIO = out
+        # the scope as `scopes` lists it and --scope takes it back (a namespace by its labels)
+        rows += [{"scope": shown_scope(scope), **record} for record in records]
+    target: TextIO = io.StringIO()  # standard output gets it through say(), all at once
     handle = None
     if args.output is not None:
         handle = open(args.output, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed below
         target = handle
     try:
         # A file named with -o gets the texts as stored; standard output, which may reach a
-        # terminal through a pipe (`| less -R`, `| head`), never gets their control characters.
+        # terminal through a pipe (`| less -R`, `| head`), never gets their control characters
+        # (and its CSV lines end with a newline alone: a carriage return is one of them).
         terminal = handle is None
         if args.format == "jsonl":
             for row in rows:
-                target.write(json.dumps(row, ensure_ascii=terminal) + "\n")
+                line = tables.json_line(row) if terminal else json.dumps(row, ensure_ascii=False)
+                target.write(line + "\n")
         else:
             columns = ["scope", "id", "text", "category", "importance", "policy", "retrieved"]
             columns += ["created_step", "created_at", "valid_until", "metadata"]
 
             def cell(value: object, column: str) -> object:
                 if column in ("policy", "metadata"):
-                    return json.dumps(value)
+                    return tables.json_line(value) if terminal else json.dumps(value)
                 return tables.safe(value) if terminal and isinstance(value, str) else value
 
-            writer = csv.writer(target)
+            writer = csv.writer(target, lineterminator="\n") if terminal else csv.writer(target)
             writer.writerow(columns)
             for row in rows:
                 writer.writerow([cell(row[c], c) for c in columns])
     finally:
         if handle is not None:
             handle.close()
-    if handle is not None:
+    if handle is None:
+        assert isinstance(target, io.StringIO)
+        tables.say(out, target.getvalue())
+    else:
         done = len(scopes) - len(unread)
-        print(f"wrote {len(rows)} items of {done} scopes to {args.output}", file=sys.stderr)
+        tables.say(sys.stderr, f"wrote {len(rows)} items of {done} scopes to {args.output}\n")
     for problem in unread:
-        print(f"solar-memory: error: not exported: {problem}", file=sys.stderr)
+        tables.say(sys.stderr, f"solar-memory: error: not exported: {tables.safe(problem)}\n")
     return 1 if unread else 0

@@ -20,24 +20,29 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import json
 import os
+import re
 import sys
 import time
 from collections.abc import Sequence
 from typing import TextIO
+from urllib.parse import quote, urlencode
 
 from ..persistence.errors import PersistenceError
 from ..persistence.reader import MemoryReader, ScopeNotFound, redacted
-from ..persistence.scope import PARTS, Scope, shown_scope
+from ..persistence.scope import NAMESPACE_PROJECT, PARTS, Scope, shown_scope
 from . import tables
 from .export import check_output, export
 from .selection import (
     CommandError,
+    Damaged,
     Declined,
     given_parts,
+    listing,
     one_scope,
+    reading,
     scope_options,
+    stored_keys,
 )
 
 EPILOG = """\
@@ -51,12 +56,86 @@ examples:
   solar-memory forget agent.db --user alice --session s1
   solar-memory erase agent.db --user alice --yes
 
-DB is a SQLite file or a postgresql:// URL. Every command but forget and erase only reads.
+DB is a SQLite file, a postgresql:// URL or a libpq "host=... dbname=..." string. Every
+command but forget and erase only reads.
 """
+
+#: the keywords of a libpq connection string (``host=db dbname=agents``), which names a
+#: PostgreSQL database as a URL does
+_LIBPQ_KEYWORDS = frozenset(
+    """host hostaddr port dbname user password passfile require_auth channel_binding
+    connect_timeout client_encoding options application_name fallback_application_name
+    keepalives keepalives_idle keepalives_interval keepalives_count tcp_user_timeout
+    replication gssencmode sslmode requiressl sslcompression sslcert sslkey sslpassword
+    sslcertmode sslrootcert sslcrl sslcrldir sslsni requirepeer ssl_min_protocol_version
+    ssl_max_protocol_version krbsrvname gsslib gssdelegation service target_session_attrs
+    load_balance_hosts""".split()
+)
+#: one ``keyword = value`` of a connection string: a value in single quotes, or up to a space
+_LIBPQ_PAIR = re.compile(r"\s*(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|(?:[^\s'\\]|\\.)+)")
+#: a password wherever a message may quote one: ``password=...`` (a connection string, a URL's
+#: query) and a URL's ``user:password@``
+_PASSWORDS = (
+    (re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&']+)", re.IGNORECASE), r"\1***"),
+    (re.compile(r"(\w://[^/\s:@]*:)[^@\s]*@"), r"\1***@"),
+)
+
+
+def database(given: str) -> str:
+    """The database ``given`` names: a libpq connection string as the ``postgresql://`` URL
+    that means the same; a file path or a URL as it is.
+
+    >>> database("host=db dbname=agents user=app password='s3 cr\\\\'et'")
+    'postgresql://?host=db&dbname=agents&user=app&password=s3%20cr%27et'
+    >>> database("agent.db")
+    'agent.db'
+    """
+    if "://" in given or "=" not in given or os.path.exists(given):
+        return given
+    pairs, at = [], 0
+    while at < len(given.rstrip()):
+        match = _LIBPQ_PAIR.match(given, at)
+        if match is None:
+            return given
+        value = match.group(2)
+        value = value[1:-1] if value.startswith("'") else value
+        pairs.append((match.group(1), re.sub(r"\\(.)", r"\1", value)))
+        at = match.end()
+    if not all(keyword in _LIBPQ_KEYWORDS for keyword, _ in pairs):
+        return given  # a file name with "=" in it, not there: reading says so
+    return "postgresql://?" + urlencode(pairs, quote_via=quote)
+
+
+def without_passwords(message: str, *databases: str) -> str:
+    """``message`` with no password of ``databases`` (as given, as understood) nor any
+    ``password=`` or ``user:password@`` it quotes.
+
+    >>> without_passwords("cannot connect to host=db password=s3cret (s3cret)", "password=s3cret")
+    'cannot connect to host=db password=*** (***)'
+    >>> without_passwords("bad URL postgresql://app:s3cret@db/x")
+    'bad URL postgresql://app:***@db/x'
+    """
+    for url in databases:
+        message = redacted(message, url)  # a URL's password, as written or percent-decoded
+        for _, value in _PASSWORDS[0][0].findall(url):  # a connection string's, quoted or not
+            for form in {value, value.strip("'")} - {"", "***"}:
+                message = message.replace(form, "***")
+    for pattern, mask in _PASSWORDS:
+        message = pattern.sub(mask, message)
+    return message
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, whose messages (usage errors echo the command line) go through the one path
+    the command prints by (:func:`tables.say`)."""
+
+    def _print_message(self, message: str, file: tables.Stream | None = None) -> None:
+        if message:
+            tables.say(sys.stderr if file is None else file, message)
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="solar-memory",
         description="Look inside a solar-memory store: scopes, items, decisions, plots.",
         epilog=EPILOG,
@@ -66,7 +145,9 @@ def _parser() -> argparse.ArgumentParser:
 
     def command(name: str, summary: str) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=summary, description=summary)
-        sub.add_argument("db", metavar="DB", help="a SQLite file or a postgresql:// URL")
+        sub.add_argument(
+            "db", metavar="DB", help="a SQLite file, a postgresql:// URL or libpq key=value pairs"
+        )
         return sub
 
     scopes = command("scopes", "list the stored scopes (with parts: those with all of them)")
@@ -111,17 +192,29 @@ def _parser() -> argparse.ArgumentParser:
     for part in PARTS:
         erase.add_argument(f"--{part}", help=f"every scope with this {part}")
     erase.add_argument("--yes", action="store_true", help="do not ask")
+    # one scope is forget's: taken here only to say so (argparse would just call them unknown)
+    erase.add_argument("--scope", help=argparse.SUPPRESS)
+    erase.add_argument("--namespace", help=argparse.SUPPRESS)
     return parser
 
 
 def _write(out: TextIO, text: str) -> None:
-    out.write(text if text.endswith("\n") else text + "\n")
+    tables.say(out, text if text.endswith("\n") else text + "\n")
 
 
 def _scopes(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
-    found = reader.scopes(**given_parts(args))
+    found = listing(reader, **given_parts(args))
+    for s in found:
+        with reading(s.key):
+            tables.checked_time(s.created_at, f"the creation time of scope {s.key!r}")
+            counts = (s.capacity or 0, s.logged_steps, s.items)
+            if not all(type(count) is int and count >= 0 for count in counts):
+                raise ValueError(
+                    f"scope {s.key!r} has the capacity {s.capacity!r}, {s.logged_steps!r} "
+                    f"logged steps, {s.items!r} items"
+                )
     if args.json:
-        _write(out, json.dumps([dataclasses.asdict(s) for s in found]))
+        _write(out, tables.json_line([dataclasses.asdict(s) for s in found]))
         return
     now = time.time()
     rows = [
@@ -146,30 +239,35 @@ def _items(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
         raise CommandError(f"--limit must be 0 or more, got {args.limit}")
     scope = one_scope(reader, args)
     now = time.time()
-    records = tables.item_records(reader.memory(scope, live=False), now, args.sort)
-    held = len(records)
-    records = records if args.limit is None else records[: args.limit]
+    with reading(scope.key):
+        records = tables.item_records(reader.memory(scope, live=False), now, args.sort)
+        held = len(records)
+        records = records if args.limit is None else records[: args.limit]
+        table = tables.items_table(records, now, args.width) if records else ""
     if args.json:
-        _write(out, "\n".join(json.dumps(r) for r in records) if records else "")
+        _write(out, "\n".join(tables.json_line(r) for r in records) if records else "")
         return
     shown = f"{len(records)} items" if len(records) == held else f"{len(records)} of {held} items"
     _write(out, f"{tables.safe(shown_scope(scope))}: {shown}")
     if records:
-        _write(out, tables.items_table(records, now, args.width))
+        _write(out, table)
 
 
 def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
     if args.last < 0:
         raise CommandError(f"--last must be 0 (all) or more, got {args.last}")
     scope = one_scope(reader, args)
-    memory = reader.memory(scope, live=False)
-    records = tables.decision_records(memory, args.last or None)
+    with reading(scope.key):
+        memory = reader.memory(scope, live=False)
+        records = tables.decision_records(memory, args.last or None)
+        scores = tables.score_names(memory)
+        table = tables.decisions_table(records, scores=scores) if records else ""
     if args.json:
-        _write(out, "\n".join(json.dumps(r) for r in records) if records else "")
+        _write(out, "\n".join(tables.json_line(r) for r in records) if records else "")
         return
     _write(out, f"{tables.safe(shown_scope(scope))}: the last {len(records)} decisions")
     if records:
-        _write(out, tables.decisions_table(records, scores=tables.score_names(memory)))
+        _write(out, table)
 
 
 def _plot(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
@@ -177,37 +275,52 @@ def _plot(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
 
     check_output(reader, args.output)
     scope = one_scope(reader, args)
-    plot(reader.memory(scope, live=False), args.output, tables.safe(shown_scope(scope)))
+    with reading(scope.key):
+        plot(reader.memory(scope, live=False), args.output, tables.safe(shown_scope(scope)))
     _write(out, f"wrote {args.output}")
 
 
 def _confirm(question: str, args: argparse.Namespace, answers: TextIO) -> bool:
     if args.yes:
         return True
-    print(f"{question} [y/N] ", end="", file=sys.stderr, flush=True)
+    tables.say(sys.stderr, f"{question} [y/N] ")
+    sys.stderr.flush()
     answer = answers.readline()
     if not answer.endswith("\n"):
-        print(file=sys.stderr)  # no answer (end of input): the next message on its own line
+        tables.say(sys.stderr, "\n")  # no answer (end of input): the next message on its own line
     return answer.strip().lower() in ("y", "yes")
 
 
 def _delete(reader: MemoryReader, args: argparse.Namespace, out: TextIO, answers: TextIO) -> None:
+    # The keys alone, not the listing: a scope whose settings or counters are damaged is the one
+    # to delete, and its rows must not stand in the way.
     if args.command == "forget":
         wanted = one_scope(reader, args)
-        stored = {s.key: s for s in reader.scopes()}
-        if wanted.key not in stored:
+        if wanted.key not in stored_keys(reader):
             reader.memory(wanted)  # raises ScopeNotFound, naming the stored scopes like it
-        found = [stored[wanted.key]]
+        found = [wanted.key]
     else:
+        if args.scope is not None or args.namespace is not None:
+            named = "--scope KEY" if args.scope is not None else "--namespace LABELS"
+            raise CommandError(
+                f"erase deletes every scope with the parts given (--{', --'.join(PARTS)}); "
+                f"{named} names one scope: delete it with: solar-memory forget DB {named} "
+                "(every namespace of a LangGraph store: solar-memory erase DB --project "
+                f"{NAMESPACE_PROJECT})"
+            )
         parts = given_parts(args)
         if not parts:
             raise CommandError(f"erase needs at least one of --{', --'.join(PARTS)}")
-        found = reader.scopes(**parts)
+        found = stored_keys(reader, parts)
         if not found:
             _write(out, "no stored scope has these parts: nothing to erase")
             return
-    listing = ", ".join(f"{_shown(s.key)} ({s.items} items)" for s in found)
-    if not _confirm(f"delete {len(found)} scope(s): {listing}?", args, answers):
+    try:
+        counts = {s.key: f" ({s.items} items)" for s in reader.scopes()}
+    except (PersistenceError, ValueError, TypeError, OverflowError):
+        counts = {}  # a damaged row: the keys are enough to say what goes
+    listed = ", ".join(f"{_shown(key)}{counts.get(key, '')}" for key in found)
+    if not _confirm(f"delete {len(found)} scope(s): {listed}?", args, answers):
         raise Declined("not confirmed: nothing was deleted")
     from ..persistence.memory_store import MemoryStore
 
@@ -215,12 +328,15 @@ def _delete(reader: MemoryReader, args: argparse.Namespace, out: TextIO, answers
     reader.close()
     # A store that never opens a memory: it only deletes rows, so it needs no embedder.
     with MemoryStore(url, policy="fifo", capacity=1, dim=1) as store:
-        gone = [s.key for s in found if store.forget(Scope.from_key(s.key))]
+        gone = [key for key in found if store.forget(Scope.from_key(key))]
     _write(out, f"deleted {len(gone)} scope(s): {', '.join(_shown(k) for k in gone)}")
 
 
 def _shown(key: str) -> str:
-    return tables.safe(shown_scope(Scope.from_key(key)))
+    try:
+        return tables.safe(shown_scope(Scope.from_key(key)))
+    except ValueError:  # a key no solar-memory writes (edited by hand): shown as stored
+        return tables.safe(key)
 
 
 def main(
@@ -233,10 +349,19 @@ def main(
     export that had to skip a scope); 2 a mistake on the command line."""
     args = _parser().parse_args(argv)
     out = sys.stdout if out is None else out
+    url = database(args.db)
+
+    def error(message: str) -> None:
+        """One line on standard error: escaped, and no password of the database in it."""
+        # (a driver's message may span lines: one line, its breaks folded)
+        folded = re.sub(r"\s*\n\s*", " ", message.strip())
+        shown = tables.safe(without_passwords(folded, args.db, url))
+        tables.say(sys.stderr, f"solar-memory: error: {shown}\n")
+
     try:
-        reader = MemoryReader(args.db)
-    except (PersistenceError, ValueError, TypeError, ImportError) as err:
-        print(f"solar-memory: error: {redacted(str(err), args.db)}", file=sys.stderr)
+        reader = MemoryReader(url)
+    except (PersistenceError, ValueError, TypeError, ImportError, OSError) as err:
+        error(str(err))
         return 1
     try:
         if args.command in ("forget", "erase"):
@@ -246,19 +371,22 @@ def main(
         else:
             run = {"scopes": _scopes, "items": _items, "trace": _trace, "plot": _plot}
             run[args.command](reader, args, out)
+    except Damaged as err:  # rows changed outside solar-memory: how to recover
+        error(err.way_forward(reader.shown_url))
+        return 1
     except ScopeNotFound as err:  # its message names the stored scopes like it
-        print(f"solar-memory: error: {redacted(str(err), args.db)}", file=sys.stderr)
+        error(str(err))
         return 1
     except CommandError as err:
-        print(f"solar-memory: error: {err}", file=sys.stderr)
+        error(str(err))
         return err.status
     except (PersistenceError, ValueError, ImportError) as err:
-        print(f"solar-memory: error: {redacted(str(err), args.db)}", file=sys.stderr)
+        error(str(err))
         return 1
     except OSError as err:
         if isinstance(err, BrokenPipeError):
             raise  # the reader of our output went away (`| head`): run() ends quietly
-        print(f"solar-memory: error: {err}", file=sys.stderr)
+        error(str(err))
         return 1
     finally:
         reader.close()

@@ -4,9 +4,31 @@ back, and the errors a user can fix by naming it otherwise."""
 from __future__ import annotations
 
 import argparse
+import re
+import shlex
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from ..persistence.reader import MemoryReader
+from ..persistence.errors import PersistenceError
+from ..persistence.reader import MemoryReader, ScopeNotFound, ScopeSummary
 from ..persistence.scope import PARTS, Scope, namespace_scope, scope_named, shown_scope
+
+#: what the library's errors say of rows it refuses as changed outside it (damaged, or edited
+#: by hand): a checksum mismatch, a log with a gap, a snapshot that does not decode...
+DAMAGE = (
+    "corrupted",
+    "edited by hand",
+    "cannot be replayed",
+    "snapshot is missing",
+    "not a SOLAR memory snapshot",
+    "consistent memory",
+    "no readable settings",
+    "not a scope key",
+    "cannot be read:",
+)
+#: what they say of rows another build may have written as they are (a policy it knows, a
+#: step it replays otherwise): damaged, or to read with that build
+OTHER_BUILD = ("cannot build", "replays differently")
 
 
 def scope_options(parser: argparse.ArgumentParser) -> None:
@@ -30,6 +52,91 @@ class Declined(CommandError):
     """A deletion the user did not confirm (exit status 1)."""
 
     status = 1
+
+
+class Damaged(Exception):
+    """Rows of a scope that do not make a memory: changed outside solar-memory (exit status 1).
+    ``key``: the scope, when known; ``keys``: the stored ones, to name it otherwise."""
+
+    def __init__(
+        self, problem: str, key: str | None, keys: list[str] | None = None, other: bool = False
+    ) -> None:
+        super().__init__(problem)
+        self.problem, self.key, self.keys = problem, key, keys or []
+        self.other_build = other  # maybe no damage: written by another solar-memory build
+
+    def way_forward(self, db: str) -> str:
+        """The problem and how to recover, with the exact command that drops the scope.
+
+        >>> text = Damaged("step 3 is corrupted", "user=a&session=s1").way_forward("my db")
+        >>> text.endswith("solar-memory forget 'my db' --scope 'user=a&session=s1' --yes")
+        True
+        """
+        problem = self.problem.rstrip(". ")
+        if self.key is not None and repr(self.key) not in problem:
+            problem = f"scope {self.key!r}: {problem}"
+        restore = "To recover: restore the database from a backup"
+        if self.other_build:
+            restore = (
+                "If another solar-memory build wrote it, read it with that one; if not, its "
+                "rows were changed outside solar-memory: restore the database from a backup"
+            )
+        forget = f"solar-memory forget {shlex.quote(db)} --scope"
+        if self.key is not None:
+            return (
+                f"{problem}. {restore}, or delete this scope and all its rows with: "
+                f"{forget} {shlex.quote(self.key)} --yes"
+            )
+        if self.keys:
+            return (
+                f"{problem}. {restore}, or delete the damaged scope with: {forget} KEY --yes "
+                f"(stored keys: {', '.join(self.keys[:10])})"
+            )
+        return f"{problem}. {restore}"
+
+
+def damage(err: Exception) -> bool:
+    """Whether ``err`` is the library refusing rows changed outside it (or by another build)."""
+    return isinstance(err, PersistenceError) and any(m in str(err) for m in DAMAGE + OTHER_BUILD)
+
+
+@contextmanager
+def reading(key: str) -> Iterator[None]:
+    """Reading and showing the scope ``key``: rows the library refuses as damaged, and values
+    no solar-memory writes that its checks let through (a stored type or number the tables
+    cannot show), become :class:`Damaged` naming the scope, so the message says how to
+    recover instead of a traceback."""
+    try:
+        yield
+    except ScopeNotFound:
+        raise
+    except PersistenceError as err:
+        if damage(err):
+            other = any(marker in str(err) for marker in OTHER_BUILD)
+            raise Damaged(str(err), key, other=other) from err
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, OverflowError, AttributeError) as err:
+        raise Damaged(f"scope {key!r} holds a value no solar-memory writes: {err!r}", key) from err
+
+
+def stored_keys(reader: MemoryReader, parts: dict[str, str] | None = None) -> list[str]:
+    """The stored scopes' keys (with these parts), without reading their settings: what
+    ``forget`` and ``erase`` delete even when those rows are damaged."""
+    with reader.backend.transaction(write=False):
+        return [str(k) for k in reader.backend.scope_keys(parts or None)]
+
+
+def listing(reader: MemoryReader, **parts: str) -> list[ScopeSummary]:
+    """:meth:`MemoryReader.scopes`; a damaged scope row: :class:`Damaged` naming it."""
+    try:
+        return reader.scopes(**parts)
+    except (PersistenceError, ValueError, TypeError, OverflowError) as err:
+        if isinstance(err, PersistenceError) and not damage(err):
+            raise
+        keys = stored_keys(reader)
+        named = [k for k in re.findall(r"scope '([^']*)'", str(err)) if k in keys]
+        problem = str(err) if damage(err) else f"a scope row holds a value never written: {err!r}"
+        raise Damaged(problem, named[0] if named else None, keys) from err
 
 
 def parse_scope(text: str) -> Scope:
@@ -56,7 +163,7 @@ def one_scope(reader: MemoryReader, args: argparse.Namespace) -> Scope:
         return parse_scope(args.scope)
     if parts:
         return Scope(**parts)
-    stored = reader.scopes()
+    stored = listing(reader)
     if len(stored) == 1:
         return Scope.from_key(stored[0].key)
     listed = ", ".join(shown_scope(Scope.from_key(s.key)) for s in stored[:10]) or "none"

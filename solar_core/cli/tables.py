@@ -16,13 +16,16 @@ m12  has a dog
 from __future__ import annotations
 
 import datetime as dt
+import json
 import math
 import unicodedata
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from ..memory import SolarMemory
+from ..persistence.errors import PersistenceError
+from ..persistence.journal import Journal
 from ..types import Decision, MemoryItem
 
 #: categories shown escaped besides the control ones (C*): they break a line like a newline
@@ -47,10 +50,57 @@ def safe(text: str) -> str:
     return "".join(out)
 
 
+def terminal(text: str) -> str:
+    """``text`` fit for a terminal: :func:`safe` line by line, so its own line breaks (a
+    table's, a listing's) stay the only raw control characters. What the command writes to
+    standard output or standard error goes through here.
+
+    >>> print(terminal("id\\n\x1b]0;title\x07\\r\\n\u202e"))
+    id
+    \\x1b]0;title\\x07\\r
+    \\u202e
+    """
+    return "\n".join(safe(line) for line in text.split("\n"))
+
+
+class Stream(Protocol):
+    """Where the command prints: standard output or error, or what a caller gives instead."""
+
+    def write(self, text: str, /) -> object: ...
+
+
+def say(stream: Stream, text: str) -> None:
+    """Write ``text`` to standard output or error: every line the command prints goes through
+    here, so no stored or given character reaches a terminal raw (:func:`terminal`)."""
+    stream.write(terminal(text))
+
+
+def json_line(value: object) -> str:
+    """``value`` as one line of JSON that carries no control character: JSON escapes C0
+    ones and every non-ASCII one (C1, bidi overrides, separators), but not DEL.
+
+    >>> print(json_line({"text": "a\\n\x1b[2J\x7f\x9b\u202e"}))
+    {"text": "a\\n\\u001b[2J\\u007f\\u009b\\u202e"}
+    """
+    return json.dumps(value, ensure_ascii=True).replace("\x7f", "\\u007f")
+
+
 def excerpt(text: str, width: int = 48) -> str:
-    """One line of at most ``width`` characters of ``text`` (whitespace runs folded)."""
+    """One line of at most ``width`` characters of ``text`` (whitespace runs folded), cut
+    between characters, never inside the escape that shows one.
+
+    >>> excerpt("abc\x1b[2J", width=6)
+    'abc…'
+    """
     flat = safe(" ".join(text.split()))
-    return flat if len(flat) <= width else flat[: width - 1] + "…"
+    if len(flat) <= width:
+        return flat
+    shown = ""
+    for char in " ".join(text.split()):
+        if len(shown) + len(safe(char)) > width - 1:
+            break
+        shown += safe(char)
+    return shown + "…"
 
 
 def age(seconds: float) -> str:
@@ -65,6 +115,27 @@ def age(seconds: float) -> str:
 def when(at: float) -> str:
     """A UTC time, to the second."""
     return dt.datetime.fromtimestamp(at, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
+#: the times a clock gives, in seconds since 1970: years 1 to 9999, which a date can show
+_TIMES = (-62135596800.0, 253402300799.0)
+
+
+def checked_time(value: object, what: str) -> float | None:
+    """``value``, a stored time (``None``: none), if a clock could have given it; else a
+    ``ValueError`` naming it: such a time only comes from a row changed outside solar-memory.
+
+    >>> checked_time(1e300, "the time of decision 3")
+    Traceback (most recent call last):
+    ...
+    ValueError: the time of decision 3 is 1e+300, which no clock gives
+    """
+    if value is None:
+        return None
+    number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
+    if number is None or not _TIMES[0] <= number <= _TIMES[1]:  # (NaN is in no range)
+        raise ValueError(f"{what} is {value!r}, which no clock gives")
+    return float(number)
 
 
 def number(value: object) -> str:
@@ -115,6 +186,9 @@ def sorted_items(items: list[MemoryItem], sort: str) -> list[MemoryItem]:
 def item_records(memory: SolarMemory, now: float, sort: str = "stored") -> list[dict[str, Any]]:
     """One plain record per stored item: what ``items`` and ``export`` show."""
     counts = retrieval_counts(memory)
+    for item in memory.items():
+        checked_time(item.created_at, f"the creation time of item {item.id!r}")
+        checked_time(item.valid_until, f"the valid_until of item {item.id!r}")
     return [
         {
             "id": item.id,
@@ -157,19 +231,60 @@ def items_table(records: list[dict[str, Any]], now: float, width: int = 48) -> s
     return table([*header, "text"], rows)
 
 
+def _digest(decision: Decision) -> str:
+    """What the log records of an offer's decision, to match a log row with its decision."""
+    deleted = ",".join(i for i, _ in decision.deleted)
+    return f"{int(decision.admitted)}|{decision.item_id}|{decision.evicted}|{deleted}"
+
+
+def offered_texts(memory: SolarMemory) -> dict[int, str]:
+    """The texts offered at the decisions whose steps the scope's log still holds, by step.
+
+    A decision keeps no text: an admitted one shows its item's, while stored; a refused one,
+    the offer its log row holds, until a snapshot covers that row (then none is left: empty).
+    Rows are matched to decisions from the memory's last step back, each checked against what
+    the row says was decided; any doubt and none is given, never another offer's text."""
+    journal = memory.runner
+    if not isinstance(journal, Journal) or journal.scope_id is None:
+        return {}
+    try:
+        with journal.backend.transaction(write=False):
+            ops = list(journal.backend.ops_after(journal.scope_id, 0, journal.seq))
+        # the rows up to the memory's step, none missing (else a snapshot took some since)
+        if not ops or ops[-1].seq != journal.seq or ops[-1].seq - ops[0].seq != len(ops) - 1:
+            return {}
+        decisions = {d.step: d for d in memory.trace()}
+        step = int(memory.stats()["steps"])  # offers so far: the last one's decision step
+        texts = {}
+        for op in reversed([op for op in ops if op.kind == "add"]):
+            decision = decisions.get(step)
+            if decision is None or op.digest != _digest(decision):
+                break
+            texts[step] = str(json.loads(op.args)["t"])
+            step -= 1
+        return texts
+    except (PersistenceError, ValueError, TypeError, KeyError):
+        return {}
+
+
 def decision_records(memory: SolarMemory, last: int | None = None) -> list[dict[str, Any]]:
-    """The traced decisions, oldest first, with the texts of the items still stored."""
+    """The traced decisions, oldest first, with the texts of the items still stored and of
+    the refused offers the log still holds (:func:`offered_texts`)."""
     texts = {item.id: item.text for item in memory.items()}
     timed = memory.state()["decisions"]
     if last is not None:
         timed = timed[-last:] if last > 0 else []
+    offered = offered_texts(memory) if any(not e["admitted"] for e in timed) else {}
     out = []
     for entry in timed:
         record = {name: entry[name] for name in Decision.__slots__}
-        record["at"] = entry["at"]
+        record["at"] = checked_time(entry["at"], f"the time of decision {record['step']}")
         record["contenders"] = [list(c) for c in record["contenders"]]
         record["deleted"] = [list(d) for d in record["deleted"]]
-        record["text"] = texts.get(str(record["item_id"])) if record["admitted"] else None
+        if record["admitted"]:
+            record["text"] = texts.get(str(record["item_id"]))
+        else:
+            record["text"] = offered.get(int(record["step"]))
         out.append(record)
     return out
 
@@ -198,8 +313,8 @@ def decisions_table(
         evicted = [safe(r["evicted"])] if r["evicted"] else []
         evicted += [f"{safe(i)} ({safe(why)})" for i, why in r["deleted"]]
         text = excerpt(r["text"], width) if r["text"] is not None else ""
-        if r["admitted"] and r["text"] is None:
-            text = "(no longer stored)"
+        if r["text"] is None:
+            text = "(no longer stored)" if r["admitted"] else "(offer no longer logged)"
         rows.append(
             [
                 r["step"],

@@ -481,3 +481,28 @@ def test_trace_names_each_gates_scores(tmp_path: Path) -> None:
         headers[user] = out.splitlines()[1].split()  # step, time (UTC), outcome, reason, ...
     assert headers["ann"][5:7] == ["gain", "bar"]
     assert headers["bo"][5:7] == ["regret", "tau"]
+
+
+def test_export_names_a_namespace_as_scopes_lists_it_and_scope_takes_it_back(
+    tmp_path: Path,
+) -> None:
+    """A LangGraph store namespace is ``namespace=memories.alice`` in ``scopes``, in ``export``
+    and for ``--scope``; its scope key (an encoded JSON list) appears nowhere."""
+    from solar_core.persistence.scope import namespace_scope
+
+    path = str(tmp_path / "store.db")
+    store = MemoryStore(path, policy="fifo", capacity=5, embedder="hash")
+    store.get(namespace_scope(("memories", "alice"))).add("alice likes tea")
+    store.close()
+    status, listed = run("scopes", path)
+    assert status == 0 and "namespace=memories.alice" in listed
+    status, jsonl = run("export", path)
+    assert status == 0
+    exported = [json.loads(line) for line in jsonl.splitlines()]
+    assert [(r["scope"], r["text"]) for r in exported] == [
+        ("namespace=memories.alice", "alice likes tea")
+    ]
+    status, again = run("export", path, "--scope", exported[0]["scope"])
+    assert status == 0
+    assert [json.loads(line)["id"] for line in again.splitlines()] == [exported[0]["id"]]
+    assert "langgraph-store" not in listed + jsonl
