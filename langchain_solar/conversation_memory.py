@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from langchain_classic.memory.chat_memory import BaseChatMemory
@@ -13,9 +13,10 @@ from langchain_core._api import suppress_langchain_deprecation_warning
 from langchain_core.chat_history import BaseChatMessageHistory, InMemoryChatMessageHistory
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, get_buffer_string
 from langchain_core.runnables.config import run_in_executor
-from pydantic import ConfigDict, Field, PrivateAttr, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from solar_core import Decision, Hit, Hits
+from solar_core.filters import check_filter
 from solar_core.integrations.turns import has_words, turn_id, turn_metadata, turn_text
 
 from ._params import SolarChatParams
@@ -69,7 +70,9 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
 
     Window parameters, as in ``ConversationBufferWindowMemory``: ``chat_memory``, ``k``,
     ``memory_key``, ``human_prefix``, ``ai_prefix``, ``return_messages``, ``input_key``,
-    ``output_key``. SOLAR parameters: ``top_k``, ``recall_key``, and ``memory=`` or ``policy``,
+    ``output_key``. SOLAR parameters: ``top_k``, ``recall_key``, ``filter`` (recall only the
+    experiences whose metadata match it, :mod:`solar_core.filters`: for a memory shared with
+    components that store experiences with their own metadata), and ``memory=`` or ``policy``,
     ``capacity``, ``embedder`` (any LangChain ``Embeddings`` too), ``seed``, ``retrieval``,
     ``min_score``. Every
     ``load_memory_variables`` with an input is a retrieval the memory learns from.
@@ -135,6 +138,13 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
     """Relevant older turns recalled per input (0: none)."""
     recall_key: str | None = None
     """Where recalled turns go: ``None`` merges them into ``memory_key``."""
+    filter: dict[str, Any] | Callable[[Mapping[str, Any]], bool] | None = None
+    """Recall only experiences whose metadata match it (:mod:`solar_core.filters`)."""
+
+    @field_validator("filter", mode="before")
+    @classmethod
+    def _check_filter(cls, wanted: object) -> object:
+        return None if wanted is None else check_filter(wanted)
 
     @model_validator(mode="after")
     def _distinct_keys(self) -> SolarConversationMemory:
@@ -199,7 +209,7 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
         hits = Hits([], None)
         if query and self.top_k > 0:
             exclude = [turn_id(self._text(human, ai)) for _, human, ai in recent]
-            hits = self.memory.retrieve(query, k=self.top_k, exclude=exclude)
+            hits = self.memory.retrieve(query, k=self.top_k, exclude=exclude, filter=self.filter)
         if is_turn:  # a new turn: feedback now rates its recall (or nothing), never an older one
             self._recalled = hits if hits.retrieval_id is not None else None
         recalled = self._chronological(hits, recent)

@@ -18,11 +18,13 @@ from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
 from solar_core import CHAT_POLICY, Decision, Hits, SolarMemory
+from solar_core.filters import Filter, check_filter
 from solar_core.fusion import DEFAULT_RETRIEVAL
 from solar_core.integrations.params import build_params, check_not_both
 from solar_core.integrations.sessions import Sessions
 from solar_core.integrations.turns import HEADER, HUMAN, render, turn_metadata, turn_text
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
+from solar_core.persistence.scope import check_part_name
 
 from ._params import build_memory, open_store
 from .embeddings import to_embedder
@@ -107,7 +109,14 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         retrieval, min_score: how recalls rank and their relevance floor (``"hybrid"`` and
             ``"auto"``: see :mod:`solar_core.fusion`).
         top_k: experiences recalled per invoke.
+        filter: recall only the experiences whose metadata match it (:mod:`solar_core.filters`:
+            ``{"topic": "billing"}``, ``{"n": {"$gte": 2}}``, or a predicate of the metadata),
+            e.g. in a memory shared with components that store experiences with metadata.
         scope: the context/config key that names whose memory a run uses.
+        store_part: with ``store``, the scope part ``scope``'s values name (default: ``user``
+            for ``user_id``, ``org`` for ``org_id``, ``project`` for ``project_id``, else
+            ``session``); any part of your own too, e.g. ``scope="team_id",
+            store_part="team"`` keeps ``store.scope(team=...)`` memories.
         feedback_tool: add the ``rate_memories`` tool.
         header: the line introducing the memories in the system message.
         human_prefix, ai_prefix: how a stored turn labels its two sides.
@@ -147,7 +156,9 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         retrieval: str = DEFAULT_RETRIEVAL,
         min_score: float | str | None = "auto",
         top_k: int = 3,
+        filter: Filter | None = None,
         scope: str | None = None,
+        store_part: str | None = None,
         feedback_tool: bool = False,
         header: str = HEADER,
         human_prefix: str = "Human",
@@ -158,6 +169,13 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
             raise ValueError(f"top_k must be a positive int, got {top_k!r}")
         if scope is not None and (not isinstance(scope, str) or not scope):
             raise ValueError(f"scope must be a non-empty key name, got {scope!r}")
+        if store_part is not None:
+            check_part_name(store_part)
+            if store is None or scope is None:
+                raise ValueError(
+                    "store_part= names the store's scope part that scope= keys: pass it with "
+                    "store= and scope="
+                )
         build = build_params(policy, capacity, embedder, seed, retrieval, min_score)
         if memory is not None:
             if not isinstance(memory, SolarMemory):
@@ -167,6 +185,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
             if store is not None:
                 raise ValueError("pass memory= or store=, not both")
             check_not_both(memory, build)
+        self.filter = None if filter is None else check_filter(filter)
         self.top_k, self.scope, self.header = top_k, scope, header
         self.human_prefix, self.ai_prefix = human_prefix, ai_prefix
         self._lock = threading.Lock()
@@ -178,6 +197,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         if store is not None:  # last: nothing after it can fail and leave an opened store
             opened, owned = open_store(store, build, chat=True)
             part = "session" if scope is None else STORE_PARTS.get(scope, "session")
+            part = store_part or part
             self._sessions = Sessions.stored(opened, part, DEFAULT_SCOPE, owns_store=owned)
         elif scope is not None:  # one memory per scope, all sharing one embedder
             self._sessions = Sessions.in_process(
@@ -300,7 +320,8 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         memory = self.memory_for(scope)
         hits = Hits([], None)
         if query:
-            hits = memory.retrieve(query, k=self.top_k, exclude=_in_messages(memory, state))
+            shown = _in_messages(memory, state)
+            hits = memory.retrieve(query, k=self.top_k, exclude=shown, filter=self.filter)
         with self._lock:  # feedback() now rates this invoke's recall, never an older one
             self._last[scope] = (memory, hits)
         text = render(hits, self.header)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from langchain_core.callbacks import (
@@ -12,15 +12,18 @@ from langchain_core.callbacks import (
 )
 from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
-from pydantic import ConfigDict, Field, PrivateAttr
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
 from solar_core import Decision, Hit, Hits
+from solar_core.filters import Filter, check_filter
 from solar_core.integrations.batch import offer_batch
 from solar_core.integrations.shown import RETRIEVAL_ID, retrieval_of
+from solar_core.validation import check_k
 
 from ._params import SolarParams
 
 RESERVED = frozenset({"id", "score", RETRIEVAL_ID})  # metadata keys of retrieved documents
+SEARCH_KWARGS = ("k", "filter")  # the VectorStoreRetriever search_kwargs a retriever takes
 
 
 class SolarRetriever(SolarParams, BaseRetriever):
@@ -41,6 +44,13 @@ class SolarRetriever(SolarParams, BaseRetriever):
     ``k`` is a field and also an ``invoke`` argument: ``retriever.invoke(query, k=1)``.
     ``record=False`` makes calls look only (no learning, nothing to rate).
 
+    ``filter`` keeps to the items whose metadata match it, the filters of LangGraph's stores
+    (:mod:`solar_core.filters`: ``{"topic": "billing"}``, ``{"n": {"$gte": 2}}``, nested dicts;
+    or a predicate of the metadata): a field, an ``invoke`` argument
+    (``retriever.invoke(query, filter={...})``), or, as for a ``VectorStoreRetriever``,
+    ``search_kwargs={"k": 2, "filter": {...}}``. An ``invoke`` argument overrides
+    ``search_kwargs``, which overrides the fields. A bad filter is refused when given.
+
     Example:
         >>> retriever = SolarRetriever(k=1, embedder="hash", seed=0)
         >>> _ = retriever.add_texts(["retry HTTP 429 with exponential backoff",
@@ -51,6 +61,14 @@ class SolarRetriever(SolarParams, BaseRetriever):
         >>> retriever.feedback(like=True)  # the 429 item helped: the policy learns from it
         >>> retriever.policy, retriever.memory.stats()["feedbacks"]
         ('solar-adaptive', 1)
+
+        Filtered by metadata, as a ``VectorStoreRetriever`` is:
+
+        >>> _ = retriever.add_texts(["retry a declined card payment after a day"],
+        ...                         [{"topic": "billing"}])
+        >>> docs = retriever.invoke("retry a payment", k=2, filter={"topic": "billing"})
+        >>> [d.page_content for d in docs]
+        ['retry a declined card payment after a day']
     """
 
     model_config = ConfigDict(extra="forbid")  # the LangChain base would drop typos silently
@@ -59,6 +77,30 @@ class SolarRetriever(SolarParams, BaseRetriever):
     """Documents returned per query."""
     record: bool = True
     """Whether queries are retrieval events the memory learns from (and that can be rated)."""
+    filter: dict[str, Any] | Callable[[Mapping[str, Any]], bool] | None = None
+    """Only items whose metadata match it are returned (:mod:`solar_core.filters`)."""
+    search_kwargs: dict[str, Any] = Field(default_factory=dict)
+    """``k`` and ``filter`` as a ``VectorStoreRetriever`` takes them (over the fields)."""
+
+    @field_validator("filter", mode="before")
+    @classmethod
+    def _check_filter(cls, wanted: object) -> object:
+        return None if wanted is None else check_filter(wanted)
+
+    @field_validator("search_kwargs")
+    @classmethod
+    def _check_search_kwargs(cls, given: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(given) - set(SEARCH_KWARGS))
+        if unknown:
+            raise ValueError(
+                f"search_kwargs takes {' and '.join(SEARCH_KWARGS)}, got {', '.join(unknown)}: "
+                "a SolarRetriever ranks by its memory's retrieval= and min_score="
+            )
+        if "k" in given:
+            check_k(given["k"], "search_kwargs['k']")
+        if given.get("filter") is not None:
+            given["filter"] = check_filter(given["filter"])
+        return given
 
     _last: Hits | None = PrivateAttr(default=None)
 
@@ -83,8 +125,14 @@ class SolarRetriever(SolarParams, BaseRetriever):
         *,
         run_manager: CallbackManagerForRetrieverRun | None = None,
         k: int | None = None,
+        filter: Filter | None = None,
     ) -> list[Document]:
-        hits = self.memory.retrieve(query, k=self.k if k is None else k, record=self.record)
+        given = self.search_kwargs
+        if k is None:
+            k = given.get("k", self.k)
+        if filter is None:
+            filter = given.get("filter", self.filter)
+        hits = self.memory.retrieve(query, k=k, record=self.record, filter=filter)
         if hits.retrieval_id is not None:
             self._last = hits
         return [_document(hit, hits.handle) for hit in hits]
@@ -95,9 +143,10 @@ class SolarRetriever(SolarParams, BaseRetriever):
         *,
         run_manager: AsyncCallbackManagerForRetrieverRun | None = None,
         k: int | None = None,
+        filter: Filter | None = None,
     ) -> list[Document]:
         # Embedding is CPU-bound: keep it off the event loop.
-        return await asyncio.to_thread(self._get_relevant_documents, query, k=k)
+        return await asyncio.to_thread(self._get_relevant_documents, query, k=k, filter=filter)
 
     # -- feedback -----------------------------------------------------------------------------
     def feedback(

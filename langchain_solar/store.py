@@ -101,7 +101,12 @@ from solar_core import SolarMemory
 from solar_core.fusion import DEFAULT_RETRIEVAL, check_floor, check_retrieval
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore
 from solar_core.persistence.journal import plain_json, storable
-from solar_core.persistence.scope import NAMESPACE_PROJECT, namespace_scope, scope_namespace
+from solar_core.persistence.scope import (
+    Scope,
+    namespace_key_prefix,
+    namespace_scope,
+    scope_namespace,
+)
 from solar_core.records import Record
 from solar_core.types import Decision, Hits, MemoryItem, UnknownItemError
 from solar_core.validation import check_feedback
@@ -321,17 +326,52 @@ class SolarStore(BaseStore):
         return self.store.retrieval
 
     # -- namespaces -----------------------------------------------------------------------------
-    def namespaces(self) -> list[tuple[str, ...]]:
-        """Every namespace written to, oldest first."""
+    def namespaces(self, prefix: Sequence[str] = ()) -> list[tuple[str, ...]]:
+        """Every namespace written to (or those under ``prefix``), oldest first. Looked up
+        through the store's key index: the namespaces under a prefix are found in time that
+        does not grow with the number of other namespaces."""
+        prefix = tuple(prefix)
+        keys = self.store.names_from(namespace_key_prefix(prefix))
         # (a scope of the same project made by hand, not by a store, is no namespace: skipped)
-        found = (scope_namespace(s) for s in self.store.scopes(project=NAMESPACE_PROJECT))
-        return [namespace for namespace in found if namespace is not None]
+        found = (scope_namespace(Scope.from_key(key)) for key in keys)
+        return [ns for ns in found if ns is not None and ns[: len(prefix)] == prefix]
 
     def memory(self, namespace: tuple[str, ...]) -> SolarMemory | None:
         """The SOLAR memory of ``namespace`` (``None`` if nothing was ever put there): its
         items, trace and stats, for inspection (expired items stay there until a sweep or the
         namespace's next ``put`` removes them)."""
         return self.store.existing(namespace_scope(namespace))
+
+    def forget(self, namespace: Sequence[str]) -> bool:
+        """Delete ``namespace`` and everything in it (items, statistics, log); whether it was
+        stored. What a settings error names to start a namespace over.
+
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> store = SolarStore(index={"dims": 8, "embed": DeterministicFakeEmbedding(size=8)})
+        >>> store.put(("users", "alice"), "tea", {"text": "green tea"})
+        >>> store.forget(("users", "alice")), store.forget(("users", "alice"))
+        (True, False)
+        >>> store.list_namespaces()
+        []
+        >>> store.close()
+        """
+        labels = tuple(namespace)
+        _validate_namespace(labels)
+        with self._lock:
+            self._latest.pop(labels, None)
+            return self.store.forget(namespace_scope(labels))
+
+    def reembed(self, namespace: Sequence[str]) -> bool:
+        """Re-embed ``namespace``'s items with this store's embedder: the migration for a
+        namespace written with another embedder, which this store refuses to open (the error
+        names this call). Keeps each item's key, value and times; the policy's statistics start
+        over. ``False``, changing nothing, if it already has this embedder (see
+        :meth:`MemoryStore.reembed <solar_core.persistence.MemoryStore.reembed>`)."""
+        labels = tuple(namespace)
+        _validate_namespace(labels)
+        with self._lock:
+            self._latest.pop(labels, None)
+            return self.store.reembed(namespace_scope(labels))
 
     # -- batches --------------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
@@ -468,14 +508,21 @@ class SolarStore(BaseStore):
     def sweep_ttl(self) -> int:
         """Remove the expired items of every namespace now (in each, one
         :meth:`Lifecycle.lapse <solar_core.lifecycle.Lifecycle.lapse>` step, if any expired);
-        returns how many went. Reads never return expired items anyway: a sweep frees room."""
-        with self._lock:
-            gone = 0
-            for namespace in self.namespaces():
-                memory = self.memory(namespace)
-                if memory is not None:
-                    gone += len(self._lapse(memory))
-            return gone
+        returns how many went. Reads never return expired items anyway: a sweep frees room.
+
+        Only the namespaces holding an expired item are visited (the store's index of
+        deadlines says which), one step each under that namespace's own lock, not the store's:
+        a call made meanwhile waits for one namespace's step at most, and only in that
+        namespace. (A sweep changes nothing a read sees: reads leave expired items out.)"""
+        gone = 0
+        for key in self.store.due():
+            namespace = scope_namespace(Scope.from_key(key))
+            if namespace is None:
+                continue  # a scope made by hand, not by a store: not the store's to sweep
+            memory = self.memory(namespace)
+            if memory is not None:
+                gone += len(self._lapse(memory))
+        return gone
 
     def start_ttl_sweeper(
         self, sweep_interval_minutes: float | None = None
@@ -645,11 +692,8 @@ class SolarStore(BaseStore):
         )
 
     def _candidates(self, op: SearchOp) -> list[tuple[tuple[str, ...], SolarMemory, Any]]:
-        prefix = op.namespace_prefix
         out = []
-        for namespace in self.namespaces():
-            if namespace[: len(prefix)] != prefix:
-                continue
+        for namespace in self.namespaces(op.namespace_prefix):
             memory = self.memory(namespace)
             if memory is None:
                 continue
@@ -735,7 +779,14 @@ class SolarStore(BaseStore):
             self._refresh(memory, items)
 
     def _list(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        namespaces = self.namespaces()
+        # a prefix condition's labels before its first "*" narrow the lookup to a key range
+        known: tuple[str, ...] = ()
+        for condition in op.match_conditions or ():
+            if condition.match_type == "prefix":
+                labels = tuple(condition.path)
+                fixed = labels[: labels.index("*")] if "*" in labels else labels
+                known = max(known, fixed, key=len)
+        namespaces = self.namespaces(known)
         if op.match_conditions:
             namespaces = [
                 ns for ns in namespaces if all(_matches(c, ns) for c in op.match_conditions)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -18,11 +18,13 @@ from llama_index.core.memory.types import DEFAULT_CHAT_STORE_KEY
 from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
 from llama_index.core.storage.chat_store.loading import load_chat_store
 from llama_index.core.utils import get_tokenizer
-from pydantic import ConfigDict, Field, PrivateAttr, model_validator
+from llama_index.core.vector_stores.types import MetadataFilters
+from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from solar_core import Decision, Hit, Hits
+from solar_core.filters import Filter
 from solar_core.integrations.params import BUILD_DEFAULTS
-from solar_core.integrations.shown import record_shown
+from solar_core.integrations.shown import CallableHits, record_shown
 from solar_core.integrations.turns import HEADER, render, turn_id, turn_metadata, turn_text
 from solar_core.persistence import MemoryStore
 from solar_core.validation import FloatVector, check_feedback
@@ -39,6 +41,7 @@ from .messages import (
     last_user_index,
     text_of,
 )
+from .retriever import solar_filter
 
 MIN_TURN_TOKENS = 16  # a short recalled turn, as rendered: below this the recall never fits
 
@@ -62,8 +65,13 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
     ``feedback(like=...)`` rates the last answer's recalled turns. ``put`` and ``set`` also take
     mappings of a message's fields (``{"role": "user", "content": "hi"}``).
 
+    ``filters`` recalls only the experiences whose metadata match: LlamaIndex
+    ``MetadataFilters``, as a vector store retriever takes them, or a filter of
+    :mod:`solar_core.filters` (for a memory shared with components that store experiences with
+    their own metadata; see :class:`~llamaindex_solar.SolarRetriever` for the operators).
+
     Build it with :meth:`from_defaults`: ``ChatMemoryBuffer``'s parameters plus ``top_k``,
-    ``recall_token_ratio``, ``header``, and ``memory=`` or ``policy``, ``capacity``,
+    ``recall_token_ratio``, ``header``, ``filters``, and ``memory=`` or ``policy``, ``capacity``,
     ``embedder`` (any LlamaIndex ``BaseEmbedding`` too), ``seed``, ``retrieval`` and
     ``min_score``. One instance is one
     conversation (``chat_store_key``) with its own SOLAR memory, unless you pass the same
@@ -136,10 +144,19 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
     """The first line of the recalled-experiences system message."""
     human_prefix: str = "Human"
     ai_prefix: str = "AI"
+    filters: MetadataFilters | dict[str, Any] | Callable[[Mapping[str, Any]], bool] | None = None
+    """Recall only experiences whose metadata match (``None``: any)."""
+
+    @field_validator("filters", mode="before")
+    @classmethod
+    def _check_filters(cls, filters: Any) -> Any:
+        solar_filter(filters)  # a bad filter is refused now, not at the first recall
+        return filters
 
     # Recall, per user message (its index in the history): the query vector, the record=False
-    # preview, and the recorded retrieval of what the prompt showed (what feedback rates).
-    _look: tuple[int, str, FloatVector, Hits] | None = PrivateAttr(default=None)
+    # preview (with the filters it was made with), and the recorded retrieval of what the
+    # prompt showed (what feedback rates).
+    _look: tuple[int, str, object, FloatVector, Hits] | None = PrivateAttr(default=None)
     _recalled: Hits | None = PrivateAttr(default=None)
     _recalled_for: int = PrivateAttr(default=-1)
     _questions: dict[int, str] = PrivateAttr(default_factory=dict)  # user texts as first put
@@ -270,7 +287,8 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
         # The window if the recall took its whole share: turns in it need no recalling.
         least = super().get(input=input, initial_token_count=initial_token_count + budget, **kwargs)
         in_least = self._turn_ids(least)
-        vector, preview = self._preview(user_index, query, in_least)
+        wanted = solar_filter(self.filters)
+        vector, preview = self._preview(user_index, query, in_least, wanted)
         fitting, tokens = self._fit(preview, budget)
         used = initial_token_count + tokens
         window = super().get(input=input, initial_token_count=used, **kwargs)
@@ -279,7 +297,7 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
         if self._recalled_for != user_index:  # the first prompt of a turn is the one that counts
             ids = {hit.id for hit in shown}
             self._recalled = record_shown(
-                self.memory, vector, preview, ids, exclude=in_least, query=query
+                self.memory, vector, preview, ids, exclude=in_least, query=query, filter=wanted
             )
             self._recalled_for = user_index
         if not shown:
@@ -298,18 +316,20 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
             return self._questions[user_index]
         return text_of(history[user_index]) if user_index >= 0 else ""
 
-    def _preview(self, user_index: int, query: str, exclude: list[str]) -> tuple[FloatVector, Hits]:
+    def _preview(
+        self, user_index: int, query: str, exclude: list[str], wanted: Filter | None
+    ) -> tuple[FloatVector, Hits]:
         """One look per user message and query: agents call ``get`` before every LLM call of a
         turn (the same query each time); a caller asking about another ``input`` at the same
-        point of the chat gets a look of its own."""
+        point of the chat, or with other ``filters``, gets a look of its own."""
         look = self._look
-        if look is not None and look[0] == user_index and look[1] == query:
-            return look[2], look[3]
+        if look is not None and look[:3] == (user_index, query, self.filters):
+            return look[3], look[4]
         vector = self.memory.embed_query(query)
         preview = self.memory.retrieve(
-            query, embedding=vector, k=self.top_k, exclude=exclude, record=False
+            query, embedding=vector, k=self.top_k, exclude=exclude, record=False, filter=wanted
         )
-        self._look = (user_index, query, vector, preview)
+        self._look = (user_index, query, self.filters, vector, preview)
         return vector, preview
 
     def _fit(self, hits: Hits, budget: int) -> tuple[list[Hit], int]:
@@ -437,9 +457,13 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
         self.memory.feedback(like=like, score=score, retrieval=self._recalled)
 
     @property
-    def recalled(self) -> Hits:
-        """What the prompt showed of the recall for the latest user message, best first."""
-        return self._recalled if self._recalled is not None else Hits([], None)
+    def recalled(self) -> CallableHits:
+        """What the prompt showed of the recall for the latest user message, best first: call
+        it, ``memory.recalled()``, as the memory block's and the LangChain middleware's
+        ``recalled()``. (Read without the call it gives the same hits, as it did when it was
+        an attribute.)"""
+        hits = self._recalled if self._recalled is not None else Hits([], None)
+        return CallableHits(hits, hits.retrieval_id, hits.origin)
 
     @property
     def last_decision(self) -> Decision | None:

@@ -13,19 +13,23 @@ from typing import Any
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.memory import BaseMemoryBlock
 from llama_index.core.utils import get_tokenizer
-from pydantic import Field, PrivateAttr
+from llama_index.core.vector_stores.types import MetadataFilters
+from pydantic import Field, PrivateAttr, field_validator
 
 from solar_core import CHAT_POLICY, Decision, Hit, Hits, SolarMemory
+from solar_core.filters import Filter
 from solar_core.fusion import DEFAULT_RETRIEVAL
 from solar_core.integrations.params import build_params, check_not_both
 from solar_core.integrations.sessions import Sessions
 from solar_core.integrations.shown import record_shown
 from solar_core.integrations.turns import bulleted, turn_id, turn_metadata, turn_text
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
+from solar_core.persistence.scope import check_part_name
 from solar_core.validation import FloatVector, check_feedback
 
 from ._params import SolarParams, open_store
 from .messages import finished_turns, is_answer, last_user_index, last_user_text
+from .retriever import solar_filter
 
 OFFERED_PER_SESSION = 4096  # turn ids remembered as offered; more than any chat window holds
 RENDERED_KEPT = 256  # rendered contents remembered for atruncate
@@ -83,7 +87,15 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         store: a :class:`~solar_core.persistence.MemoryStore` (its settings apply; its owner
             closes it), or a SQLite path / ``postgresql://`` URL to open one with ``policy``,
             ``capacity``, ``embedder`` and ``seed`` (owned: call :meth:`close`).
+        store_part: with ``store``, the scope part a ``session_id`` names (``session``; a
+            part of your own too: ``store_part="team"`` keeps ``store.scope(team=...)``
+            memories, one per ``session_id``).
         top_k: experiences recalled per user message.
+        filters: recall only the experiences whose metadata match: LlamaIndex
+            ``MetadataFilters``, as a vector store retriever takes them, or a filter of
+            :mod:`solar_core.filters` (see :class:`~llamaindex_solar.SolarRetriever` for the
+            operators); for a memory shared with components that store experiences with their
+            own metadata.
         name, description, priority: as for every memory block (``priority`` 1 by default, so
             the block can be truncated rather than crowd out the chat history).
 
@@ -126,6 +138,14 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     top_k: int = Field(default=3, ge=1)
     human_prefix: str = "Human"
     ai_prefix: str = "AI"
+    filters: MetadataFilters | dict[str, Any] | Callable[[Mapping[str, Any]], bool] | None = None
+    """Recall only experiences whose metadata match (``None``: any)."""
+
+    @field_validator("filters", mode="before")
+    @classmethod
+    def _check_filters(cls, filters: Any) -> Any:
+        solar_filter(filters)  # a bad filter is refused now, not at the first recall
+        return filters
 
     tokenizer_fn: Callable[[str], list[Any]] | None = Field(default=None, exclude=True)
     """Counts tokens for ``atruncate``; pass the ``Memory``'s own if it is not the default."""
@@ -151,9 +171,11 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         seed: int | None = None,
         retrieval: str = DEFAULT_RETRIEVAL,
         min_score: float | str | None = "auto",
+        store_part: str = "session",
         **fields: Any,
     ) -> None:
         build = build_params(policy, capacity, embedder, seed, retrieval, min_score)
+        check_part_name(store_part)
         check_not_both(memory, build)
         if memory is not None and not isinstance(memory, SolarMemory):
             raise TypeError(f"memory must be a SolarMemory, got {type(memory).__name__}")
@@ -162,7 +184,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         super().__init__(**fields)
         if store is not None:  # last: nothing after it can fail and leave an opened store
             opened, owned = open_store(store, build, chat=True)
-            self._sessions = Sessions.stored(opened, "session", DEFAULT_SCOPE, owns_store=owned)
+            self._sessions = Sessions.stored(opened, store_part, DEFAULT_SCOPE, owns_store=owned)
         elif memory is not None:
             self._sessions = Sessions.shared(memory)
         else:
@@ -325,15 +347,18 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         with self._lock:
             key = (query, self._epochs.get(session, 0))
             recall = self._recalls.get(session)
-        if recall is None or recall.key != key:
+        filters = self.filters
+        if recall is None or recall.key != key or recall.filters != filters:
             self._commit(session)
             vector = memory.embed_query(query)
             exclude = [turn_id(self._text(u, a)) for u, a in turns]  # the LLM sees them already
+            wanted = solar_filter(filters)
             preview = memory.retrieve(
-                query, embedding=vector, k=self.top_k, exclude=exclude, record=False
+                query, embedding=vector, k=self.top_k, exclude=exclude, record=False, filter=wanted
             )
             recall = _Recall(key, vector, preview, exclude, [h.id for h in preview])
             recall.session, recall.memory = session, memory
+            recall.filters, recall.wanted = filters, wanted
             with self._lock:
                 self._recalls[session] = recall
         return self._render(recall)
@@ -354,6 +379,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             recall.shown,
             recall.exclude,
             recall.key[0],
+            recall.wanted,
         )
 
     async def _aput(self, messages: list[ChatMessage]) -> None:
@@ -499,6 +525,8 @@ class _Recall:
     recorded: Hits | None = None
     session: str = ""
     memory: SolarMemory | None = None  # whose retrieval it is
+    filters: object = None  # the block's filters when it looked
+    wanted: Filter | None = None  # and what they filter by
 
     def shown_hits(self) -> list[Hit]:
         return [hit for hit in self.preview if hit.id in self.shown]

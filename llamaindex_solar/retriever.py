@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import BaseNode, MetadataMode, NodeWithScore, QueryBundle, TextNode
+from llama_index.core.vector_stores.types import (
+    FilterCondition,
+    FilterOperator,
+    MetadataFilter,
+    MetadataFilters,
+)
 
 from solar_core import Decision, Hit, Hits, SolarMemory
+from solar_core.filters import Filter, check_filter
 from solar_core.fusion import DEFAULT_RETRIEVAL
 from solar_core.integrations.batch import offer_batch
 from solar_core.integrations.params import build_params, check_not_both
@@ -43,6 +50,12 @@ class SolarRetriever(BaseRetriever):
             ``min_score`` (:mod:`solar_core.fusion`) to build one.
         similarity_top_k: nodes returned per query.
         record: whether queries are retrieval events the memory learns from.
+        filters: only items whose metadata match are returned: LlamaIndex ``MetadataFilters``
+            (operators ``==``, ``!=``, ``>``, ``>=``, ``<``, ``<=``, ``in``, ``nin``,
+            ``contains``, ``any``, ``all``, ``text_match``, ``text_match_insensitive``,
+            ``is_empty``; conditions ``and``, ``or``, ``not``; nested filters too), as a vector
+            store retriever's ``filters=``; or a filter of :mod:`solar_core.filters`. Also an
+            attribute (``retriever.filters = ...``), checked when set.
 
     Example:
         >>> retriever = SolarRetriever(similarity_top_k=1, embedder="hash", seed=0)
@@ -54,6 +67,16 @@ class SolarRetriever(BaseRetriever):
         >>> retriever.feedback(like=True)  # the 429 item helped: the policy learns from it
         >>> retriever.memory.policy, retriever.memory.stats()["feedbacks"]
         ('solar-adaptive', 1)
+
+        Filtered by metadata, as a vector index's retriever is:
+
+        >>> from llama_index.core.vector_stores import MetadataFilter, MetadataFilters
+        >>> _ = retriever.add_texts(["retry a declined card payment after a day"],
+        ...                         [{"topic": "billing"}])
+        >>> retriever.filters = MetadataFilters(filters=[MetadataFilter(key="topic",
+        ...                                                             value="billing")])
+        >>> [r.node.get_content() for r in retriever.retrieve("retry a payment")]
+        ['retry a declined card payment after a day']
     """
 
     def __init__(
@@ -62,6 +85,7 @@ class SolarRetriever(BaseRetriever):
         *,
         similarity_top_k: int = 4,
         record: bool = True,
+        filters: MetadataFilters | Filter | None = None,
         policy: str | None = None,
         capacity: int | None = DEFAULT_CAPACITY,
         embedder: object = None,
@@ -79,12 +103,23 @@ class SolarRetriever(BaseRetriever):
             raise TypeError(f"similarity_top_k must be an int, got {similarity_top_k!r}")
         if similarity_top_k < 1:
             raise ValueError(f"similarity_top_k must be >= 1, got {similarity_top_k}")
+        self.filters = filters  # checked (a property)
         super().__init__(callback_manager=callback_manager, verbose=verbose)
         # `is None`, not `or`: an empty memory is falsy (it has a length) and must be kept
         self.memory = memory if memory is not None else SolarParams.build_memory(**build)
         self.similarity_top_k = similarity_top_k
         self.record = record
         self._last: Hits | None = None
+
+    @property
+    def filters(self) -> MetadataFilters | Filter | None:
+        """What items may be returned (``None``: any)."""
+        return self._filters
+
+    @filters.setter
+    def filters(self, filters: MetadataFilters | Filter | None) -> None:
+        self._filter = solar_filter(filters)  # first: a bad filter leaves the old one
+        self._filters = filters
 
     # -- retrieval ----------------------------------------------------------------------------
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
@@ -93,7 +128,11 @@ class SolarRetriever(BaseRetriever):
         if embedding is not None and not query:
             query = None  # a precomputed query vector alone
         hits = self.memory.retrieve(
-            query, embedding=embedding, k=self.similarity_top_k, record=self.record
+            query,
+            embedding=embedding,
+            k=self.similarity_top_k,
+            record=self.record,
+            filter=self._filter,
         )
         if hits.retrieval_id is not None:
             self._last = hits
@@ -171,3 +210,118 @@ def _node(hit: Hit, retrieval_id: int | None) -> NodeWithScore:
 
 def _base(node: NodeWithScore | BaseNode) -> BaseNode:
     return node.node if isinstance(node, NodeWithScore) else node
+
+
+# -- LlamaIndex's metadata filters --------------------------------------------------------------
+#: operators whose value is a list of values
+_LISTED = {FilterOperator.IN, FilterOperator.NIN, FilterOperator.ANY, FilterOperator.ALL}
+_TEXT = {FilterOperator.TEXT_MATCH, FilterOperator.TEXT_MATCH_INSENSITIVE}
+_ORDER: dict[FilterOperator, Callable[[Any, Any], bool]] = {
+    FilterOperator.GT: lambda a, b: bool(a > b),
+    FilterOperator.GTE: lambda a, b: bool(a >= b),
+    FilterOperator.LT: lambda a, b: bool(a < b),
+    FilterOperator.LTE: lambda a, b: bool(a <= b),
+}
+
+
+def solar_filter(filters: MetadataFilters | Filter | None) -> Filter | None:
+    """What ``SolarMemory.retrieve(filter=...)`` takes for a retriever's ``filters``: a
+    predicate of an item's metadata for LlamaIndex ``MetadataFilters`` (checked first: a bad
+    filter fails here, never midway through a retrieval), a :mod:`solar_core.filters` filter
+    as it is.
+
+    The operators mean what they mean for LlamaIndex's in-memory vector store: a missing (or
+    ``None``) value matches only ``!=`` and ``nin`` (and ``is_empty``). Beyond it, filters may
+    nest, and a value that cannot be compared (``"a" > 1``) does not match rather than fail.
+
+    >>> from llama_index.core.vector_stores import FilterCondition, MetadataFilter as F
+    >>> wanted = solar_filter(MetadataFilters(
+    ...     filters=[F(key="topic", value=["billing", "refunds"], operator="in"),
+    ...              F(key="year", value=2024, operator=">=")],
+    ...     condition=FilterCondition.AND))
+    >>> wanted({"topic": "billing", "year": 2025}), wanted({"topic": "billing", "year": "?"})
+    (True, False)
+    >>> solar_filter(MetadataFilters(filters=[F(key="topic", value="x", operator="in")]))
+    Traceback (most recent call last):
+    ...
+    ValueError: filter 'topic' in: pass a list of values, e.g. value=['a', 'b']
+    """
+    if filters is None:
+        return None
+    if not isinstance(filters, MetadataFilters):
+        return check_filter(filters)
+    _check_filters(filters)
+    return _Matcher(filters)
+
+
+def _check_filters(filters: MetadataFilters) -> None:
+    condition = filters.condition or FilterCondition.AND
+    if condition not in (FilterCondition.AND, FilterCondition.OR, FilterCondition.NOT):
+        raise ValueError(f"unsupported filter condition {condition!r}: use and, or, not")
+    for one in filters.filters:
+        if isinstance(one, MetadataFilters):
+            _check_filters(one)
+            continue
+        op = FilterOperator(one.operator)
+        if op in _LISTED and not isinstance(one.value, list):
+            raise ValueError(
+                f"filter {one.key!r} {op.value}: pass a list of values, e.g. value=['a', 'b']"
+            )
+        if op in _TEXT and not isinstance(one.value, str):
+            raise ValueError(f"filter {one.key!r} {op.value}: pass the text to find, a str")
+
+
+class _Matcher:
+    """``MetadataFilters`` as a predicate of an item's metadata (checked by
+    :func:`_check_filters`)."""
+
+    def __init__(self, filters: MetadataFilters) -> None:
+        self.filters = filters
+
+    def __call__(self, metadata: Mapping[str, Any]) -> bool:
+        return _all_match(self.filters, metadata)
+
+
+def _all_match(filters: MetadataFilters, metadata: Mapping[str, Any]) -> bool:
+    found = (
+        _all_match(one, metadata) if isinstance(one, MetadataFilters) else _one(one, metadata)
+        for one in filters.filters
+    )
+    condition = filters.condition or FilterCondition.AND
+    if condition == FilterCondition.OR:
+        return any(found)
+    if condition == FilterCondition.NOT:
+        return not any(found)
+    return all(found)
+
+
+def _one(one: MetadataFilter, metadata: Mapping[str, Any]) -> bool:
+    op, wanted, value = FilterOperator(one.operator), one.value, metadata.get(one.key)
+    if op == FilterOperator.IS_EMPTY:
+        return value is None or value == "" or value == []
+    if value is None:
+        return op in (FilterOperator.NE, FilterOperator.NIN)
+    try:
+        if op == FilterOperator.EQ:
+            return bool(value == wanted)
+        if op == FilterOperator.NE:
+            return bool(value != wanted)
+        if op in _ORDER:
+            return _ORDER[op](value, wanted)
+        if op == FilterOperator.IN:
+            return value in wanted  # type: ignore[operator]
+        if op == FilterOperator.NIN:
+            return value not in wanted  # type: ignore[operator]
+        if op == FilterOperator.CONTAINS:
+            return wanted in value
+        if op == FilterOperator.ANY:
+            return any(w in value for w in wanted)  # type: ignore[union-attr]
+        if op == FilterOperator.ALL:
+            return all(w in value for w in wanted)  # type: ignore[union-attr]
+        if isinstance(value, str) and isinstance(wanted, str):
+            if op == FilterOperator.TEXT_MATCH:
+                return wanted in value
+            return wanted.lower() in value.lower()
+    except TypeError:  # "a" > 1, 3 in 7: not comparable, so not a match
+        return False
+    return False

@@ -21,6 +21,7 @@ from .core import MemoryCore
 from .deletion import DeletionPolicy
 from .events import DELETION_REASONS, Subscribers
 from .eviction import EvictionPolicy, SalienceEviction
+from .filters import Filter, check_filter, left_out, only_matching
 from .fusion import DEFAULT_RETRIEVAL, Setting, check_floor, check_retrieval, floor_for
 from .inputs import input_vector, resolve_for_memory
 from .lifecycle import Lifecycle
@@ -187,6 +188,7 @@ class SolarMemory(MemoryViews, AsyncCalls):
         k: int | None = None,
         record: bool = True,
         exclude: Collection[str] = (),
+        filter: Filter | None = None,
         min_score: float | str | None | EllipsisType = ...,
     ) -> Hits:
         """Return the ``k`` stored items that best match ``query`` (or ``embedding``), best first.
@@ -201,6 +203,9 @@ class SolarMemory(MemoryViews, AsyncCalls):
 
         ``exclude`` names items never to return (ids not stored are ignored), e.g. those already
         in the prompt: the ``k`` hits are the best of the others, and only they are credited.
+        ``filter`` keeps to the items whose metadata match it (:mod:`solar_core.filters`, e.g.
+        ``{"topic": "billing"}``, ``{"n": {"$gte": 2}}``, or a predicate of the metadata): the
+        others are left out as if named in ``exclude`` (the step logged when persisted).
         """
         if k is None:
             k = self.k
@@ -208,13 +213,27 @@ class SolarMemory(MemoryViews, AsyncCalls):
             k = check_k(k)
         if exclude:
             exclude = check_exclude(exclude)
+        wanted = None if filter is None else check_filter(filter)
         row, scale = input_vector(self._embedder, self._core.dim, query, embedding, "query")
         retrieval, chosen = self.retrieval, self.min_score if min_score is ... else min_score
         floor, gate = floor_for(chosen, retrieval, query)
-        lookup: Step = Lookup(scaled(row, scale), query, k, record, exclude, retrieval, floor, gate)
+        lookup = Lookup(scaled(row, scale), query, k, record, exclude, retrieval, floor, gate)
+        if wanted is not None:
+            return self._filtered(lookup, wanted)
         result: Hits = self._run(lookup if self._local else self._runner.check(lookup))
         self._mine = result if record else self._mine  # what feedback() rates by default
         return result
+
+    def _filtered(self, lookup: Lookup, wanted: Filter) -> Hits:
+        """Run ``lookup`` leaving out the items ``wanted`` refuses, read under the lock the
+        step runs under (no item of this process is stored in between)."""
+        with self._lock:
+            self._sync()  # a persisted memory: other processes' items are judged too
+            exclude = left_out(self._core.records(), wanted, lookup.exclude)
+            step: Step = replace(lookup, exclude=exclude)
+            result: Hits = self._run(step if self._local else self._runner.check(step))
+        self._mine = result if lookup.record else self._mine
+        return only_matching(result, wanted)  # another process may have stored one meanwhile
 
     def feedback(
         self,
@@ -348,27 +367,7 @@ class SolarMemory(MemoryViews, AsyncCalls):
             if self._events not in self._core.listeners:
                 self._core.listen(self._events)
 
-    # -- for wrappers (persistence): the parts around the state --------------------------------
-    @property
-    def core(self) -> MemoryCore:
-        """The state machine this memory wraps."""
-        return self._core
-
-    @property
-    def lock(self) -> threading.RLock:
-        """The lock every step and read holds."""
-        return self._lock
-
-    @property
-    def events(self) -> Subscribers:
-        """The subscriptions (:meth:`subscribe`)."""
-        return self._events
-
-    @property
-    def runner(self) -> StepRunner:
-        """Who runs this memory's steps (a persisted memory's journal)."""
-        return self._runner
-
+    # -- for wrappers (persistence): the parts around the state (their getters: MemoryViews) --
     def use_runner(self, runner: StepRunner) -> None:
         """Run every later step through ``runner`` (a :class:`MemoryStore`'s journal)."""
         self._runner = runner

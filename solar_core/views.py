@@ -10,6 +10,7 @@ from typing import Any
 
 from .core import MemoryCore
 from .embedder import Embedder
+from .events import Subscribers
 from .lifecycle import Lifecycle
 from .steps import StepRunner
 from .types import Decision, MemoryItem
@@ -28,7 +29,30 @@ class MemoryViews:
     retrieval: str
     min_score: float | str | None
     _runner: StepRunner
+    _events: Subscribers
 
+    # -- for wrappers (persistence): the parts around the state --------------------------------
+    @property
+    def core(self) -> MemoryCore:
+        """The state machine this memory wraps."""
+        return self._core
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock every step and read holds."""
+        return self._lock
+
+    @property
+    def events(self) -> Subscribers:
+        """The subscriptions (:meth:`~solar_core.SolarMemory.subscribe`)."""
+        return self._events
+
+    @property
+    def runner(self) -> StepRunner:
+        """Who runs this memory's steps (a persisted memory's journal)."""
+        return self._runner
+
+    # -- reads --------------------------------------------------------------------------------
     def _sync(self) -> None:
         """Catch up with other processes' steps (a persisted memory; under the lock)."""
         self._runner.sync()

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
+from ..filters import Filter
 from ..memory import SolarMemory
 from ..types import Hit, Hits
 from ..validation import FloatVector
@@ -32,6 +33,20 @@ def retrieval_of(metadatas: Iterable[Mapping[str, Any]], what: str) -> int:
     return found
 
 
+class CallableHits(Hits):
+    """:class:`~solar_core.types.Hits` that can also be called, returning themselves: what an
+    attribute that became a method returns, so ``obj.recalled()`` (the method, as the other
+    adapters have it) and ``obj.recalled`` (the older attribute) give the same hits.
+
+    >>> hits = CallableHits([Hit("a", "x", 0.9)], 3)
+    >>> hits() is hits, [h.id for h in hits()], hits.retrieval_id
+    (True, ['a'], 3)
+    """
+
+    def __call__(self) -> Hits:
+        return self
+
+
 def record_shown(
     memory: SolarMemory,
     embedding: FloatVector,
@@ -39,6 +54,7 @@ def record_shown(
     shown: Collection[str],
     exclude: Collection[str] = (),
     query: str | None = None,
+    filter: Filter | None = None,
 ) -> Hits:
     """Record the retrieval of the ``shown`` hits of a ``record=False`` ``preview``.
 
@@ -46,7 +62,8 @@ def record_shown(
     prompt actually showed should gain the retrieval's credit, and only that should a like or a
     dislike rate. The preview's other hits are excluded, so the ``len(shown)`` best of the rest
     are exactly the shown ones. ``query``: the preview's text, if it had one (its words rank
-    too). Returns the recorded ``Hits`` (empty and unrecorded when nothing was shown).
+    too); ``filter``: the preview's (the items it refused must not stand in for the shown
+    ones). Returns the recorded ``Hits`` (empty and unrecorded when nothing was shown).
 
     >>> import numpy as np
     >>> memory = SolarMemory("solar-e", capacity=5, dim=2)
@@ -68,5 +85,6 @@ def record_shown(
         embedding=embedding,
         k=len(shown_ids),
         exclude=[*exclude, *hidden],
+        filter=filter,
         min_score=None,
     )

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import secrets
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
@@ -40,8 +41,10 @@ from typing import Any
 from .errors import PersistenceError
 
 #: the schema this code writes; a database with a newer one is refused, an older one upgraded
-#: (2: row checksums)
-SCHEMA_VERSION = 2
+#: (2: row checksums; 3: the indexes that find a namespace's scopes and the items due to expire)
+SCHEMA_VERSION = 3
+#: the oldest schema a reader reads as it is (3 only added indexes, which reads do without)
+READABLE_SINCE = 2
 FORMAT = "solar-memory"
 
 _TABLES = """
@@ -87,6 +90,18 @@ CREATE TABLE IF NOT EXISTS solar_items (
     PRIMARY KEY (scope_id, item_id)
 )
 """
+
+#: what a sweep asks (which scopes hold an item past its valid_until?) in time that grows with
+#: the items due, not with the items stored
+_DUE_INDEX = (
+    "CREATE INDEX IF NOT EXISTS solar_items_due ON solar_items (valid_until) "
+    "WHERE valid_until IS NOT NULL"
+)
+
+
+def new_database_id() -> str:
+    """A database's id: random, drawn once (see :meth:`Backend.database_id`)."""
+    return secrets.token_hex(16)
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,10 +179,27 @@ class Backend(ABC):
 
     #: the SQL of a locking read of a scope row (PostgreSQL: ``FOR UPDATE``)
     lock_clause = ""
+    #: ``key`` compared byte by byte (keys are ASCII: percent-encoded), so that a range of keys
+    #: is the keys sharing a prefix whatever the database's collation
+    ordered_key = "key"
+    #: the index that lets a range of ``ordered_key`` be read without a scan
+    key_index: str | None = None
     url: str
 
     def __init__(self) -> None:
         self.lock = threading.RLock()
+        self._database_id: str | None = None
+
+    def database_id(self) -> str:
+        """The random id drawn when the database was created (or upgraded to schema 3): what
+        tells apart two databases' scopes of the same key and row id ("" if it has none: a
+        schema 2 database read as it is)."""
+        with self.lock:
+            if self._database_id is None:
+                row = self._execute("SELECT value FROM solar_meta WHERE key = 'database'")
+                found = row.fetchone()
+                self._database_id = "" if found is None else str(found[0])
+            return self._database_id
 
     # -- connection ---------------------------------------------------------------------------
     @abstractmethod
@@ -186,11 +218,16 @@ class Backend(ABC):
     def close(self) -> None: ...
 
     def _schema(self, serial: str, blob: str) -> list[str]:
-        return [s.format(serial=serial, blob=blob) for s in _TABLES.split(";")]
+        tables = [s.format(serial=serial, blob=blob) for s in _TABLES.split(";")]
+        return tables + self._indexes()
+
+    def _indexes(self) -> list[str]:
+        return [_DUE_INDEX] + ([self.key_index] if self.key_index else [])
 
     def _upgrade(self, version: int) -> None:
         """Bring a schema ``version`` database to :data:`SCHEMA_VERSION` (in the caller's write
-        transaction). 1 -> 2: add the row checksums, computed over the rows as they are now."""
+        transaction). 1 -> 2: add the row checksums, computed over the rows as they are now;
+        2 -> 3: add the indexes and the database's id (nothing else changes)."""
         if version < 2:
             for table in ("solar_ops", "solar_items"):
                 self._execute(f"ALTER TABLE {table} ADD COLUMN checksum TEXT")  # fixed names
@@ -208,6 +245,14 @@ class Backend(ABC):
                     "UPDATE solar_items SET checksum = ? WHERE scope_id = ? AND item_id = ?",
                     (_item_checksum(int(row[0]), row[1:]), row[0], row[1]),
                 )
+        if version < 3:
+            for statement in self._indexes():
+                self._execute(statement)
+            self._execute(
+                "INSERT INTO solar_meta (key, value) VALUES ('database', ?) "
+                "ON CONFLICT (key) DO NOTHING",  # (a database made by this version, downgraded)
+                (new_database_id(),),
+            )
         self._execute(
             "UPDATE solar_meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),)
         )
@@ -289,6 +334,26 @@ class Backend(ABC):
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
         return [r[0] for r in self._execute(sql + " ORDER BY id", params).fetchall()]
+
+    def scope_keys_from(self, prefix: str) -> list[str]:
+        """The keys that begin with ``prefix`` (an ASCII str), oldest first: a range of the
+        key index, whatever the number of other scopes."""
+        rows = self._execute(
+            f"SELECT key, id FROM solar_scopes WHERE {self.ordered_key} >= ? "  # fixed names
+            f"AND {self.ordered_key} < ? ORDER BY id",
+            (prefix, prefix + "\x7f"),  # past every ASCII key that begins with it
+        ).fetchall()
+        return [str(r[0]) for r in rows if str(r[0]).startswith(prefix)]
+
+    def due_scope_keys(self, now: float) -> list[str]:
+        """The keys of the scopes holding an item whose ``valid_until`` is ``<= now``, oldest
+        first (a range of the due index)."""
+        rows = self._execute(
+            "SELECT s.key, s.id FROM solar_scopes s WHERE s.id IN "
+            "(SELECT i.scope_id FROM solar_items i WHERE i.valid_until <= ?) ORDER BY s.id",
+            (now,),
+        ).fetchall()
+        return [str(r[0]) for r in rows]
 
     def scope_summaries(self) -> list[tuple[str, str, int, float, int]]:
         """``(key, config, seq, created_at, items)`` of every scope, oldest first: what a

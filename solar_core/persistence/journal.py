@@ -57,7 +57,7 @@ from ..types import Decision, Hits
 from . import codec
 from .backend import Backend, ItemChange, OpRow, ScopeRow
 from .errors import PersistenceError
-from .scope import Scope
+from .scope import Scope, call_for, named
 
 if TYPE_CHECKING:
     from ..memory import SolarMemory
@@ -320,7 +320,10 @@ class Journal(StepListener):
         scope's key and row id (ids are never reused, so a scope forgotten and stored again is
         another memory). A scope stored with kept steps has its first snapshot instead, and
         the identity that snapshot holds."""
-        digest = hashlib.blake2b(f"{self.scope.key}\x00{self._id}".encode(), digest_size=16)
+        # and the database's own id: two databases give scopes of one key the same row id
+        database = self.backend.database_id()
+        name = f"{self.scope.key}\x00{self._id}" + (f"\x00{database}" if database else "")
+        digest = hashlib.blake2b(name.encode(), digest_size=16)
         return digest.hexdigest()
 
     @property
@@ -375,7 +378,7 @@ class Journal(StepListener):
     def _check_open(self) -> None:
         if self._closed:
             raise PersistenceError(
-                f"the memory of scope {self.scope.key!r} was closed or forgotten; "
+                f"the memory of {named(self.scope)} was closed or forgotten; "
                 "get it from an open MemoryStore again"
             )
 
@@ -504,6 +507,14 @@ class Journal(StepListener):
         cached = self._template_cache
         if cached is not None and cached[0] == self.config_text:
             return cached[1]
+        # Shared by the scopes of one store (given as runtime "templates"): scopes differ only
+        # in their seed, which sets values (a generator's state), never what a state holds.
+        shared = self._runtime.get("templates")
+        kind = json.dumps({**self.config, "seed": 0}, sort_keys=True, default=str)
+        if isinstance(shared, dict) and kind in shared:
+            templates: tuple[dict[str, Any], dict[str, Any]] = shared[kind]
+            self._template_cache = (self.config_text, templates)
+            return templates
         new = snapshot_state(self._blank())
         memory = self._blank()
         memory.core.clock = time.time  # not the journal's: nothing here is logged
@@ -522,6 +533,8 @@ class Journal(StepListener):
             memory = self._blank()
         templates = (new, snapshot_state(memory))
         self._template_cache = (self.config_text, templates)
+        if isinstance(shared, dict):
+            shared[kind] = templates
         return templates
 
     def _memory_from(self, blob: bytes, what: str) -> SolarMemory:
@@ -530,11 +543,11 @@ class Journal(StepListener):
         from ..memory import SolarMemory
 
         if codec.is_legacy(blob):
-            parts = self.scope.parts()
             raise PersistenceError(
                 f"{what} was written by an earlier solar-memory in a format this version never "
                 "reads (a pickle: reading it could run code). Rebuild the scope from its stored "
-                f"items with store.reembed({parts!r}): it keeps each item's id, text, metadata, "
+                f"items with {call_for('reembed', self.scope)}: it keeps each item's id, text, "
+                "metadata, "
                 "category and times; the policy's statistics start over"
             )
         new, used = self._templates()
@@ -730,7 +743,7 @@ class Journal(StepListener):
             if memory.events:  # every item went with the scope (told by the caller)
                 memory.events.gone(memory.core.ids(), "forgotten")
             raise PersistenceError(
-                f"scope {self.scope.key!r} was forgotten by another process: get its memory "
+                f"{named(self.scope)} was forgotten by another process: get its memory "
                 "from the MemoryStore again (store.scope(...) or store.get(...)) for a new, "
                 "empty one"
             )
@@ -757,7 +770,7 @@ class Journal(StepListener):
             for op in ops if ops is not None else backend.ops_after(self._id, self.seq, db_seq):
                 if op.seq != self.seq + 1:
                     raise PersistenceError(
-                        f"scope {self.scope.key!r}: the log jumps from step {self.seq} to "
+                        f"{named(self.scope)}: the log jumps from step {self.seq} to "
                         f"{op.seq}; the database was edited by hand"
                     )
                 self._apply_logged(memory, op)
@@ -765,7 +778,7 @@ class Journal(StepListener):
         if self.seq != db_seq:
             self._stale = True
             raise PersistenceError(
-                f"scope {self.scope.key!r}: the log ends at step {self.seq}, the scope says "
+                f"{named(self.scope)}: the log ends at step {self.seq}, the scope says "
                 f"{db_seq}; the database was edited by hand"
             )
         self.snapshot_seq = snapshot_seq
@@ -855,7 +868,7 @@ class Journal(StepListener):
         they would be if the process stopped)."""
         if self._kept is not None:
             seq, blob, steps = self._kept
-            what = f"the kept state of scope {self.scope.key!r}"
+            what = f"the kept state of {named(self.scope)}"
             donor = self._memory_from(blob, what)
         else:
             seq, donor, steps = 0, self._blank(), []
@@ -871,9 +884,9 @@ class Journal(StepListener):
         if snapshot_seq > 0:
             found = self.backend.read_snapshot(self._id)
             if found is None or found[0] != snapshot_seq:
-                raise PersistenceError(f"scope {self.scope.key!r}: its snapshot is missing")
+                raise PersistenceError(f"{named(self.scope)}: its snapshot is missing")
             seq, blob = found
-            what = f"the snapshot of scope {self.scope.key!r} (step {seq})"
+            what = f"the snapshot of {named(self.scope)} (step {seq})"
             donor = self._memory_from(blob, what)
         else:
             seq, donor = 0, self._blank()
@@ -900,7 +913,7 @@ class Journal(StepListener):
                     self._pending_notes.append(note)
 
     def _apply_logged(self, memory: SolarMemory, op: OpRow) -> None:
-        where = f"scope {self.scope.key!r}, step {op.seq} ({op.kind})"
+        where = f"{named(self.scope)}, step {op.seq} ({op.kind})"
         try:
             args = json.loads(op.args)
             vector = None if op.vector is None else np.frombuffer(op.vector, np.float32).copy()
@@ -947,15 +960,20 @@ class Journal(StepListener):
         return memory.apply(_step(kind, args, vector))
 
     # -- closing ------------------------------------------------------------------------------
-    def checkpoint(self, memory: SolarMemory) -> None:
-        """Write a snapshot of the latest state (so a reopen replays nothing), staying attached.
-        A scope forgotten by another process meanwhile raises :class:`PersistenceError` and
+    def checkpoint(self, memory: SolarMemory, unless_below: int = 0) -> None:
+        """Write a snapshot of the latest state (so a reopen replays nothing), staying attached;
+        with ``unless_below``, only if the log since the snapshot holds at least that many
+        steps (what this process kept for a scope not stored yet is merged all the same). A
+        scope forgotten by another process meanwhile raises :class:`PersistenceError` and
         leaves the journal closed (as any step would)."""
         with memory.lock:
             self._check_open()
             # A scope not stored yet writes nothing (what it kept goes with the process),
             # unless another process stored it meanwhile: then what it kept is merged.
             if self._stale or (self.scope_id is None and not self._kept_steps):
+                return
+            short = self.seq - self.snapshot_seq < unless_below
+            if short and self.scope_id is not None and not self._to_merge:
                 return
             if self.seq == self.snapshot_seq and not self._to_merge:
                 token = self.backend.version_token()

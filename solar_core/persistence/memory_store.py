@@ -30,7 +30,7 @@ from .backend import Backend, ItemChange, ScopeRow
 from .errors import PersistenceError
 from .fingerprint import describe, fingerprint, same_embedder
 from .journal import Journal, plain_json, snapshot_state
-from .scope import PARTS, Scope, check_identifier
+from .scope import PARTS, Scope, call_for, check_identifier, check_part_name, named
 
 #: settings that shape a memory's decisions: a scope keeps the ones it was created with
 _SHAPING = ("policy", "capacity", "dim", "params", "deletion", "evaluator")
@@ -137,6 +137,22 @@ def _from_item_rows(rows: list[tuple[Any, ...]]) -> tuple[list[tuple[str, Record
     return records, (max(ids, default=0), 0, None, None)
 
 
+def _where(parts: Mapping[str, object]) -> dict[str, str]:
+    """Parts to select scopes by, checked (names and values)."""
+    return {check_part_name(p): check_identifier(p, v) for p, v in parts.items()}
+
+
+def _has(scope: Scope, where: Mapping[str, str]) -> bool:
+    """Whether ``scope`` has every part of ``where``."""
+    parts = scope.parts()
+    return all(parts.get(p) == v for p, v in where.items())
+
+
+def _named(key: str) -> str:
+    """The scope of ``key`` as a message names it (see :func:`.scope.named`)."""
+    return named(Scope.from_key(key))
+
+
 def _journal(memory: SolarMemory) -> Journal | None:
     """The journal ``memory`` runs its steps through, if it is persisted."""
     runner = memory.runner
@@ -165,18 +181,25 @@ def _current(memory: SolarMemory) -> bool:
     return _usable(memory)
 
 
-def _snapshot(memory: SolarMemory) -> None:
-    """Snapshot ``memory``'s scope (see :meth:`Journal.checkpoint`). A scope another process
-    forgot has nothing to snapshot, and is not brought back: that is no failure (the memory is
-    closed, as it would be by its next step); any other error is raised."""
+def _snapshot(memory: SolarMemory, unless_below: int = 0) -> None:
+    """Snapshot ``memory``'s scope (see :meth:`Journal.checkpoint`), unless its log since the
+    snapshot holds fewer than ``unless_below`` steps. A scope another process forgot has nothing
+    to snapshot, and is not brought back: that is no failure (the memory is closed, as it would
+    be by its next step); any other error is raised."""
     journal = _journal(memory)
     if journal is None or journal.closed:
         return
     try:
-        journal.checkpoint(memory)
+        journal.checkpoint(memory, unless_below)
     except PersistenceError:
         if not journal.closed:
             raise  # a real failure: the scope is still there
+
+
+#: an evicted scope is snapshotted once its log since the snapshot holds this many steps; a
+#: shorter log is cheaper to replay on reopening than a snapshot is to write (and to store: a
+#: snapshot is the whole state, a step its inputs), so it stays as it is
+EVICTED_LOG = 32
 
 
 class MemoryStore:
@@ -199,10 +222,12 @@ class MemoryStore:
 
     At most ``max_open_scopes`` memories are kept open (:attr:`open_scopes`, least recently
     used first), so the process's memory stays flat however many users it serves over its
-    life. Opening one more evicts the least recently used: it is snapshotted as :meth:`close`
-    does (its reopening replays nothing), its response cache is dropped, and the store lets go
-    of it; using the scope again reopens it from the database exactly as it was (same items,
-    statistics and next random draws). A caller still holding an evicted memory object keeps
+    life. Opening one more evicts the least recently used: its response cache is dropped, the
+    store lets go of it, and it is snapshotted as :meth:`close` does if its log since the last
+    snapshot holds :data:`EVICTED_LOG` steps or more (a shorter log is replayed on reopening:
+    cheaper than writing, and storing, the whole state for a user served once); using the
+    scope again reopens it from the database exactly as it was (same items, statistics and
+    next random draws). A caller still holding an evicted memory object keeps
     using it: every step is logged as usual, and while the object lives the store hands out
     that same object again (one live memory per scope and store). An evicted scope that is not
     stored yet stores nothing, as on :meth:`close`: the retrievals and ratings it kept stay
@@ -306,6 +331,9 @@ class MemoryStore:
         self.k, self.seed = k, seed
         self.retrieval, self.min_score = check_retrieval(retrieval), check_floor(min_score)
         self._clock = clock
+        # what each kind of scope's snapshots are checked against (see Journal._templates):
+        # made once per store, not once per scope opened
+        self._templates: dict[str, Any] = {}
         self._evaluator = evaluator
         self._deletion = deletion
         self._params = dict(memory_params)
@@ -404,7 +432,7 @@ class MemoryStore:
             return self._memory(config, self.embedder, self.dim)
         except (TypeError, ValueError) as err:  # a scope of another version of the library
             raise PersistenceError(
-                f"scope {key!r} was created with policy={config.get('policy')!r}, capacity="
+                f"{_named(key)} was created with policy={config.get('policy')!r}, capacity="
                 f"{config.get('capacity')!r}, params={config.get('params')!r}, which this "
                 f"version of solar-memory cannot build: {err}"
             ) from err
@@ -422,7 +450,7 @@ class MemoryStore:
         needed = ("policy", "capacity", "dim", "params", "seed")  # to build its memory
         if not isinstance(stored, dict) or not all(name in stored for name in needed):
             raise PersistenceError(
-                f"scope {key!r} has no readable settings; the database was edited by hand"
+                f"{_named(key)} has no readable settings; the database was edited by hand"
             )
         for name in _SHAPING:
             theirs, wanted = stored.get(name), self._shaping[name]
@@ -437,20 +465,25 @@ class MemoryStore:
 
     @staticmethod
     def _mismatch(key: str, name: str, theirs: object, wanted: object) -> str:
+        scope = Scope.from_key(key)
+        forget = call_for("forget", scope)
         if name in ("policy", "capacity"):
             fix = (
                 f"Omit {name}= so each scope keeps its own, open it with {name}={theirs!r}, or "
-                "forget() the scope to start over"
+                f"forget() the scope to start over ({forget}: its items go)"
             )
         elif name == "params":
             fix = (
                 "Pass none of these settings so each scope keeps its own, pass the same ones, "
-                "or forget() the scope to start over"
+                f"or forget() the scope to start over ({forget}: its items go)"
             )
         else:
-            fix = "Open it with the settings it was created with, or forget() it to start over"
+            fix = (
+                "Open it with the settings it was created with, or forget() it to start over "
+                f"({forget}: its items go)"
+            )
         return (
-            f"scope {key!r} was created with {name}={theirs!r}; this store asks for "
+            f"{named(scope)} was created with {name}={theirs!r}; this store asks for "
             f"{name}={wanted!r}. {fix}"
         )
 
@@ -468,12 +501,12 @@ class MemoryStore:
         if same_dim and (theirs is None or same_embedder(theirs, mine)):
             return
         made_by = describe(theirs) if theirs is not None else "an embedder it did not record"
-        parts = Scope.from_key(key).parts()
+        scope = Scope.from_key(key)
         raise PersistenceError(
-            f"scope {key!r} holds {stored['dim']}-dimensional vectors made by {made_by}; this "
+            f"{named(scope)} holds {stored['dim']}-dimensional vectors made by {made_by}; this "
             f"store's embedder is {describe(mine)}, whose queries would not find them. Open "
             "the store with the embedder the scope was created with, or "
-            f"re-embed the scope's items with this one: store.reembed({parts!r}) (it keeps "
+            f"re-embed the scope's items with this one: {call_for('reembed', scope)} (it keeps "
             "their texts and metadata; their policy statistics start over)"
         )
 
@@ -485,9 +518,11 @@ class MemoryStore:
         org: str | None = None,
         project: str | None = None,
         session: str | None = None,
+        **parts: str | None,
     ) -> SolarMemory:
-        """The memory of this scope (empty until its first write stores it; reopened after)."""
-        return self.get(Scope(org=org, project=project, user=user, session=session))
+        """The memory of this scope (empty until its first write stores it; reopened after);
+        ``parts``: parts of your own, e.g. ``scope(user="alice", team="billing")``."""
+        return self.get(Scope(org=org, project=project, user=user, session=session, **parts))
 
     async def ascope(self, user: str | None = None, **parts: str | None) -> SolarMemory:
         """:meth:`scope` (same arguments) for asyncio code: opened in a worker thread (opening
@@ -562,7 +597,7 @@ class MemoryStore:
             if not _usable(memory):
                 continue
             try:
-                _snapshot(memory)
+                _snapshot(memory, EVICTED_LOG)
             except Exception as err:
                 failures.append((key, err))
             if _usable(memory):  # a caller may still hold it: it is handed out again
@@ -580,7 +615,7 @@ class MemoryStore:
         if failures:
             failed, error = failures[0]
             raise PersistenceError(
-                f"scope {failed!r} could not be snapshotted when it was evicted from the open "
+                f"{_named(failed)} could not be snapshotted when it was evicted from the open "
                 f"scopes: {error} (its steps are all stored: it reopens from its log)"
             ) from error
 
@@ -641,7 +676,7 @@ class MemoryStore:
         created = backend.create_scope(key, scope.parts(), config, time.time())
         row = backend.find_scope(key, lock=True)  # ours, or another's that won the race
         if row is None:
-            raise PersistenceError(f"scope {key!r} could not be created")
+            raise PersistenceError(f"{_named(key)} could not be created")
         return row, created
 
     def _open(self, scope: Scope) -> SolarMemory:
@@ -675,7 +710,11 @@ class MemoryStore:
                 settle=partial(self._settle, key),
                 locate=partial(self._locate, scope),
                 snapshot_every=self.snapshot_every,
-                runtime={"embedder": self.embedder, "evaluator": self._evaluator},
+                runtime={
+                    "embedder": self.embedder,
+                    "evaluator": self._evaluator,
+                    "templates": self._templates,
+                },
             )
             try:
                 journal.attach(memory)
@@ -740,7 +779,7 @@ class MemoryStore:
                 row = self.backend.find_scope(key)
                 snapshot = None if row is None else self.backend.read_snapshot(row.id)
             if row is None:
-                raise ValueError(f"scope {key!r} is not stored: there is nothing to re-embed")
+                raise ValueError(f"{_named(key)} is not stored: there is nothing to re-embed")
             # A snapshot of the first format is never read: the scope is rebuilt from its items.
             legacy = snapshot is not None and codec.is_legacy(snapshot[1])
             stored = self._settle(key, row.config, embedder=False)
@@ -793,7 +832,7 @@ class MemoryStore:
                     if live is not None:
                         live.recheck()  # our own commit: its token did not move
                 return True
-        raise PersistenceError(f"scope {key!r} kept changing while it was re-embedded: try again")
+        raise PersistenceError(f"{_named(key)} kept changing while it was re-embedded: try again")
 
     def _as_stored(
         self, scope: Scope, row: ScopeRow, stored: dict[str, Any]
@@ -844,7 +883,7 @@ class MemoryStore:
         try:
             fresh.core.put_back(items, (id_counter, retrieval_seq, rng_state))
         except ValueError as err:  # pragma: no cover - capacity and ids are the old ones
-            raise PersistenceError(f"scope {key!r}: {err}") from None
+            raise PersistenceError(f"{_named(key)}: {err}") from None
         if last_decay is not None:
             fresh.lifecycle.last_decay = last_decay  # importance is decayed to then
         fresh.check_invariants()
@@ -913,26 +952,37 @@ class MemoryStore:
         org: str | None = None,
         project: str | None = None,
         session: str | None = None,
+        **parts: str | None,
     ) -> list[str]:
         """Forget every scope with these parts (e.g. ``erase(user="alice")``: all of Alice's
-        memories, in every org, project and session); returns their keys."""
-        given = {"user": user, "org": org, "project": project, "session": session}
-        where = {p: check_identifier(p, v) for p, v in given.items() if v is not None}
+        memories, in every org, project, session and part of your own); returns their keys."""
+        given = {"user": user, "org": org, "project": project, "session": session, **parts}
+        where = _where({p: v for p, v in given.items() if v is not None})
         if not where:
-            raise ValueError(f"erase() needs at least one of {', '.join(PARTS)}")
+            raise ValueError(
+                f"erase() needs at least one of {', '.join(PARTS)} (or a part of your own)"
+            )
         with self._lock:
             self._check_open()
-            with self.backend.transaction(write=False):
-                keys = self.backend.scope_keys(where)
+            keys = self._keys(where)
             # and this process's memories of such scopes not stored yet: what they kept
             # (queries, ratings) is theirs too
             keys += [
                 key
                 for key in [*self._memories, *self._evicted]
-                if key not in keys
-                and all(getattr(Scope.from_key(key), p) == v for p, v in where.items())
+                if key not in keys and _has(Scope.from_key(key), where)
             ]
         return self._forget_keys(keys)
+
+    def _keys(self, where: Mapping[str, str]) -> list[str]:
+        """The stored scopes' keys with these parts (the four of :data:`PARTS` are columns;
+        parts of your own live in the key only)."""
+        columns = {p: v for p, v in where.items() if p in PARTS}
+        with self.backend.transaction(write=False):
+            keys = self.backend.scope_keys(columns)
+        if len(columns) < len(where):
+            keys = [k for k in keys if _has(Scope.from_key(k), where)]
+        return keys
 
     def _forget_keys(self, keys: list[str]) -> list[str]:
         gone = []
@@ -962,15 +1012,42 @@ class MemoryStore:
         return gone
 
     def names(self, **parts: str) -> list[str]:
-        """The keys of the stored scopes (all, or those with these parts), oldest first."""
-        unknown = set(parts) - set(PARTS)
-        if unknown:
-            raise ValueError(f"unknown scope parts {sorted(unknown)}; use {', '.join(PARTS)}")
-        where = {p: check_identifier(p, v) for p, v in parts.items()}
+        """The keys of the stored scopes (all, or those with these parts, yours included),
+        oldest first."""
+        where = _where(parts)
+        with self._lock:
+            self._check_open()
+            return self._keys(where)
+
+    def names_from(self, prefix: str) -> list[str]:
+        """The keys of the stored scopes that begin with ``prefix``, oldest first: a range of
+        the key index, so it takes as long among 100,000 scopes as among ten.
+
+        >>> store = MemoryStore(":memory:", policy="fifo", capacity=3, embedder="hash")
+        >>> for user in ("ann", "anna", "bob"):
+        ...     _ = store.scope(user=user).add("hello")
+        >>> store.names_from("user=ann")
+        ['user=ann', 'user=anna']
+        >>> store.close()
+        """
+        if not isinstance(prefix, str):
+            raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
+        if not prefix.isascii():  # keys are percent-encoded: no other key begins with it
+            return []
         with self._lock:
             self._check_open()
             with self.backend.transaction(write=False):
-                return self.backend.scope_keys(where)
+                return self.backend.scope_keys_from(prefix)
+
+    def due(self, now: float | None = None) -> list[str]:
+        """The keys of the stored scopes holding an item past its ``valid_until`` at ``now``
+        (default: the store's clock), oldest first: what a sweep must visit, found through an
+        index, without opening any scope."""
+        at = self._clock() if now is None else now
+        with self._lock:
+            self._check_open()
+            with self.backend.transaction(write=False):
+                return self.backend.due_scope_keys(float(at))
 
     def scopes(self, **parts: str) -> list[Scope]:
         """:meth:`names` as :class:`Scope` objects."""
@@ -1043,9 +1120,7 @@ class ScopeView:
     LangGraph ``thread_id`` or ``user_id``, a LlamaIndex ``session_id``)."""
 
     def __init__(self, store: MemoryStore, part: str) -> None:
-        if part not in PARTS:
-            raise ValueError(f"part must be one of {', '.join(PARTS)}, got {part!r}")
-        self.store, self.part = store, part
+        self.store, self.part = store, check_part_name(part)
         self.policy, self.capacity, self.embedder = store.policy, store.capacity, store.embedder
 
     def check(self, value: object) -> str:
@@ -1061,9 +1136,9 @@ class ScopeView:
         """The values of this part among the stored scopes that have only this part."""
         prefix = f"{self.part}="
         return [
-            getattr(Scope.from_key(k), self.part)
-            for k in self.store.names()
-            if k.startswith(prefix) and "&" not in k
+            Scope.from_key(k).parts()[self.part]
+            for k in self.store.names_from(prefix)
+            if "&" not in k
         ]
 
     def __contains__(self, value: object) -> bool:

@@ -6,7 +6,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .backend import FORMAT, SCHEMA_VERSION, Backend, ItemChange, OpRow
+from .backend import (
+    FORMAT,
+    READABLE_SINCE,
+    SCHEMA_VERSION,
+    Backend,
+    ItemChange,
+    OpRow,
+    new_database_id,
+)
 from .errors import PersistenceError
 
 #: ``pg_advisory_xact_lock`` key that serialises schema creation by concurrent first users
@@ -28,6 +36,10 @@ class PostgresBackend(Backend):
     """
 
     lock_clause = " FOR UPDATE"
+    # The key's UNIQUE index follows the database's collation, where "a%2" may sort between
+    # "a" and "a%" (locales ignore punctuation): byte order has its own index.
+    ordered_key = 'key COLLATE "C"'
+    key_index = 'CREATE INDEX IF NOT EXISTS solar_scopes_key_c ON solar_scopes (key COLLATE "C")'
 
     def __init__(self, url: str, read_only: bool = False) -> None:
         super().__init__()
@@ -73,7 +85,8 @@ class PostgresBackend(Backend):
                 "this PostgreSQL database (and search_path) holds no solar-memory store: give "
                 "the URL a MemoryStore writes to; it was left untouched"
             )
-        if rows.get("schema") != str(SCHEMA_VERSION):
+        readable = {str(v) for v in range(READABLE_SINCE, SCHEMA_VERSION + 1)}
+        if rows.get("schema") not in readable:
             raise PersistenceError(
                 f"the database has schema version {rows.get('schema')}; reading needs version "
                 f"{SCHEMA_VERSION}: open it once with MemoryStore of this version (which "
@@ -103,8 +116,9 @@ class PostgresBackend(Backend):
             for statement in self._schema("BIGSERIAL PRIMARY KEY", "BYTEA"):
                 self._execute(statement)
             self._execute(
-                "INSERT INTO solar_meta (key, value) VALUES ('format', ?), ('schema', ?)",
-                (FORMAT, str(SCHEMA_VERSION)),
+                "INSERT INTO solar_meta (key, value) "
+                "VALUES ('format', ?), ('schema', ?), ('database', ?)",
+                (FORMAT, str(SCHEMA_VERSION), new_database_id()),
             )
 
     @contextmanager

@@ -39,7 +39,7 @@ from .backend import Backend, ScopeRow
 from .errors import PersistenceError
 from .journal import Journal
 from .memory_store import open_backend
-from .scope import PARTS, Scope, scope_namespace, shown_scope
+from .scope import Scope, check_part_name, scope_namespace, shown_scope
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,15 +164,14 @@ class MemoryReader:
 
     def scopes(self, **parts: str) -> list[ScopeSummary]:
         """Every stored scope (those with all of these parts), oldest first."""
-        unknown = set(parts) - set(PARTS)
-        if unknown:
-            raise ValueError(f"unknown scope parts {sorted(unknown)}; use {', '.join(PARTS)}")
+        for part in parts:
+            check_part_name(part)
         with self.backend.transaction(write=False):
             rows = self.backend.scope_summaries()
         found = []
         for key, config_text, seq, created_at, items in rows:
             scope = Scope.from_key(key)
-            if any(getattr(scope, part) != value for part, value in parts.items()):
+            if any(scope.parts().get(part) != value for part, value in parts.items()):
                 continue
             config = self._config(key, config_text)
             recorded = config.get("embedder")
@@ -246,10 +245,8 @@ class MemoryReader:
             theirs = scope_namespace(scope)
             if labels is not None or theirs is not None:
                 return bool(labels and theirs and labels[0] == theirs[0])
-            return any(
-                getattr(wanted, part) is not None and getattr(scope, part) == getattr(wanted, part)
-                for part in PARTS
-            )
+            mine = scope.parts()
+            return any(mine.get(part) == value for part, value in wanted.parts().items())
 
         near = [shown_scope(s) for s in map(Scope.from_key, self._keys()) if alike(s)]
         hint = f"; stored scopes like it: {', '.join(near[:10])}" if near else ""

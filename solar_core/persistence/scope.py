@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from urllib.parse import quote, unquote
 
 #: the parts of a scope, in the order its key lists them
@@ -31,50 +32,92 @@ def check_identifier(part: str, value: object) -> str:
     return text
 
 
-@dataclass(frozen=True, slots=True)
+def check_part_name(name: object) -> str:
+    """A scope part's name: one of :data:`PARTS`, or a part of your own (``team``, ``tenant``,
+    ``agent_id``): lowercase letters, digits and ``_``, starting with a letter, at most 32.
+
+    >>> check_part_name("team")
+    'team'
+    >>> check_part_name("Team!")
+    Traceback (most recent call last):
+    ...
+    ValueError: a scope part's name is lowercase letters, digits and _ ... got 'Team!': ...
+    """
+    if not isinstance(name, str) or not re.fullmatch(_PART_NAME, name):
+        raise ValueError(
+            "a scope part's name is lowercase letters, digits and _ (starting with a letter, "
+            f"at most 32), got {name!r}: e.g. team=..."
+        )
+    return name
+
+
+#: a part name (a pattern applied with re.fullmatch; re's cache keeps it compiled)
+_PART_NAME = r"[a-z][a-z0-9_]{0,31}"
+
+
+@dataclass(frozen=True, slots=True, init=False)
 class Scope:
-    """Whose memory: any non-empty subset of ``org``, ``project``, ``user``, ``session``.
+    """Whose memory: any non-empty subset of ``org``, ``project``, ``user``, ``session``, and
+    parts of your own (``Scope(user="alice", team="billing")``; see :func:`check_part_name`).
 
     Two scopes are the same memory iff every part is equal: ``Scope(user="alice")`` and
     ``Scope(user="alice", session="s1")`` are two memories. :attr:`key` is the scope as one
-    string (parts percent-encoded, so no two scopes share a key).
+    string (parts percent-encoded, so no two scopes share a key; the four parts above in that
+    order, then your own by name).
 
     >>> Scope(user="alice", org="acme").key
     'org=acme&user=alice'
     >>> Scope.from_key("org=acme&user=a%26b").user
     'a&b'
+    >>> Scope(user="alice", team="billing").key, Scope(tenant="t1", team="b").parts()
+    ('user=alice&team=billing', {'team': 'b', 'tenant': 't1'})
     >>> Scope()
     Traceback (most recent call last):
     ...
-    ValueError: a scope names at least one of org, project, user, session
+    ValueError: a scope names at least one of org, project, user, session (or a part of your own)
     """
 
-    org: str | None = None
-    project: str | None = None
-    user: str | None = None
-    session: str | None = None
+    org: str | None
+    project: str | None
+    user: str | None
+    session: str | None
+    #: the parts of your own, sorted by name
+    extra: tuple[tuple[str, str], ...]
 
-    def __post_init__(self) -> None:
-        present = False
-        for f in fields(self):
-            value = getattr(self, f.name)
-            if value is not None:
-                object.__setattr__(self, f.name, check_identifier(f.name, value))
-                present = True
-        if not present:
-            raise ValueError(f"a scope names at least one of {', '.join(PARTS)}")
+    def __init__(
+        self,
+        org: str | None = None,
+        project: str | None = None,
+        user: str | None = None,
+        session: str | None = None,
+        **extra: str | None,
+    ) -> None:
+        named = {"org": org, "project": project, "user": user, "session": session}
+        for part, value in named.items():
+            checked = None if value is None else check_identifier(part, value)
+            object.__setattr__(self, part, checked)
+        own = tuple(
+            (check_part_name(part), check_identifier(part, value))
+            for part, value in sorted(extra.items())
+            if value is not None
+        )
+        object.__setattr__(self, "extra", own)
+        if not own and all(value is None for value in named.values()):
+            raise ValueError(
+                f"a scope names at least one of {', '.join(PARTS)} (or a part of your own)"
+            )
 
     @property
     def key(self) -> str:
-        return "&".join(
-            f"{part}={quote(value, safe='')}"
-            for part in PARTS
-            if (value := getattr(self, part)) is not None
-        )
+        return "&".join(f"{part}={quote(value, safe='')}" for part, value in self._pairs())
+
+    def _pairs(self) -> list[tuple[str, str]]:
+        standard = [(p, v) for p in PARTS if (v := getattr(self, p)) is not None]
+        return standard + list(self.extra)
 
     def parts(self) -> dict[str, str]:
         """The parts that are set."""
-        return {p: v for p in PARTS if (v := getattr(self, p)) is not None}
+        return dict(self._pairs())
 
     @classmethod
     def of(cls, scope: object) -> Scope:
@@ -82,17 +125,14 @@ class Scope:
         if isinstance(scope, Scope):
             return scope
         if isinstance(scope, Mapping):
-            unknown = set(scope) - set(PARTS)
-            if unknown:
-                raise ValueError(
-                    f"unknown scope parts {sorted(map(str, unknown))}; use {', '.join(PARTS)}"
-                )
+            for part in scope:
+                check_part_name(part)
             return cls(**scope)
         if isinstance(scope, str | int) and not isinstance(scope, bool):
             return cls(session=check_identifier("session", scope))
         raise TypeError(
-            f"a scope is a Scope, a mapping of {', '.join(PARTS)} or a session id, "
-            f"got {type(scope).__name__}"
+            f"a scope is a Scope, a mapping of parts ({', '.join(PARTS)} or your own) or a "
+            f"session id, got {type(scope).__name__}"
         )
 
     @classmethod
@@ -101,7 +141,7 @@ class Scope:
         parts: dict[str, str] = {}
         for piece in key.split("&"):
             name, sep, value = piece.partition("=")
-            if not sep or name not in PARTS or name in parts:
+            if not sep or not re.fullmatch(_PART_NAME, name) or name in parts:
                 raise ValueError(f"not a scope key: {key!r}")
             parts[name] = unquote(value)
         return cls(**parts)
@@ -126,9 +166,27 @@ def namespace_scope(labels: Sequence[str]) -> Scope:
     return Scope(project=NAMESPACE_PROJECT, user=json.dumps(list(labels), separators=(",", ":")))
 
 
+def namespace_key_prefix(labels: Sequence[str]) -> str:
+    """What the keys of the scopes of ``labels`` and of every namespace under it begin with.
+
+    >>> namespace_key_prefix(("users",))
+    'project=langgraph-store&user=%5B%22users%22'
+    >>> namespace_scope(("users", "alice")).key.startswith(namespace_key_prefix(("users",)))
+    True
+    """
+    # the JSON list without its "]": a label ends at its closing quote, so "users" is no
+    # prefix of "users2"
+    key = namespace_scope(labels).key
+    closing = quote("]", safe="")
+    assert key.endswith(closing)
+    return key[: -len(closing)]
+
+
 def scope_namespace(scope: Scope) -> tuple[str, ...] | None:
     """The namespace a scope holds, or ``None`` if it is no store namespace's scope."""
     if scope.project != NAMESPACE_PROJECT or scope.user is None or scope.org or scope.session:
+        return None
+    if scope.extra:
         return None
     try:
         labels = json.loads(scope.user)
@@ -150,6 +208,31 @@ def shown_scope(scope: Scope) -> str:
     if labels is not None and labels and all(label and "." not in label for label in labels):
         return "namespace=" + ".".join(labels)
     return scope.key
+
+
+def named(scope: Scope) -> str:
+    """A scope as a message names it: a LangGraph store namespace by its labels (its key is
+    an encoding nobody typed), any other scope by its key.
+
+    >>> named(namespace_scope(["users", "alice"])), named(Scope(user="bob"))
+    ("namespace ('users', 'alice')", "scope 'user=bob'")
+    """
+    labels = scope_namespace(scope)
+    return f"namespace {labels!r}" if labels is not None else f"scope {scope.key!r}"
+
+
+def call_for(method: str, scope: Scope) -> str:
+    """The call of ``method`` that acts on ``scope``, as a fix in a message names it: a
+    namespace through the LangGraph store (whose methods take its labels), any other scope
+    through the ``MemoryStore`` (whose methods take its parts).
+
+    >>> call_for("reembed", namespace_scope(["users", "alice"]))
+    "store.reembed(('users', 'alice'))"
+    >>> call_for("forget", Scope(user="bob"))
+    "store.forget({'user': 'bob'})"
+    """
+    labels = scope_namespace(scope)
+    return f"store.{method}({labels if labels is not None else scope.parts()!r})"
 
 
 def scope_named(text: str) -> Scope:

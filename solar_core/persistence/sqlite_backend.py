@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
-from .backend import FORMAT, SCHEMA_VERSION, Backend
+from .backend import FORMAT, READABLE_SINCE, SCHEMA_VERSION, Backend, new_database_id
 from .errors import PersistenceError
 
 #: ``PRAGMA application_id`` of our files ("SOLR"): tells them from every other SQLite file
@@ -144,7 +144,7 @@ class SQLiteBackend(Backend):
                 "give the file a MemoryStore writes; it was left untouched"
             )
         version = self._conn.execute("PRAGMA user_version").fetchone()[0]
-        if version != SCHEMA_VERSION:
+        if not READABLE_SINCE <= version <= SCHEMA_VERSION:
             fix = (
                 "upgrade solar-memory"
                 if version > SCHEMA_VERSION
@@ -204,8 +204,9 @@ class SQLiteBackend(Backend):
                 for statement in self._schema("INTEGER PRIMARY KEY AUTOINCREMENT", "BLOB"):
                     conn.execute(statement)
                 conn.execute(
-                    "INSERT INTO solar_meta (key, value) VALUES ('format', ?), ('schema', ?)",
-                    (FORMAT, str(SCHEMA_VERSION)),
+                    "INSERT INTO solar_meta (key, value) "
+                    "VALUES ('format', ?), ('schema', ?), ('database', ?)",
+                    (FORMAT, str(SCHEMA_VERSION), new_database_id()),
                 )
                 conn.execute(f"PRAGMA application_id={APPLICATION_ID}")  # constants only
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")

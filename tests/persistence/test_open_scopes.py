@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 from solar_core import MemoryStore, PersistenceError, SolarMemory
+from solar_core.persistence.memory_store import EVICTED_LOG
 
 T0 = 1_000_000.0
 
@@ -105,8 +106,9 @@ def test_evicted_memories_nobody_holds_are_freed(tmp_path: Path) -> None:
 
 def test_an_evicted_scope_reopens_exactly(db_url: str, tmp_path: Path) -> None:
     """Users served by a store that keeps one scope open end exactly where those of a store
-    that keeps them all do: same items, posteriors, counters and next random draws; an
-    eviction snapshots the scope, so its reopening replays nothing."""
+    that keeps them all do: same items, posteriors, counters and next random draws. An
+    eviction snapshots a scope whose log since its snapshot is long, and leaves a short one to
+    be replayed on reopening (cheaper than writing the whole state)."""
     small = store(db_url, Clock(), max_open_scopes=1)
     big = store(str(tmp_path / "big.db"), Clock(), max_open_scopes=100)
     rng_small, rng_big = np.random.default_rng(0), np.random.default_rng(0)
@@ -124,11 +126,36 @@ def test_an_evicted_scope_reopens_exactly(db_url: str, tmp_path: Path) -> None:
         step(b, rng_big, 100 + u)
         assert core_state(a) == core_state(b)
     if not db_url.startswith("postgres"):
-        small.scope(user="u1")  # evicts u4, last written
+        small.scope(user="u4").add("one more fact")  # a step after u4's last snapshot
+        small.scope(user="u1")  # evicts u4
+        seq, snapshot_seq = snapshot_and_seq(db_url, "user=u4")
+        assert 0 < seq - snapshot_seq < EVICTED_LOG  # a short log: replayed on reopening
+        u4 = small.scope(user="u4")
+        for i in range(EVICTED_LOG):
+            u4.add(f"fact {i}")
+        small.scope(user="u1")  # evicts u4, now with a long log
         seq, snapshot_seq = snapshot_and_seq(db_url, "user=u4")
         assert seq == snapshot_seq  # snapshotted on eviction: a reopen replays nothing
     small.close()
     big.close()
+
+
+def test_an_evicted_scope_with_a_short_log_is_not_snapshotted(tmp_path: Path) -> None:
+    """A scope used once and evicted costs a log row, not a whole snapshot: many users each
+    served once leave the database small and each eviction cheap. Reopened, it is the same."""
+    url = str(tmp_path / "m.db")
+    s = store(url, Clock(), max_open_scopes=1)
+    s.scope(user="a").add("a fact about tea")
+    s.scope(user="b").add("a fact about coffee")  # evicts a
+    seq, snapshot_seq = snapshot_and_seq(url, "user=a")
+    assert (seq, snapshot_seq) == (1, 0)
+    with sqlite3.connect(url) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM solar_snapshots").fetchone()[0] == 0
+    conn.close()
+    again = s.scope(user="a")
+    assert [i.text for i in again.items()] == ["a fact about tea"]
+    again.check_invariants()
+    s.close()
 
 
 def test_a_held_evicted_memory_keeps_working(db_url: str) -> None:
@@ -220,6 +247,8 @@ def test_close_and_eviction_still_raise_for_real_failures(tmp_path: Path) -> Non
     url = str(tmp_path / "m.db")
     a = store(url, Clock(), max_open_scopes=1)
     a.scope(user="alice").add("x")
+    for _ in range(EVICTED_LOG):  # a log long enough to be snapshotted on eviction
+        a.scope(user="alice").retrieve("x")
     real = a.backend.write_snapshot
 
     def broken(scope_id: int, seq: int, state: bytes, at: float, purge: bool = True) -> None:

@@ -747,3 +747,58 @@ def test_a_copy_never_owns_the_store(tmp_path: Path) -> None:
         chat.memory.items()
     with pytest.raises(PersistenceError, match="closed"):
         block.memory_for("s")
+
+
+# -- scope parts of your own, through both frameworks ---------------------------------------------
+def test_middleware_keys_a_part_of_your_own(tmp_path: Path) -> None:
+    """``scope="team_id", store_part="team"``: one memory per team, ``store.scope(team=...)``,
+    recalled by a real agent run and found again by a new middleware."""
+    path = tmp_path / "agent.db"
+    mw = user_middleware(path, scope="team_id", store_part="team")
+    agent = agent_for(mw, "Noted.", "Refunds take five days.")
+    agent.invoke(ask("remember: refunds take five days"), context={"team_id": "billing"})
+    assert mw.store is not None and mw.store.names() == ["team=billing"]
+    mw.close()
+    again = user_middleware(path, scope="team_id", store_part="team")
+    recorder = PromptRecorder()
+    agent = agent_for(again, "Five days.")
+    agent.invoke(
+        ask("how long do refunds take?"), {"callbacks": [recorder]}, context={"team_id": "billing"}
+    )
+    assert "refunds take five days" in recorder.text()
+    store = MemoryStore(path, embedder="hash")
+    assert [i.text for i in store.scope(team="billing").items()] == [
+        i.text for i in again.memory_for("billing").items()
+    ]
+    store.close()
+    again.close()
+    with pytest.raises(ValueError, match="lowercase letters"):
+        user_middleware(path, scope="team_id", store_part="Team")
+    with pytest.raises(ValueError, match="with store= and scope="):
+        SolarMemoryMiddleware(scope="team_id", store_part="team", embedder="hash")
+
+
+async def test_memory_block_keys_a_part_of_your_own(tmp_path: Path) -> None:
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.memory import Memory
+
+    from llamaindex_solar import SolarChatMemory, SolarMemoryBlock
+
+    path = tmp_path / "agent.db"
+    block = SolarMemoryBlock(store=path, embedder="hash", top_k=1, seed=0, store_part="team")
+    memory = Memory.from_defaults(
+        session_id="billing",
+        token_limit=60,
+        chat_history_token_ratio=0.5,
+        token_flush_size=20,
+        memory_blocks=[block],
+    )
+    await converse(memory, [("refunds take five days", "Noted."), *FILLER])
+    assert block.store is not None and block.store.names() == ["team=billing"]
+    block.close()
+    # a chat memory over a memory of one team and user, opened by hand
+    store = MemoryStore(path, embedder="hash")
+    chat = SolarChatMemory.from_defaults(memory=store.scope(team="billing", user="ann"))
+    await converse(chat, [("I am Ann from billing", "Hello Ann.")])
+    assert sorted(store.names(team="billing")) == ["team=billing", "user=ann&team=billing"]
+    store.close()

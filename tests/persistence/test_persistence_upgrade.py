@@ -548,3 +548,55 @@ def test_a_first_format_snapshot_is_refused_then_rebuilt_from_its_items(db_url: 
     again = MemoryStore(db_url, policy="solar", capacity=10, embedder="hash", seed=4)
     same(again.scope(user="alice"), plain)
     again.close()
+
+
+# -- schema 3: the indexes that keep one scope's work independent of the others ------------------
+def index_names(store: MemoryStore) -> set[str]:
+    backend = store.backend
+    with backend.transaction(write=False):
+        if store.backend.url.startswith("postgres"):
+            rows = backend._execute(
+                "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
+            ).fetchall()
+        else:
+            rows = backend._execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+        return {str(r[0]) for r in rows}
+
+
+def test_a_schema_2_database_is_read_as_it_is_and_upgraded_by_a_writer(db_url: str) -> None:
+    """Schema 3 adds indexes (the namespaces under a prefix, the items due to expire) and the
+    database's id: a reader reads a schema 2 database untouched, the first writer adds them."""
+    from solar_core.persistence.reader import MemoryReader
+
+    old = MemoryStore(db_url, policy="fifo", capacity=4, embedder="hash", seed=0)
+    old.scope(user="alice").add("green tea", valid_until=2e9)
+    backend = old.backend
+    with backend.transaction(write=True):
+        for name in ("solar_items_due", "solar_scopes_key_c"):
+            backend._execute(f"DROP INDEX IF EXISTS {name}")  # fixed names
+        backend._execute("UPDATE solar_meta SET value = '2' WHERE key = 'schema'")
+        backend._execute("DELETE FROM solar_meta WHERE key = 'database'")
+        if not db_url.startswith("postgres"):
+            backend._execute("PRAGMA user_version = 2")
+    assert "solar_items_due" not in index_names(old)
+    old.close()
+
+    reader = MemoryReader(db_url)
+    assert [i.text for i in reader.memory({"user": "alice"}, live=False).items()] == ["green tea"]
+    reader.close()
+
+    store = MemoryStore(db_url, embedder="hash")
+    assert "solar_items_due" in index_names(store)
+    if db_url.startswith("postgres"):
+        assert "solar_scopes_key_c" in index_names(store)
+    with store.backend.transaction(write=False):
+        assert (
+            store.backend._execute("SELECT value FROM solar_meta WHERE key = 'schema'").fetchone()[
+                0
+            ]
+            == "3"
+        )
+    assert len(store.backend.database_id()) == 32  # the id that tells databases apart
+    assert store.due(now=2e9) == ["user=alice"] and store.due(now=2e9 - 1) == []
+    assert store.names_from("user=al") == ["user=alice"] and store.names_from("user=b") == []
+    store.close()
