@@ -886,7 +886,12 @@ def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
 
 def _compare(value: Any, wanted: Any) -> bool:
     """LangGraph's filter rule: nested dicts match key by key, ``$eq``/``$ne``/``$gt``/``$gte``/
-    ``$lt``/``$lte`` compare, lists match element by element, anything else by equality."""
+    ``$lt``/``$lte`` compare, lists match element by element, anything else by equality.
+
+    Not :func:`solar_core.filters.matches`, on purpose: this is ``InMemoryStore``'s rule to the
+    letter (a range operator on a missing or non-numeric value raises, as there; the property
+    test against ``InMemoryStore`` holds us to it), where a memory's filter leaves such an item
+    out."""
     if isinstance(wanted, dict):
         if any(k.startswith("$") for k in wanted):
             return all(_operator(value, op, v) for op, v in wanted.items())
