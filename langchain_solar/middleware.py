@@ -196,8 +196,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         self._sessions: Sessions
         if store is not None:  # last: nothing after it can fail and leave an opened store
             opened, owned = open_store(store, build, chat=True)
-            part = "session" if scope is None else STORE_PARTS.get(scope, "session")
-            part = store_part or part
+            part = store_part or ("session" if scope is None else STORE_PARTS.get(scope, "session"))
             self._sessions = Sessions.stored(opened, part, DEFAULT_SCOPE, owns_store=owned)
         elif scope is not None:  # one memory per scope, all sharing one embedder
             self._sessions = Sessions.in_process(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import warnings
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -18,8 +18,7 @@ from llama_index.core.memory.types import DEFAULT_CHAT_STORE_KEY
 from llama_index.core.storage.chat_store import BaseChatStore, SimpleChatStore
 from llama_index.core.storage.chat_store.loading import load_chat_store
 from llama_index.core.utils import get_tokenizer
-from llama_index.core.vector_stores.types import MetadataFilters
-from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
+from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from solar_core import Decision, Hit, Hits
 from solar_core.filters import Filter
@@ -41,7 +40,7 @@ from .messages import (
     last_user_index,
     text_of,
 )
-from .retriever import solar_filter
+from .retriever import FiltersSetting, solar_filter
 
 MIN_TURN_TOKENS = 16  # a short recalled turn, as rendered: below this the recall never fits
 
@@ -144,14 +143,8 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
     """The first line of the recalled-experiences system message."""
     human_prefix: str = "Human"
     ai_prefix: str = "AI"
-    filters: MetadataFilters | dict[str, Any] | Callable[[Mapping[str, Any]], bool] | None = None
+    filters: FiltersSetting = None
     """Recall only experiences whose metadata match (``None``: any)."""
-
-    @field_validator("filters", mode="before")
-    @classmethod
-    def _check_filters(cls, filters: Any) -> Any:
-        solar_filter(filters)  # a bad filter is refused now, not at the first recall
-        return filters
 
     # Recall, per user message (its index in the history): the query vector, the record=False
     # preview (with the filters it was made with), and the recorded retrieval of what the

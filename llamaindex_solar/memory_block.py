@@ -13,8 +13,7 @@ from typing import Any
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.memory import BaseMemoryBlock
 from llama_index.core.utils import get_tokenizer
-from llama_index.core.vector_stores.types import MetadataFilters
-from pydantic import Field, PrivateAttr, field_validator
+from pydantic import Field, PrivateAttr
 
 from solar_core import CHAT_POLICY, Decision, Hit, Hits, SolarMemory
 from solar_core.filters import Filter
@@ -29,7 +28,7 @@ from solar_core.validation import FloatVector, check_feedback
 
 from ._params import SolarParams, open_store
 from .messages import finished_turns, is_answer, last_user_index, last_user_text
-from .retriever import solar_filter
+from .retriever import FiltersSetting, solar_filter
 
 OFFERED_PER_SESSION = 4096  # turn ids remembered as offered; more than any chat window holds
 RENDERED_KEPT = 256  # rendered contents remembered for atruncate
@@ -138,14 +137,8 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     top_k: int = Field(default=3, ge=1)
     human_prefix: str = "Human"
     ai_prefix: str = "AI"
-    filters: MetadataFilters | dict[str, Any] | Callable[[Mapping[str, Any]], bool] | None = None
+    filters: FiltersSetting = None
     """Recall only experiences whose metadata match (``None``: any)."""
-
-    @field_validator("filters", mode="before")
-    @classmethod
-    def _check_filters(cls, filters: Any) -> Any:
-        solar_filter(filters)  # a bad filter is refused now, not at the first recall
-        return filters
 
     tokenizer_fn: Callable[[str], list[Any]] | None = Field(default=None, exclude=True)
     """Counts tokens for ``atruncate``; pass the ``Memory``'s own if it is not the default."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any
 
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.retrievers import BaseRetriever
@@ -15,6 +15,7 @@ from llama_index.core.vector_stores.types import (
     MetadataFilter,
     MetadataFilters,
 )
+from pydantic import BeforeValidator
 
 from solar_core import Decision, Hit, Hits, SolarMemory
 from solar_core.filters import Filter, check_filter
@@ -222,6 +223,19 @@ _ORDER: dict[FilterOperator, Callable[[Any, Any], bool]] = {
     FilterOperator.LT: lambda a, b: bool(a < b),
     FilterOperator.LTE: lambda a, b: bool(a <= b),
 }
+
+
+def _checked_filters(filters: Any) -> Any:
+    solar_filter(filters)  # a bad filter is refused when it is set, not at the first recall
+    return filters
+
+
+#: the ``filters`` setting of the chat memory and the memory block: LlamaIndex
+#: ``MetadataFilters`` or a filter of :mod:`solar_core.filters`, checked when set
+FiltersSetting = Annotated[
+    MetadataFilters | dict[str, Any] | Callable[[Mapping[str, Any]], bool] | None,
+    BeforeValidator(_checked_filters),
+]
 
 
 def solar_filter(filters: MetadataFilters | Filter | None) -> Filter | None:
