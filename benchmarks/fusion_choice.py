@@ -1,9 +1,9 @@
 """How to fuse the vector and keyword rankings: reciprocal ranks or calibrated scores.
 
 Every turn of each LoCoMo conversation is a candidate (``solar-bench dialogue``'s store-everything
-row, ``end`` mode): each question ranks them by cosine (MiniLM), by the BM25 share of
-:class:`~solar_core.lexical.LexicalIndex`, and by fusions of the two, and is scored by evidence
-recall@5 (per conversation, then over conversations). Fusions:
+row, ``end`` mode): each question ranks them by cosine (MiniLM, or ``--embedder``), by the BM25
+share of :class:`~solar_core.lexical.LexicalIndex`, and by fusions of the two, and is scored by
+evidence recall@5 (per conversation, then over conversations). Fusions:
 
 - ``rrf k``: reciprocal-rank fusion, ``1 / (k + rank)`` summed over the two rankings (an item
   holding no query word is in the vector ranking only);
@@ -25,6 +25,7 @@ import numpy.typing as npt
 
 from solar_bench.dialogue import Dialogue, load_dialogues
 from solar_bench.embed_cache import EmbeddingCache
+from solar_bench.embedders import embedder_for
 from solar_core.lexical import LexicalIndex, words
 
 F64 = npt.NDArray[np.float64]
@@ -85,14 +86,14 @@ def per_conversation(
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     p.add_argument("--data", type=Path, required=True, help="LoCoMo-format JSON file")
+    p.add_argument("--embedder", default="minilm", help="whose cosines (default minilm)")
     args = p.parse_args(argv)
-    from solar_core.minilm import MiniLMEmbedder
 
     dialogues = [d for d in load_dialogues(args.data) if d.questions]
     texts = [t.text for d in dialogues for t in d.turns] + [
         q.text for d in dialogues for q in d.questions
     ]
-    vectors = EmbeddingCache(MiniLMEmbedder, "all-MiniLM-L6-v2").vectors(texts)
+    vectors = EmbeddingCache(*embedder_for(args.embedder)).vectors(texts)
     data = {d.sample_id: candidates(d, vectors) for d in dialogues}
     scorers: dict[str, Scorer] = {
         "cosine": lambda c, s: c,

@@ -22,10 +22,10 @@ for workload in cycling working-set drift noise-static noise-stream; do
   run "$workload"
 done
 # Both rankings: hybrid (the default) and cosine alone, the rows before hybrid retrieval.
-run locomo --data "$LOCOMO" --retrieval hybrid,vector
+run locomo --data "$LOCOMO" --retrieval hybrid,vector --embedder minilm
 # Dialogue turns streamed into a bounded memory, questions asked at the end or interleaved,
 # under every ranking.
-run dialogue --data "$LOCOMO" --retrieval hybrid,vector,lexical
+run dialogue --data "$LOCOMO" --retrieval hybrid,vector,lexical --embedder minilm
 run regagent
 # The ranking's evidence on the same conversations: the fusion chosen, the relevance floor and
 # gate, the response cache's check, and how far a better salience prior could go.

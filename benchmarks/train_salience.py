@@ -1,10 +1,11 @@
 """Train the shipped salience priors of dialogue turns (``solar_core/priors/*.json``).
 
-Both priors are fitted on every conversation of the given LoCoMo file (the dev conversations:
+The priors are fitted on every conversation of the given LoCoMo file (the dev conversations:
 never anything that is used to judge them) with the label "some question cites this turn as
-evidence": ``dialogue-minilm`` on the text features, two context features and the
-all-MiniLM-L6-v2 embedding; ``dialogue-text`` on the text features alone (for any other
-embedder). The fit is deterministic: rerunning it rewrites the same files.
+evidence": ``dialogue-static`` on the text features, two context features and the built-in
+static embedder's vector (the default prior, whatever embedder a memory retrieves with);
+``dialogue-minilm`` the same with the all-MiniLM-L6-v2 embedding; ``dialogue-text`` on the
+text features alone. The fit is deterministic: rerunning it rewrites the same files.
 
     python benchmarks/train_salience.py --data locomo-dev.json [--out solar_core/priors]
 
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from solar_bench.dialogue import distinct_texts, load_dialogues
 from solar_bench.embed_cache import EmbeddingCache
+from solar_bench.embedders import embedder_for
 from solar_bench.salience_training import KINDS, train
 
 OUT = Path(__file__).resolve().parent.parent / "solar_core" / "priors"
@@ -30,14 +32,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--data", type=Path, required=True, help="LoCoMo-format JSON file")
     p.add_argument("--out", type=Path, default=OUT, help="folder of the prior files")
     p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache folder")
+    p.add_argument(
+        "--kinds",
+        nargs="+",
+        choices=KINDS,
+        default=list(KINDS),
+        help="which priors to train (default all; minilm needs the minilm extra)",
+    )
     args = p.parse_args(argv)
     dialogues = [d for d in load_dialogues(args.data) if d.questions]
-    from solar_core.minilm import MiniLMEmbedder
-
-    cache = EmbeddingCache(MiniLMEmbedder, "all-MiniLM-L6-v2", args.cache_dir)
-    vectors = cache.vectors(distinct_texts(dialogues))
+    texts = distinct_texts(dialogues)
     args.out.mkdir(parents=True, exist_ok=True)
-    for kind in KINDS:
+    for kind in args.kinds:
+        # the text kind reads no vector: any lookup does
+        make, name = embedder_for("static" if kind != "minilm" else "minilm")
+        vectors = EmbeddingCache(make, name, args.cache_dir).vectors(texts)
         prior = train(dialogues, vectors.__getitem__, kind)
         path = args.out / f"{prior.name}.json"
         prior.save(path)

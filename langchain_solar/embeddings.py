@@ -47,8 +47,7 @@ class LangChainEmbedder:
     @property
     def model_name(self) -> str | None:
         """The wrapped model's name when it says it (``HuggingFaceEmbeddings.model_name``, an
-        OpenAI-style ``model``): a wrapper of the library's MiniLM model gets MiniLM's salience
-        prior (:func:`~solar_core.salience.prior_for`)."""
+        OpenAI-style ``model``), for messages."""
         return model_name_of(self.embeddings)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:

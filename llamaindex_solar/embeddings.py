@@ -43,9 +43,7 @@ class LlamaIndexEmbedder:
 
     @property
     def model_name(self) -> str | None:
-        """The wrapped model's name (``HuggingFaceEmbedding.model_name``): a wrapper of the
-        library's MiniLM model gets MiniLM's salience prior
-        (:func:`~solar_core.salience.prior_for`)."""
+        """The wrapped model's name (``HuggingFaceEmbedding.model_name``), for messages."""
         return model_name_of(self.embed_model)
 
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:

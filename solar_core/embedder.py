@@ -26,17 +26,23 @@ class Embedder(Protocol):
 
 
 def resolve_embedder(embedder: object) -> Embedder:
-    """Turn ``None`` / ``"minilm"`` / ``"hash"`` / an :class:`Embedder` / a framework's embedding
-    model (LangChain ``Embeddings``, LlamaIndex ``BaseEmbedding``) into an embedder.
+    """Turn ``None`` / ``"static"`` / ``"minilm"`` / ``"hash"`` / an :class:`Embedder` / a
+    framework's embedding model (LangChain ``Embeddings``, LlamaIndex ``BaseEmbedding``) into an
+    embedder. ``None`` is the built-in static embedder (numpy only); ``"minilm"`` is
+    all-MiniLM-L6-v2 itself (the ``minilm`` extra: torch).
 
-    >>> resolve_embedder("hash").dim
-    256
-    >>> resolve_embedder("bert")
+    >>> resolve_embedder(None).dim, resolve_embedder("hash").dim
+    (256, 256)
+    >>> resolve_embedder("bert")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    ValueError: unknown embedder 'bert'; use 'minilm', 'hash' or an object with dim and embed()
+    ValueError: unknown embedder 'bert'; use 'static', 'minilm', 'hash' or an object ...
     """
-    if embedder is None or embedder == "minilm":
+    if embedder is None or embedder == "static":
+        from .static_embedder import StaticEmbedder
+
+        return StaticEmbedder()
+    if embedder == "minilm":
         from .minilm import MiniLMEmbedder
 
         return MiniLMEmbedder()
@@ -46,7 +52,8 @@ def resolve_embedder(embedder: object) -> Embedder:
         return HashEmbedder()
     if isinstance(embedder, str):
         raise ValueError(
-            f"unknown embedder {embedder!r}; use 'minilm', 'hash' or an object with dim and embed()"
+            f"unknown embedder {embedder!r}; use 'static', 'minilm', 'hash' or an object with "
+            "dim and embed()"
         )
     if isinstance(embedder, Embedder):
         dim = embedder.dim
@@ -57,8 +64,8 @@ def resolve_embedder(embedder: object) -> Embedder:
     if framework is not None:
         return framework
     raise TypeError(
-        f"embedder must be None, 'minilm', 'hash', an Embedder (dim + embed()), a LangChain "
-        f"Embeddings or a LlamaIndex BaseEmbedding; got {type(embedder).__name__}"
+        "embedder must be None, 'static', 'minilm', 'hash', an Embedder (dim + embed()), a "
+        f"LangChain Embeddings or a LlamaIndex BaseEmbedding; got {type(embedder).__name__}"
     )
 
 

@@ -57,8 +57,8 @@ class SolarMemory(MemoryViews, AsyncCalls):
             :data:`~solar_core.presets.DEFAULT_POLICY` (``"solar-adaptive"``) unless
             ``admission=``/``eviction=`` compose the policy by hand.
         capacity: the most items kept; ``None`` = unbounded.
-        embedder: ``None``/``"minilm"`` (all-MiniLM-L6-v2, loaded on first use), ``"hash"``
-            (deterministic, for tests) or any :class:`~solar_core.Embedder`.
+        embedder: ``None``/``"static"`` (built in, numpy only), ``"minilm"`` (all-MiniLM-L6-v2:
+            the ``minilm`` extra), ``"hash"`` (for tests) or any :class:`~solar_core.Embedder`.
         dim: for memories fed only precomputed vectors (``embedding=``): their dimension. With
             ``dim`` and no ``embedder`` the memory has no embedder at all.
         k: default number of hits per retrieval.

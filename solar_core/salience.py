@@ -15,14 +15,17 @@ It reads three kinds of evidence, all available when the turn is offered:
   question and whether it answers one (the previous turn ended with ``?``);
 - **context features** (:data:`VECTOR_FEATURES`): how new the turn is (one minus its best
   cosine to the last :data:`RECENT` turns) and its cosine to the previous turn;
-- the **embedding** itself (384 weights for all-MiniLM-L6-v2): what the turn is about.
+- the **embedding** itself (256 weights for the built-in static embedder's vector): what the
+  turn is about.
 
-The last two are only meaningful in the space the weights were trained in. So there are two
-shipped priors: ``"dialogue-minilm"`` (all of the above, for all-MiniLM-L6-v2 vectors) and
-``"dialogue-text"`` (text features only, for any embedder). A memory uses the MiniLM prior only
-when its embedder is the library's MiniLM (or the caller says the vectors are MiniLM's, with
-``prior="dialogue-minilm"``); any other embedder, or vectors given without one, gets the text
-prior. A prior whose dimension disagrees with the memory's is refused.
+The last two are only meaningful in the space the weights were trained in. The default prior,
+``"dialogue-static"``, reads the built-in static embedder's vectors, and makes them itself from
+the turn's text (:func:`prior_vector`, tens of microseconds): so every memory gets the whole
+prior, whatever embedder it retrieves with (MiniLM, a LangChain or LlamaIndex model, or vectors
+given without an embedder). Two more are shipped: ``"dialogue-minilm"`` (the same features over
+all-MiniLM-L6-v2's vectors: the default of earlier versions, kept for the scopes that stored it)
+and ``"dialogue-text"`` (text features only). A prior that reads the memory's own vectors and
+whose dimension disagrees with the memory's is refused.
 
 >>> prior = load_prior("dialogue-text")
 >>> context = TurnContext(dim=4)
@@ -69,9 +72,11 @@ VECTOR_FEATURES = ("novelty", "cosine to the previous turn")
 #: how many recent turns the novelty feature compares with
 RECENT = 20
 #: the shipped priors (``solar_core/priors/<name>.json``)
-PRIORS = ("dialogue-minilm", "dialogue-text")
+PRIORS = ("dialogue-minilm", "dialogue-static", "dialogue-text")
 #: the embedder the MiniLM prior was trained for
 MINILM = "all-MiniLM-L6-v2"
+#: the built-in static embedder's model (``solar_core.static_embedder``), as priors name it
+STATIC = "minilm-static-256"
 FORMAT = 1
 
 #: the words each counted word feature looks for (after lower-casing); one pass over the words
@@ -214,6 +219,12 @@ class SaliencePrior:
     def reads_vectors(self) -> bool:
         return self.embedding_weights is not None
 
+    @property
+    def own_vectors(self) -> bool:
+        """Whether the prior reads the built-in static embedder's vectors, which it makes from
+        the text itself (:func:`prior_vector`): then it works beside any retrieval embedder."""
+        return self.embedder == STATIC
+
     def score(self, text: str, vector: F32 | None, context: TurnContext) -> float:
         """The log-odds that a later question cites ``text`` (unit ``vector``), said after the
         turns in ``context`` (not updated here)."""
@@ -341,40 +352,56 @@ def model_name_of(model: object) -> str | None:
     return None
 
 
-def is_minilm(embedder: object, dim: int) -> bool:
-    """Whether ``embedder`` gives the vectors the MiniLM prior was trained on: the library's
-    :class:`~solar_core.minilm.MiniLMEmbedder` (also behind a
-    :class:`~solar_core.cached_embedder.CachedEmbedder`), or a framework wrapper whose
-    ``model_name`` names the same model (``sentence-transformers/all-MiniLM-L6-v2``), at 384-d.
-    """
-    from .minilm import MiniLMEmbedder  # no model load: the class only
+def prior_vector(text: str) -> F32:
+    """``text``'s vector by the built-in static embedder, as a prior that reads it
+    (:attr:`SaliencePrior.own_vectors`) uses it, whatever embedder the memory retrieves with.
 
-    inner = getattr(embedder, "inner", embedder)  # a CachedEmbedder's model
-    if dim != MiniLMEmbedder.DIM:
-        return False
-    if isinstance(inner, MiniLMEmbedder):
-        return True
-    name = getattr(inner, "model_name", None)
-    return isinstance(name, str) and name.rsplit("/", 1)[-1].lower() == MINILM_MODEL.lower()
+    >>> v = prior_vector("Ann: I adopted a beagle named Max.")
+    >>> v.shape, round(float(v @ v), 3)
+    ((256,), 1.0)
+    """
+    from .static_embedder import StaticEmbedder
+
+    global _STATIC
+    if _STATIC is None:
+        _STATIC = StaticEmbedder()  # its tables are shared by every instance in the process
+    vector: F32 = _STATIC.embed([text])[0]
+    return vector
+
+
+_STATIC: Any = None
 
 
 def prior_for(embedder: object, dim: int) -> SaliencePrior:
-    """The shipped prior a memory with this embedder uses by default: the MiniLM prior for
-    MiniLM's vectors (:func:`is_minilm`), the text prior for anything else (another model, or
-    vectors given without an embedder).
+    """The shipped prior a memory uses by default, whatever its embedder: the static prior,
+    which embeds each turn's text with the built-in static embedder itself (MiniLM, another
+    model, or vectors given without an embedder alike). It recalls more than the MiniLM prior
+    even beside MiniLM's vectors (docs/BENCHMARKS.md, "The default embedder").
 
     >>> from solar_core.hash_embedder import HashEmbedder
     >>> prior_for(HashEmbedder(dim=384), 384).name, prior_for(None, 384).name
-    ('dialogue-text', 'dialogue-text')
+    ('dialogue-static', 'dialogue-static')
     """
-    if is_minilm(embedder, dim):
-        return load_prior("dialogue-minilm")
-    return load_prior("dialogue-text")
+    return load_prior("dialogue-static")
+
+
+def legacy_prior(embedder_name: str | None, dim: object) -> str:
+    """The prior a memory picked before the static prior existed, by the recorded name of its
+    embedder: MiniLM's for MiniLM's vectors (the library's, or a framework's model named
+    all-MiniLM-L6-v2), the text prior for any other. A scope stored then replays with it.
+
+    >>> legacy_prior("CachedEmbedder > MiniLMEmbedder", 384), legacy_prior("HashEmbedder", 384)
+    ('dialogue-minilm', 'dialogue-text')
+    """
+    name = (embedder_name or "").split(" > ")[-1]
+    minilm = name == "MiniLMEmbedder" or MINILM_MODEL.lower() in name.lower()
+    return "dialogue-minilm" if minilm and dim == 384 else "dialogue-text"
 
 
 def check_prior(prior: SaliencePrior, dim: int) -> None:
-    """Refuse a prior trained on vectors of another dimension than the memory's."""
-    if prior.dim is not None and prior.dim != dim:
+    """Refuse a prior trained on vectors of another dimension than the memory's (one that
+    makes its own vectors reads any memory)."""
+    if prior.dim is not None and prior.dim != dim and not prior.own_vectors:
         raise ValueError(
             f"salience prior {prior.name!r} reads {prior.dim}-d {prior.embedder} vectors, but "
             f"this memory's are {dim}-d: use prior='dialogue-text' (any embedder) or a prior "

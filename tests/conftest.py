@@ -2,15 +2,35 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
+from solar_core.minilm import minilm_installed
 from tests.support.memories import POLICIES
 from tests.support.postgres import postgres_schema_url
 from tests.support.profiles import PROFILE
 
 
 def pytest_report_header() -> str:
-    return f"hypothesis profile: {PROFILE} (HYPOTHESIS_PROFILE=fast|thorough)"
+    minilm = "installed" if minilm_installed() else "not installed: tests marked minilm skip"
+    return f"hypothesis profile: {PROFILE} (HYPOTHESIS_PROFILE=fast|thorough); MiniLM {minilm}"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Tests of all-MiniLM-L6-v2 (marked ``minilm``) need the ``minilm`` extra (torch), which
+    ``make test`` leaves out: they skip without it, unless ``SOLAR_REQUIRE_MINILM=1`` (CI, which
+    runs ``make test MINILM=1``) makes the missing extra an error."""
+    if minilm_installed():
+        return
+    if os.environ.get("SOLAR_REQUIRE_MINILM") == "1":
+        raise pytest.UsageError(
+            "SOLAR_REQUIRE_MINILM=1 but the minilm extra is not installed: run make test MINILM=1"
+        )
+    skip = pytest.mark.skip(reason="needs the minilm extra (torch): make test MINILM=1")
+    for item in items:
+        if "minilm" in item.keywords:
+            item.add_marker(skip)
 
 
 @pytest.fixture(params=POLICIES)

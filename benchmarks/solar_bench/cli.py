@@ -25,6 +25,7 @@ from solar_core.salience import SaliencePrior
 
 from . import report
 from .embed_cache import EmbeddingCache
+from .embedders import NAMES, embedder_for
 from .execute import default_workers, execute, limit_blas_threads
 from .experiments import EXPERIMENTS, plan, run_job
 from .generators import SEEDS
@@ -206,9 +207,11 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--embedder",
-        choices=("minilm", "hash"),
-        default="minilm",
-        help="locomo: text embedder (hash: fast, meaningless; for smoke tests)",
+        default="static",
+        help="locomo, dialogue, response-cache: the text embedder, of "
+        + ", ".join(NAMES)
+        + " (default static, the library's; the published tables use minilm; hash: fast, "
+        "meaningless, for smoke tests)",
     )
     p.add_argument(
         "--cache-dir",
@@ -274,15 +277,9 @@ def synthetic(args: argparse.Namespace, name: str) -> list[dict[str, Any]]:
     return report.aggregate(recs)
 
 
-def _vector_lookup(args: argparse.Namespace, texts: list[str]) -> Any:
-    if args.embedder == "hash":
-        from solar_core.hash_embedder import HashEmbedder
-
-        cache = EmbeddingCache(lambda: HashEmbedder(dim=384), "hash-384", args.cache_dir)
-    else:
-        from solar_core.minilm import MiniLMEmbedder
-
-        cache = EmbeddingCache(MiniLMEmbedder, "all-MiniLM-L6-v2", args.cache_dir)
+def _vector_lookup(args: argparse.Namespace, texts: list[str], embedder: str | None = None) -> Any:
+    make, name = embedder_for(embedder or args.embedder)
+    cache = EmbeddingCache(make, name, args.cache_dir)
     # A first run embeds every distinct question and experience with the model: thousands of
     # texts, most of a minute on a laptop CPU. A progress line (a few lines off a terminal) shows
     # it is working; a cached run embeds nothing and prints nothing.
@@ -335,10 +332,21 @@ def dialogue(args: argparse.Namespace) -> list[dict[str, Any]]:
     bar = Progress("dialogue", total, enabled=not args.quiet)
     from .salience_training import priors_for
 
-    embedder_kind = "minilm" if args.embedder == "minilm" else "text"
+    # The prior a memory picks by its embedder: MiniLM's for MiniLM, else the static one (which
+    # reads the built-in static embedder's vectors, whatever the memory retrieves with).
+    embedder_kind = "minilm" if args.embedder == "minilm" else "static"
     kinds = {bench.prior_kind(p, embedder_kind) for p in args.policies}
+
+    def kind_vectors(kind: str) -> Any:
+        wanted = {"minilm": "minilm", "static": "static"}.get(kind, args.embedder)
+        if wanted == args.embedder:
+            return vector
+        return _vector_lookup(args, bench.distinct_texts(convs), wanted)
+
     # Every conversation is scored with priors trained without it (out of sample).
-    trained = {kind: priors_for(convs, vector, kind) for kind in kinds if kind is not None}
+    trained = {
+        kind: priors_for(convs, kind_vectors(kind), kind) for kind in kinds if kind is not None
+    }
 
     def prior(policy: str, sample_id: str) -> SaliencePrior | None:
         kind = bench.prior_kind(policy, embedder_kind)

@@ -149,7 +149,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--capacity", type=int, default=6)
     parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--embedder", default="minilm", help="'minilm' (default) or 'hash'")
+    parser.add_argument(
+        "--embedder", default="static", help="'static' (default, built in), 'minilm' or 'hash'"
+    )
     parser.add_argument("--quiet", action="store_true", help="summary only, no per-turn log")
     args = parser.parse_args(argv)
     scenarios = args.scenarios.split(",")

@@ -165,9 +165,10 @@ def schedule(dialogue: Dialogue, seed: int) -> dict[int, list[Question]]:
 
 
 def prior_kind(policy: str, embedder_kind: str) -> str | None:
-    """Which kind of salience prior ``policy`` (a spec) reads: ``"minilm"`` or ``"text"`` when
-    it names a shipped one, ``embedder_kind`` (the benchmark's vectors) when it names none,
-    ``None`` for a policy without a prior or with a prior file of its own (used as given).
+    """Which kind of salience prior ``policy`` (a spec) reads: ``"minilm"``, ``"static"`` or
+    ``"text"`` when it names a shipped one, ``embedder_kind`` (the one the benchmark's embedder
+    picks) when it names none, ``None`` for a policy without a prior or with a prior file of
+    its own (used as given).
 
     >>> prior_kind("solar-dialogue", "minilm")
     'minilm'
@@ -184,7 +185,9 @@ def prior_kind(policy: str, embedder_kind: str) -> str | None:
     named = params.get("prior")
     if named is None:
         return embedder_kind
-    return {"dialogue-minilm": "minilm", "dialogue-text": "text"}.get(str(named))
+    return {"dialogue-minilm": "minilm", "dialogue-static": "static", "dialogue-text": "text"}.get(
+        str(named)
+    )
 
 
 def oracle_turns(dialogue: Dialogue, capacity: int | None) -> list[int]:

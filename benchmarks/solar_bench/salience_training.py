@@ -18,15 +18,24 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from solar_core.salience import MINILM, SaliencePrior, TurnContext, load_prior, text_features
+from solar_core.salience import (
+    MINILM,
+    STATIC,
+    SaliencePrior,
+    TurnContext,
+    load_prior,
+    text_features,
+)
 
 from .dialogue import Dialogue
 
 F64 = npt.NDArray[np.float64]
 Vectors = Callable[[str], npt.NDArray[np.float32]]
-KINDS = ("minilm", "text")
+KINDS = ("minilm", "static", "text")
 #: the shipped prior of each kind
-SHIPPED = {"minilm": "dialogue-minilm", "text": "dialogue-text"}
+SHIPPED = {"minilm": "dialogue-minilm", "static": "dialogue-static", "text": "dialogue-text"}
+#: the model whose vectors a kind's embedding weights read (the text kind reads none)
+MODELS = {"minilm": MINILM, "static": STATIC}
 PENALTY = 1.0  # C: the default of a logistic regression, not tuned
 
 
@@ -62,7 +71,8 @@ def fit_logistic(
 
 def features(dialogue: Dialogue, vector: Vectors, kind: str) -> F64:
     """One row per turn, in the order a prior of ``kind`` weighs them: the text features, then
-    (``minilm``) the two context features and the embedding."""
+    (``minilm``, ``static``: ``vector`` gives that model's vectors) the two context features
+    and the embedding."""
     if kind not in KINDS:
         raise ValueError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}")
     rows = []
@@ -71,11 +81,11 @@ def features(dialogue: Dialogue, vector: Vectors, kind: str) -> F64:
     for turn in dialogue.turns:
         v = vector(turn.text)
         row = text_features(turn.text, context.previous)
-        if kind == "minilm":
+        if kind in MODELS:
             row += context.vector_features(v)
             row += v.astype(np.float64).tolist()
         rows.append(row)
-        context.push(turn.text, v if kind == "minilm" else None)
+        context.push(turn.text, v if kind in MODELS else None)
     return np.array(rows, dtype=np.float64)
 
 
@@ -97,15 +107,15 @@ def train(
     w = fit_logistic(x, y)
     n = 10  # text features
     emb = None
-    if kind == "minilm":
+    if kind in MODELS:
         emb = w[n + 2 : -1].astype(np.float32)
     return SaliencePrior(
         name=name or SHIPPED[kind],
         text_weights=tuple(float(v) for v in w[:n]),
         bias=float(w[-1]),
-        embedder=MINILM if kind == "minilm" else None,
+        embedder=MODELS.get(kind),
         dim=len(emb) if emb is not None else None,
-        vector_weights=tuple(float(v) for v in w[n : n + 2]) if kind == "minilm" else (),
+        vector_weights=tuple(float(v) for v in w[n : n + 2]) if kind in MODELS else (),
         embedding_weights=emb,
         trained_on=tuple(d.sample_id for d in used),
         penalty=PENALTY,

@@ -8,7 +8,14 @@ from typing import Any
 import numpy as np
 
 from ..admission.base import AdmissionPolicy, Candidate, Verdict
-from ..salience import SaliencePrior, TurnContext, check_prior, load_prior, prior_for
+from ..salience import (
+    SaliencePrior,
+    TurnContext,
+    check_prior,
+    load_prior,
+    prior_for,
+    prior_vector,
+)
 from ..validation import check_nonnegative
 from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array
 
@@ -32,10 +39,11 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
       says little about which ones questions will cite (measured in docs/BENCHMARKS.md:
       crediting them lowers recall at every size).
 
-    ``prior``: a shipped prior's name (``"dialogue-minilm"``, ``"dialogue-text"``), a prior
-    file's path, a :class:`~solar_core.salience.SaliencePrior`, or ``None``: the memory picks
-    by its embedder (:func:`~solar_core.salience.prior_for`; the text prior when the policy is
-    bound without being told).
+    ``prior``: a shipped prior's name (``"dialogue-static"``, ``"dialogue-minilm"``,
+    ``"dialogue-text"``), a prior file's path, a :class:`~solar_core.salience.SaliencePrior`,
+    or ``None``: the memory picks by its embedder (:func:`~solar_core.salience.prior_for`: the
+    static prior, which embeds each turn itself, unless the memory's vectors are MiniLM's; the
+    text prior when the policy is bound without being told).
 
     >>> from solar_core import SolarMemory
     >>> memory = SolarMemory("solar-dialogue", capacity=2, embedder="hash", dim=64, seed=0)
@@ -88,7 +96,8 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         if self.prior is None:
             self.prior = load_prior("dialogue-text")
         check_prior(self.prior, self.store.dim)
-        self.context = TurnContext(dim=self.store.dim)
+        own = self.prior.dim if self.prior.own_vectors else None  # its vectors, not the store's
+        self.context = TurnContext(dim=own or self.store.dim)
 
     def reserve(self, slots: int) -> None:
         self._value = grow_array(self._value, slots, 0.0)
@@ -97,6 +106,8 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     def _salience(self, text: str | None, vector: Any) -> float:
         assert self.prior is not None  # bound
         text = "" if text is None else text
+        if self.prior.own_vectors:  # the built-in embedder's vector, whatever the memory's
+            vector = prior_vector(text)
         score = self.prior.score(text, vector, self.context)
         self.context.push(text, vector if self.prior.reads_vectors else None)
         return score

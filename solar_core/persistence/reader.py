@@ -35,10 +35,11 @@ from urllib.parse import unquote, urlsplit
 from .. import deletion as deletion_policies
 from ..hash_embedder import HashEmbedder
 from ..memory import SolarMemory
+from ..static_embedder import StaticEmbedder
 from .backend import Backend, ScopeRow
 from .errors import PersistenceError
 from .journal import Journal
-from .memory_store import open_backend
+from .memory_store import open_backend, prior_param
 from .scope import Scope, check_part_name, scope_namespace, shown_scope
 
 
@@ -59,11 +60,11 @@ class ScopeSummary:
 def _embedder_for_replay(config: Mapping[str, Any]) -> object:
     """The embedder a replay must give the memory, without loading any model.
 
-    A replay never embeds (the log holds the vectors), but a policy may read *which* embedder
-    the memory has: ``solar-dialogue`` picks its salience prior by it. The recorded fingerprint
-    names it: the library's MiniLM (built lazily: its model is never loaded) or hash embedder
-    are rebuilt; any other is left out (``None``: a vectors-only memory), as the policy would
-    have treated it alike.
+    A replay never embeds (the log holds the vectors; ``solar-dialogue``'s prior is named by
+    the scope's settings: :func:`~solar_core.persistence.memory_store.prior_param`). The
+    recorded fingerprint names the embedder: the library's MiniLM (built lazily: its model is
+    never loaded), static or hash embedder are rebuilt; any other is left out (``None``: a
+    vectors-only memory).
     """
     recorded = config.get("embedder")
     name = recorded.get("name") if isinstance(recorded, dict) else None
@@ -72,6 +73,8 @@ def _embedder_for_replay(config: Mapping[str, Any]) -> object:
         from ..minilm import MiniLMEmbedder
 
         return MiniLMEmbedder()
+    if innermost == "StaticEmbedder" and config.get("dim") == StaticEmbedder.DIM:
+        return StaticEmbedder()
     if innermost == "HashEmbedder":
         return HashEmbedder(dim=int(config["dim"]))
     return None
@@ -271,7 +274,7 @@ class MemoryReader:
                 dim=None if embedder is not None else int(config["dim"]),
                 seed=int(config["seed"]),
                 deletion=_deletion_for_replay(key, config.get("deletion")),
-                **config["params"],
+                **{**config["params"], **prior_param(config)},
             )
         except (TypeError, ValueError) as err:
             raise PersistenceError(

@@ -165,9 +165,9 @@ def test_feedback_works_on_the_default_policy() -> None:
 
 
 @pytest.mark.parametrize("framework", ["langchain", "llamaindex"])
-def test_a_wrapper_naming_minilm_gets_the_minilm_prior(framework: str) -> None:
-    """A framework embedding model that says it is all-MiniLM-L6-v2 gives MiniLM's vectors:
-    the chat policy reads MiniLM's prior with it; another model, or none named, the text one."""
+def test_every_framework_model_gets_the_static_prior(framework: str) -> None:
+    """Whatever model a framework wrapper names (MiniLM too), the chat policy reads the static
+    prior, which embeds each turn with the built-in static embedder itself."""
     from solar_core import SolarMemory
 
     def prior(model_name: str | None) -> str:
@@ -193,6 +193,6 @@ def test_a_wrapper_naming_minilm_gets_the_minilm_prior(framework: str) -> None:
         memory = SolarMemory(CHAT_POLICY, embedder=wrapped)
         return str(memory.stats()["prior"])
 
-    assert prior("sentence-transformers/all-MiniLM-L6-v2") == "dialogue-minilm"
-    assert prior("all-minilm-l6-v2") == "dialogue-minilm"
-    assert prior("BAAI/bge-small-en-v1.5") == "dialogue-text"
+    assert prior("sentence-transformers/all-MiniLM-L6-v2") == "dialogue-static"
+    assert prior("all-minilm-l6-v2") == "dialogue-static"
+    assert prior("BAAI/bge-small-en-v1.5") == "dialogue-static"

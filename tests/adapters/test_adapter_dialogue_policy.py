@@ -30,21 +30,28 @@ def prior_of(memory: object) -> str:
     return memory.memory.core.eviction.prior.name  # type: ignore[attr-defined]
 
 
-def test_the_default_minilm_embedder_gets_the_minilm_prior_without_loading_it() -> None:
+def test_the_default_embedder_gets_the_static_prior() -> None:
     chat = SolarConversationMemory(policy="solar-dialogue", capacity=10)
-    assert prior_of(chat) == "dialogue-minilm"
-    assert chat.memory._embedder._model is None  # type: ignore[union-attr]
+    assert prior_of(chat) == "dialogue-static"
     llama = SolarChatMemory.from_defaults(policy="solar-dialogue", capacity=10)
-    assert prior_of(llama) == "dialogue-minilm"
+    assert prior_of(llama) == "dialogue-static"
 
 
-def test_any_other_embedder_gets_the_text_prior() -> None:
+def test_the_minilm_embedder_gets_the_static_prior_too_without_loading_it() -> None:
+    chat = SolarConversationMemory(policy="solar-dialogue", capacity=10, embedder="minilm")
+    assert prior_of(chat) == "dialogue-static"
+    assert chat.memory._embedder._model is None  # type: ignore[union-attr]
+    llama = SolarChatMemory.from_defaults(policy="solar-dialogue", capacity=10, embedder="minilm")
+    assert prior_of(llama) == "dialogue-static"
+
+
+def test_any_other_embedder_gets_the_static_prior() -> None:
     chat = SolarConversationMemory(
         policy="solar-dialogue", capacity=10, embedder=FakeEmbeddings(size=32)
     )
-    assert prior_of(chat) == "dialogue-text"
+    assert prior_of(chat) == "dialogue-static"
     assert prior_of(SolarConversationMemory(policy="solar-dialogue", embedder="hash")) == (
-        "dialogue-text"
+        "dialogue-static"
     )
 
 

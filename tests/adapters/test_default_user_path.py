@@ -76,8 +76,10 @@ def test_default_policy_everywhere_in_the_core() -> None:
         assert store.scope(user="alice").policy == "solar-adaptive"
 
 
-@pytest.mark.minilm
-def test_fifty_turn_chat_with_all_defaults_recalls_every_fact() -> None:
+@pytest.mark.parametrize(
+    "embedder", [None, pytest.param("minilm", marks=pytest.mark.minilm)], ids=["default", "minilm"]
+)
+def test_fifty_turn_chat_with_all_defaults_recalls_every_fact(embedder: str | None) -> None:
     pytest.importorskip("langchain_classic")
     import warnings
 
@@ -87,7 +89,8 @@ def test_fifty_turn_chat_with_all_defaults_recalls_every_fact() -> None:
     from langchain_solar import SolarConversationMemory
     from tests.support.langchain_fakes import PromptRecorder
 
-    memory = SolarConversationMemory()  # every default: policy, capacity 50, MiniLM, k, top_k
+    # every default: policy, capacity 50, embedder (or MiniLM), k, top_k
+    memory = SolarConversationMemory(embedder=embedder)
     assert memory.policy == CHAT_POLICY == "solar-dialogue" and memory.capacity == 50
     assert memory.memory.retrieval == "hybrid" and memory.memory.min_score == "auto"
     chat = SMALL_TALK + FACTS + MORE_TALK
@@ -100,7 +103,10 @@ def test_fifty_turn_chat_with_all_defaults_recalls_every_fact() -> None:
         chain.invoke({"input": question})
     refused = [d for d in memory.memory.trace() if not d.admitted]
     assert refused == [], [d.reason for d in refused]  # half the slots were free
-    for question, fact in QUESTIONS:
+    # "satay" -> peanuts is knowledge, not words: MiniLM has it, the static embedder (which
+    # reads "sat" + "##ay") does not (docs/BENCHMARKS.md, "The default embedder")
+    asked = QUESTIONS if embedder == "minilm" else QUESTIONS[1:]
+    for question, fact in asked:
         recorder = PromptRecorder()
         chain.invoke({"input": question}, config={"callbacks": [recorder]})
         assert f"Human: {fact}" in recorder.text(), (question, recorder.text())

@@ -40,8 +40,14 @@ def test_demo_rejects_an_unknown_scenario() -> None:
         demo.main(["--embedder", "hash", "--scenarios", "nope"])
 
 
+def test_demo_runs_on_the_default_embedder(capsys: pytest.CaptureFixture[str]) -> None:
+    assert demo.main(["--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "StaticEmbedder" in out and "useful recall" in out
+
+
 @pytest.mark.minilm
 def test_demo_runs_on_minilm(capsys: pytest.CaptureFixture[str]) -> None:
-    assert demo.main(["--quiet"]) == 0
+    assert demo.main(["--quiet", "--embedder", "minilm"]) == 0
     out = capsys.readouterr().out
     assert "MiniLMEmbedder" in out and "useful recall" in out

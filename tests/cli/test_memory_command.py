@@ -219,6 +219,7 @@ def test_a_reader_follows_a_store_another_process_keeps_writing(written: str) ->
     assert [i.text for i in items] == ["bob plays chess", "bob moved to Oslo"]
 
 
+@pytest.mark.minilm
 def test_a_live_scope_of_a_minilm_dialogue_memory_replays_from_its_log(
     tmp_path: Path, minilm: object
 ) -> None:

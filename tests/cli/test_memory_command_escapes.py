@@ -66,7 +66,10 @@ def write_escape_store(path: str) -> None:
     alice.add("line one\nline two\ttab" + BAD)
     store.get(namespace_scope(["mem" + BAD, "alice" + BAD])).add("a namespace" + BAD)
     store.get(namespace_scope(["notes", "bob" + BAD])).add("a note" + BAD)
-    dialogue = MemoryStore(live, policy="solar-dialogue", capacity=2, embedder="hash", seed=0)
+    # the text prior: its decisions on these turns are the refusals the tests read
+    dialogue = MemoryStore(
+        live, policy="solar-dialogue", capacity=2, embedder="hash", seed=0, prior="dialogue-text"
+    )
     carol = dialogue.scope(user="carol")
     for i in range(6):
         carol.add(["likes green tea", "lives in Lyon", "ok thanks" + BAD][i % 3])

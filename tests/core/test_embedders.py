@@ -8,6 +8,7 @@ import pytest
 from solar_core import HashEmbedder, MiniLMEmbedder, SolarMemory
 from solar_core.cached_embedder import CachedEmbedder
 from solar_core.embedder import resolve_embedder
+from solar_core.static_embedder import StaticEmbedder
 
 
 def test_hash_embedder_is_deterministic_unit_and_word_sensitive() -> None:
@@ -49,7 +50,9 @@ def test_cached_embedder_embeds_each_text_once() -> None:
 
 
 def test_resolve_embedder() -> None:
-    assert isinstance(resolve_embedder(None), MiniLMEmbedder)  # lazy: nothing loaded yet
+    assert isinstance(resolve_embedder(None), StaticEmbedder)  # lazy: nothing loaded yet
+    assert isinstance(resolve_embedder("static"), StaticEmbedder)
+    assert isinstance(resolve_embedder("minilm"), MiniLMEmbedder)  # nor here
     assert isinstance(resolve_embedder("hash"), HashEmbedder)
     with pytest.raises(ValueError, match="unknown embedder 'bert'"):
         resolve_embedder("bert")
@@ -86,8 +89,8 @@ def test_minilm_ranks_a_paraphrase_above_an_unrelated_sentence() -> None:
     paraphrase, unrelated = float(vectors[0] @ vectors[1]), float(vectors[0] @ vectors[2])
     assert paraphrase > 0.4 > 0.1 > unrelated
 
-    # Through the default memory: the paraphrase is the top hit.
-    memory = SolarMemory("fifo", capacity=10)
+    # Through a memory: the paraphrase is the top hit.
+    memory = SolarMemory("fifo", capacity=10, embedder=embedder)
     for text in ["Quarterly revenue rose 5%.", "A feline rests on a rug.", "Paris is in France."]:
         memory.add(text)
     hits = memory.retrieve("The cat sits on the mat.", k=3)
@@ -100,18 +103,26 @@ def test_missing_minilm_extra_says_how_to_install(monkeypatch: pytest.MonkeyPatc
     import sys
 
     monkeypatch.setitem(sys.modules, "sentence_transformers", None)  # import now fails
-    memory = SolarMemory("fifo", capacity=3)  # constructing never loads the model
+    memory = SolarMemory("fifo", capacity=3, embedder="minilm")  # never loads the model
     with pytest.raises(ImportError, match=r"minilm.*pip install torch==2\.13\.0"):
         memory.retrieve("anything")
     assert len(memory) == 0 and memory.stats()["retrievals"] == 0
 
 
-def test_default_memory_loads_nothing_until_first_text() -> None:
-    memory = SolarMemory("solar", capacity=3)
+def test_a_minilm_memory_loads_nothing_until_first_text() -> None:
+    memory = SolarMemory("solar", capacity=3, embedder="minilm")
     embedder = memory.embedder
     assert isinstance(embedder, MiniLMEmbedder) and embedder._model is None
     memory.add("x", embedding=np.ones(384))  # precomputed vectors never need the model
     assert embedder._model is None
+
+
+def test_default_memory_loads_nothing_until_first_text() -> None:
+    memory = SolarMemory("solar", capacity=3)
+    embedder = memory.embedder
+    assert isinstance(embedder, StaticEmbedder) and embedder._table is None
+    memory.add("x", embedding=np.ones(256))  # precomputed vectors never need the tables
+    assert embedder._table is None
 
 
 def test_a_framework_embedding_model_is_accepted_as_it_is() -> None:

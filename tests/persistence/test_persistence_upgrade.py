@@ -299,7 +299,7 @@ def test_reembed_refuses_what_it_cannot_do_and_changes_nothing(db_url: str) -> N
 
 @pytest.mark.minilm
 def test_a_minilm_scope_refuses_a_hash_embedder_until_reembedded(tmp_path: Any) -> None:
-    """Created with the default MiniLM (embedder=None), reopened with
+    """Created with MiniLM (the default of earlier versions), reopened with
     HashEmbedder(dim=384)."""
     url = str(tmp_path / "agent.db")
     facts = [
@@ -307,7 +307,7 @@ def test_a_minilm_scope_refuses_a_hash_embedder_until_reembedded(tmp_path: Any) 
         "I prefer green tea in the morning",
         "the staging database password rotates every month",
     ]
-    store = MemoryStore(url, policy="fifo", embedder=None, seed=0)
+    store = MemoryStore(url, policy="fifo", embedder="minilm", seed=0)
     for fact in facts:
         store.scope(user="alice").add(fact)
     store.close()

@@ -45,10 +45,14 @@ def text_prior(**weights: float) -> SaliencePrior:
 # -- the prior --------------------------------------------------------------------------------
 def test_the_shipped_priors_load_and_say_what_they_read() -> None:
     minilm, text = load_prior("dialogue-minilm"), load_prior("dialogue-text")
+    static = load_prior("dialogue-static")
     assert (minilm.embedder, minilm.dim, minilm.reads_vectors) == ("all-MiniLM-L6-v2", 384, True)
+    assert (static.embedder, static.dim, static.own_vectors) == ("minilm-static-256", 256, True)
     assert (text.embedder, text.dim, text.reads_vectors) == (None, None, False)
-    assert minilm.trained_on == text.trained_on and len(text.trained_on) >= 2
-    assert set(PRIORS) == {"dialogue-minilm", "dialogue-text"}
+    assert not minilm.own_vectors and not text.own_vectors
+    assert minilm.trained_on == text.trained_on == static.trained_on
+    assert len(text.trained_on) >= 2
+    assert set(PRIORS) == {"dialogue-minilm", "dialogue-static", "dialogue-text"}
 
 
 def test_the_text_prior_ranks_facts_above_chatter() -> None:
@@ -100,21 +104,48 @@ def test_a_prior_file_round_trips_and_a_bad_one_names_the_problem(tmp_path: Path
 
 
 # -- which prior a memory uses ------------------------------------------------------------------
-def test_a_non_minilm_embedder_gets_the_text_prior() -> None:
+def test_a_non_minilm_embedder_gets_the_static_prior_which_embeds_each_turn_itself() -> None:
+    """Any embedder but MiniLM (another model, or vectors given without one) gets the whole
+    prior: it reads the built-in static embedder's vectors of each turn's text, not the
+    memory's, so the memory's dimension does not matter."""
     memory = SolarMemory("solar-dialogue", capacity=3, embedder=HashEmbedder(dim=384), seed=0)
     policy = memory.core.eviction
-    assert isinstance(policy, SalienceEviction) and policy.prior is load_prior("dialogue-text")
-    vectors_only = SolarMemory("solar-dialogue", capacity=3, dim=384, seed=0)
-    assert vectors_only.core.eviction.prior.name == "dialogue-text"  # type: ignore[attr-defined]
+    assert isinstance(policy, SalienceEviction) and policy.prior is load_prior("dialogue-static")
+    vectors_only = SolarMemory("solar-dialogue", capacity=3, dim=64, seed=0)
+    assert vectors_only.core.eviction.prior.name == "dialogue-static"  # type: ignore[attr-defined]
+    default = SolarMemory("solar-dialogue", capacity=3, seed=0)
+    assert default.core.eviction.prior.name == "dialogue-static"  # type: ignore[attr-defined]
+    # the same turns, whatever vectors the memory holds: the same saliences
+    turns = [*FACTS, "Bo: Haha, nice.", "Ann: Hi!"]
+    rng = np.random.default_rng(0)
+    for text in turns:
+        memory.add(text)
+        vectors_only.add(text, embedding=unit(rng, 64))
+        default.add(text)
+    values = [
+        sorted(m.core.eviction._value[: len(turns)].tolist())  # type: ignore[attr-defined]
+        for m in (memory, vectors_only, default)
+    ]
+    assert values[0] == values[1] == values[2]
 
 
-def test_the_minilm_embedder_gets_the_minilm_prior_without_loading_the_model() -> None:
+def test_a_prior_that_reads_the_memorys_vectors_is_unchanged() -> None:
+    """An explicit text or MiniLM prior works as before: the text prior reads no vector."""
+    memory = SolarMemory(
+        "solar-dialogue", capacity=3, embedder="hash", dim=384, prior="dialogue-text", seed=0
+    )
+    assert memory.core.eviction.prior.name == "dialogue-text"  # type: ignore[attr-defined]
+
+
+def test_the_minilm_embedder_gets_the_static_prior_without_loading_the_model() -> None:
     from solar_core.cached_embedder import CachedEmbedder
     from solar_core.minilm import MiniLMEmbedder
 
     model = MiniLMEmbedder()
-    assert prior_for(model, 384).name == "dialogue-minilm"
-    assert prior_for(CachedEmbedder(model), 384).name == "dialogue-minilm"
+    assert prior_for(model, 384).name == "dialogue-static"
+    assert prior_for(CachedEmbedder(model), 384).name == "dialogue-static"
+    memory = SolarMemory("solar-dialogue", capacity=3, embedder=model, prior="dialogue-minilm")
+    assert memory.core.eviction.prior.name == "dialogue-minilm"  # type: ignore[attr-defined]
     assert model._model is None  # choosing the prior embeds nothing
 
 
