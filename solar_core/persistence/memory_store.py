@@ -25,7 +25,7 @@ from ..memory import SolarMemory
 from ..presets import DEFAULT_POLICY, PRESETS
 from ..records import Record
 from ..response_cache import ResponseCache
-from ..salience import PRIORS, legacy_prior
+from ..salience import PRIORS, legacy_prior, prior_for
 from ..validation import FloatVector, check_k, unit_rows
 from . import codec
 from .backend import Backend, ItemChange, ScopeRow
@@ -65,6 +65,18 @@ def chosen_prior(memory: SolarMemory, params: Mapping[str, Any]) -> str | None:
         return None
     prior = eviction.prior
     return prior.name if prior is not None and prior.name in PRIORS else None
+
+
+def default_prior(config: Mapping[str, Any]) -> str | None:
+    """The prior a new scope with these settings records: the default one if its policy reads
+    a prior its parameters do not name, else ``None``."""
+    preset = PRESETS.get(str(config.get("policy")))
+    params = config.get("params")
+    if preset is None or preset.eviction is not SalienceEviction:
+        return None
+    if isinstance(params, Mapping) and "prior" in params:
+        return None
+    return prior_for(None, 0).name
 
 
 def prior_param(config: Mapping[str, Any]) -> dict[str, str]:
@@ -813,6 +825,7 @@ class MemoryStore:
                 snapshot_every=self.snapshot_every,
                 runtime={
                     "embedder": self._embedder_of(key, config)[0],
+                    "embedder_of": lambda settled: self._embedder_of(key, settled)[0],
                     "evaluator": self._evaluator,
                     "templates": self._templates,
                 },
@@ -840,7 +853,9 @@ class MemoryStore:
         recency, frequency), the admission gate's state, the counters (``steps`` =
         ``admitted`` = the number of items), the decision and retrieval traces, and the
         retrievals awaiting feedback; each item's ``created_step`` is its new position. Items
-        stored with ``embedding=`` are re-embedded from their text.
+        stored with ``embedding=`` are re-embedded from their text. A chat memory's salience
+        prior becomes the default one, and the scope's response cache is dropped (ask the
+        store for it again: it embeds with the new embedder).
 
         It also brings back a scope whose snapshot is of the first format (a pickle, which this
         version never reads, whatever the embedder): the scope is rebuilt from its item rows,
@@ -901,6 +916,9 @@ class MemoryStore:
                 carried = (*old.core.continuation(), old.lifecycle.last_decay)
                 base = (journal.seq, journal.snapshot_seq, journal.config_text)
             config = {**stored, "dim": self.dim, "embedder": self.fingerprint}
+            # its statistics start over, with the default prior (a scope of an earlier version
+            # recorded none, and the MiniLM prior cannot read the new vectors)
+            config["prior"] = default_prior(config)
             fresh = self._reembedded(key, records, carried, config, vectors)
             blob = codec.dumps(snapshot_state(fresh))
             items: list[ItemChange] = [
@@ -932,6 +950,9 @@ class MemoryStore:
                     live = None if memory is None else _journal(memory)
                     if live is not None:
                         live.recheck()  # our own commit: its token did not move
+                    # its answers were cached with the old embedder's vectors: a new cache
+                    # (store.response_cache) embeds with the scope's new one
+                    self._drop_cache(key)
                 return True
         raise PersistenceError(f"{_named(key)} kept changing while it was re-embedded: try again")
 
@@ -1022,9 +1043,10 @@ class MemoryStore:
         with self._lock:
             cache = self._caches.get(wanted.key)
             if cache is None:
-                if self.embedder is None:
+                embedder = memory.embedder  # the scope's (MiniLM for a scope MiniLM made)
+                if embedder is None:
                     raise ValueError("a response cache needs an embedder; this store has dim= only")
-                cache = ResponseCache(self.embedder, **settings)
+                cache = ResponseCache(embedder, **settings)
                 cache.watch(memory)
                 self._caches[wanted.key] = cache
             elif settings:

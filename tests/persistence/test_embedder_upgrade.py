@@ -134,3 +134,58 @@ def test_a_forged_prior_in_a_scopes_settings_is_refused(tmp_path: Path) -> None:
     rewrite_config(url, forged)
     with pytest.raises(PersistenceError, match="edited by hand"):
         MemoryStore(url, embedder="hash", seed=0).scope(user="alice")
+
+
+def as_if_minilm_were_installed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stand-in for MiniLM that needs no torch: the 384-d hash embedder the scope was made
+    with (so its fingerprint matches), under MiniLM's name."""
+
+    class StandIn(HashEmbedder):
+        def __init__(self) -> None:
+            super().__init__(dim=384)
+
+    monkeypatch.setattr("solar_core.minilm.minilm_installed", lambda: True)
+    monkeypatch.setattr("solar_core.minilm.MiniLMEmbedder", StandIn)
+
+
+def test_a_minilm_scope_re_embedded_while_open_works_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The handle a caller holds follows the scope to the new embedder, and its response
+    cache is the scope's: it used to keep MiniLM against a 256-d memory."""
+    url = str(tmp_path / "agent.db")
+    made = MemoryStore(url, policy="solar-dialogue", capacity=10, embedder=HashEmbedder(dim=384))
+    for fact in FACTS:
+        made.scope(user="alice").add(fact)
+    made.close()
+    rewrite_config(url, as_if_minilm_made_it)
+    as_if_minilm_were_installed(monkeypatch)
+    store = MemoryStore(url, seed=0)
+    alice = store.scope(user="alice")
+    assert alice.dim == 384 and store.response_cache({"user": "alice"}) is not None
+    assert store.reembed({"user": "alice"})
+    assert store.scope(user="alice") is alice  # the same handle, brought up to date
+    assert isinstance(alice.embedder, StaticEmbedder) and alice.dim == 256
+    assert [h.text for h in alice.retrieve("what is my locker code?", k=1)] == [FACTS[0]]
+    assert alice.add("Ann: I moved to Porto").admitted
+    # re-embedded, its statistics start over with today's default prior
+    assert alice.core.eviction.prior.name == "dialogue-static"  # type: ignore[attr-defined]
+    with sqlite3.connect(url) as db:
+        (config,) = db.execute("SELECT config FROM solar_scopes").fetchone()
+    assert json.loads(config)["prior"] == "dialogue-static"
+    store.close()
+
+
+def test_the_response_cache_of_a_minilm_scope_uses_its_embedder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = str(tmp_path / "agent.db")
+    made = MemoryStore(url, policy="fifo", capacity=10, embedder=HashEmbedder(dim=384), seed=0)
+    made.scope(user="alice").add(FACTS[0])
+    made.close()
+    rewrite_config(url, as_if_minilm_made_it)
+    as_if_minilm_were_installed(monkeypatch)
+    store = MemoryStore(url, seed=0)
+    cache = store.response_cache({"user": "alice"})
+    assert cache.lookup("what is my locker code?", scope={"user": "alice"}) is None  # a miss
+    store.close()
