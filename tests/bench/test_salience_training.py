@@ -146,7 +146,7 @@ def test_the_training_script_rebuilds_the_shipped_priors(tmp_path: Any) -> None:
         pytest.skip("set SOLAR_DATA to the reference data folder")
     train_salience = load_script("train_salience")
     assert train_salience.main(["--data", str(path), "--out", str(tmp_path)]) == 0
-    for name in ("dialogue-minilm", "dialogue-text"):
+    for name in ("dialogue-minilm", "dialogue-static", "dialogue-text"):
         made, shipped = load_prior(tmp_path / f"{name}.json"), load_prior(name)
         assert made.trained_on == shipped.trained_on
         assert np.allclose(made.text_weights, shipped.text_weights, atol=1e-5)
