@@ -38,6 +38,16 @@ def as_if_minilm_made_it(config: dict[str, Any]) -> None:
     config["embedder"] = {**config["embedder"], "name": "MiniLMEmbedder"}
 
 
+def made_by_minilm(url: str, policy: str, facts: list[str]) -> None:
+    """Alice's scope holding ``facts``, stored as if MiniLM had made it: by a 384-d embedder
+    whose recorded name is then MiniLM's (no torch needed)."""
+    made = MemoryStore(url, policy=policy, capacity=10, embedder=HashEmbedder(dim=384), seed=0)
+    for fact in facts:
+        made.scope(user="alice").add(fact)
+    made.close()
+    rewrite_config(url, as_if_minilm_made_it)
+
+
 @pytest.mark.minilm
 def test_a_scope_minilm_made_reopens_with_minilm_in_a_default_store(tmp_path: Path) -> None:
     url = str(tmp_path / "agent.db")
@@ -60,11 +70,7 @@ def test_without_the_minilm_extra_a_minilm_scope_says_how_to_open_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url = str(tmp_path / "agent.db")
-    made = MemoryStore(url, policy="fifo", capacity=10, embedder=HashEmbedder(dim=384), seed=0)
-    for fact in FACTS:
-        made.scope(user="alice").add(fact)
-    made.close()
-    rewrite_config(url, as_if_minilm_made_it)
+    made_by_minilm(url, "fifo", FACTS)
     monkeypatch.setattr("solar_core.minilm.minilm_installed", lambda: False)
     store = MemoryStore(url, seed=0)
     with pytest.raises(PersistenceError) as refused:
@@ -88,10 +94,7 @@ def test_a_store_given_an_embedder_never_swaps_it(tmp_path: Path) -> None:
     """Only the default store reopens a MiniLM scope with MiniLM: one given an embedder
     refuses a scope of another, as before."""
     url = str(tmp_path / "agent.db")
-    made = MemoryStore(url, policy="fifo", capacity=10, embedder=HashEmbedder(dim=384), seed=0)
-    made.scope(user="alice").add(FACTS[0])
-    made.close()
-    rewrite_config(url, as_if_minilm_made_it)
+    made_by_minilm(url, "fifo", FACTS[:1])
     with pytest.raises(PersistenceError, match="reembed"):
         MemoryStore(url, embedder=HashEmbedder(dim=256), seed=0).scope(user="alice")
 
@@ -154,11 +157,7 @@ def test_a_minilm_scope_re_embedded_while_open_works_at_once(
     """The handle a caller holds follows the scope to the new embedder, and its response
     cache is the scope's: it used to keep MiniLM against a 256-d memory."""
     url = str(tmp_path / "agent.db")
-    made = MemoryStore(url, policy="solar-dialogue", capacity=10, embedder=HashEmbedder(dim=384))
-    for fact in FACTS:
-        made.scope(user="alice").add(fact)
-    made.close()
-    rewrite_config(url, as_if_minilm_made_it)
+    made_by_minilm(url, "solar-dialogue", FACTS)
     as_if_minilm_were_installed(monkeypatch)
     store = MemoryStore(url, seed=0)
     alice = store.scope(user="alice")
@@ -180,10 +179,7 @@ def test_the_response_cache_of_a_minilm_scope_uses_its_embedder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     url = str(tmp_path / "agent.db")
-    made = MemoryStore(url, policy="fifo", capacity=10, embedder=HashEmbedder(dim=384), seed=0)
-    made.scope(user="alice").add(FACTS[0])
-    made.close()
-    rewrite_config(url, as_if_minilm_made_it)
+    made_by_minilm(url, "fifo", FACTS[:1])
     as_if_minilm_were_installed(monkeypatch)
     store = MemoryStore(url, seed=0)
     cache = store.response_cache({"user": "alice"})
