@@ -62,7 +62,7 @@ install-minilm: $(MINILM_STAMP)
 
 $(DEMO_STAMP): pyproject.toml benchmarks/pyproject.toml constraints.txt
 	@echo ">>> Installing what the demo needs into $(VENV): solar-memory (numpy) and the"
-	@echo ">>> benchmarks (matplotlib) (~150 MB on disk; seconds, once)"
+	@echo ">>> benchmarks (matplotlib) (~200 MB on disk; about 30 s, once)"
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(PIP) -e . -e ./benchmarks
