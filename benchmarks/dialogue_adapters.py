@@ -72,7 +72,7 @@ from langchain_solar import SolarConversationMemory
 from solar_bench.dialogue import Dialogue, Turn, load_dialogues
 from solar_bench.embed_cache import EmbeddingCache, LookupEmbedder
 from solar_bench.embedders import NAMES, embedder_for
-from solar_bench.salience_training import priors_for
+from solar_bench.salience_training import default_kind, priors_for
 from solar_core import SolarMemory
 from solar_core.integrations.turns import turn_text
 from solar_core.salience import SaliencePrior
@@ -743,9 +743,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         done[0] += 1
         print(f"\rdialogue-adapters: {done[0]} runs", end="", file=sys.stderr)
 
-    # The prior the memory picks: MiniLM's for MiniLM, else the static one (which reads the
-    # built-in static embedder's vectors, whatever the memory retrieves with).
-    kind = "minilm" if args.embedder == "minilm" else "static"
+    kind = default_kind(args.embedder)
     prior_vectors = lookup.vectors
     if args.embedder not in ("minilm", "static"):
         prior_vectors = EmbeddingCache(*embedder_for("static"), args.cache_dir).vectors(every_text)

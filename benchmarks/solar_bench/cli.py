@@ -330,11 +330,9 @@ def dialogue(args: argparse.Namespace) -> list[dict[str, Any]]:
     total = len(retrievals) * len(args.modes) * len(ks) * (len(args.policies) + 1)
     total *= runnable * len(args.seeds)
     bar = Progress("dialogue", total, enabled=not args.quiet)
-    from .salience_training import priors_for
+    from .salience_training import default_kind, priors_for
 
-    # The prior a memory picks by its embedder: MiniLM's for MiniLM, else the static one (which
-    # reads the built-in static embedder's vectors, whatever the memory retrieves with).
-    embedder_kind = "minilm" if args.embedder == "minilm" else "static"
+    embedder_kind = default_kind(args.embedder)
     kinds = {bench.prior_kind(p, embedder_kind) for p in args.policies}
 
     def kind_vectors(kind: str) -> Any:

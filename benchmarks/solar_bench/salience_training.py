@@ -39,6 +39,18 @@ MODELS = {"minilm": MINILM, "static": STATIC}
 PENALTY = 1.0  # C: the default of a logistic regression, not tuned
 
 
+def default_kind(embedder: str) -> str:
+    """The kind of prior a benchmark run with ``embedder`` scores ``solar-dialogue`` with when
+    the policy names none: MiniLM's with ``minilm`` (the published tables, made before the
+    static prior became every memory's default; ``solar-dialogue[prior=dialogue-static]`` gives
+    MiniLM today's), the static one with any other.
+
+    >>> default_kind("minilm"), default_kind("wordllama")
+    ('minilm', 'static')
+    """
+    return "minilm" if embedder == "minilm" else "static"
+
+
 def fit_logistic(
     x: F64, y: F64, c: float = PENALTY, steps: int = 50, weights: F64 | None = None
 ) -> F64:

@@ -57,26 +57,22 @@ DEFAULT_CAPACITY: Final[int] = _Omitted(50)
 DEFAULT_MAX_OPEN_SCOPES: Final[int] = 256
 
 
-def chosen_prior(memory: SolarMemory, params: Mapping[str, Any]) -> str | None:
-    """The shipped salience prior ``memory`` picked by its embedder (``None``: it has no
-    salience policy, or its parameters name a prior of their own)."""
-    eviction = memory.core.eviction
-    if not isinstance(eviction, SalienceEviction) or "prior" in params:
-        return None
-    prior = eviction.prior
-    return prior.name if prior is not None and prior.name in PRIORS else None
+def _picks_a_prior(config: Mapping[str, Any]) -> bool:
+    """Whether a scope with these settings reads a salience prior its parameters do not name
+    (one the memory picks, so the settings record it)."""
+    preset = PRESETS.get(str(config.get("policy")))
+    params = config.get("params")
+    return (
+        preset is not None
+        and preset.eviction is SalienceEviction
+        and not (isinstance(params, Mapping) and "prior" in params)
+    )
 
 
 def default_prior(config: Mapping[str, Any]) -> str | None:
-    """The prior a new scope with these settings records: the default one if its policy reads
-    a prior its parameters do not name, else ``None``."""
-    preset = PRESETS.get(str(config.get("policy")))
-    params = config.get("params")
-    if preset is None or preset.eviction is not SalienceEviction:
-        return None
-    if isinstance(params, Mapping) and "prior" in params:
-        return None
-    return prior_for(None, 0).name
+    """The prior a new scope with these settings records: the default one if it picks one
+    (:func:`_picks_a_prior`), else ``None``."""
+    return prior_for(None, 0).name if _picks_a_prior(config) else None
 
 
 def prior_param(config: Mapping[str, Any]) -> dict[str, str]:
@@ -84,11 +80,7 @@ def prior_param(config: Mapping[str, Any]) -> dict[str, str]:
     one its settings recorded; for a scope stored before they recorded one, the one it had
     picked then (:func:`~solar_core.salience.legacy_prior`), so its log replays the same.
     ``{}`` when its policy reads no prior or its parameters name one."""
-    params = config.get("params")
-    preset = PRESETS.get(str(config.get("policy")))
-    if preset is None or preset.eviction is not SalienceEviction:
-        return {}
-    if isinstance(params, Mapping) and "prior" in params:
+    if not _picks_a_prior(config):
         return {}
     if "prior" in config:
         recorded = config["prior"]
@@ -407,7 +399,7 @@ class MemoryStore:
                 ) from err
             raise
         self.embedder, self.dim = probe.embedder, probe.dim
-        self._prior = chosen_prior(probe, self._params)
+        self._prior = default_prior({"policy": self.policy, "params": self._params})
         self._deletion_settings = _deletion_settings(probe.core.deletion)
         # Every scope will be snapshotted: find out now if something in it cannot be (a policy
         # class of your own is not among the classes a snapshot may rebuild).
