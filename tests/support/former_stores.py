@@ -94,7 +94,7 @@ def main(prefix: str) -> None:
         store.close()
     stores = {policy: store_for(db, policy, clock) for policy in policies}
     scopes = {policy: store.scope(user=policy) for policy, store in stores.items()}
-    for policy, scope in scopes.items():
+    for scope in scopes.values():
         run(scope, clock, BEFORE, TAIL)
     with sqlite3.connect(db) as source, sqlite3.connect(copy) as target:
         source.backup(target)  # the log as it is now, with the write-ahead part
@@ -102,9 +102,7 @@ def main(prefix: str) -> None:
     target.execute("PRAGMA journal_mode=DELETE")  # one file
     target.execute("VACUUM")
     target.close()
-    expected = {
-        policy: run(scope, clock, BEFORE + TAIL, AFTER) for policy, scope in scopes.items()
-    }
+    expected = {policy: run(scope, clock, BEFORE + TAIL, AFTER) for policy, scope in scopes.items()}
     Path(prefix + ".json").write_text(json.dumps(expected, indent=0) + "\n")
     for leftover in db.parent.glob(db.name + "*"):
         leftover.unlink()
