@@ -100,6 +100,61 @@ PRESETS: dict[str, Preset] = {
 }
 
 
+def register_policy(
+    name: str,
+    eviction: type[EvictionPolicy],
+    admission: type[AdmissionPolicy] | None = AlwaysAdmit,
+    *,
+    rule: str = "",
+    unbounded: bool = False,
+) -> Preset:
+    """Make ``name`` a policy like the built-in ones: ``SolarMemory(name)``, a store's
+    ``policy=name`` and every adapter's. Its classes are registered as state classes (see
+    :mod:`solar_core.registry`), so stored scopes of it are snapshotted and reopened bit for
+    bit. Either part may be a built-in class or one of yours: a composition of registered
+    parts. ``admission=None``: the eviction policy decides admission too (it must then be an
+    ``AdmissionPolicy`` as well). Parameters given to ``SolarMemory`` or the store go to
+    whichever part's constructor takes them, as for the built-in policies.
+
+    One line where the policy is defined, so importing that module is what defines the name:
+
+    >>> from solar_core import SolarMemory
+    >>> from solar_core.eviction import FifoEviction
+    >>> class NewestOut(FifoEviction):
+    ...     "Evict the item inserted last."
+    ...     def _ranking(self, step):
+    ...         return reversed(self._order)
+    >>> _ = register_policy("newest-out", NewestOut, rule="evict the newest insert")
+    >>> memory = SolarMemory("newest-out", capacity=2, embedder="hash")
+    >>> for text in ["one", "two", "three"]:
+    ...     _ = memory.add(text)
+    >>> [item.text for item in memory.items()]
+    ['one', 'three']
+    >>> _ = PRESETS.pop("newest-out")  # (a name for this example only)
+    """
+    from .registry import state_class
+
+    if not isinstance(name, str) or not name.strip() or name != name.strip():
+        raise ValueError(f"a policy name must be a non-blank str, got {name!r}")
+    if not (isinstance(eviction, type) and issubclass(eviction, EvictionPolicy)):
+        raise TypeError(f"eviction must be an EvictionPolicy subclass, got {eviction!r}")
+    if admission is None and not issubclass(eviction, AdmissionPolicy):
+        raise TypeError(f"admission=None needs an eviction that admits too, not {eviction!r}")
+    if admission is not None and not (
+        isinstance(admission, type) and issubclass(admission, AdmissionPolicy)
+    ):
+        raise TypeError(f"admission must be an AdmissionPolicy subclass, got {admission!r}")
+    preset = Preset(name, rule or name, admission, eviction, unbounded)
+    known = PRESETS.get(name)
+    if known is not None and known != preset:
+        raise ValueError(f"policy {name!r} is already defined ({known.rule}): pick another name")
+    for cls in (eviction, admission):
+        if cls is not None:
+            state_class(cls)
+    PRESETS[name] = preset
+    return preset
+
+
 def available_policies() -> list[str]:
     """Names accepted by ``SolarMemory(policy=...)``.
 

@@ -155,6 +155,19 @@ class TurnContext:
     def __post_init__(self) -> None:
         self.vectors = np.zeros((RECENT, self.dim), dtype=np.float32)
 
+    def state(self) -> dict[str, Any]:
+        """The context as a snapshot holds it: the rows no turn has filled yet left out (they
+        are zeros until :attr:`count` reaches :data:`RECENT`; :meth:`restore` makes them)."""
+        state = dict(vars(self))
+        state["vectors"] = self.vectors[: self.count]
+        return state
+
+    def restore(self) -> None:
+        """Bring back the rows :meth:`state` left out (an earlier snapshot holds them all)."""
+        pad = RECENT - len(self.vectors)
+        if pad > 0:
+            self.vectors = np.concatenate([self.vectors, np.zeros((pad, self.dim), np.float32)])
+
     def push(self, text: str, vector: F32 | None) -> None:
         self.previous = text
         if vector is None:
@@ -428,3 +441,49 @@ def check_prior(prior: SaliencePrior, dim: int) -> None:
             f"this memory's are {dim}-d: use prior='dialogue-text' (any embedder) or a prior "
             "trained for this embedder"
         )
+
+
+def prior_state(prior: SaliencePrior) -> dict[str, Any]:
+    """What a snapshot holds of ``prior``: a shipped prior's name alone (its weights are the
+    library's file of that name, 20 KB of them for a vector prior, the same in every scope),
+    any other prior whole."""
+    state = dict(vars(prior))
+    if _is_shipped(prior):
+        state = {name: value if name == "name" else None for name, value in state.items()}
+    return state
+
+
+def restore_prior(prior: SaliencePrior) -> None:
+    """Fill in a shipped prior :func:`prior_state` wrote by name, in place; check a prior
+    written whole as its constructor would. Raises ``ValueError`` on either that is not."""
+    values = vars(prior)
+    if all(value is None for name, value in values.items() if name != "name"):
+        name = values.get("name")
+        if name not in PRIORS:
+            raise ValueError(f"a salience prior named {name!r}, which is not a shipped one")
+        values.update(vars(load_prior(name)))
+        return
+    try:
+        SaliencePrior(**values)
+    except TypeError as err:
+        raise ValueError(f"not a salience prior: {err}") from None
+
+
+def _is_shipped(prior: SaliencePrior) -> bool:
+    if prior.name not in PRIORS:
+        return False
+    shipped = load_prior(prior.name)
+    if prior is shipped:
+        return True
+    mine, theirs = vars(prior), vars(shipped)
+    if mine.keys() != theirs.keys():
+        return False
+    for name, value in mine.items():
+        other = theirs[name]
+        if isinstance(value, np.ndarray) or isinstance(other, np.ndarray):
+            same = isinstance(value, np.ndarray) and isinstance(other, np.ndarray)
+            if not (same and value.dtype == other.dtype and np.array_equal(value, other)):
+                return False
+        elif value != other or type(value) is not type(other):
+            return False
+    return True

@@ -235,8 +235,11 @@ class VectorStore:
         self.protected.discard(slot)
         self._free.append(slot)
         # an empty slot has no id: a list lookup, cheaper than reading the numpy mask
+        high = self.high_water
         while self.high_water > 0 and self._ids[self.high_water - 1] is None:
             self.high_water -= 1
+        # rows from the high-water mark on are empty, as a snapshot leaves them out
+        self.matrix[self.high_water : high] = 0.0
         if self.neighbours is not None:
             self.neighbours.on_remove(self, slot)
         if self._lexical is not None:
@@ -286,13 +289,43 @@ class VectorStore:
 
     # -- state --------------------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
-        """The state without the keyword index: it is derived from the texts."""
+        """The state without the keyword index (derived from the texts) and, in a store of
+        fixed capacity, without the rows from the high-water mark on: they are empty (a zero
+        vector, no id, no payload), and :meth:`restore_rows` makes them again. A memory of
+        capacity 1,000 holding one item writes one row, not a thousand."""
         state = self.__dict__.copy()
         state.pop("_lexical", None)
+        if self.capacity is not None:
+            high = self.high_water
+            state["matrix"], state["active_full"] = self.matrix[:high], self.active_full[:high]
+            state["_ids"], state["_payloads"] = self._ids[:high], self._payloads[:high]
+            # the free list starts with the never-used slots, top down: left out, made again
+            free, top = self._free, len(self.matrix) - 1
+            untouched = 0
+            while untouched < len(free) and free[untouched] == top - untouched:
+                untouched += 1
+            state["_free"] = free[untouched:]
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
+        self.restore_rows()
+
+    def restore_rows(self) -> None:
+        """Bring back the empty rows :meth:`__getstate__` left out (a state written before it
+        left them out holds them all), and drop the keyword index."""
+        rows = self.capacity
+        if rows is not None and len(self.matrix) < rows:
+            pad = rows - len(self.matrix)
+            self.matrix = np.concatenate([self.matrix, np.zeros((pad, self.dim), np.float32)])
+            self.active_full = np.concatenate([self.active_full, np.zeros(pad, dtype=bool)])
+            self._ids = [*self._ids, *[None] * pad]
+            self._payloads = [*self._payloads, *[None] * pad]
+        if rows is not None and len(self._free) + len(self._slot_of) < rows:
+            # the slots neither used nor listed are the never-used ones, handed out lowest first
+            listed = {*self._free, *self._slot_of.values()}
+            untouched = [slot for slot in range(rows - 1, -1, -1) if slot not in listed]
+            self._free = [*untouched, *self._free]
         self.forget_lexical()
 
     def forget_lexical(self) -> None:

@@ -146,6 +146,36 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         self._serial = grow_array(self._serial, slots, 0)
         self._nudge = grow_array(self._nudge, slots, 0.0)
 
+    # -- state --------------------------------------------------------------------------------
+    #: the ring's arrays, one row per query: rows from ``_count`` on were never written
+    _RING = ("_queries", "_best", "_margin", "_owner", "_owner_serial")
+
+    def __getstate__(self) -> dict[str, Any]:
+        """The state without the ring rows no query has filled yet (they hold their initial
+        values, which :meth:`restore_ring` makes again): until the ring is full, a snapshot
+        holds the queries seen, not a ``window x dim`` block of zeros."""
+        state = self.__dict__.copy()
+        for name in self._RING:
+            state[name] = state[name][: self._count]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.restore_ring()
+
+    def restore_ring(self) -> None:
+        """Bring back the ring rows :meth:`__getstate__` left out (a state written before it
+        left them out holds them all)."""
+        pad = self.window - len(self._queries)
+        if pad > 0:
+            self._queries = np.concatenate(
+                [self._queries, np.zeros((pad, self._dim), dtype=np.float32)]
+            )
+            self._best = np.concatenate([self._best, np.zeros(pad, dtype=np.float32)])
+            self._margin = np.concatenate([self._margin, np.zeros(pad)])
+            self._owner = np.concatenate([self._owner, np.full(pad, -1, dtype=np.int64)])
+            self._owner_serial = np.concatenate([self._owner_serial, np.zeros(pad, np.int64)])
+
     # -- queries ------------------------------------------------------------------------------
     def on_retrieve(
         self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None

@@ -235,6 +235,7 @@ class _Shape:
 
 
 _shapes: dict[type, _Shape] | None = None
+_shapes_registered = 0  # how many registered classes _shapes holds
 #: names state classes had in earlier versions -> their names now (read, never written)
 _FORMER_NAMES = {
     "solar_core.memory._Record": "solar_core.records.Record",
@@ -248,10 +249,19 @@ _LATER_PARTS = ("retrieval", "min_score")
 #: state classes whose ``__getstate__``/``__setstate__`` leave out or remake run-time parts
 _GETSTATE: dict[type, Callable[[Any], dict[str, Any]]] = {}
 _RESTORE: dict[type, Callable[[Any], None]] = {}
+#: state classes whose restore allocates by some of their attributes (rows left out of the
+#: snapshot): with a template, those attributes must be the template's, so a forged size
+#: cannot make a read allocate more than a new memory of the scope's settings does
+_SIZED: dict[type, tuple[str, ...]] = {}
 
 
 def _state_shapes() -> dict[type, _Shape]:
-    global _shapes
+    global _shapes, _shapes_registered
+    from ..registry import registered
+
+    extra = registered()
+    if _shapes is not None and len(extra) != _shapes_registered:
+        _shapes = None  # a class registered since: read the classes again
     if _shapes is None:
         from .. import (
             admission,
@@ -288,13 +298,30 @@ def _state_shapes() -> dict[type, _Shape]:
                 c for c in vars(package).values() if isinstance(c, type) and issubclass(c, base)
             ]
         classes += [admission.base.Verdict, admission.base.Candidate, eviction.base.Victim]
+        classes += [c for c in extra if c not in classes]  # yours (see solar_core.registry)
         # Lifecycle.__getstate__ drops its thread, its stop event and its last error (run-time
         # things); __setstate__ makes a new event. Mirrored here, without calling either on data.
         _GETSTATE[lifecycle.Lifecycle] = lifecycle.Lifecycle.__getstate__
         _RESTORE[lifecycle.Lifecycle] = _new_stop_event
         # The store's keyword index is derived from its texts: never written, rebuilt on use.
+        # The store's empty rows and the coverage ring's unfilled rows are left out, made again
+        # on load (their number checked against the template's first, see _SIZED).
         _GETSTATE[store.VectorStore] = store.VectorStore.__getstate__
-        _RESTORE[store.VectorStore] = store.VectorStore.forget_lexical
+        _RESTORE[store.VectorStore] = store.VectorStore.restore_rows
+        _GETSTATE[eviction.CoverageEviction] = eviction.CoverageEviction.__getstate__
+        _RESTORE[eviction.CoverageEviction] = eviction.CoverageEviction.restore_ring
+        # A shipped salience prior is written by name: its weights are the library's file.
+        _GETSTATE[salience.SaliencePrior] = salience.prior_state
+        _RESTORE[salience.SaliencePrior] = salience.restore_prior
+        _GETSTATE[salience.TurnContext] = salience.TurnContext.state
+        _RESTORE[salience.TurnContext] = salience.TurnContext.restore
+        _SIZED.update(
+            {
+                store.VectorStore: ("dim", "capacity"),
+                eviction.CoverageEviction: ("window", "_dim"),
+                salience.TurnContext: ("dim",),
+            }
+        )
         for cls in classes:
             own = getattr(cls, "__setstate__", None)
             if own is not None and cls not in _RESTORE and "__setstate__" in vars(cls):
@@ -304,6 +331,7 @@ def _state_shapes() -> dict[type, _Shape]:
         for old, new in _FORMER_NAMES.items():  # snapshots written before a class moved
             _by_name[old] = _by_name[new]
         _shapes = shapes
+        _shapes_registered = len(extra)
     return _shapes
 
 
@@ -341,6 +369,8 @@ _RUN = 8
 #: the Python numbers a table column holds as an array, and its dtype code
 _COLUMN_CODES: dict[type, str] = {float: "<f8", int: "<i8", bool: "|b1"}
 _COLUMN_TYPES = frozenset(_COLUMN_CODES.values())
+#: the containers of items' metadata (JSON has only lists and dicts; the rest is refused later)
+_TREE_NODES = (dict, list, tuple, set, frozenset, deque)
 #: the parts of each fixed-size column form (see :meth:`_Decoder._column`)
 _COLUMN_SIZES = {"a": 3, "p": 2, "t": 3, "r": 3, "s": 4}
 
@@ -630,6 +660,8 @@ def _fits(value: Any, example: Any, depth: int = 0) -> bool:
         )
     if type(value) is not kind:
         return False
+    if kind is deque and value.maxlen != example.maxlen:
+        return False  # a trace is as bounded as a new memory's
     if kind not in _CONTAINERS or not example:
         return True
     if kind is dict or kind is OrderedDict:
@@ -683,8 +715,14 @@ def _fits(value: Any, example: Any, depth: int = 0) -> bool:
         and all(type(v) is inner for v in value)
     ):  # sequences of sequences: every inner element like one of the examples' inner ones
         examples = [x for e in items for x in list(e)[:_EXAMPLES]]
-        return _fits(list(chain.from_iterable(value)), examples, depth + 1)
-    return all(any(_fits(v, e, depth + 1) for e in items) for v in value)
+        return _fits(list(chain.from_iterable(_distinct(value))), examples, depth + 1)
+    return all(any(_fits(v, e, depth + 1) for e in items) for v in _distinct(value))
+
+
+def _distinct(values: Any) -> list[Any]:
+    """``values`` without repeats of one object: what is shared is checked once, so a forged
+    snapshot's rows all referring to one long list cost its length, not its length squared."""
+    return list({id(v): v for v in values}.values())
 
 
 _ANY: frozenset[type] = frozenset()  # (by identity) any element will do
@@ -716,7 +754,7 @@ def _like(value: object, wanted: object) -> bool:
 class _Layout:
     """One (class, attribute names) pair of a snapshot, checked once for all its objects."""
 
-    __slots__ = ("shape", "names", "setters", "checks", "size")
+    __slots__ = ("shape", "names", "setters", "checks", "size", "exact", "metadata")
 
     def __init__(self, entry: object, template: dict[type, dict[str, _Entry]] | None) -> None:
         if type(entry) is not list or len(entry) != 2 or type(entry[1]) is not list:
@@ -734,6 +772,9 @@ class _Layout:
             raise _Bad(f"{shape.name} must have exactly the fields {sorted(shape.fields)}")
         self.checks: list[tuple[int, bool, frozenset[type] | None, _Entry | None]] = []
         kinds = None if template is None else template.get(shape.cls)
+        if kinds is None and template is not None and shape.cls in _SIZED:
+            raise _Bad(f"a memory of these settings holds no {shape.name}")
+        self.exact: list[tuple[int, object]] = []
         if kinds is not None:
             if set(names) != kinds.keys():
                 extra, missing = (
@@ -743,6 +784,8 @@ class _Layout:
                 raise _Bad(f"{shape.name} has attributes {extra} it should not, lacks {missing}")
             for i, n in enumerate(names):
                 entry = kinds[n]
+                if entry.exact is not None:
+                    self.exact.append((i, entry.exact[0]))
                 kind = entry.kind
                 types = kind if type(kind) is frozenset else None
                 slow = entry if entry.example is not None or type(kind) is tuple else None
@@ -752,13 +795,20 @@ class _Layout:
         self.names: list[str] = names
         self.setters = [shape.slots.get(n) for n in names]
         self.size = len(names) + 2 + shape.items
+        #: where an item's metadata is (a record's, a hit's): JSON data, checked to be a tree
+        self.metadata = names.index("metadata") if "metadata" in names else None
 
 
 class _Decoder:
-    def __init__(self, arrays: memoryview, layouts: list[_Layout]) -> None:
+    def __init__(self, arrays: memoryview, layouts: list[_Layout], most_nodes: int) -> None:
         self.arrays = arrays
         self.layouts = layouts
         self.memo: list[object] = []
+        self.unread = len(arrays)  # bytes of the arrays not read yet (see _spend)
+        #: the size of each container in items' metadata, written out (see _tree)
+        self.sizes: dict[int, int] = {}
+        self.open_nodes: set[int] = set()
+        self.most_nodes = most_nodes
 
     def decode(self, node: Any, depth: int) -> Any:
         kind = type(node)
@@ -897,6 +947,9 @@ class _Decoder:
             ):
                 name = layout.names[position]
                 raise _Bad(f"{shape.name}.{name} is unlike a new one's")
+        if layout.metadata is not None:
+            for metadata in values[layout.metadata]:
+                self._tree(metadata)
         if shape.has_dict:
             names = layout.names
             for obj, row in zip(objects, zip(*values, strict=True), strict=True):
@@ -921,16 +974,59 @@ class _Decoder:
         elif type(tag) is not str or len(column) != _COLUMN_SIZES.get(tag):
             raise _Bad("a malformed table column")
         else:
-            self._numbers(column if tag == "a" else column[2 if tag == "s" else 1], n)
+            self._region(column if tag == "a" else column[2 if tag == "s" else 1], n)
 
-    def _numbers(self, column: object, n: int) -> list[Any]:
-        """The ``n`` numbers of an ``["a", dtype, offset]`` column."""
+    def _region(self, column: object, n: int) -> tuple[np.dtype[Any], int]:
+        """The dtype and offset of an ``["a", dtype, offset]`` column of ``n`` numbers, once
+        checked to lie inside the arrays."""
         if type(column) is not list or len(column) != 3 or column[1] not in _COLUMN_TYPES:
             raise _Bad(f"a malformed column of numbers {column!r:.40}")
         dtype = _DTYPES[column[1]]
         offset = column[2]
         if type(offset) is not int or offset < 0 or offset + n * dtype.itemsize > len(self.arrays):
             raise _Bad(f"a table column at offset {offset!r} outside the arrays")
+        return dtype, offset
+
+    def _tree(self, metadata: object) -> None:
+        """Refuse an item's metadata that is more than its snapshot could spell out. Metadata
+        is JSON, a tree, so written out in full it is no longer than the document; sixty
+        lists each holding the next twice are sixty nodes to read but 2**60 leaves to
+        whoever walks them (an export, a JSON dump). Sizes are counted once per container
+        (a hit's metadata is a shallow copy of its item's: they share the containers inside),
+        so this costs what was read."""
+        sizes = self.sizes
+        todo: list[tuple[Any, bool]] = [(metadata, False)]
+        while todo:
+            value, done = todo.pop()
+            key = id(value)
+            if done:
+                items = value.values() if type(value) is dict else value
+                sizes[key] = 1 + sum(sizes.get(id(v), 1) for v in items)
+                if sizes[key] > self.most_nodes:
+                    raise _Bad("an item's metadata holds one list or dict many times over")
+                continue
+            if type(value) not in _TREE_NODES or key in sizes:
+                continue
+            if key in self.open_nodes:
+                raise _Bad("an item's metadata holds itself")
+            self.open_nodes.add(key)
+            todo.append((value, True))
+            items = value.values() if type(value) is dict else value
+            todo.extend((v, False) for v in items)
+        self.open_nodes.clear()
+
+    def _spend(self, nbytes: int) -> None:
+        """Count ``nbytes`` read from the arrays: a snapshot reads each of its bytes once, so
+        more than them all is a forged one making the reader's work grow without bound (the
+        same region read by table after table)."""
+        self.unread -= nbytes
+        if self.unread < 0:
+            raise _Bad("it reads its arrays more than once")
+
+    def _numbers(self, column: object, n: int) -> list[Any]:
+        """The ``n`` numbers of an ``["a", dtype, offset]`` column."""
+        dtype, offset = self._region(column, n)
+        self._spend(n * dtype.itemsize)
         values: list[Any] = np.frombuffer(self.arrays, dtype, n, offset).tolist()
         return values
 
@@ -973,6 +1069,7 @@ class _Decoder:
                 or offset + total * dtype.itemsize > len(self.arrays)
             ):
                 raise _Bad(f"a table column of arrays at offset {offset!r} outside the arrays")
+            self._spend(total * dtype.itemsize)
             flat = np.frombuffer(self.arrays, dtype, total, offset)
             bounds = np.cumsum(counts).tolist()
             arrays = [flat[b - c : b].copy() for b, c in zip(bounds, counts, strict=True)]
@@ -1022,6 +1119,13 @@ class _Decoder:
             ):
                 name = layout.names[position]
                 raise _Bad(f"{shape.name}.{name} is a {type(value).__name__}, unlike a new one's")
+        if layout.metadata is not None:
+            self._tree(values[layout.metadata])
+        for position, wanted in layout.exact:
+            value = values[position]
+            if type(value) is not type(wanted) or value != wanted:
+                name = layout.names[position]
+                raise _Bad(f"{shape.name}.{name} is {value!r}, not the scope's {wanted!r}")
         if shape.has_dict:
             obj.__dict__.update(zip(layout.names, values, strict=True))
         for setter, value in zip(layout.setters, values, strict=True):
@@ -1058,6 +1162,7 @@ class _Decoder:
         nbytes = count * dtype.itemsize
         if type(offset) is not int or offset < 0 or offset + nbytes > len(self.arrays):
             raise _Bad(f"an array of {nbytes} bytes at offset {offset!r} outside the arrays")
+        self._spend(nbytes)
         flat = np.frombuffer(self.arrays, dtype, count, offset)
         return np.array(flat.reshape(shape, order=order), order=order)  # a writable copy
 
@@ -1080,12 +1185,13 @@ class _Entry:
     """What the templates say of one attribute: its kind (``None``: any), an example container
     (``None``: none), and whether it may be ``None``."""
 
-    __slots__ = ("kind", "example", "nullable")
+    __slots__ = ("kind", "example", "nullable", "exact")
 
     def __init__(self) -> None:
         self.kind: object = _UNSEEN
         self.example: Any = None
         self.nullable = True
+        self.exact: tuple[object] | None = None  # (the template's value,): it must be that
 
     def see(self, value: object, new: bool) -> None:
         if value is None:
@@ -1097,8 +1203,8 @@ class _Entry:
             self.kind = kind
         elif self.kind != kind:
             self.kind = None  # seen with two kinds: either will do
-        if type(value) in _CONTAINERS and value and self.example is None:
-            self.example = value
+        if type(value) in _CONTAINERS and (self.example is None or value and not self.example):
+            self.example = value  # the first that holds something (a deque: its maxlen too)
 
     def check_all(self, values: list[Any]) -> bool:
         """:meth:`check` of each of ``values`` (a table's column), in as few passes as can be."""
@@ -1153,6 +1259,9 @@ def _template_kinds(
                 if new or known:
                     for name, item in attrs.items():
                         known.setdefault(name, _Entry()).see(item, new)
+                    if new:
+                        for name in _SIZED.get(shape.cls, ()):
+                            known[name].exact = (attrs[name],)
                 else:  # first met in an example: its names are the example's
                     for name, item in attrs.items():
                         known.setdefault(name, _Entry()).see(item, False)
@@ -1244,13 +1353,15 @@ def loads(
             from ..former_layouts import upgrade
 
             layouts = [_Layout(entry, None) for entry in entries]
-            state = _Decoder(view[start + doc_len :], layouts).decode(document.get("root"), 0)
+            state = _Decoder(view[start + doc_len :], layouts, doc_len).decode(
+                document.get("root"), 0
+            )
             if type(state) is not dict:
                 raise _Bad(f"it holds a {type(state).__name__}, not a memory's state")
             upgrade(state)
             return loads(dumps(state), what, template, examples)
         layouts = [_Layout(entry, classes) for entry in entries]
-        state = _Decoder(view[start + doc_len :], layouts).decode(document.get("root"), 0)
+        state = _Decoder(view[start + doc_len :], layouts, doc_len).decode(document.get("root"), 0)
         if template is not None:
             if type(state) is not type(template):
                 raise _Bad(f"it holds a {type(state).__name__}, not a memory's state")

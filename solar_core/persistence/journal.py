@@ -54,6 +54,7 @@ from ..fusion import RETRIEVALS
 from ..records import Record
 from ..steps import Clearing, Lookup, Offer, Rating, Removal, Renewal, Step, Sweep
 from ..types import Decision, Hits
+from ..validation import check_offer, check_text
 from . import codec
 from .backend import Backend, ItemChange, OpRow, ScopeRow
 from .errors import PersistenceError
@@ -119,13 +120,30 @@ def _unit(value: object) -> bool:
     return _is(value, int, float) and 0.0 <= value <= 1.0  # type: ignore[operator]
 
 
+#: how far from 1 a logged vector's squared norm may be (the store's check of its rows)
+_UNIT_TOLERANCE = 1e-4
+
+
+def _valid(check: Callable[..., object], *args: object) -> bool:
+    """Whether the API's ``check`` takes ``args``."""
+    try:
+        check(*args)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _check_logged(memory: SolarMemory, kind: str, args: Any, vector: FloatVector | None) -> None:
     """A logged step's inputs are what the live step could have logged (the checks the public
     methods make before logging, so a replay never feeds a memory what a call could not)."""
     ok = type(args) is dict
     if ok and kind in ("retrieve", "add"):
         ok = (
-            vector is not None and vector.shape == (memory.dim,) and bool(np.isfinite(vector).all())
+            vector is not None
+            and vector.shape == (memory.dim,)
+            and bool(np.isfinite(vector).all())
+            # a logged vector is the unit vector the call made: within the store's tolerance
+            and abs(float(vector.dot(vector)) - 1.0) <= _UNIT_TOLERANCE
         )
     if ok and kind == "retrieve":
         ok = (
@@ -135,7 +153,7 @@ def _check_logged(memory: SolarMemory, kind: str, args: Any, vector: FloatVector
             and args.get("rm", "vector") in RETRIEVALS
             and (args.get("f") is None or _is(args["f"], float) and math.isfinite(args["f"]))
             and args.get("g", True) is True  # logged only when set
-            and _is(args["q"], str, type(None))
+            and (args["q"] is None or _valid(check_text, args["q"], "query"))
             and _is(args["k"], int)
             and 1 <= args["k"] <= 1_000_000
             and _is(args["x"], list)
@@ -154,11 +172,14 @@ def _check_logged(memory: SolarMemory, kind: str, args: Any, vector: FloatVector
             args.keys() - {"u"} == {"t", "m", "id", "c", "vu", "p"}
             and args.get("u", True) is True
             and ("u" not in args or _is(args["id"], str))
-            and _is(args["t"], str)
             and _is(args["m"], dict)
-            and _is(args["id"], str, type(None))
             and _is(args["c"], str)
-            and (_is(args["vu"], int, float, type(None)))
+            and _is(args["p"], bool, type(None))  # an evaluator's verdict, if one was asked
+            # what add checks before it logs: the text, the id, the category, the expiry
+            and _valid(check_text, args["t"])
+            and _valid(storable, args["t"], "text")
+            and _valid(check_offer, args["m"], args["id"], args["c"], args["vu"], "u" in args)
+            and (args["id"] is None or _valid(storable, args["id"], "item_id"))
         )
     elif ok and kind == "remove":
         ok = args.keys() == {"id"} and _is(args["id"], str)
@@ -184,7 +205,9 @@ def _check_logged(memory: SolarMemory, kind: str, args: Any, vector: FloatVector
     if ok and kind not in ("retrieve", "add"):
         ok = vector is None  # only a retrieval and an add log a vector
     if not ok:
-        raise PersistenceError(f"its inputs are not a {kind} step's")
+        raise PersistenceError(
+            f"its inputs are not {'an' if kind[0] in 'aeiou' else 'a'} {kind} step's"
+        )
 
 
 def _digest(kind: str, result: object) -> str:

@@ -408,8 +408,9 @@ class MemoryStore:
             codec.loads(codec.dumps(state), "a snapshot of this store's memories", state)
         except PersistenceError as err:
             raise TypeError(
-                f"these settings cannot be persisted: {err} (MemoryStore persists the library's "
-                "own policies; custom policy classes need a plain SolarMemory)"
+                f"these settings cannot be persisted: {err} (a class of your own in a memory's "
+                "state must be registered: solar_core.presets.register_policy for a policy, "
+                "solar_core.registry.state_class for anything a policy holds)"
             ) from err
         self._fingerprint: dict[str, Any] | None = None  # computed on first need: see below
         self._shaping = _plain({name: self._new_config(0)[name] for name in _SHAPING})

@@ -1,0 +1,48 @@
+"""Classes of your own that a memory's state may hold: registered, a snapshot may name them.
+
+A stored scope is rebuilt from data, and the reader makes objects only of classes it knows by
+name (see :mod:`solar_core.persistence.codec`): the library's own policies, records and
+parts, and the classes registered here. :func:`solar_core.presets.register_policy` registers a
+policy's classes; :func:`state_class` registers any other part of a state (a class a policy of
+yours holds). Registering is one line in the module that defines the class, so that importing
+the module is what makes its objects readable: a process that opens a scope of that policy
+must have imported it, as it must have to build one.
+
+>>> from solar_core.eviction import FifoEviction
+>>> class Newest(FifoEviction):
+...     '''FIFO's mirror: evict the newest.'''
+>>> state_class(Newest) is Newest, Newest in registered()
+(True, True)
+"""
+
+from __future__ import annotations
+
+from typing import TypeVar
+
+_T = TypeVar("_T", bound=type)
+_REGISTERED: dict[str, type] = {}
+
+
+def state_class(cls: _T) -> _T:
+    """Register ``cls`` (a class decorator too): snapshots may hold its objects, rebuilt
+    attribute by attribute without running any of its code. Refuses a class whose name is
+    another registered class's, and one that restores itself (``__setstate__``): a snapshot
+    never runs code of the data's choosing."""
+    if not isinstance(cls, type):
+        raise TypeError(f"state_class registers a class, got {cls!r}")
+    name = f"{cls.__module__}.{cls.__qualname__}"
+    if "__setstate__" in vars(cls):
+        raise TypeError(
+            f"{cls.__qualname__} defines __setstate__: a snapshot restores a state class "
+            "attribute by attribute, without calling it; keep its state in plain attributes"
+        )
+    known = _REGISTERED.get(name)
+    if known is not None and known is not cls:
+        raise ValueError(f"another class is registered as {name}: rename one")
+    _REGISTERED[name] = cls
+    return cls
+
+
+def registered() -> tuple[type, ...]:
+    """The registered classes, in the order they were registered."""
+    return tuple(_REGISTERED.values())

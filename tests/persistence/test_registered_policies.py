@@ -1,0 +1,78 @@
+"""A policy of your own is one module and one registration line (``tests/support/
+newest_out.py``): stores persist it, and a scope of it reopens bit for bit, as a built-in
+policy's does. A composition of registered parts too."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+from solar_core import SolarMemory
+from solar_core.deletion import HistoryDeletion
+from solar_core.eviction import FifoEviction
+from solar_core.persistence import MemoryStore
+from solar_core.persistence.scope import Scope
+from solar_core.presets import PRESETS, register_policy
+from solar_core.registry import state_class
+from tests.support import newest_out
+from tests.support.persistence import Clock, apply, make_store, reference, same, stream
+
+
+@pytest.mark.parametrize("policy", ["newest-out", "regret-newest-out"])
+def test_a_registered_policy_persists_and_resumes_bit_for_bit(tmp_path: Path, policy: str) -> None:
+    url = str(tmp_path / "m.db")
+    ops = stream(160)
+    key = Scope(user="alice").key
+    ref_clock, clock = Clock(), Clock()
+    ref = reference(policy, {}, ref_clock, key)
+    assert isinstance(ref.core.eviction, newest_out.NewestOut)
+    expected = [apply(ref, op, ref_clock) for op in ops[:120]]
+    store = make_store(url, policy, {}, clock, snapshot_every=50)
+    memory = store.scope(user="alice")
+    assert [apply(memory, op, clock) for op in ops[:120]] == expected
+    before = pickle.loads(pickle.dumps(memory))
+    store.close()
+    again = make_store(url, policy, {}, clock)
+    resumed = again.scope(user="alice")
+    assert isinstance(resumed.core.eviction, newest_out.NewestOut)
+    same(resumed, before)
+    rest = ops[120:]
+    assert [apply(resumed, op, clock) for op in rest] == [apply(ref, op, ref_clock) for op in rest]
+    again.close()
+
+
+def test_an_unregistered_class_is_refused_with_the_way_to_register_it(tmp_path: Path) -> None:
+    class MyDeletion(HistoryDeletion):
+        pass
+
+    with pytest.raises(TypeError, match="must be registered: solar_core.presets.register_policy"):
+        MemoryStore(tmp_path / "m.db", embedder="hash", deletion=MyDeletion)
+    state_class(MyDeletion)  # registered: it persists
+    store = MemoryStore(tmp_path / "m.db", embedder="hash", deletion=MyDeletion)
+    store.scope(user="a").add("a fact")
+    store.close()
+    again = MemoryStore(tmp_path / "m.db", embedder="hash", deletion=MyDeletion)
+    assert isinstance(again.scope(user="a").core.deletion, MyDeletion)
+    again.close()
+
+
+def test_registration_refuses_what_cannot_be_a_policy_and_changes_nothing() -> None:
+    class Restores(FifoEviction):
+        def __setstate__(self, state: dict[str, object]) -> None:
+            self.__dict__.update(state)
+
+    policies = dict(PRESETS)
+    with pytest.raises(TypeError, match="defines __setstate__"):
+        register_policy("restores", Restores)
+    with pytest.raises(TypeError, match="EvictionPolicy subclass"):
+        register_policy("not-a-policy", dict)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="already defined"):
+        register_policy("fifo", newest_out.NewestOut)
+    with pytest.raises(ValueError, match="non-blank"):
+        register_policy(" ", newest_out.NewestOut)
+    assert PRESETS == policies
+    again = register_policy("newest-out", newest_out.NewestOut, rule="evict the newest insert")
+    assert again == PRESETS["newest-out"]  # the same registration twice is no change
+    assert SolarMemory("newest-out", capacity=2, embedder="hash").core.eviction.name == "newest-out"
