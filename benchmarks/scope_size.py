@@ -5,7 +5,7 @@ SQLite database of many one-item users (the default policy and embedder).
 
 Prints one JSON line: ``snapshot_bytes`` per policy (capacity 100, the default embedder's 256
 dimensions, one add and one retrieval), and the database's size for ``--users`` scopes of one
-item each, in all and per scope.
+item each, in all and per scope (``--snapshot-each``: each scope's state in a snapshot).
 """
 
 from __future__ import annotations
@@ -25,6 +25,12 @@ from solar_core.presets import PRESETS
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--users", type=int, default=10_000)
+    parser.add_argument(
+        "--snapshot-each",
+        action="store_true",
+        help="close the store every 200 users, so every scope is stored as a snapshot (else "
+        "most keep a log row instead: a scope evicted from the open ones after one step)",
+    )
     args = parser.parse_args()
     sizes = {}
     for policy in sorted(PRESETS):
@@ -34,11 +40,13 @@ def main() -> None:
         sizes[policy] = len(codec.dumps(snapshot_state(memory)))
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "users.db")
-        store = MemoryStore(path, seed=0)
+        batch = 200 if args.snapshot_each else args.users
         start = time.perf_counter()
-        for user in range(args.users):
-            store.scope(user=f"u{user}").add(f"user {user} drinks tea")
-        store.close()
+        for first in range(0, args.users, batch):
+            store = MemoryStore(path, seed=0)
+            for user in range(first, min(first + batch, args.users)):
+                store.scope(user=f"u{user}").add(f"user {user} drinks tea")
+            store.close()
         seconds = time.perf_counter() - start
         total = os.path.getsize(path)
     print(
@@ -46,6 +54,7 @@ def main() -> None:
             {
                 "snapshot_bytes": sizes,
                 "users": args.users,
+                "snapshot_each": args.snapshot_each,
                 "database_mb": round(total / 2**20, 1),
                 "bytes_per_scope": round(total / args.users),
                 "seconds": round(seconds, 1),

@@ -994,6 +994,8 @@ class _Decoder:
         whoever walks them (an export, a JSON dump). Sizes are counted once per container
         (a hit's metadata is a shallow copy of its item's: they share the containers inside),
         so this costs what was read."""
+        if type(metadata) is dict and all(type(v) in _PLAIN for v in metadata.values()):
+            return  # (most are: flat, nothing to share)
         sizes = self.sizes
         todo: list[tuple[Any, bool]] = [(metadata, False)]
         while todo:
@@ -1203,7 +1205,9 @@ class _Entry:
             self.kind = kind
         elif self.kind != kind:
             self.kind = None  # seen with two kinds: either will do
-        if type(value) in _CONTAINERS and (self.example is None or value and not self.example):
+        if type(value) in _CONTAINERS and (
+            value and not self.example or self.example is None and type(value) is deque
+        ):
             self.example = value  # the first that holds something (a deque: its maxlen too)
 
     def check_all(self, values: list[Any]) -> bool:
