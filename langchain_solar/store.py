@@ -185,8 +185,7 @@ def _now(memory: SolarMemory) -> float:
     """The time on ``memory``'s clock, read outside any step. A persisted memory's core reads
     the time through its journal, which logs what a step reads: a read outside a step goes to
     the clock the journal wraps, so it is never mistaken for one a step made."""
-    clock: Callable[[], float] = getattr(memory.runner, "user_clock", memory.core.clock)
-    return clock()
+    return memory.now()
 
 
 def _lapsed(item: MemoryItem | Record, now: float) -> bool:
@@ -490,9 +489,7 @@ class SolarStore(BaseStore):
                 memory = self.memory(ns)
                 if memory is None:
                     raise ValueError(f"namespace {ns!r} has been deleted: nothing to rate")
-                with memory.lock:
-                    memory.runner.sync()
-                    memory.core.resolve_retrieval(hits)
+                memory.check_rating(hits)
                 memories.append((memory, hits))
             for memory, hits in memories:
                 memory.feedback(like=like, score=score, retrieval=hits)
@@ -586,10 +583,8 @@ class SolarStore(BaseStore):
     def _lapse(self, memory: SolarMemory) -> list[str]:
         """Remove ``memory``'s expired items (a logged step, only if some expired)."""
         now = _now(memory)
-        with memory.lock:
-            memory.runner.sync()  # catch up with other processes (a no-op if nobody wrote)
-            # The records, not items(): no policy statistics to build on every put.
-            due = any(_lapsed(record, now) for _, record in memory.core.records())
+        # The records, not items(): no policy statistics to build on every put.
+        due = any(_lapsed(record, now) for _, record in memory.records())
         return memory.lifecycle.lapse() if due else []
 
     def _refresh(self, memory: SolarMemory, items: Sequence[MemoryItem]) -> None:
@@ -651,9 +646,7 @@ class SolarStore(BaseStore):
         except UnknownItemError:  # not stored (or gone meanwhile): put anew
             update = False
         if position is None:
-            with memory.lock:
-                memory.runner.sync()  # caught up: the records below are the scope's latest
-                held = [r.metadata[POSITION] for _, r in memory.core.records()]
+            held = [r.metadata[POSITION] for _, r in memory.records()]  # the scope's latest
             position = 1 + max(held, default=-1)
         texts = self._texts(op)
         text = "\n".join(texts) if texts else json.dumps(op.value, sort_keys=True, default=str)

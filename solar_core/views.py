@@ -5,13 +5,14 @@ first brings a persisted memory up to date with other processes."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .core import MemoryCore
 from .embedder import Embedder
 from .events import Subscribers
 from .lifecycle import Lifecycle
+from .records import Record
 from .steps import StepRunner
 from .types import Decision, MemoryItem
 from .validation import FloatVector, check_k
@@ -100,6 +101,35 @@ class MemoryViews:
         with self._lock:
             self._sync()
             return self._core.item(item_id)
+
+    def records(self) -> list[tuple[str, Record]]:
+        """Every stored item's id and record (text, metadata, category, times), oldest first,
+        caught up with other processes: the cheap read, which builds no policy statistics
+        (:meth:`items` does). The records are the memory's own: read them, do not change them.
+
+        >>> from solar_core import SolarMemory
+        >>> memory = SolarMemory("fifo", capacity=2, embedder="hash")
+        >>> _ = memory.add("tea at five", metadata={"day": 1})
+        >>> [(item_id, record.text, record.metadata) for item_id, record in memory.records()]
+        [('m1', 'tea at five', {'day': 1})]
+        """
+        with self._lock:
+            self._sync()
+            return self._core.records()
+
+    def now(self) -> float:
+        """The time on this memory's clock, read outside any step: a persisted memory logs the
+        readings a step makes, and this one is not one of them."""
+        clock: Callable[[], float] = getattr(self._runner, "user_clock", self._core.clock)
+        return clock()
+
+    def check_rating(self, retrieval: object) -> None:
+        """Raise what :meth:`~solar_core.SolarMemory.feedback` would raise for ``retrieval``
+        (a ``Hits`` or a retrieval id) if it cannot be rated now; change nothing. For a caller
+        that rates several memories and must refuse before it rates any."""
+        with self._lock:
+            self._sync()
+            self._core.resolve_retrieval(retrieval)
 
     def items(self) -> list[MemoryItem]:
         """Every stored item, oldest insert first."""
