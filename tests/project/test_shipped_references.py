@@ -27,7 +27,7 @@ ELSEWHERE = ("tests", "benchmarks", "scripts", "examples", "docs", "README.md", 
 SKIPPED = {"docs/results", "docs/figures", "tests/project/test_shipped_references.py"}
 
 
-BINARY = {".png", ".pyc", ".db", ".jsonl", ".npz"}
+BINARY = {".png", ".pyc", ".db", ".sqlite", ".jsonl", ".npz"}
 
 
 def repository_paths() -> Iterator[tuple[str, Path]]:
