@@ -100,7 +100,8 @@ from langgraph.store.base import (
 from solar_core import SolarMemory
 from solar_core.fusion import DEFAULT_RETRIEVAL, check_floor, check_retrieval
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore
-from solar_core.persistence.journal import plain_json, storable
+from solar_core.persistence.journal import plain_json
+from solar_core.persistence.logged_steps import storable
 from solar_core.persistence.scope import (
     Scope,
     namespace_key_prefix,

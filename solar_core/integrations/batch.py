@@ -10,7 +10,8 @@ from typing import Any
 import numpy as np
 
 from ..memory import SolarMemory
-from ..persistence.journal import Journal, storable
+from ..persistence.journal import Journal
+from ..persistence.logged_steps import storable
 from ..types import Decision
 from ..validation import FloatVector, check_metadata, check_text, unit_vector
 

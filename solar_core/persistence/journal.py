@@ -50,14 +50,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from ..core import StepListener
-from ..fusion import RETRIEVALS
 from ..records import Record
 from ..steps import Clearing, Lookup, Offer, Rating, Removal, Renewal, Step, Sweep
 from ..types import Decision, Hits
-from ..validation import check_offer, check_text
 from . import codec
 from .backend import Backend, ItemChange, OpRow, ScopeRow
 from .errors import PersistenceError
+from .logged_steps import KINDS, fields_of, read, storable
 from .scope import Scope, call_for, named
 
 if TYPE_CHECKING:
@@ -98,118 +97,6 @@ def snapshot_state(memory: SolarMemory) -> dict[str, Any]:
     return state
 
 
-def storable(text: str, what: str) -> None:
-    """A text every backend can store as is: UTF-8 encodable (no lone surrogate) and without
-    NUL (PostgreSQL's text cannot hold one). Checked before the step changes anything."""
-    if "\x00" in text:
-        raise ValueError(f"{what} contains a NUL character, which cannot be persisted")
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as err:
-        raise ValueError(
-            f"{what} is not valid Unicode ({err.reason}): cannot be persisted"
-        ) from None
-
-
-def _is(value: object, *kinds: type) -> bool:
-    """``type(value)`` is one of ``kinds`` exactly (a ``bool`` is not an ``int`` here)."""
-    return type(value) in kinds
-
-
-def _unit(value: object) -> bool:
-    return _is(value, int, float) and 0.0 <= value <= 1.0  # type: ignore[operator]
-
-
-#: how far from 1 a logged vector's squared norm may be (the store's check of its rows)
-_UNIT_TOLERANCE = 1e-4
-
-
-def _valid(check: Callable[..., object], *args: object) -> bool:
-    """Whether the API's ``check`` takes ``args``."""
-    try:
-        check(*args)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def _check_logged(memory: SolarMemory, kind: str, args: Any, vector: FloatVector | None) -> None:
-    """A logged step's inputs are what the live step could have logged (the checks the public
-    methods make before logging, so a replay never feeds a memory what a call could not)."""
-    ok = type(args) is dict
-    if ok and kind in ("retrieve", "add"):
-        ok = (
-            vector is not None
-            and vector.shape == (memory.dim,)
-            and bool(np.isfinite(vector).all())
-            # a logged vector is the unit vector the call made: within the store's tolerance
-            and abs(float(vector.dot(vector)) - 1.0) <= _UNIT_TOLERANCE
-        )
-    if ok and kind == "retrieve":
-        ok = (
-            # "rm" (the ranking) and "f" (the floor) since hybrid retrieval, "g" (the relevance
-            # gate) when set; older rows ranked by vector alone, with no floor and no gate
-            {"q", "k", "x"} <= args.keys() <= {"q", "k", "x", "rm", "f", "g"}
-            and args.get("rm", "vector") in RETRIEVALS
-            and (args.get("f") is None or _is(args["f"], float) and math.isfinite(args["f"]))
-            and args.get("g", True) is True  # logged only when set
-            and (args["q"] is None or _valid(check_text, args["q"], "query"))
-            and _is(args["k"], int)
-            and 1 <= args["k"] <= 1_000_000
-            and _is(args["x"], list)
-            and all(_is(i, str) for i in args["x"])
-        )
-    elif ok and kind == "feedback":
-        ok = (
-            args.keys() == {"rw", "ql", "r"}
-            and _unit(args["rw"])
-            and _unit(args["ql"])
-            and _is(args["r"], int, type(None))
-        )
-    elif ok and kind == "add":
-        ok = (
-            # "u" (an update of the stored item) only when set
-            args.keys() - {"u"} == {"t", "m", "id", "c", "vu", "p"}
-            and args.get("u", True) is True
-            and ("u" not in args or _is(args["id"], str))
-            and _is(args["m"], dict)
-            and _is(args["c"], str)
-            and _is(args["p"], bool, type(None))  # an evaluator's verdict, if one was asked
-            # what add checks before it logs: the text, the id, the category, the expiry
-            and _valid(check_text, args["t"])
-            and _valid(storable, args["t"], "text")
-            and _valid(check_offer, args["m"], args["id"], args["c"], args["vu"], "u" in args)
-            and (args["id"] is None or _valid(storable, args["id"], "item_id"))
-        )
-    elif ok and kind == "remove":
-        ok = args.keys() == {"id"} and _is(args["id"], str)
-    elif ok and kind == "renew":
-        entries = args.get("l")
-        ok = (
-            args.keys() == {"l"}
-            and _is(entries, list)
-            and len(entries) > 0  # an empty renewal is no step
-            and all(
-                _is(entry, list)
-                and len(entry) == 3
-                and _is(entry[0], str)
-                and _is(entry[1], float)
-                and 0.0 < entry[1] < math.inf  # what Lifecycle.renew lets through
-                and (entry[2] is None or (_is(entry[2], int, float) and math.isfinite(entry[2])))
-                for entry in entries
-            )
-            and len({entry[0] for entry in entries}) == len(entries)  # ids from a mapping
-        )
-    elif ok and kind in ("clear", "decay", "expire", "lapse", "sweep"):
-        ok = not args  # these steps have no inputs
-    if ok and kind not in ("retrieve", "add"):
-        ok = vector is None  # only a retrieval and an add log a vector
-    if not ok:
-        raise PersistenceError(
-            f"its inputs are not {'an' if kind[0] in 'aeiou' else 'a'} {kind} step's"
-        )
-
-
 def _digest(kind: str, result: object) -> str:
     """What a step did, to check its replay against."""
     if kind == "add":
@@ -235,38 +122,6 @@ class _Kept:
     clocks: list[float]
     hits: Hits | None  # a retrieval's, handed to the caller: renumbered by a merge
     retrieval_id: int | None  # a retrieval's id then
-
-
-def _step(kind: str, args: dict[str, Any], vector: FloatVector | None) -> Step:
-    """The step a log row holds (its inputs checked by :func:`_check_logged`)."""
-    if kind == "retrieve":
-        assert vector is not None
-        ranking, floor, gate = args.get("rm", "vector"), args.get("f"), args.get("g", False)
-        return Lookup(vector, args["q"], args["k"], True, set(args["x"]), ranking, floor, gate)
-    if kind == "feedback":
-        return Rating(args["rw"], args["ql"], args["r"])
-    if kind == "add":
-        assert vector is not None
-        return Offer(
-            args["t"],
-            vector,
-            None,
-            args["m"],
-            args["id"],
-            args["c"],
-            args["vu"],
-            args["p"],
-            args.get("u", False),
-        )
-    if kind == "remove":
-        return Removal(args["id"])
-    if kind == "clear":
-        return Clearing()
-    if kind in ("decay", "expire", "lapse", "sweep"):
-        return Sweep(kind)
-    if kind == "renew":
-        return Renewal(tuple((item_id, seconds, seen) for item_id, seconds, seen in args["l"]))
-    raise PersistenceError(f"unknown step kind {kind!r}")
 
 
 class Journal(StepListener):
@@ -668,38 +523,39 @@ class Journal(StepListener):
                 with memory.lock:
                     self.catch_up(memory)
                     return apply(step)
-            args: dict[str, Any] = {"q": step.query, "k": step.k, "x": list(step.exclude)}
-            args.update(rm=step.retrieval, f=step.floor)
+            args: dict[str, Any] = {"query": step.query, "k": step.k}
+            args.update(exclude=list(step.exclude), ranking=step.retrieval, floor=step.floor)
             if step.gate:  # (a row without it replays as before: ungated)
-                args["g"] = True
+                args["gate"] = True
             return self._logged(memory, "retrieve", args, step.vector, lambda: apply(step))
         if kind is Rating:
             assert isinstance(step, Rating)
             rating = step
-            args = {"rw": step.reward, "ql": step.quality}
+            args = {"reward": step.reward, "quality": step.quality}
 
             def rate() -> _T:
                 wanted = rating.retrieval  # translated here: the catch-up may have merged it
                 if type(wanted) is int and wanted in self._renamed:
                     wanted = self._renamed[wanted]
                 key = apply(replace(rating, retrieval=wanted))
-                args["r"] = key  # "the latest" as it was, not as a replay would find it
+                args["retrieval"] = key  # "the latest" as it was, not as a replay finds it
                 return key
 
             return self._logged(memory, "feedback", args, None, rate)
         if kind is Offer:
             assert isinstance(step, Offer)
             offer = step
-            args = {"t": step.text, "m": step.metadata, "id": step.item_id, "c": step.category}
-            args.update(vu=step.valid_until, p=step.prepared)
+            args = {"text": step.text, "metadata": step.metadata, "id": step.item_id}
+            args.update(category=step.category, valid_until=step.valid_until)
+            args["verdict"] = step.prepared
             if step.update:  # (a row without it replays as before: a plain offer)
-                args["u"] = True
+                args["update"] = True
 
             def store() -> _T:
                 decision = apply(offer)
                 judged = getattr(memory.core.admission, "judged", None)
                 if judged is not None:  # an evaluator's verdict: a replay must not ask it again
-                    args["p"] = judged
+                    args["verdict"] = judged
                 return decision
 
             return self._logged(memory, "add", args, step.row, store)
@@ -710,7 +566,7 @@ class Journal(StepListener):
             return self._logged(memory, "clear", {}, None, lambda: apply(step))
         if kind is Renewal:
             assert isinstance(step, Renewal)
-            args = {"l": [list(entry) for entry in step.lifetimes]}
+            args = {"lifetimes": [list(entry) for entry in step.lifetimes]}
             return self._logged(memory, "renew", args, None, lambda: apply(step))
         assert isinstance(step, Sweep)
         return self._logged(memory, step.kind, {}, None, lambda: apply(step))
@@ -858,15 +714,15 @@ class Journal(StepListener):
         for step in steps:
             args = dict(step.args)
             if step.kind == "feedback":
-                if args.get("r") not in renumbered:
+                if args.get("retrieval") not in renumbered:
                     continue  # its retrieval was not kept (too old): nothing to rate
-                args["r"] = renumbered[args["r"]]
+                args["retrieval"] = renumbered[args["retrieval"]]
             else:
-                args["x"] = sorted(set(args["x"]) | set(memory.core.ids()))
+                args["exclude"] = sorted(set(args["exclude"]) | set(memory.core.ids()))
             result: object = None
             self._replay = deque(step.clocks)
             try:
-                result = memory.apply(_step(step.kind, args, step.vector))
+                result = memory.apply(KINDS[step.kind].build(args, step.vector))
             finally:
                 self._replay = None
             seq = self.seq + 1
@@ -944,8 +800,8 @@ class Journal(StepListener):
             args = json.loads(op.args)
             vector = None if op.vector is None else np.frombuffer(op.vector, np.float32).copy()
             clocks = json.loads(op.clocks)
-            if not _is(clocks, list) or not all(
-                _is(c, int, float) and math.isfinite(c) for c in clocks
+            if type(clocks) is not list or not all(
+                type(c) in (int, float) and math.isfinite(c) for c in clocks
             ):  # a NaN deadline would never pass, an infinite one always
                 raise PersistenceError("its clock readings are not finite numbers")
             self._replay = deque(clocks)
@@ -969,7 +825,9 @@ class Journal(StepListener):
             # Another process's new fact (e.g. for a response cache): told once the
             # transaction is over, so a subscriber may use the memory; never twice.
             assert result.item_id is not None and vector is not None
-            self._pending_notes.append((result.item_id, args["t"], vector, args["m"], op.seq))
+            fields = fields_of("add", args)
+            note = (result.item_id, fields["text"], vector, fields["metadata"], op.seq)
+            self._pending_notes.append(note)
         digest = _digest(op.kind, result)
         if digest != op.digest:
             self._stale = True
@@ -982,8 +840,11 @@ class Journal(StepListener):
     def _replay_step(
         memory: SolarMemory, kind: str, args: dict[str, Any], vector: FloatVector | None
     ) -> object:
-        _check_logged(memory, kind, args, vector)
-        return memory.apply(_step(kind, args, vector))
+        try:
+            step = read(kind, args, vector, memory.dim)
+        except ValueError as err:  # (as a call would have been refused)
+            raise PersistenceError(str(err)) from None
+        return memory.apply(step)
 
     # -- closing ------------------------------------------------------------------------------
     def checkpoint(self, memory: SolarMemory, unless_below: int = 0) -> None:

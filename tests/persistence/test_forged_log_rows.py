@@ -21,7 +21,7 @@ Edit = Callable[[dict[str, Any], np.ndarray[Any, Any]], np.ndarray[Any, Any] | N
 
 def _text(value: object) -> Edit:
     def edit(args: dict[str, Any], vector: np.ndarray[Any, Any]) -> None:
-        args["q" if "q" in args else "t"] = value
+        args["query" if "query" in args else "text"] = value
 
     return edit
 
@@ -38,17 +38,18 @@ def _scaled(factor: float) -> Edit:
 
 
 FORGED_ADDS = {
-    "expiry NaN": _arg("vu", float("nan")),
-    "expiry inf": _arg("vu", float("inf")),
+    "expiry NaN": _arg("valid_until", float("nan")),
+    "expiry inf": _arg("valid_until", float("inf")),
     "empty text": _text(""),
     "blank text": _text("   "),
     "text with NUL": _text("tea\x00"),
     "lone surrogate": _text("tea \ud800"),
     "empty id": _arg("id", ""),
-    "unknown category": _arg("c", "bogus"),
-    "verdict not a bool": _arg("p", "yes"),
+    "unknown category": _arg("category", "bogus"),
+    "verdict not a bool": _arg("verdict", "yes"),
     "zero vector": _scaled(0.0),
     "vector of norm 3": _scaled(3.0),
+    "a field under its old name too": _arg("t", "tea"),
 }
 FORGED_RETRIEVALS = {
     "empty query": _text(""),

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from solar_core import SolarMemory
-from solar_core.persistence import MemoryStore, PersistenceError
-from solar_core.persistence.journal import _check_logged, _step
+from solar_core.persistence import MemoryStore
+from solar_core.persistence.logged_steps import read
 
 TEXTS = [
     "my dog is called Max",
@@ -52,13 +52,13 @@ def test_a_replay_ranks_as_logged_whatever_the_reopening_store_says(tmp_path: Pa
 def test_a_lookup_logged_before_hybrid_retrieval_replays_by_vector() -> None:
     memory = SolarMemory("fifo", 5, dim=4)
     vector = np.array([1.0, 0.0, 0.0, 0.0], np.float32)
-    old = {"q": "tea", "k": 2, "x": []}
-    _check_logged(memory, "retrieve", old, vector)  # accepted as it was logged
-    step = _step("retrieve", old, vector)
+    old = {"q": "tea", "k": 2, "x": []}  # (a row of the first log format: its short names)
+    step = read("retrieve", old, vector, memory.dim)  # accepted as it was logged
     assert (step.retrieval, step.floor) == ("vector", None)  # type: ignore[union-attr]
     new = {**old, "rm": "hybrid", "f": 0.05}
-    _check_logged(memory, "retrieve", new, vector)
-    assert _step("retrieve", new, vector).retrieval == "hybrid"  # type: ignore[union-attr]
+    assert read("retrieve", new, vector, memory.dim).retrieval == "hybrid"  # type: ignore[union-attr]
+    named = {"query": "tea", "k": 2, "exclude": [], "ranking": "hybrid", "floor": 0.05}
+    assert read("retrieve", named, vector, memory.dim) == read("retrieve", new, vector, 4)
 
 
 @pytest.mark.parametrize(
@@ -70,8 +70,8 @@ def test_a_logged_lookup_with_a_ranking_or_floor_no_call_makes_is_refused(
 ) -> None:
     memory = SolarMemory("fifo", 5, dim=4)
     vector = np.array([1.0, 0.0, 0.0, 0.0], np.float32)
-    with pytest.raises(PersistenceError, match="not a retrieve step's"):
-        _check_logged(memory, "retrieve", {"q": "tea", "k": 2, "x": [], **bad}, vector)
+    with pytest.raises(ValueError, match="not a retrieve step's"):
+        read("retrieve", {"q": "tea", "k": 2, "x": [], **bad}, vector, memory.dim)
 
 
 def test_a_gated_lookup_replays_gated(tmp_path: Path) -> None:
