@@ -129,7 +129,8 @@ class MemoryViews:
         that rates several memories and must refuse before it rates any."""
         with self._lock:
             self._sync()
-            self._core.resolve_retrieval(retrieval)
+            renamed = getattr(self._runner, "renamed", None)  # a persisted memory's numbering
+            self._core.resolve_retrieval(renamed(retrieval) if renamed else retrieval)
 
     def items(self) -> list[MemoryItem]:
         """Every stored item, oldest insert first."""

@@ -143,6 +143,8 @@ _PREFIX = len(MAGIC) + _HEAD.size
 _MAX_DEPTH = 400
 _MAX_NDIM = 16
 _MAX_BYTES = 1 << 32
+#: a memory holds one random generator, shared by its parts; a snapshot may hold a few
+_MAX_GENERATORS = 8
 
 #: the array types a snapshot may hold, by code (all little-endian, never ``object``)
 _DTYPES: dict[str, np.dtype[Any]] = {
@@ -236,6 +238,7 @@ class _Shape:
 
 _shapes: dict[type, _Shape] | None = None
 _shapes_registered = 0  # how many registered classes _shapes holds
+_shapes_lock = threading.Lock()
 #: names state classes had in earlier versions -> their names now (read, never written)
 _FORMER_NAMES = {
     "solar_core.memory._Record": "solar_core.records.Record",
@@ -260,9 +263,12 @@ def _state_shapes() -> dict[type, _Shape]:
     from ..registry import registered
 
     extra = registered()
-    if _shapes is not None and len(extra) != _shapes_registered:
-        _shapes = None  # a class registered since: read the classes again
-    if _shapes is None:
+    shapes_now = _shapes
+    if shapes_now is not None and len(extra) == _shapes_registered:
+        return shapes_now
+    with _shapes_lock:  # (built once per registration, under a lock: never seen half-made)
+        if _shapes is not None and len(extra) == _shapes_registered:
+            return _shapes
         from .. import (
             admission,
             deletion,
@@ -330,9 +336,8 @@ def _state_shapes() -> dict[type, _Shape]:
         _by_name.update({shape.name: shape for shape in shapes.values()})
         for old, new in _FORMER_NAMES.items():  # snapshots written before a class moved
             _by_name[old] = _by_name[new]
-        _shapes = shapes
-        _shapes_registered = len(extra)
-    return _shapes
+        _shapes, _shapes_registered = shapes, len(extra)
+    return shapes
 
 
 def _check_reading(name: str, value: object) -> None:
@@ -800,7 +805,9 @@ class _Layout:
 
 
 class _Decoder:
-    def __init__(self, arrays: memoryview, layouts: list[_Layout], most_nodes: int) -> None:
+    def __init__(
+        self, arrays: memoryview, layouts: list[_Layout], most_nodes: int, resize: bool = True
+    ) -> None:
         self.arrays = arrays
         self.layouts = layouts
         self.memo: list[object] = []
@@ -809,6 +816,10 @@ class _Decoder:
         self.sizes: dict[int, int] = {}
         self.open_nodes: set[int] = set()
         self.most_nodes = most_nodes
+        #: whether objects make again the rows their snapshot left out (not while a former
+        #: layout is read without a template: no format before today's leaves rows out)
+        self.resize = resize
+        self.generators = 0  # random generators made so far (see _generator)
 
     def decode(self, node: Any, depth: int) -> Any:
         kind = type(node)
@@ -957,11 +968,24 @@ class _Decoder:
         for setter, column in zip(layout.setters, values, strict=True):
             if setter is not None:
                 deque(map(setter.__set__, objects, column), maxlen=0)  # one C loop per column
-        restore = _RESTORE.get(cls)
+        for position, wanted in layout.exact:
+            for value in values[position]:
+                if type(value) is not type(wanted) or value != wanted:
+                    name = layout.names[position]
+                    raise _Bad(f"{shape.name}.{name} is {value!r}, not the scope's {wanted!r}")
+        restore = self._restore(cls)
         if restore is not None:
             for obj in objects:
                 restore(obj)
         return objects
+
+    def _restore(self, cls: type) -> Callable[[Any], None] | None:
+        """What puts back ``cls``'s run-time parts and the rows its snapshot left out; not
+        the rows while a former layout is read without a template (nothing to check their
+        number against, and no earlier format left any out)."""
+        if not self.resize and cls in _SIZED:
+            return None
+        return _RESTORE.get(cls)
 
     def _rows(self, column: object, n: int) -> None:
         """Check that ``column`` is a table column of ``n`` values, before any is made."""
@@ -1138,7 +1162,7 @@ class _Decoder:
             if type(items) is not list:
                 raise _Bad(f"a malformed {shape.name}")
             list.extend(obj, [v if type(v) in plain else decode(v, depth) for v in items])
-        restore = _RESTORE.get(cls)
+        restore = self._restore(cls)
         if restore is not None:
             restore(obj)
         return obj
@@ -1171,6 +1195,9 @@ class _Decoder:
     def _generator(self, node: list[Any], depth: int) -> np.random.Generator:
         if len(node) != 3 or node[1] not in _BIT_GENERATORS:
             raise _Bad(f"a random generator over {node[1:2]!r}")
+        self.generators += 1  # each takes kilobytes and the system's entropy to make
+        if self.generators > _MAX_GENERATORS:
+            raise _Bad(f"it holds more than {_MAX_GENERATORS} random generators")
         bit_generator = _BIT_GENERATORS[node[1]]()
         index = len(self.memo)
         self.memo.append(None)  # numbered first, as when written; set once rebuilt
@@ -1357,15 +1384,15 @@ def loads(
             from ..former_layouts import upgrade
 
             layouts = [_Layout(entry, None) for entry in entries]
-            state = _Decoder(view[start + doc_len :], layouts, doc_len).decode(
-                document.get("root"), 0
-            )
+            reader = _Decoder(view[start + doc_len :], layouts, doc_len + arrays_len, False)
+            state = reader.decode(document.get("root"), 0)
             if type(state) is not dict:
                 raise _Bad(f"it holds a {type(state).__name__}, not a memory's state")
             upgrade(state)
             return loads(dumps(state), what, template, examples)
         layouts = [_Layout(entry, classes) for entry in entries]
-        state = _Decoder(view[start + doc_len :], layouts, doc_len).decode(document.get("root"), 0)
+        reader = _Decoder(view[start + doc_len :], layouts, doc_len + arrays_len)
+        state = reader.decode(document.get("root"), 0)
         if template is not None:
             if type(state) is not type(template):
                 raise _Bad(f"it holds a {type(state).__name__}, not a memory's state")

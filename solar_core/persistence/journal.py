@@ -535,8 +535,7 @@ class Journal(StepListener):
 
             def rate() -> _T:
                 wanted = rating.retrieval  # translated here: the catch-up may have merged it
-                if type(wanted) is int and wanted in self._renamed:
-                    wanted = self._renamed[wanted]
+                wanted = self.renamed(wanted)
                 key = apply(replace(rating, retrieval=wanted))
                 args["retrieval"] = key  # "the latest" as it was, not as a replay finds it
                 return key
@@ -570,6 +569,13 @@ class Journal(StepListener):
             return self._logged(memory, "renew", args, None, lambda: apply(step))
         assert isinstance(step, Sweep)
         return self._logged(memory, step.kind, {}, None, lambda: apply(step))
+
+    def renamed(self, retrieval: object) -> object:
+        """A retrieval id as the scope numbers it now: a merge renumbers the retrievals this
+        process kept before another stored the scope (see the module's docs)."""
+        if type(retrieval) is int:
+            return self._renamed.get(retrieval, retrieval)
+        return retrieval
 
     # -- catching up --------------------------------------------------------------------------
     def sync(self) -> None:

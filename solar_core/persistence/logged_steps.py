@@ -30,7 +30,7 @@ import numpy as np
 
 from ..fusion import RETRIEVALS
 from ..steps import Clearing, Lookup, Offer, Rating, Removal, Renewal, Step, Sweep
-from ..validation import FloatVector, check_offer, check_text
+from ..validation import FloatVector, check_k, check_offer, check_text
 from .errors import PersistenceError
 
 #: how far from 1 a logged vector's squared norm may be (the store's check of its rows)
@@ -83,7 +83,7 @@ def _retrieve(args: dict[str, Any]) -> None:
     _need(args.get("gate", True) is True, "a gate that is not true")  # logged only when set
     if args["query"] is not None:
         check_text(args["query"], "query")
-    _need(_is(args["k"], int) and 1 <= args["k"] <= 1_000_000, f"k {args['k']!r}")
+    check_k(args["k"])  # (as retrieve checks it: any int from 1)
     exclude = args["exclude"]
     _need(_is(exclude, list) and all(_is(i, str) for i in exclude), "exclude")
 

@@ -122,3 +122,16 @@ def test_an_unforged_log_replays(tmp_path: Path) -> None:
     assert [item.id for item in reader.scope(user="alice").items()] == ["a", "b"]
     reader.close()
     writer.backend.close()
+
+
+def test_a_retrieval_of_any_k_the_api_takes_replays(tmp_path: Path) -> None:
+    """``k`` above a million was taken by the call and refused by another process's replay."""
+    path = str(tmp_path / "m.db")
+    writer = MemoryStore(path, policy="fifo", capacity=5, embedder="hash")
+    memory = writer.scope(user="alice")
+    memory.add("tea at five")
+    assert [h.id for h in memory.retrieve("tea", k=2_000_000)] == ["m1"]
+    reader = MemoryStore(path, policy="fifo", capacity=5, embedder="hash")
+    assert len(reader.scope(user="alice")) == 1
+    reader.close()
+    writer.close()

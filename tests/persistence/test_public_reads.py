@@ -61,3 +61,26 @@ def test_check_rating_refuses_as_feedback_would_and_changes_nothing(tmp_path: Pa
     assert memory.state() == state and _logged(path) == logged
     memory.feedback(like=True, retrieval=hits)
     store.close()
+
+
+def test_check_rating_takes_a_retrieval_id_a_merge_renumbered(tmp_path: Path) -> None:
+    """A retrieval made before another process stored the scope is renumbered when this
+    process's next write merges it: ``feedback`` translates its old id, so must the check."""
+    url = str(tmp_path / "m.db")
+    mine = MemoryStore(url, policy="fifo", capacity=10, dim=4, seed=1)
+    theirs = MemoryStore(url, policy="fifo", capacity=10, dim=4, seed=1)
+    memory = mine.get("s")
+    kept = memory.retrieve(embedding=[1, 0, 0, 0])  # kept in this process: nothing stored yet
+    old_id = kept.retrieval_id
+    other = theirs.get("s")
+    other.add("their item", embedding=[0, 1, 0, 0])
+    other.retrieve(embedding=[0, 1, 0, 0])
+    other.retrieve(embedding=[0, 0, 1, 0])
+    memory.add("my item", embedding=[0, 0, 0, 1])  # merges what this process kept
+    assert kept.retrieval_id != old_id
+    other.feedback(like=True, retrieval=old_id)  # their own retrieval of that number
+    assert isinstance(old_id, int)
+    memory.check_rating(old_id)  # still ratable here: it names this process's retrieval
+    memory.feedback(like=True, retrieval=old_id)
+    theirs.close()
+    mine.close()
