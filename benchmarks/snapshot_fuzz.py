@@ -26,6 +26,7 @@ import random
 import time
 import tracemalloc
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -251,6 +252,42 @@ def the_api_refuses(kind: str, args: dict[str, Any], vector: np.ndarray[Any, Any
         return True
 
 
+class Worst:
+    """The slowest input and the largest peak of memory any one input allocated."""
+
+    def __init__(self) -> None:
+        self.seconds, self.peak = 0.0, 0
+
+    def measure(self, run: Callable[..., str], *args: Any) -> str:
+        tracemalloc.reset_peak()
+        start = time.perf_counter()
+        try:
+            return run(*args)
+        finally:
+            self.seconds = max(self.seconds, time.perf_counter() - start)
+            self.peak = max(self.peak, tracemalloc.get_traced_memory()[1])
+
+
+def load(forged: bytes, new: dict[str, Any], used: dict[str, Any]) -> str:
+    """Read ``forged`` as a store reads a snapshot of these settings."""
+    try:
+        codec.loads(forged, "a forged snapshot", new, (used,))
+    except PersistenceError:
+        return "refused"
+    return "loaded"
+
+
+def replay(kind: str, row: dict[str, Any], vector: np.ndarray[Any, Any]) -> str:
+    """Check ``row`` as a replay does; a row it takes is then made as the call it records."""
+    try:
+        read(kind, row, vector, DIM)
+    except ValueError:
+        return "rows_refused"
+    if the_api_refuses(kind, fields_of(kind, row), vector):
+        return "replayed_but_the_api_refuses"
+    return "replayed"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--documents", type=int, default=100_000)
@@ -266,7 +303,7 @@ def main() -> None:
         bases.append((blob, state, templates, nodes(parts(blob)[0]["root"])))
     outcome = {"documents": 0, "loaded": 0, "refused": 0, "rows": 0, "replayed": 0}
     outcome.update({"rows_refused": 0, "replayed_but_the_api_refuses": 0})
-    slowest, largest = 0.0, 0
+    worst = Worst()
     tracemalloc.start()
     for _ in range(args.documents):
         blob, state, (new, used), paths = rnd.choice(bases)
@@ -274,32 +311,18 @@ def main() -> None:
             forged = forge_document(rnd, blob, state, paths)
         except (PersistenceError, RecursionError):  # the forgery itself cannot be written
             continue
-        tracemalloc.reset_peak()
-        start = time.perf_counter()
-        try:
-            codec.loads(forged, "a forged snapshot", new, (used,))
-            outcome["loaded"] += 1
-        except PersistenceError:
-            outcome["refused"] += 1
-        slowest = max(slowest, time.perf_counter() - start)
-        largest = max(largest, tracemalloc.get_traced_memory()[1])
+        outcome[worst.measure(load, forged, new, used)] += 1
         outcome["documents"] += 1
     for _ in range(args.rows):
         kind, row, vector = forge_row(rnd)
-        tracemalloc.reset_peak()
-        start = time.perf_counter()
-        try:
-            read(kind, row, vector, DIM)
-            outcome["replayed"] += 1
-            if the_api_refuses(kind, fields_of(kind, row), vector):
-                outcome["replayed_but_the_api_refuses"] += 1
-        except ValueError:
-            outcome["rows_refused"] += 1
-        slowest = max(slowest, time.perf_counter() - start)
-        largest = max(largest, tracemalloc.get_traced_memory()[1])
+        outcome[worst.measure(replay, kind, row, vector)] += 1
         outcome["rows"] += 1
     tracemalloc.stop()
-    result = {**outcome, "slowest_s": round(slowest, 4), "largest_peak_mb": largest / 2**20}
+    result = {
+        **outcome,
+        "slowest_s": round(worst.seconds, 4),
+        "largest_peak_mb": worst.peak / 2**20,
+    }
     print(json.dumps(result))
 
 

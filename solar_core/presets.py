@@ -124,13 +124,13 @@ def register_policy(
     ...     "Evict the item inserted last."
     ...     def _ranking(self, step):
     ...         return reversed(self._order)
-    >>> _ = register_policy("newest-out", NewestOut, rule="evict the newest insert")
-    >>> memory = SolarMemory("newest-out", capacity=2, embedder="hash")
+    >>> _ = register_policy("last-in-out", NewestOut, rule="evict the newest insert")
+    >>> memory = SolarMemory("last-in-out", capacity=2, embedder="hash")
     >>> for text in ["one", "two", "three"]:
     ...     _ = memory.add(text)
     >>> [item.text for item in memory.items()]
     ['one', 'three']
-    >>> _ = PRESETS.pop("newest-out")  # (a name for this example only)
+    >>> _ = PRESETS.pop("last-in-out")  # (a name for this example only)
     """
     from .registry import state_class
 

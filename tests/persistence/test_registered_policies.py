@@ -4,8 +4,11 @@ policy's does. A composition of registered parts too."""
 
 from __future__ import annotations
 
+import importlib
 import pickle
+from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -14,14 +17,31 @@ from solar_core.deletion import HistoryDeletion
 from solar_core.eviction import FifoEviction
 from solar_core.persistence import MemoryStore
 from solar_core.persistence.scope import Scope
-from solar_core.presets import PRESETS, register_policy
+from solar_core.presets import PRESETS, Preset, register_policy
 from solar_core.registry import state_class
-from tests.support import newest_out
 from tests.support.persistence import Clock, apply, make_store, reference, same, stream
+
+#: the presets ``tests/support/newest_out.py`` registers when imported, once imported
+_REGISTERED: dict[str, Preset] = {}
+
+
+@pytest.fixture
+def newest_out() -> Iterator[ModuleType]:
+    """The module of a policy of one's own, imported (which registers it); its names are taken
+    out of the presets again afterwards, so no other test sees them."""
+    before = set(PRESETS)
+    module = importlib.import_module("tests.support.newest_out")
+    _REGISTERED.update({name: PRESETS[name] for name in set(PRESETS) - before})
+    PRESETS.update(_REGISTERED)  # (imported by an earlier test: registered then)
+    yield module
+    for name in _REGISTERED:
+        PRESETS.pop(name, None)
 
 
 @pytest.mark.parametrize("policy", ["newest-out", "regret-newest-out"])
-def test_a_registered_policy_persists_and_resumes_bit_for_bit(tmp_path: Path, policy: str) -> None:
+def test_a_registered_policy_persists_and_resumes_bit_for_bit(
+    tmp_path: Path, policy: str, newest_out: ModuleType
+) -> None:
     url = str(tmp_path / "m.db")
     ops = stream(160)
     key = Scope(user="alice").key
@@ -58,7 +78,9 @@ def test_an_unregistered_class_is_refused_with_the_way_to_register_it(tmp_path: 
     again.close()
 
 
-def test_registration_refuses_what_cannot_be_a_policy_and_changes_nothing() -> None:
+def test_registration_refuses_what_cannot_be_a_policy_and_changes_nothing(
+    newest_out: ModuleType,
+) -> None:
     class Restores(FifoEviction):
         def __setstate__(self, state: dict[str, object]) -> None:
             self.__dict__.update(state)
