@@ -11,6 +11,11 @@ from tests.support.memories import POLICIES
 from tests.support.postgres import postgres_schema_url
 from tests.support.profiles import PROFILE
 
+#: a module that registers policies when imported: only its own tests import it (through a
+#: fixture that takes the names out again), not the collection of doctests, which imports
+#: every module and would show its policies to every later test
+collect_ignore = ["support/newest_out.py"]
+
 
 def pytest_report_header() -> str:
     minilm = "installed" if minilm_installed() else "not installed: tests marked minilm skip"
