@@ -182,13 +182,6 @@ def check_ttl_config(ttl: object) -> TTLConfig | None:
     return config
 
 
-def _now(memory: SolarMemory) -> float:
-    """The time on ``memory``'s clock, read outside any step. A persisted memory's core reads
-    the time through its journal, which logs what a step reads: a read outside a step goes to
-    the clock the journal wraps, so it is never mistaken for one a step made."""
-    return memory.now()
-
-
 def _lapsed(item: MemoryItem | Record, now: float) -> bool:
     """Past its ``valid_until``: the rule of the lifecycle's expiry, applied to a read."""
     return item.valid_until is not None and now >= item.valid_until
@@ -583,7 +576,7 @@ class SolarStore(BaseStore):
 
     def _lapse(self, memory: SolarMemory) -> list[str]:
         """Remove ``memory``'s expired items (a logged step, only if some expired)."""
-        now = _now(memory)
+        now = memory.now()
         # The records, not items(): no policy statistics to build on every put.
         due = any(_lapsed(record, now) for _, record in memory.records())
         return memory.lifecycle.lapse() if due else []
@@ -608,7 +601,7 @@ class SolarStore(BaseStore):
             stored = memory.get(op.key)
         except UnknownItemError:
             return None
-        if _lapsed(stored, _now(memory)):
+        if _lapsed(stored, memory.now()):
             return None  # expired: gone for readers, even before a sweep removes it
         if op.refresh_ttl:
             self._refresh(memory, [stored])
@@ -670,7 +663,7 @@ class SolarStore(BaseStore):
         valid_until = None
         if minutes is not None:
             meta[TTL] = minutes
-            valid_until = _now(memory) + minutes * 60.0
+            valid_until = memory.now() + minutes * 60.0
         category = "identity" if pinned else "context"
         # An update replaces the stored item in one logged step: a crash leaves the old value
         # or the new one, never neither (a remove and an add were two). update=True whatever
@@ -691,7 +684,7 @@ class SolarStore(BaseStore):
             memory = self.memory(namespace)
             if memory is None:
                 continue
-            now = _now(memory)
+            now = memory.now()
             items = sorted(memory.items(), key=lambda i: i.metadata[POSITION])
             for item in items:
                 if _lapsed(item, now):
