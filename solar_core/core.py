@@ -127,6 +127,10 @@ class MemoryCore:
     ['m2']
     """
 
+    # State that a new memory holds as None, and what else it may hold: a snapshot is checked
+    # against these annotations (see solar_core.registry.state_class)
+    _pending_score: float | None
+
     def __init__(
         self,
         admission: AdmissionPolicy,
@@ -176,7 +180,7 @@ class MemoryCore:
         self._score_sum = 0.0
         self._removals = 0  # evictions + removals, ever: detects stale retrievals
         self._recent: OrderedDict[int, Retrieval] = OrderedDict()  # rateable retrievals
-        self._pending_score: float | None = None
+        self._pending_score = None
 
     @property
     def listeners(self) -> tuple[StepListener, ...]:

@@ -96,6 +96,10 @@ class Lifecycle(StepListener):
     ['m2']
     """
 
+    # State that a new memory holds as None, and what else it may hold: a snapshot is checked
+    # against these annotations (see solar_core.registry.state_class)
+    _last_decay: float | None
+
     def __init__(
         self,
         core: MemoryCore,
@@ -114,7 +118,7 @@ class Lifecycle(StepListener):
                 raise ValueError(f"retention kinds are {', '.join(TRACE_KINDS)}, got {kind!r}")
             retention[kind] = _positive_days(f"retention_days[{kind!r}]", days)
         self.retention_days = retention
-        self._last_decay: float | None = None  # no clock call here: a clock may be stateful
+        self._last_decay = None  # no clock call here: a clock may be stateful
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self.ticks = 0  # background runs completed

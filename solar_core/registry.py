@@ -8,6 +8,11 @@ yours holds). Registering is one line in the module that defines the class, so t
 the module is what makes its objects readable: a process that opens a scope of that policy
 must have imported it, as it must have to build one.
 
+A snapshot of your class is checked against a new memory of the scope's settings: each attribute
+must be of the kind it is there. An attribute that is ``None`` there and fills on use, declare at
+class level (``_cache: tuple[int, float] | None``) for what it may hold to be checked too;
+undeclared, it may hold anything the reader can read.
+
 >>> from solar_core.eviction import FifoEviction
 >>> class Newest(FifoEviction):
 ...     '''FIFO's mirror: evict the newest.'''

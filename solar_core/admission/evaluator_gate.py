@@ -47,6 +47,9 @@ class EvaluatorGate(AdmissionPolicy):
     """
 
     name = "evaluator"
+    # State that a new memory holds as None, and what else it may hold: a snapshot is checked
+    # against these annotations (see solar_core.registry.state_class)
+    judged: bool | None
     evaluator: Evaluator
     threshold: float
     inner: AdmissionPolicy
@@ -74,7 +77,7 @@ class EvaluatorGate(AdmissionPolicy):
         self.inner = inner if inner is not None else AlwaysAdmit()
         self.initial = check_nonnegative_int(initial, "initial")
         self._offers = 0
-        self.judged: bool | None = None  # the verdict on the latest offer (None: not judged)
+        self.judged = None  # the verdict on the latest offer (None: not judged)
 
     def prepare(self, text: str, metadata: Mapping[str, Any]) -> bool | None:
         """The evaluator's verdict on an offer, asked before the memory locks (``None``: the

@@ -34,6 +34,9 @@ class RegretGate(AdmissionPolicy):
     """
 
     name = "regret"
+    # State that a new memory holds as None, and what else it may hold: a snapshot is checked
+    # against these annotations (see solar_core.registry.state_class)
+    _l_ema: float | None
 
     def __init__(
         self,
@@ -69,7 +72,7 @@ class RegretGate(AdmissionPolicy):
     def clear(self) -> None:
         self._regret = 0.0
         self._tau = math.sqrt(2.0 * self.switching_cost / self.lipschitz)
-        self._l_ema: float | None = None
+        self._l_ema = None
         self._costs: list[float] = []  # ring buffer of the last `window` costs
         self._head = 0
         self._seen = 0

@@ -66,6 +66,12 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
     """
 
     name = "coverage"
+    # State that a new memory holds as None, and what else it may hold: a snapshot is checked
+    # against these annotations (see solar_core.registry.state_class)
+    _pending: tuple[int, F32] | None
+    _weakest: tuple[int, int, float] | None
+    _last_slots: Slots | None
+    _fast_miss: float | None
     score_names = ("gain", "bar")  # a candidate's gain against the weakest item's value
 
     def __init__(
@@ -106,8 +112,8 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         self._nudge: npt.NDArray[np.float64] = np.zeros(0)  # 1e-12 * serial: oldest wins ties
         self._seq = 0
         self._dim = 0
-        self._pending: tuple[int, F32] | None = None  # (serial it is for, sims to the ring)
-        self._weakest: tuple[int, int, float] | None = None  # (version, slot, value)
+        self._pending = None  # (serial it is for, sims to the ring)
+        self._weakest = None  # (version, slot, value)
         self._version = 0
         self._reset_ring()
 
@@ -136,8 +142,8 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         self._count = 0
         self._head = 0
         self._last = -1  # ring row of the latest query
-        self._last_slots: Slots | None = None  # the slots array of the latest retrieval
-        self._fast_miss: float | None = None
+        self._last_slots = None  # the slots array of the latest retrieval
+        self._fast_miss = None
         self._slow_miss = 0.0
         self._deviation = 0.0
 

@@ -60,6 +60,10 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     """
 
     name = "salience"
+    # State that a new memory holds as None, and what else it may hold: a snapshot is checked
+    # against these annotations (see solar_core.registry.state_class)
+    _pending: tuple[int, float] | None
+    _weakest: tuple[int, Victim] | None
     score_names = ("salience", "lowest")  # a turn's salience against the lowest value held
 
     def __init__(
@@ -81,9 +85,9 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         # (the nudge is far below any real gap); kept up to date so a victim is one argmin
         self._key = np.zeros(0)
         self._seq = 0
-        self._pending: tuple[int, float] | None = None  # (serial it is for, salience)
+        self._pending = None  # (serial it is for, salience)
         self._version = 0  # moves whenever a value does: the named victim is then stale
-        self._weakest: tuple[int, Victim] | None = None
+        self._weakest = None
 
     # -- wiring ---------------------------------------------------------------------------------
     def use_embedder(self, embedder: object, dim: int) -> None:

@@ -85,8 +85,10 @@ code of the data's choosing runs. A bit generator is rebuilt from its allowliste
 plain ``state`` dict, which numpy validates. Then, given a *template* (a fresh memory of the
 scope's settings, see :func:`loads`), every object of a class the template holds must have
 exactly the template's attribute names, each of the same kind (number, string, array of the
-same dtype and rank, the same container or class) unless the template's is ``None``. Every
-failure is a :class:`PersistenceError` naming what was read.
+same dtype and rank, the same container or class). One that is ``None`` in the template (and
+in its examples) may be ``None``, or what its class's annotation of it says (``_l_ema: float |
+None``); nothing else if the class is the library's and has none (a class of yours without one:
+anything). Every failure is a :class:`PersistenceError` naming what was read.
 
 What a database writer can still do: replace a memory's state by any *other* state the library's
 classes can express (and that passes the checks above and the memory's invariants) -- the same as
@@ -119,6 +121,7 @@ import operator
 import struct
 import threading
 import types as _types
+import typing
 from collections import OrderedDict, deque
 from collections.abc import Callable, Sequence
 from itertools import chain
@@ -1303,7 +1306,40 @@ def _template_kinds(
                 todo.extend(value.values())
             elif type(value) in (list, tuple, set, frozenset, deque):
                 todo.extend(value)
+    for cls, known in classes.items():
+        for name, entry in known.items():
+            if entry.kind is _UNSEEN:  # None in every template: what else may it hold?
+                entry.kind = _annotated(cls, name, shapes)
+    from ..core import MemoryCore  # (the root is a memory's state: its core's and its own)
+
+    for name, entry in root.items():
+        if entry.kind is _UNSEEN:
+            entry.kind = _annotated(MemoryCore, name, shapes)
     return classes, root
+
+
+def _annotated(cls: type, name: str, shapes: dict[type, _Shape]) -> object:
+    """The kinds an attribute ``None`` in every template may hold: those of its annotation
+    on the class (a union's members; a class stands for its registered subclasses too), none
+    if it has no annotation and the class is the library's, any (:data:`_UNSEEN`) if it is
+    yours (see :func:`solar_core.registry.state_class`)."""
+    try:
+        hint = typing.get_type_hints(cls).get(name)
+    except Exception:  # an annotation that does not resolve says nothing
+        hint = None
+    if hint is None:
+        return frozenset() if cls.__module__.startswith("solar_core.") else _UNSEEN
+    kinds: set[type] = set()
+    union = typing.get_origin(hint) in (typing.Union, _types.UnionType)
+    for member in typing.get_args(hint) if union else (hint,):
+        member = typing.get_origin(member) or member  # tuple[int, float] -> tuple
+        if member in (int, float, bool):
+            kinds |= _NUMBERS
+        elif isinstance(member, type):
+            kinds |= {member, *(c for c in shapes if issubclass(c, member))}
+        else:  # Any, a type variable, a Literal: no check
+            return None
+    return frozenset(kinds)
 
 
 _Kinds = tuple[dict[type, dict[str, _Entry]], dict[str, _Entry]]

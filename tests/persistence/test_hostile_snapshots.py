@@ -208,3 +208,40 @@ def test_a_shipped_prior_whose_file_changed_is_refused(monkeypatch: pytest.Monke
     monkeypatch.setitem(salience._digests, name, "0" * 16)
     with pytest.raises(PersistenceError, match="not the one this snapshot was written with"):
         codec.loads(blob, "the snapshot", template, (snapshot_state(memory),))
+
+
+@pytest.mark.parametrize(
+    ("where", "attribute", "value"),
+    [
+        ("root", "_deletion", "x"),  # loaded, then every add raised
+        ("root", "_journal", 1.5),
+        ("eviction", "_weakest", "x"),  # declared a tuple
+        ("eviction", "_fast_miss", "x"),  # declared a float
+        ("eviction", "fixed_window", 3),  # a setting the scope's settings leave unset
+        ("store", "neighbours", ("x",)),
+        ("lifecycle", "_last_decay", "x"),  # declared a float
+    ],
+)
+def test_what_a_new_memory_holds_as_none_holds_only_what_its_class_declares(
+    where: str, attribute: str, value: object
+) -> None:
+    """An attribute that is None in a new memory of the scope's settings and in one that took a
+    few steps may hold only what its class's annotation of it says (nothing else if it has
+    none): before, it took anything, so a forged ``_deletion='x'`` loaded and then made every
+    ``add`` of the scope raise."""
+    state = snapshot_state(_memory())
+    if where == "root":
+        state[attribute] = value
+    else:
+        target = state["lifecycle" if where == "lifecycle" else f"_{where}"]
+        target.__dict__[attribute] = value
+    with pytest.raises(PersistenceError, match=attribute):
+        _load(state)
+
+
+def test_what_a_class_declares_for_an_attribute_new_memories_hold_as_none_loads() -> None:
+    state = snapshot_state(_memory())
+    eviction = state["_eviction"]
+    eviction._fast_miss, eviction._weakest = 0.25, (3, 1, 0.5)
+    back = _load(state)["_eviction"]
+    assert (back._fast_miss, back._weakest) == (0.25, (3, 1, 0.5))
