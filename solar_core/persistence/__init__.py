@@ -7,14 +7,20 @@
 ['org=acme&user=alice']
 """
 
+from .backend import Backend
 from .errors import PersistenceError
 from .memory_store import DEFAULT_CAPACITY, MemoryStore, ScopeView, open_backend
+from .postgres_backend import PostgresBackend
 from .scope import Scope
+from .sqlite_backend import SQLiteBackend
 
 __all__ = [
     "DEFAULT_CAPACITY",
+    "Backend",
     "MemoryStore",
     "PersistenceError",
+    "PostgresBackend",
+    "SQLiteBackend",
     "Scope",
     "ScopeView",
     "open_backend",

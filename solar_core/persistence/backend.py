@@ -175,6 +175,18 @@ class Backend(ABC):
 
     Every method runs inside :meth:`transaction`, which holds :attr:`lock`: one connection
     serves every scope of a store, one statement at a time.
+
+    **A database of your own** is a subclass that implements three methods -- a
+    :meth:`transaction` that holds :attr:`lock`, :meth:`execute` (one statement with ``?``
+    placeholders: translate them if your driver wants others) and :meth:`close` -- and sets
+    :attr:`url` (how the store names it). Its ``__init__`` calls :meth:`create_tables` with its
+    SQL types for an auto-increment key and a byte string. The statements are plain SQL
+    (``CREATE TABLE IF NOT EXISTS``, ``INSERT ... ON CONFLICT``, a partial index), so any
+    database that runs them serves: :class:`~.sqlite_backend.SQLiteBackend` and
+    :class:`~.postgres_backend.PostgresBackend` are two such subclasses (each also checks that
+    a database is not another application's before writing to it, and PostgreSQL locks a
+    scope's row with ``FOR UPDATE``, :attr:`lock_clause`). Pass it as
+    ``MemoryStore(backend=...)``.
     """
 
     #: the SQL of a locking read of a scope row (PostgreSQL: ``FOR UPDATE``)
@@ -196,7 +208,7 @@ class Backend(ABC):
         schema 2 database read as it is)."""
         with self.lock:
             if self._database_id is None:
-                row = self._execute("SELECT value FROM solar_meta WHERE key = 'database'")
+                row = self.execute("SELECT value FROM solar_meta WHERE key = 'database'")
                 found = row.fetchone()
                 self._database_id = "" if found is None else str(found[0])
             return self._database_id
@@ -207,7 +219,7 @@ class Backend(ABC):
         """One transaction; ``write=True`` takes the write lock for the whole of it."""
 
     @abstractmethod
-    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         """Run one parameterised statement (``?`` placeholders); return its cursor."""
 
     def version_token(self) -> object:
@@ -216,6 +228,37 @@ class Backend(ABC):
 
     @abstractmethod
     def close(self) -> None: ...
+
+    def create_tables(self, serial: str, blob: str) -> None:
+        """Make the store's tables in a database without them, with ``serial`` the SQL type of
+        an auto-increment key and ``blob`` a byte string's (SQLite: ``"INTEGER PRIMARY KEY
+        AUTOINCREMENT"``, ``"BLOB"``); in one that has them, check they are this library's and
+        upgrade an older schema. One write transaction."""
+        with self.transaction(write=True):
+            self.execute(_TABLES.split(";")[0])  # solar_meta: what says whose tables these are
+            rows = dict(self.execute("SELECT key, value FROM solar_meta").fetchall())
+            if not rows:
+                for statement in self._schema(serial, blob):
+                    self.execute(statement)
+                self.execute(
+                    "INSERT INTO solar_meta (key, value) "
+                    "VALUES ('format', ?), ('schema', ?), ('database', ?)",
+                    (FORMAT, str(SCHEMA_VERSION), new_database_id()),
+                )
+                return
+            if rows.get("format") != FORMAT:
+                raise PersistenceError(
+                    f"{self.url} has a solar_meta table of another application; it was left "
+                    "untouched"
+                )
+            version = int(rows.get("schema", "0"))
+            if version > SCHEMA_VERSION:
+                raise PersistenceError(
+                    f"{self.url} has schema version {version}; this library reads up to "
+                    f"{SCHEMA_VERSION}: upgrade solar-memory"
+                )
+            if version < SCHEMA_VERSION:
+                self._upgrade(version)
 
     def _schema(self, serial: str, blob: str) -> list[str]:
         tables = [s.format(serial=serial, blob=blob) for s in _TABLES.split(";")]
@@ -230,36 +273,34 @@ class Backend(ABC):
         2 -> 3: add the indexes and the database's id (nothing else changes)."""
         if version < 2:
             for table in ("solar_ops", "solar_items"):
-                self._execute(f"ALTER TABLE {table} ADD COLUMN checksum TEXT")  # fixed names
-            ops = self._execute(f"SELECT scope_id, {_OP_COLUMNS} FROM solar_ops").fetchall()
+                self.execute(f"ALTER TABLE {table} ADD COLUMN checksum TEXT")  # fixed names
+            ops = self.execute(f"SELECT scope_id, {_OP_COLUMNS} FROM solar_ops").fetchall()
             for row in ops:
                 vector = None if row[4] is None else bytes(row[4])
                 op = OpRow(int(row[1]), row[2], row[3], vector, row[5], row[6])
-                self._execute(
+                self.execute(
                     "UPDATE solar_ops SET checksum = ? WHERE scope_id = ? AND seq = ?",
                     (_op_checksum(int(row[0]), op), row[0], row[1]),
                 )
-            items = self._execute(f"SELECT scope_id, {_ITEM_COLUMNS} FROM solar_items").fetchall()
+            items = self.execute(f"SELECT scope_id, {_ITEM_COLUMNS} FROM solar_items").fetchall()
             for row in items:
-                self._execute(
+                self.execute(
                     "UPDATE solar_items SET checksum = ? WHERE scope_id = ? AND item_id = ?",
                     (_item_checksum(int(row[0]), row[1:]), row[0], row[1]),
                 )
         if version < 3:
             for statement in self._indexes():
-                self._execute(statement)
-            self._execute(
+                self.execute(statement)
+            self.execute(
                 "INSERT INTO solar_meta (key, value) VALUES ('database', ?) "
                 "ON CONFLICT (key) DO NOTHING",  # (a database made by this version, downgraded)
                 (new_database_id(),),
             )
-        self._execute(
-            "UPDATE solar_meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),)
-        )
+        self.execute("UPDATE solar_meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
 
     # -- scopes -------------------------------------------------------------------------------
     def find_scope(self, key: str, lock: bool = False) -> ScopeRow | None:
-        row = self._execute(
+        row = self.execute(
             "SELECT id, key, config, seq, snapshot_seq FROM solar_scopes WHERE key = ?"
             + (self.lock_clause if lock else ""),
             (key,),
@@ -268,7 +309,7 @@ class Backend(ABC):
 
     def create_scope(self, key: str, parts: dict[str, str], config: str, now: float) -> bool:
         """Insert the scope's row; ``False`` if another connection inserted it first."""
-        cursor = self._execute(
+        cursor = self.execute(
             "INSERT INTO solar_scopes (key, org, project, user_id, session, config, created_at) "
             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key) DO NOTHING",
             (
@@ -286,7 +327,7 @@ class Backend(ABC):
     def scope_seqs(self, scope_id: int, key: str, lock: bool) -> tuple[int, int, str] | None:
         """``(seq, snapshot_seq, config)`` of the scope, or ``None`` if it was forgotten. (The
         config comes along for free: a process notices another one re-embedding the scope.)"""
-        row = self._execute(
+        row = self.execute(
             "SELECT seq, snapshot_seq, config FROM solar_scopes WHERE id = ? AND key = ?"
             + (self.lock_clause if lock else ""),
             (scope_id, key),
@@ -295,14 +336,14 @@ class Backend(ABC):
 
     def update_config(self, scope_id: int, old: str, new: str) -> bool:
         """Replace the scope's config if it is still ``old`` (compare and set); whether it was."""
-        cursor = self._execute(
+        cursor = self.execute(
             "UPDATE solar_scopes SET config = ? WHERE id = ? AND config = ?", (new, scope_id, old)
         )
         return bool(cursor.rowcount == 1)
 
     def set_seq(self, scope_id: int, seq: int) -> None:
         """Start a new scope's log at ``seq`` (its first snapshot holds the steps before)."""
-        self._execute("UPDATE solar_scopes SET seq = ? WHERE id = ?", (seq, scope_id))
+        self.execute("UPDATE solar_scopes SET seq = ? WHERE id = ?", (seq, scope_id))
 
     def rebuild_scope(
         self,
@@ -316,10 +357,10 @@ class Backend(ABC):
         """Replace everything a scope holds: its config, its state (a snapshot at ``seq`` and
         no log) and its items rows (``("put", ...)`` changes). A migration, not a step."""
         self.write_snapshot(scope_id, seq, state, at)
-        self._execute("DELETE FROM solar_ops WHERE scope_id = ?", (scope_id,))
-        self._execute("DELETE FROM solar_items WHERE scope_id = ?", (scope_id,))
+        self.execute("DELETE FROM solar_ops WHERE scope_id = ?", (scope_id,))
+        self.execute("DELETE FROM solar_items WHERE scope_id = ?", (scope_id,))
         self._put_items(scope_id, items)
-        self._execute(
+        self.execute(
             "UPDATE solar_scopes SET config = ?, seq = ? WHERE id = ?", (config, seq, scope_id)
         )
 
@@ -333,12 +374,12 @@ class Backend(ABC):
         sql = "SELECT key FROM solar_scopes"
         if clauses:
             sql += " WHERE " + " AND ".join(clauses)
-        return [r[0] for r in self._execute(sql + " ORDER BY id", params).fetchall()]
+        return [r[0] for r in self.execute(sql + " ORDER BY id", params).fetchall()]
 
     def scope_keys_from(self, prefix: str) -> list[str]:
         """The keys that begin with ``prefix`` (an ASCII str), oldest first: a range of the
         key index, whatever the number of other scopes."""
-        rows = self._execute(
+        rows = self.execute(
             f"SELECT key, id FROM solar_scopes WHERE {self.ordered_key} >= ? "  # fixed names
             f"AND {self.ordered_key} < ? ORDER BY id",
             (prefix, prefix + "\x7f"),  # past every ASCII key that begins with it
@@ -348,7 +389,7 @@ class Backend(ABC):
     def due_scope_keys(self, now: float) -> list[str]:
         """The keys of the scopes holding an item whose ``valid_until`` is ``<= now``, oldest
         first (a range of the due index)."""
-        rows = self._execute(
+        rows = self.execute(
             "SELECT s.key, s.id FROM solar_scopes s WHERE s.id IN "
             "(SELECT i.scope_id FROM solar_items i WHERE i.valid_until <= ?) ORDER BY s.id",
             (now,),
@@ -358,7 +399,7 @@ class Backend(ABC):
     def scope_summaries(self) -> list[tuple[str, str, int, float, int]]:
         """``(key, config, seq, created_at, items)`` of every scope, oldest first: what a
         listing shows without opening any memory."""
-        rows = self._execute(
+        rows = self.execute(
             "SELECT s.key, s.config, s.seq, s.created_at, "
             "(SELECT COUNT(*) FROM solar_items i WHERE i.scope_id = s.id) "
             "FROM solar_scopes s ORDER BY s.id"
@@ -367,13 +408,13 @@ class Backend(ABC):
 
     def delete_scope(self, scope_id: int) -> None:
         for table in ("solar_ops", "solar_snapshots", "solar_items"):
-            self._execute(f"DELETE FROM {table} WHERE scope_id = ?", (scope_id,))
-        self._execute("DELETE FROM solar_scopes WHERE id = ?", (scope_id,))
+            self.execute(f"DELETE FROM {table} WHERE scope_id = ?", (scope_id,))
+        self.execute("DELETE FROM solar_scopes WHERE id = ?", (scope_id,))
 
     # -- the log ------------------------------------------------------------------------------
     def ops_after(self, scope_id: int, seq: int, upto: int) -> Iterator[OpRow]:
         """The logged steps ``seq < s <= upto`` in order (``upto``: the seq read with them)."""
-        rows = self._execute(
+        rows = self.execute(
             f"SELECT {_OP_COLUMNS}, checksum FROM solar_ops "
             "WHERE scope_id = ? AND seq > ? AND seq <= ? ORDER BY seq",
             (scope_id, seq, upto),
@@ -391,7 +432,7 @@ class Backend(ABC):
         at: float,
         items: list[ItemChange],
     ) -> None:
-        self._execute(
+        self.execute(
             "INSERT INTO solar_ops (scope_id, seq, kind, args, vector, clocks, digest, at, "
             "checksum) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
@@ -407,28 +448,28 @@ class Backend(ABC):
             ),
         )
         self._put_items(scope_id, items)
-        self._execute("UPDATE solar_scopes SET seq = ? WHERE id = ?", (op.seq, scope_id))
+        self.execute("UPDATE solar_scopes SET seq = ? WHERE id = ?", (op.seq, scope_id))
 
     def _put_items(self, scope_id: int, items: list[ItemChange]) -> None:
         for change in items:
             if change[0] == "put":
-                self._execute(
+                self.execute(
                     "INSERT INTO solar_items (scope_id, item_id, text, metadata, vector, "
                     "category, created_at, valid_until, step, checksum) "
                     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (scope_id, *change[1:], _item_checksum(scope_id, change[1:])),
                 )
             elif change[0] == "del":
-                self._execute(
+                self.execute(
                     "DELETE FROM solar_items WHERE scope_id = ? AND item_id = ?",
                     (scope_id, change[1]),
                 )
             else:  # "clear"
-                self._execute("DELETE FROM solar_items WHERE scope_id = ?", (scope_id,))
+                self.execute("DELETE FROM solar_items WHERE scope_id = ?", (scope_id,))
 
     # -- snapshots ----------------------------------------------------------------------------
     def read_snapshot(self, scope_id: int) -> tuple[int, bytes] | None:
-        row = self._execute(
+        row = self.execute(
             "SELECT seq, state FROM solar_snapshots WHERE scope_id = ?", (scope_id,)
         ).fetchone()
         return None if row is None else (int(row[0]), bytes(row[1]))
@@ -441,27 +482,27 @@ class Backend(ABC):
         previous snapshot already covered. The interval kept lets another process that is a
         little behind replay steps instead of reading the whole snapshot."""
         if not purge:
-            self._execute(
+            self.execute(
                 "DELETE FROM solar_ops WHERE scope_id = ? AND seq <= "
                 "(SELECT snapshot_seq FROM solar_scopes WHERE id = ?)",
                 (scope_id, scope_id),
             )
-        self._execute(
+        self.execute(
             "INSERT INTO solar_snapshots (scope_id, seq, state, at) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (scope_id) DO UPDATE SET seq = excluded.seq, state = excluded.state, "
             "at = excluded.at",
             (scope_id, seq, state, at),
         )
         if purge:
-            self._execute("DELETE FROM solar_ops WHERE scope_id = ? AND seq <= ?", (scope_id, seq))
-        self._execute("UPDATE solar_scopes SET snapshot_seq = ? WHERE id = ?", (seq, scope_id))
+            self.execute("DELETE FROM solar_ops WHERE scope_id = ? AND seq <= ?", (scope_id, seq))
+        self.execute("UPDATE solar_scopes SET snapshot_seq = ? WHERE id = ?", (seq, scope_id))
 
     # -- inspection ---------------------------------------------------------------------------
     def item_rows(self, scope_id: int) -> list[tuple[Any, ...]]:
         """``(item_id, text, metadata, vector, category, created_at, valid_until, step)`` rows,
         each checked against its checksum."""
         rows = []
-        for row in self._execute(
+        for row in self.execute(
             f"SELECT {_ITEM_COLUMNS}, checksum FROM solar_items WHERE scope_id = ? ORDER BY step",
             (scope_id,),
         ).fetchall():
@@ -470,7 +511,7 @@ class Backend(ABC):
         return rows
 
     def op_count(self, scope_id: int) -> int:
-        row = self._execute(
+        row = self.execute(
             "SELECT COUNT(*) FROM solar_ops WHERE scope_id = ?", (scope_id,)
         ).fetchone()
         return int(row[0])

@@ -153,6 +153,28 @@ def open_backend(
     return SQLiteBackend(path, durability=durability, read_only=read_only)
 
 
+def _given_backend(url: str | os.PathLike[str] | None, backend: object, durability: str) -> Backend:
+    """The database of a new store: opened from ``url`` (default ``solar_memory.db``), or the
+    open ``backend`` given instead."""
+    if backend is None:
+        return open_backend("solar_memory.db" if url is None else url, durability)
+    if url is not None:
+        raise TypeError(
+            "give MemoryStore a url or a backend, not both: the backend is the database "
+            f"already opened (url={url!r})"
+        )
+    if not isinstance(backend, Backend):
+        raise TypeError(
+            "backend must be a solar_core.persistence.Backend (SQLiteBackend, PostgresBackend "
+            f"or a subclass of yours), got {type(backend).__name__}; or pass a url"
+        )
+    if durability != "normal":
+        raise TypeError(
+            "durability is a setting of SQLiteBackend(durability=...) when a backend is given"
+        )
+    return backend
+
+
 #: what a re-embedded memory keeps of the old one besides its items (see ``_reembedded``)
 _Carried = tuple[int, int, Mapping[str, Any] | None, float | None]
 
@@ -278,6 +300,11 @@ class MemoryStore:
     Args:
         url: a SQLite file path (default ``solar_memory.db``), ``":memory:"``, ``sqlite:///path``
             or a ``postgresql://`` URL.
+        backend: instead of ``url``, an open database: a
+            :class:`~solar_core.persistence.SQLiteBackend`, a
+            :class:`~solar_core.persistence.PostgresBackend`, or a
+            :class:`~solar_core.persistence.Backend` of your own (it implements
+            ``transaction``, ``execute`` and ``close``). The store closes it on :meth:`close`.
         policy, capacity, **memory_params: the settings of every *new* scope's memory (as for
             :class:`~solar_core.SolarMemory`; ``policy`` defaults to
             :data:`~solar_core.presets.DEFAULT_POLICY`, ``capacity`` to 50). A scope keeps the
@@ -326,8 +353,9 @@ class MemoryStore:
 
     def __init__(
         self,
-        url: str | os.PathLike[str] = "solar_memory.db",
+        url: str | os.PathLike[str] | None = None,
         *,
+        backend: Backend | None = None,
         policy: str | None = None,
         capacity: int | None = DEFAULT_CAPACITY,
         embedder: object = None,
@@ -414,7 +442,7 @@ class MemoryStore:
             ) from err
         self._fingerprint: dict[str, Any] | None = None  # computed on first need: see below
         self._shaping = _plain({name: self._new_config(0)[name] for name in _SHAPING})
-        self.backend = open_backend(url, durability)
+        self.backend = _given_backend(url, backend, durability)
         self.url = self.backend.url
         # the open scopes, least recently used first
         self._memories: OrderedDict[str, SolarMemory] = OrderedDict()

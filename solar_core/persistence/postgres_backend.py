@@ -76,10 +76,10 @@ class PostgresBackend(Backend):
         """Refuse, for reading, a database without this schema version's tables (reading
         creates and upgrades nothing)."""
         with self.transaction(write=False):
-            exists = self._execute("SELECT to_regclass('solar_meta') IS NOT NULL").fetchone()[0]
+            exists = self.execute("SELECT to_regclass('solar_meta') IS NOT NULL").fetchone()[0]
             rows = {}
             if exists:
-                rows = dict(self._execute("SELECT key, value FROM solar_meta").fetchall())
+                rows = dict(self.execute("SELECT key, value FROM solar_meta").fetchall())
         if rows.get("format") != FORMAT:
             raise PersistenceError(
                 "this PostgreSQL database (and search_path) holds no solar-memory store: give "
@@ -95,10 +95,10 @@ class PostgresBackend(Backend):
 
     def _create(self) -> None:
         with self.transaction(write=True):
-            self._execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
-            exists = self._execute("SELECT to_regclass('solar_meta') IS NOT NULL").fetchone()[0]
+            self.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
+            exists = self.execute("SELECT to_regclass('solar_meta') IS NOT NULL").fetchone()[0]
             if exists:
-                rows = dict(self._execute("SELECT key, value FROM solar_meta").fetchall())
+                rows = dict(self.execute("SELECT key, value FROM solar_meta").fetchall())
                 if rows.get("format") != FORMAT:
                     raise PersistenceError(
                         "this PostgreSQL database has a solar_meta table of another "
@@ -114,8 +114,8 @@ class PostgresBackend(Backend):
                     self._upgrade(version)
                 return
             for statement in self._schema("BIGSERIAL PRIMARY KEY", "BYTEA"):
-                self._execute(statement)
-            self._execute(
+                self.execute(statement)
+            self.execute(
                 "INSERT INTO solar_meta (key, value) "
                 "VALUES ('format', ?), ('schema', ?), ('database', ?)",
                 (FORMAT, str(SCHEMA_VERSION), new_database_id()),
@@ -144,7 +144,7 @@ class PostgresBackend(Backend):
         with self._conn.pipeline():
             super().append_op(scope_id, op, at, items)
 
-    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self._conn.execute(sql.replace("?", "%s"), params)
 
     def close(self) -> None:

@@ -266,7 +266,7 @@ class SQLiteBackend(Backend):
             "was left untouched"
         )
 
-    def _execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
         return self._conn.execute(sql, params)
 
     def version_token(self) -> object:

@@ -54,7 +54,7 @@ def rows(store: MemoryStore) -> list[tuple[Any, ...]]:
     with store.backend.transaction(write=False):
         return [
             tuple(r)
-            for r in store.backend._execute(
+            for r in store.backend.execute(
                 "SELECT key, config, seq, snapshot_seq FROM solar_scopes ORDER BY id"
             ).fetchall()
         ]
@@ -64,7 +64,7 @@ def item_rows(store: MemoryStore) -> list[tuple[Any, ...]]:
     with store.backend.transaction(write=False):
         return [
             tuple(r)
-            for r in store.backend._execute(
+            for r in store.backend.execute(
                 "SELECT scope_id, item_id, text, metadata, category, created_at, valid_until "
                 "FROM solar_items ORDER BY scope_id, item_id"
             ).fetchall()
@@ -75,11 +75,11 @@ def as_before_fingerprints(url: str) -> None:
     """Make the database one written before scopes recorded their embedder."""
     store = MemoryStore(url, dim=4)
     with store.backend.transaction(write=True):
-        found = store.backend._execute("SELECT id, config FROM solar_scopes").fetchall()
+        found = store.backend.execute("SELECT id, config FROM solar_scopes").fetchall()
         for scope_id, text in found:
             config = json.loads(text)
             config.pop("embedder", None)
-            store.backend._execute(
+            store.backend.execute(
                 "UPDATE solar_scopes SET config = ? WHERE id = ?", (json.dumps(config), scope_id)
             )
     store.close()
@@ -497,18 +497,18 @@ def as_first_snapshot_format(url: str) -> None:
     store = MemoryStore(url, dim=4)
     backend = store.backend
     with backend.transaction(write=True):
-        for scope_id, blob in backend._execute("SELECT scope_id, state FROM solar_snapshots"):
+        for scope_id, blob in backend.execute("SELECT scope_id, state FROM solar_snapshots"):
             state = codec.loads(bytes(blob), "a snapshot")
             payload = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
             old = FIRST_FORMAT + hashlib.blake2b(payload, digest_size=16).digest() + payload
-            backend._execute(
+            backend.execute(
                 "UPDATE solar_snapshots SET state = ? WHERE scope_id = ?", (old, scope_id)
             )
         for table in ("solar_ops", "solar_items"):
-            backend._execute(f"ALTER TABLE {table} DROP COLUMN checksum")
-        backend._execute("UPDATE solar_meta SET value = '1' WHERE key = 'schema'")
+            backend.execute(f"ALTER TABLE {table} DROP COLUMN checksum")
+        backend.execute("UPDATE solar_meta SET value = '1' WHERE key = 'schema'")
         if not url.startswith("postgres"):
-            backend._execute("PRAGMA user_version = 1")
+            backend.execute("PRAGMA user_version = 1")
     store.close()
 
 
@@ -555,11 +555,11 @@ def index_names(store: MemoryStore) -> set[str]:
     backend = store.backend
     with backend.transaction(write=False):
         if store.backend.url.startswith("postgres"):
-            rows = backend._execute(
+            rows = backend.execute(
                 "SELECT indexname FROM pg_indexes WHERE schemaname = current_schema()"
             ).fetchall()
         else:
-            rows = backend._execute("SELECT name FROM sqlite_master WHERE type = 'index'")
+            rows = backend.execute("SELECT name FROM sqlite_master WHERE type = 'index'")
         return {str(r[0]) for r in rows}
 
 
@@ -573,11 +573,11 @@ def test_a_schema_2_database_is_read_as_it_is_and_upgraded_by_a_writer(db_url: s
     backend = old.backend
     with backend.transaction(write=True):
         for name in ("solar_items_due", "solar_scopes_key_c"):
-            backend._execute(f"DROP INDEX IF EXISTS {name}")  # fixed names
-        backend._execute("UPDATE solar_meta SET value = '2' WHERE key = 'schema'")
-        backend._execute("DELETE FROM solar_meta WHERE key = 'database'")
+            backend.execute(f"DROP INDEX IF EXISTS {name}")  # fixed names
+        backend.execute("UPDATE solar_meta SET value = '2' WHERE key = 'schema'")
+        backend.execute("DELETE FROM solar_meta WHERE key = 'database'")
         if not db_url.startswith("postgres"):
-            backend._execute("PRAGMA user_version = 2")
+            backend.execute("PRAGMA user_version = 2")
     assert "solar_items_due" not in index_names(old)
     old.close()
 
@@ -591,7 +591,7 @@ def test_a_schema_2_database_is_read_as_it_is_and_upgraded_by_a_writer(db_url: s
         assert "solar_scopes_key_c" in index_names(store)
     with store.backend.transaction(write=False):
         assert (
-            store.backend._execute("SELECT value FROM solar_meta WHERE key = 'schema'").fetchone()[
+            store.backend.execute("SELECT value FROM solar_meta WHERE key = 'schema'").fetchone()[
                 0
             ]
             == "3"

@@ -1,0 +1,116 @@
+"""``MemoryStore(backend=...)``: an open database instead of a URL -- SQLite, PostgreSQL, or a
+:class:`Backend` of your own, which implements ``transaction``, ``execute`` and ``close``."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from solar_core.persistence import (
+    Backend,
+    MemoryStore,
+    PersistenceError,
+    SQLiteBackend,
+    open_backend,
+)
+
+
+class AppConnection(Backend):
+    """A backend over a ``sqlite3`` connection the application owns (and keeps open): the
+    whole of what a database of your own implements."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        super().__init__()
+        self.url, self._conn, self.closed = "the app's connection", conn, 0
+        self.create_tables("INTEGER PRIMARY KEY AUTOINCREMENT", "BLOB")
+
+    @contextmanager
+    def transaction(self, write: bool) -> Iterator[None]:
+        with self.lock:
+            self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+            try:
+                yield
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        return self._conn.execute(sql, params)
+
+    def close(self) -> None:
+        self.closed += 1  # the application's connection: it closes it
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    return sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+
+
+def _steps(store: MemoryStore, start: int, n: int) -> list[object]:
+    memory, seen = store.scope(user="alice"), []
+    for i in range(start, start + n):
+        seen.append(memory.add(f"fact {i} about tea {i % 5}").evicted)
+        hits = memory.retrieve(f"tea {i % 5}", k=2)
+        seen.append([(h.id, round(h.score, 6)) for h in hits])
+        if hits:
+            memory.feedback(like=i % 3 != 0)
+    return seen
+
+
+def test_a_backend_of_your_own_persists_and_resumes_exactly(tmp_path: Path) -> None:
+    settings: dict[str, Any] = {"policy": "solar", "capacity": 6, "embedder": "hash", "seed": 3}
+    reference = MemoryStore(str(tmp_path / "reference.db"), **settings)
+    expected = _steps(reference, 0, 30)
+    reference.close()
+    reference = MemoryStore(str(tmp_path / "reference.db"), **settings)
+    expected += _steps(reference, 30, 20)
+
+    conn = _connect(tmp_path / "app.db")
+    backend = AppConnection(conn)
+    store = MemoryStore(backend=backend, **settings)
+    assert store.url == "the app's connection"
+    got = _steps(store, 0, 30)
+    store.close()
+    assert backend.closed == 1
+    again = MemoryStore(backend=AppConnection(conn), **settings)  # tables found, not remade
+    got += _steps(again, 30, 20)
+    assert got == expected
+    assert again.names() == ["user=alice"]
+    again.close()
+    conn.close()
+
+
+def test_a_table_of_another_application_is_left_untouched(tmp_path: Path) -> None:
+    conn = _connect(tmp_path / "other.db")
+    conn.execute("CREATE TABLE solar_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    conn.execute("INSERT INTO solar_meta VALUES ('format', 'theirs')")
+    with pytest.raises(PersistenceError, match="another application; it was left untouched"):
+        AppConnection(conn)
+    tables = conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'").fetchall()
+    assert tables == [("solar_meta",)]
+    assert conn.execute("SELECT * FROM solar_meta").fetchall() == [("format", "theirs")]
+
+
+def test_an_opened_backend_of_each_database_serves_a_store(db_url: str) -> None:
+    store = MemoryStore(backend=open_backend(db_url), policy="fifo", embedder="hash")
+    store.scope(user="bob").add("prefers tea")
+    store.close()
+    with MemoryStore(db_url, embedder="hash") as again:
+        assert [item.text for item in again.scope(user="bob").items()] == ["prefers tea"]
+
+
+def test_a_store_is_given_a_url_or_a_backend(tmp_path: Path) -> None:
+    backend = SQLiteBackend(tmp_path / "m.db")
+    with pytest.raises(TypeError, match="a url or a backend, not both"):
+        MemoryStore(str(tmp_path / "m.db"), backend=backend, embedder="hash")
+    with pytest.raises(TypeError, match="SQLiteBackend\\(durability=...\\)"):
+        MemoryStore(backend=backend, durability="full", embedder="hash")
+    with pytest.raises(TypeError, match="backend must be a solar_core.persistence.Backend"):
+        MemoryStore(backend=sqlite3.connect(":memory:"), embedder="hash")  # type: ignore[arg-type]
+    with MemoryStore(backend=backend, embedder="hash") as store:  # still usable: nothing taken
+        store.scope(user="a").add("x")
