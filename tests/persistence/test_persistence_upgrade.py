@@ -591,9 +591,7 @@ def test_a_schema_2_database_is_read_as_it_is_and_upgraded_by_a_writer(db_url: s
         assert "solar_scopes_key_c" in index_names(store)
     with store.backend.transaction(write=False):
         assert (
-            store.backend.execute("SELECT value FROM solar_meta WHERE key = 'schema'").fetchone()[
-                0
-            ]
+            store.backend.execute("SELECT value FROM solar_meta WHERE key = 'schema'").fetchone()[0]
             == "3"
         )
     assert len(store.backend.database_id()) == 32  # the id that tells databases apart
