@@ -10,8 +10,10 @@ must have imported it, as it must have to build one.
 
 A snapshot of your class is checked against a new memory of the scope's settings: each attribute
 must be of the kind it is there. An attribute that is ``None`` there and fills on use, declare at
-class level (``_cache: tuple[int, float] | None``) for what it may hold to be checked too;
-undeclared, it may hold anything the reader can read.
+class level (``_cache: tuple[int, float] | None``) for what it may hold to be checked too:
+concrete types (numbers, ``str``, ``tuple``, ``list``, ``dict``, ``np.ndarray``, a state class)
+are checked; ``Any``, ``object``, an abstract type or a protocol check nothing, nor does leaving
+it undeclared.
 
 >>> from solar_core.eviction import FifoEviction
 >>> class Newest(FifoEviction):

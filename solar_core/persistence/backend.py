@@ -201,6 +201,8 @@ class Backend(ABC):
     def __init__(self) -> None:
         self.lock = threading.RLock()
         self._database_id: str | None = None
+        #: whether a :class:`MemoryStore` serves from it (one store per backend)
+        self.taken = False
 
     def database_id(self) -> str:
         """The random id drawn when the database was created (or upgraded to schema 3): what

@@ -1333,13 +1333,31 @@ def _annotated(cls: type, name: str, shapes: dict[type, _Shape]) -> object:
     union = typing.get_origin(hint) in (typing.Union, _types.UnionType)
     for member in typing.get_args(hint) if union else (hint,):
         member = typing.get_origin(member) or member  # tuple[int, float] -> tuple
+        if member is type(None):
+            continue
         if member in (int, float, bool):
             kinds |= _NUMBERS
-        elif isinstance(member, type):
-            kinds |= {member, *(c for c in shapes if issubclass(c, member))}
-        else:  # Any, a type variable, a Literal: no check
+        elif member in _CONCRETE:
+            kinds.add(member)
+        elif isinstance(member, type) and (member in shapes or issubclass(member, _state_bases())):
+            kinds |= {c for c in shapes if issubclass(c, member)}  # it, or one of its subclasses
+        else:  # Any, object, an abstract type (Mapping, np.floating), a Literal: no check
             return None
     return frozenset(kinds)
+
+
+#: the types an annotation names that a value read back has exactly (no subclass of them is read)
+_CONCRETE = frozenset({str, tuple, list, dict, set, frozenset, deque, OrderedDict, np.ndarray})
+
+
+def _state_bases() -> tuple[type, ...]:
+    """The bases of the library's state classes (an annotation naming one: any of its
+    registered subclasses)."""
+    from ..admission import AdmissionPolicy
+    from ..deletion import DeletionPolicy
+    from ..eviction import EvictionPolicy
+
+    return (AdmissionPolicy, DeletionPolicy, EvictionPolicy)
 
 
 _Kinds = tuple[dict[type, dict[str, _Entry]], dict[str, _Entry]]

@@ -168,10 +168,16 @@ def _given_backend(url: str | os.PathLike[str] | None, backend: object, durabili
             "backend must be a solar_core.persistence.Backend (SQLiteBackend, PostgresBackend "
             f"or a subclass of yours), got {type(backend).__name__}; or pass a url"
         )
+    if backend.taken:
+        raise ValueError(
+            "this backend already serves a MemoryStore: open one backend per store (two stores "
+            "on one connection would not see each other's steps)"
+        )
     if durability != "normal":
         raise TypeError(
             "durability is a setting of SQLiteBackend(durability=...) when a backend is given"
         )
+    backend.taken = True
     return backend
 
 

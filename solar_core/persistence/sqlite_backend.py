@@ -185,11 +185,19 @@ class SQLiteBackend(Backend):
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
             try:
-                # Another process may have upgraded it since we looked.
+                # Another process may have upgraded it since we looked; or a backend of the
+                # caller's, which records the schema in solar_meta only (Backend.create_tables).
                 version = conn.execute("PRAGMA user_version").fetchone()[0]
+                meta = conn.execute("SELECT value FROM solar_meta WHERE key = 'schema'").fetchone()
+                version = max(version, int(meta[0]) if meta and str(meta[0]).isdigit() else 0)
+                if version > SCHEMA_VERSION:
+                    raise PersistenceError(
+                        f"{self.path} has schema version {version}; this library reads up to "
+                        f"{SCHEMA_VERSION}: upgrade solar-memory"
+                    )
                 if version < SCHEMA_VERSION:
                     self._upgrade(version)
-                    conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")  # a constant
+                conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")  # a constant
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")

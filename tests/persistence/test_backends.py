@@ -114,3 +114,42 @@ def test_a_store_is_given_a_url_or_a_backend(tmp_path: Path) -> None:
         MemoryStore(backend=sqlite3.connect(":memory:"), embedder="hash")  # type: ignore[arg-type]
     with MemoryStore(backend=backend, embedder="hash") as store:  # still usable: nothing taken
         store.scope(user="a").add("x")
+
+
+def test_one_backend_serves_one_store(tmp_path: Path) -> None:
+    """Two stores on one connection did not see each other's steps (SQLite's data_version does
+    not move for the connection's own commits): the next write of the first collided."""
+    backend = SQLiteBackend(tmp_path / "m.db")
+    first = MemoryStore(backend=backend, embedder="hash")
+    with pytest.raises(ValueError, match="one backend per store"):
+        MemoryStore(backend=backend, embedder="hash")
+    first.scope(user="a").add("still served")
+    first.close()
+
+
+def _schema_1_store(path: Path) -> None:
+    with MemoryStore(str(path), policy="fifo", embedder="hash") as store:
+        store.scope(user="u").add("kept fact")
+    conn = sqlite3.connect(path, isolation_level=None)
+    for table in ("solar_ops", "solar_items"):  # as schema 1 was: no row checksums
+        conn.execute(f"ALTER TABLE {table} DROP COLUMN checksum")
+    conn.execute("DROP INDEX IF EXISTS solar_items_due")
+    conn.execute("UPDATE solar_meta SET value = '1' WHERE key = 'schema'")
+    conn.execute("DELETE FROM solar_meta WHERE key = 'database'")
+    conn.execute("PRAGMA user_version = 1")
+    conn.close()
+
+
+def test_a_file_a_backend_of_your_own_upgraded_opens_by_its_path(tmp_path: Path) -> None:
+    """``create_tables`` upgrades a schema 1 file and records it in ``solar_meta``; SQLite's
+    own backend read only its ``user_version`` (still 1), upgraded again and failed on a column
+    the first upgrade had added."""
+    path = tmp_path / "old.db"
+    _schema_1_store(path)
+    conn = _connect(path)
+    with MemoryStore(backend=AppConnection(conn), embedder="hash") as store:
+        assert [item.text for item in store.scope(user="u").items()] == ["kept fact"]
+    conn.close()
+    with MemoryStore(str(path), embedder="hash") as store:
+        assert [item.text for item in store.scope(user="u").items()] == ["kept fact"]
+        store.scope(user="u").add("and one more")

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import importlib
 import pickle
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
+from typing import Any, Optional, Protocol
 
+import numpy as np
 import pytest
 
 from solar_core import SolarMemory
@@ -98,3 +100,55 @@ def test_registration_refuses_what_cannot_be_a_policy_and_changes_nothing(
     again = register_policy("newest-out", newest_out.NewestOut, rule="evict the newest insert")
     assert again == PRESETS["newest-out"]  # the same registration twice is no change
     assert SolarMemory("newest-out", capacity=2, embedder="hash").core.eviction.name == "newest-out"
+
+
+class _Sized(Protocol):
+    def __len__(self) -> int: ...
+
+
+@pytest.mark.parametrize(
+    ("annotation", "value"),
+    [
+        (Any, {"a": 1}),
+        (Optional[Any], 3.5),  # noqa: UP045 (the spelling a user may write)
+        (Mapping[str, int] | None, {"a": 1}),
+        (np.floating | None, np.float64(0.5)),
+        (_Sized | None, [1, 2]),
+        (object | None, "text"),
+        (dict | None, {"a": 1}),
+    ],
+)
+def test_a_class_of_yours_declares_what_fills_on_use_as_it_likes(
+    tmp_path: Path, annotation: object, value: object
+) -> None:
+    """An attribute of your class that is None in a new memory and fills on use may be declared
+    with any annotation: ``Any``, ``object``, an abstract type or a protocol check nothing (they
+    refused every value, or the store's settings); a concrete type checks it."""
+    name = f"fills-{len(PRESETS)}"
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        FifoEviction.__init__(self, *args, **kwargs)
+        self._last = None
+
+    def on_remove(self: Any, slot: int, evicted: bool) -> Any:
+        if evicted:
+            self._last = value
+        return FifoEviction.on_remove(self, slot, evicted)
+
+    namespace = {"__annotations__": {"_last": annotation}, "__module__": "yours"}
+    cls = type(
+        "Fills", (FifoEviction,), {**namespace, "__init__": __init__, "on_remove": on_remove}
+    )
+    cls.__qualname__ = cls.__name__ = f"Fills{tmp_path.name.replace('-', '_')}"
+    register_policy(name, cls)
+    url = str(tmp_path / "s.db")
+    try:
+        with MemoryStore(url, policy=name, capacity=3, embedder="hash", snapshot_every=1) as store:
+            memory = store.scope(user="a")
+            for text in ("one", "two", "three", "four"):
+                memory.add(text)
+            assert memory.core.eviction._last is not None
+        with MemoryStore(url, policy=name, capacity=3, embedder="hash") as store:
+            assert store.scope(user="a").core.eviction._last == value
+    finally:
+        PRESETS.pop(name)
