@@ -24,7 +24,9 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
     only), and the adaptive target ``p`` for ``|T1|``. A *hit* is an item retrieved in the top-k
     (case I); offering an item whose content key is a ghost is a ghost hit (cases II, III); any
     other admitted item is a miss (case IV). The memory may be below capacity after explicit
-    removals, in which case REPLACE is skipped: nothing needs to leave.
+    removals, in which case REPLACE is skipped: nothing needs to leave. An update of a stored
+    item (``add(..., update=True)``) removes the old item without a ghost and stores the new
+    text as a miss in ``T1``, without asking the gate.
 
     ARC sees every request, so it is its memory's admission policy too: it asks its ``gate``
     (``AlwaysAdmit`` in the ``arc`` preset; the gate passed with it when a memory is composed
@@ -151,7 +153,18 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
 
     def on_insert(self, slot: int, step: int) -> None:
         self._key[slot] = content_key(self.store.payload_at(slot).text)
-        (self.t2 if self._into_t2 else self.t1)[slot] = None
+        if self._into_t2:
+            self.t2[slot] = None
+        else:
+            # An admitted miss had its directory trimmed by case IV already, and these trims
+            # do nothing. An update (``add(..., update=True)``) is stored without an offer:
+            # its new text is a miss, and case IV's trims keep |L1| <= c and |L1| + |L2| <= 2c
+            # (REPLACE is not needed: the old item left its room).
+            if len(self.t1) + len(self.b1) >= self.c:
+                self._pop_lru(self.b1)
+            if len(self.t1) + len(self.t2) + len(self.b1) + len(self.b2) >= 2 * self.c:
+                self._pop_lru(self.b2)
+            self.t1[slot] = None
         self._into_t2 = self._in_b2 = self._drop_t1_lru = False
 
     @staticmethod

@@ -379,3 +379,57 @@ def test_matches_the_paper_pseudocode_on_random_traces(capacity: int, seed: int)
             [TEXT_OF_KEY[k] for k in ref.b1],
             [TEXT_OF_KEY[k] for k in ref.b2],
         ), f"step {step}"
+
+
+def test_an_update_of_a_t2_item_keeps_l1_within_capacity() -> None:
+    # Found by a fuzz of the public API: an update removes the old item (no ghost) and stores
+    # the new text without an offer, so it skipped case IV's trim of B1 and |T1| + |B1| grew
+    # past c. The memory then failed its invariants, and a store refused to reopen the scope.
+    arc = Arc(3)
+    for ch in "abc":
+        arc.add(ch)
+    arc.hit("b")
+    arc.hit("c")
+    assert arc.add("d") == "A"
+    assert arc.add("e") == "D"
+    assert arc.lists() == (["E"], ["B", "C"], ["a", "d"], [])
+    update = arc.memory.add("f", embedding=onehot(LETTERS.index("f")), item_id="B", update=True)
+    assert update.admitted and update.evicted is None
+    arc.memory.check_invariants()
+    # The update is a miss without REPLACE: its text goes to T1, B1's LRU ghost leaves.
+    assert arc.lists() == (["E", "B"], ["C"], ["d"], [])
+    assert arc.p == 0.0
+    assert arc.memory.get("B").text == "f"
+
+
+def test_updates_match_the_pseudocode_as_a_remove_then_a_miss() -> None:
+    rng = np.random.default_rng(5)
+    arc, ref = Arc(4), ReferenceArc(4)
+    store = arc.memory.core.store  # test-only introspection: slots -> ids
+    axis: dict[str, int] = {}  # id -> the one axis of its item's embedding
+    for count in range(400):
+        stored = [store.id_at(s) for s in [*arc.policy.t1, *arc.policy.t2]]
+        used = {axis[i] for i in stored}
+        move = rng.random()
+        if move < 0.3 and stored:
+            item_id = stored[int(rng.integers(len(stored)))]
+            hits = arc.memory.retrieve(embedding=onehot(axis[item_id]), k=1)
+            assert [h.id for h in hits] == [item_id]
+            ref.hit(item_id)
+        elif move < 0.55 and stored:
+            item_id = stored[int(rng.integers(len(stored)))]
+            text = f"update {count}"  # a text never offered: its key is never a ghost
+            axis[item_id] = min(set(range(8, DIM)) - used)
+            arc.memory.add(text, embedding=onehot(axis[item_id]), item_id=item_id, update=True)
+            ref.remove(item_id)
+            assert ref.add(item_id, content_key(text)) is None
+        else:
+            ch = str(rng.choice([c for c in LETTERS[:8] if LETTERS.index(c) not in used]))
+            decision = arc.memory.add(ch, embedding=onehot(LETTERS.index(ch)))
+            axis[str(decision.item_id)] = LETTERS.index(ch)
+            assert decision.evicted == ref.add(str(decision.item_id), content_key(ch))
+        arc.memory.check_invariants()
+        assert [store.id_at(s) for s in arc.policy.t1] == list(ref.t1)
+        assert [store.id_at(s) for s in arc.policy.t2] == list(ref.t2)
+        assert (list(arc.policy.b1), list(arc.policy.b2)) == (list(ref.b1), list(ref.b2))
+        assert arc.p == ref.p
