@@ -180,7 +180,9 @@ class Backend(ABC):
     :meth:`transaction` that holds :attr:`lock`, :meth:`execute` (one statement with ``?``
     placeholders: translate them if your driver wants others) and :meth:`close` -- and sets
     :attr:`url` (how the store names it). Its ``__init__`` calls :meth:`create_tables` with its
-    SQL types for an auto-increment key and a byte string. The statements are plain SQL
+    SQL types for an auto-increment key and a byte string (override :meth:`lock_schema` if
+    two processes may make the tables at once, :meth:`named` if the URL holds a secret). The
+    statements are plain SQL
     (``CREATE TABLE IF NOT EXISTS``, ``INSERT ... ON CONFLICT``, a partial index), so any
     database that runs them serves: :class:`~.sqlite_backend.SQLiteBackend` and
     :class:`~.postgres_backend.PostgresBackend` are two such subclasses (each also checks that
@@ -237,6 +239,7 @@ class Backend(ABC):
         AUTOINCREMENT"``, ``"BLOB"``); in one that has them, check they are this library's and
         upgrade an older schema. One write transaction."""
         with self.transaction(write=True):
+            self.lock_schema()
             self.execute(_TABLES.split(";")[0])  # solar_meta: what says whose tables these are
             rows = dict(self.execute("SELECT key, value FROM solar_meta").fetchall())
             if not rows:
@@ -250,17 +253,27 @@ class Backend(ABC):
                 return
             if rows.get("format") != FORMAT:
                 raise PersistenceError(
-                    f"{self.url} has a solar_meta table of another application; it was left "
-                    "untouched"
+                    f"{self.named()} has a solar_meta table of another application; it was "
+                    "left untouched"
                 )
             version = int(rows.get("schema", "0"))
             if version > SCHEMA_VERSION:
                 raise PersistenceError(
-                    f"{self.url} has schema version {version}; this library reads up to "
-                    f"{SCHEMA_VERSION}: upgrade solar-memory"
+                    f"{self.named()} has schema version {version}; this library reads up "
+                    f"to {SCHEMA_VERSION}: upgrade solar-memory"
                 )
-            if version < SCHEMA_VERSION:
+            if version < SCHEMA_VERSION:  # (under the schema lock: one process upgrades)
                 self._upgrade(version)
+
+    def lock_schema(self) -> None:
+        """Make concurrent first users of one database wait for each other while
+        :meth:`create_tables` runs (in its transaction). SQLite's write transaction does it
+        already; PostgreSQL takes an advisory lock."""
+
+    def named(self) -> str:
+        """The database as error messages name it (PostgreSQL: not its URL, which may hold a
+        password)."""
+        return self.url
 
     def _schema(self, serial: str, blob: str) -> list[str]:
         tables = [s.format(serial=serial, blob=blob) for s in _TABLES.split(";")]

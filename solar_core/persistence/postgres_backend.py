@@ -6,15 +6,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .backend import (
-    FORMAT,
-    READABLE_SINCE,
-    SCHEMA_VERSION,
-    Backend,
-    ItemChange,
-    OpRow,
-    new_database_id,
-)
+from .backend import FORMAT, READABLE_SINCE, SCHEMA_VERSION, Backend, ItemChange, OpRow
 from .errors import PersistenceError
 
 #: ``pg_advisory_xact_lock`` key that serialises schema creation by concurrent first users
@@ -94,32 +86,15 @@ class PostgresBackend(Backend):
             )
 
     def _create(self) -> None:
-        with self.transaction(write=True):
-            self.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
-            exists = self.execute("SELECT to_regclass('solar_meta') IS NOT NULL").fetchone()[0]
-            if exists:
-                rows = dict(self.execute("SELECT key, value FROM solar_meta").fetchall())
-                if rows.get("format") != FORMAT:
-                    raise PersistenceError(
-                        "this PostgreSQL database has a solar_meta table of another "
-                        "application; it was left untouched"
-                    )
-                version = int(rows.get("schema", "0"))
-                if version > SCHEMA_VERSION:
-                    raise PersistenceError(
-                        f"the database has schema version {rows['schema']}; this library "
-                        f"reads up to {SCHEMA_VERSION}: upgrade solar-memory"
-                    )
-                if version < SCHEMA_VERSION:  # under the schema lock: one process upgrades
-                    self._upgrade(version)
-                return
-            for statement in self._schema("BIGSERIAL PRIMARY KEY", "BYTEA"):
-                self.execute(statement)
-            self.execute(
-                "INSERT INTO solar_meta (key, value) "
-                "VALUES ('format', ?), ('schema', ?), ('database', ?)",
-                (FORMAT, str(SCHEMA_VERSION), new_database_id()),
-            )
+        self.create_tables("BIGSERIAL PRIMARY KEY", "BYTEA")
+
+    def lock_schema(self) -> None:
+        # Two first users would both create the tables, and CREATE TABLE IF NOT EXISTS races in
+        # PostgreSQL (a unique violation in its catalogue): the second waits for the first.
+        self.execute("SELECT pg_advisory_xact_lock(?)", (_SCHEMA_LOCK,))
+
+    def named(self) -> str:
+        return "this PostgreSQL database"
 
     @contextmanager
     def transaction(self, write: bool) -> Iterator[None]:

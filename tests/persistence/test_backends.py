@@ -153,3 +153,33 @@ def test_a_file_a_backend_of_your_own_upgraded_opens_by_its_path(tmp_path: Path)
     with MemoryStore(str(path), embedder="hash") as store:
         assert [item.text for item in store.scope(user="u").items()] == ["kept fact"]
         store.scope(user="u").add("and one more")
+
+
+def test_postgres_first_users_wait_for_each_other_while_the_tables_are_made() -> None:
+    """Two processes opening one new PostgreSQL database would both create the tables (and
+    ``CREATE TABLE IF NOT EXISTS`` races there): the schema is made under an advisory lock,
+    so a second opener waits while another holds it, then finds the tables made."""
+    import threading
+
+    import psycopg
+
+    from solar_core.persistence import PostgresBackend
+    from solar_core.persistence.postgres_backend import _SCHEMA_LOCK
+    from tests.support.postgres import postgres_schema_url
+
+    url = postgres_schema_url("t_schema_lock")
+    opened: list[PostgresBackend] = []
+    with psycopg.connect(url, autocommit=True) as holder:
+        with holder.transaction():
+            holder.execute("SELECT pg_advisory_xact_lock(%s)", (_SCHEMA_LOCK,))
+            opener = threading.Thread(target=lambda: opened.append(PostgresBackend(url)))
+            opener.start()
+            opener.join(timeout=2.0)
+            assert opener.is_alive() and not opened  # waiting for the lock
+            made = holder.execute("SELECT to_regclass('solar_meta') IS NOT NULL").fetchone()
+            assert made == (False,)
+        opener.join(timeout=60)
+    assert opened, "the opener did not finish once the lock was released"
+    store = MemoryStore(backend=opened[0], embedder="hash")
+    store.scope(user="alice").add("tea with lemon")
+    store.close()
