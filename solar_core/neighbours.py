@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import ClassVar, Protocol
 
 import numpy as np
 import numpy.typing as npt
+
+from .registry import stored
 
 
 class Rows(Protocol):
@@ -36,6 +38,9 @@ class NeighbourIndex:
     costs one product per insert (which the admission gate computes anyway) plus one row per item
     whose neighbour left. Rows with fewer than ``k`` other items hold ``-inf`` in the spare columns.
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored("idx k sim")
 
     def __init__(self, k: int, slots: int) -> None:
         self.k = k

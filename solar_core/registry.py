@@ -15,11 +15,19 @@ concrete types (numbers, ``str``, ``tuple``, ``list``, ``dict``, ``np.ndarray``,
 are checked; ``Any``, ``object``, an abstract type or a protocol check nothing, nor does leaving
 it undeclared.
 
+What a snapshot holds of an object is its attributes, each under its *stored name*. A class
+says what they are with :func:`stored` (the library's classes all do, and a test holds each to
+its attributes): a renamed attribute keeps its stored name, ``stored("p t1", _keys="key")`` after
+renaming ``_key`` to ``_keys``, so a rename changes no snapshot. A class that says nothing stores
+its attributes under their own names.
+
 >>> from solar_core.eviction import FifoEviction
 >>> class Newest(FifoEviction):
 ...     '''FIFO's mirror: evict the newest.'''
 >>> state_class(Newest) is Newest, Newest in registered()
 (True, True)
+>>> stored("p t1", _keys="key")
+{'p': 'p', 't1': 't1', '_keys': 'key'}
 """
 
 from __future__ import annotations
@@ -43,6 +51,16 @@ def state_class(cls: _T) -> _T:
             f"{cls.__qualname__} defines __setstate__: a snapshot restores a state class "
             "attribute by attribute, without calling it; keep its state in plain attributes"
         )
+    for klass in cls.__mro__:
+        names = vars(klass).get("snapshot_names")
+        if names is not None and (
+            not isinstance(names, dict)
+            or not all(isinstance(n, str) and n.isidentifier() for n in (*names, *names.values()))
+        ):
+            raise TypeError(
+                f"{klass.__qualname__}.snapshot_names must map attribute names to stored names: "
+                'make it with stored("name other", renamed="its stored name")'
+            )
     known = _REGISTERED.get(name)
     if known is not None and known is not cls:
         raise ValueError(f"another class is registered as {name}: rename one")
@@ -53,3 +71,16 @@ def state_class(cls: _T) -> _T:
 def registered() -> tuple[type, ...]:
     """The registered classes, in the order they were registered."""
     return tuple(_REGISTERED.values())
+
+
+def stored(names: str = "", **renamed: str) -> dict[str, str]:
+    """A class's ``snapshot_names``: its attributes -> the names a snapshot stores them under;
+    ``names`` (separated by spaces) under their own, ``renamed`` under the name they had when
+    first stored."""
+    own = names.split()
+    found = {name: name for name in own} | renamed
+    values = list(found.values())
+    twice = sorted({name for name in values if values.count(name) > 1})
+    if twice or len(found) != len(own) + len(renamed):
+        raise ValueError(f"name each attribute once, and store each under its own name: {twice}")
+    return found

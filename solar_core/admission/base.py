@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from ..registry import stored
+
 if TYPE_CHECKING:
     from ..eviction.base import Victim
 
@@ -121,6 +123,9 @@ class AdmissionPolicy(ABC):
     already refused (:attr:`Candidate.refused`) is never admitted: a gate may learn from it
     (SOLAR's regret counts its cost), and whatever it answers is a refusal.
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored()
 
     name: ClassVar[str] = "base"
     #: what a verdict's two scores (``Decision.regret`` and ``.tau``) are, for a trace's columns

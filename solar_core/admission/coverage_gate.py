@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from ..registry import stored
 from ..validation import check_nonnegative
 from .base import AdmissionPolicy, Candidate, Verdict
 
@@ -22,6 +25,9 @@ class CoverageGate(AdmissionPolicy):
     >>> memory.core.admission is memory.core.eviction, memory.core.eviction.hysteresis
     (True, 0.25)
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored("hysteresis")
 
     name = "coverage"
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from numbers import Real
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
+from ..registry import stored
 from ..validation import check_nonnegative_int
 from .base import ALWAYS, AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
 
@@ -45,6 +46,11 @@ class EvaluatorGate(AdmissionPolicy):
     >>> [gate.admit(Candidate(0, None, text="y=1", metadata={"error": e})).reason for e in (0.5, 2)]
     ['evaluator accepts', 'evaluator rejects']
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored(
+        "_offers evaluator initial inner judged threshold"
+    )
 
     name = "evaluator"
     # State that a new memory holds as None, and what else it may hold: a snapshot is checked

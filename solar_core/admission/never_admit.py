@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from ..registry import stored
 from ..validation import check_nonnegative_int
 from .base import AdmissionPolicy, Candidate, Verdict
 
@@ -15,6 +18,9 @@ class NeverAdmit(AdmissionPolicy):
     >>> [gate.admit(Candidate(size=n, capacity=None)).reason for n in range(3)]
     ['initial', 'initial', 'never']
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored("_offers initial")
 
     name = "never"
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from typing import ClassVar
 
+from ..registry import stored
 from ..validation import check_k, check_nonnegative, check_positive
 from .base import AdmissionPolicy, Candidate, Verdict
 from .info_gain import information_gain
@@ -32,6 +34,12 @@ class RegretGate(AdmissionPolicy):
     >>> [gate.admit(Candidate(size=n, capacity=10, score=0.0)).admitted for n in range(5)]
     [True, False, False, True, False]
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored(
+        "_costs _head _l_ema _regret _seen _sum _sumsq _tau bootstrap density_weight ema lipschitz "
+        "novelty_weight switching_cost tau_max tau_min window"
+    )
 
     name = "regret"
     # State that a new memory holds as None, and what else it may hold: a snapshot is checked

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from ..registry import stored
+
 if TYPE_CHECKING:
     from ..store import VectorStore
 
@@ -24,6 +26,9 @@ class DeletionPolicy(ABC):
     end of every ``add``, and deletes the slots returned, each with its reason; the step's
     :class:`~solar_core.Decision` lists them in ``deleted``.
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored("_store")
 
     name: ClassVar[str] = "base"
 

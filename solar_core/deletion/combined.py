@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import ClassVar
 
+from ..registry import stored
 from ..store import VectorStore
 from .base import DeletionPolicy, Slots
 
@@ -14,6 +16,9 @@ class CombinedDeletion(DeletionPolicy):
     Every policy sees every event; a slot named by several is deleted once, with the first
     reason.
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored("policies")
 
     name = "combined"
 

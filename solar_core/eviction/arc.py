@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from itertools import chain
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from ..admission.base import AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
 from ..records import content_key
+from ..registry import stored
 from .base import Cosines, OrderedEviction, Query, Slots
 
 if TYPE_CHECKING:
@@ -39,6 +40,11 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
             given value must equal it).
         gate: the admission policy ARC asks (default: store everything).
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored(
+        "_drop_t1_lru _in_b2 _into_t2 _key b1 b2 c gate p t1 t2"
+    )
 
     name = "arc"
 

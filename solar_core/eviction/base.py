@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
+from ..registry import stored
+
 if TYPE_CHECKING:
     from ..store import VectorStore
 
@@ -51,6 +53,9 @@ class EvictionPolicy(ABC):
 
     Public methods validate and delegate to the ``_``-prefixed hooks subclasses implement.
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored("_rng _store")
 
     name: ClassVar[str] = "base"
     #: nearest-neighbour similarities the store must maintain for this policy (0 = none)

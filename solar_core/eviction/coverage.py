@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ..admission.base import AdmissionPolicy, Candidate, Verdict
+from ..registry import stored
 from ..validation import check_k, check_nonnegative
 from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array
 
@@ -64,6 +65,14 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
       it, a dislike erases it), so the value is utility, not mere retrieval (LoCoMo, K = 10:
       0.083 with, 0.064 without).
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored(
+        "_best _count _deviation _dim _fast_miss _head _last _last_slots _margin _nudge _owner "
+        "_owner_serial _pending _queries _seq _serial _slow_miss _value _version _weakest fast "
+        "fixed_window hysteresis max_window min_rise shift slow use_feedback window "
+        "window_per_slot"
+    )
 
     name = "coverage"
     # State that a new memory holds as None, and what else it may hold: a snapshot is checked

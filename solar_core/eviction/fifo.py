@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import ClassVar
 
+from ..registry import stored
 from .base import OrderedEviction
 
 
@@ -13,6 +15,9 @@ class FifoEviction(OrderedEviction):
     This is LangChain's ``ConversationBufferWindowMemory`` rule, and the paper's baseline. On a
     cycle over more topics than slots it evicts exactly the item needed next (0% hits).
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored("_order")
 
     name = "fifo"
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
 
+from ..registry import stored
 from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array
 
 TieBreak = Literal["insertion", "recency"]
@@ -24,6 +25,9 @@ class LfuEviction(EvictionPolicy):
     Counts never decay, so after a topic shift the old topic's well-used items squat the cache
     (the paper's LFU failure under drift).
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored("_count _inserted _order _seq tie_break")
 
     name = "lfu"
 

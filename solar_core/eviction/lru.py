@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import ClassVar
 
+from ..registry import stored
 from .base import Cosines, OrderedEviction, Query, Slots
 
 
@@ -15,6 +17,9 @@ class LruEviction(OrderedEviction):
     gets the same timestamp and ties go to the earliest insert. On cyclic topics recency is an
     anti-signal (the paper's LRU 0.38 vs FIFO 0.90 at m/K = 1).
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored("_last_use _recency _seq _uses")
 
     name = "lru"
 

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
+from ..registry import stored
 from ..validation import check_nonnegative, check_positive
 from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array, lowest
 
@@ -19,6 +21,9 @@ class MultiScoreEviction(EvictionPolicy):
     divided by the steps so far, ``diversity`` = ``clip(1 - cosine to its nearest other item, 0,
     1)`` (1 for an item alone). Deterministic. Weights from the reference implementation.
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored("_count _last age_scale neighbours weights")
 
     name = "multiscore"
 

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from ..admission.base import AdmissionPolicy, Candidate, Verdict
+from ..registry import stored
 from ..salience import (
     SaliencePrior,
     TurnContext,
@@ -58,6 +59,11 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     >>> memory.trace()[-1].reason
     'salience <= lowest value'
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored(
+        "_key _pending _seq _value _version _weakest context feedback_weight prior"
+    )
 
     name = "salience"
     # State that a new memory holds as None, and what else it may hold: a snapshot is checked

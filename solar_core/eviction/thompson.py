@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ..beta_posterior import BetaPosterior
+from ..registry import stored
 from ..validation import check_k, check_nonnegative, check_positive
 from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array, lowest
 
@@ -30,6 +32,11 @@ class ThompsonEviction(EvictionPolicy):
     Constants are those of the paper's reference implementation (``src/agent/solar.py``,
     ``synthetic_workloads/runners.py``).
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored(
+        "_alpha _beta _retrievals decay decay_every neighbours novelty_bonus prior_alpha prior_beta"
+    )
 
     name = "thompson"
 

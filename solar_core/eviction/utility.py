@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
+from ..registry import stored
 from ..validation import check_positive, check_score
 from .base import EvictionPolicy, Selection, Slots, Victim, grow_array, lowest
 
@@ -28,6 +30,9 @@ class UtilityEviction(EvictionPolicy):
     >>> m.add("new", embedding=[1, 1]).evicted == bad
     True
     """
+
+    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
+    snapshot_names: ClassVar[dict[str, str]] = stored("_seq _serial _sum _uses prior strength")
 
     name = "utility"
 

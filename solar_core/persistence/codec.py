@@ -184,7 +184,7 @@ class _Shape:
 
     __slots__ = (
         *("cls", "name", "slots", "has_dict", "fields", "items", "named_tuple"),
-        *("getter", "slot_names", "plain_dict"),
+        *("getter", "slot_names", "plain_dict", "stored_as", "attribute_of"),
     )
 
     def __init__(self, cls: type) -> None:
@@ -220,22 +220,46 @@ class _Shape:
             if not self.has_dict and len(self.slot_names) > 1
             else None
         )
-        self.plain_dict = self.has_dict and not self.slots and cls not in _GETSTATE
+        # Attribute -> its stored name, and back, where they differ (the snapshot_names of
+        # the class and its bases, see solar_core.registry.stored): a renamed attribute is
+        # written and read under its first name.
+        names: dict[str, str] = {}
+        for klass in reversed(cls.__mro__):
+            names.update(vars(klass).get("snapshot_names", {}))
+        self.stored_as = {a: n for a, n in names.items() if a != n}
+        self.attribute_of = {n: a for a, n in self.stored_as.items()}
+        if self.stored_as and (
+            self.slots
+            or len(self.attribute_of) < len(self.stored_as)
+            or names.keys() & {n for n in self.attribute_of if n not in self.stored_as}
+        ):
+            raise TypeError(f"{self.name}: its snapshot_names store two attributes as one")
+        self.plain_dict = (
+            self.has_dict and not self.slots and cls not in _GETSTATE and not self.stored_as
+        )
 
     def attributes(self, obj: object) -> dict[str, Any]:
-        """``obj``'s state as its class means it to be saved (its ``__getstate__``)."""
-        if type(obj) in _GETSTATE:
-            state: dict[str, Any] = _GETSTATE[type(obj)](obj)
-            return state
+        """``obj``'s state as its class means it to be saved (its ``__getstate__``), each
+        attribute under its stored name."""
         if self.plain_dict:
             plain: dict[str, Any] = obj.__dict__
             return plain
-        attrs: dict[str, Any] = dict(obj.__dict__) if self.has_dict else {}
-        for slot, descriptor in self.slots.items():
-            try:
-                attrs[slot] = descriptor.__get__(obj, self.cls)
-            except AttributeError:  # an unset slot stays unset
-                pass
+        attrs: dict[str, Any]
+        if type(obj) in _GETSTATE:
+            attrs = _GETSTATE[type(obj)](obj)
+        else:
+            attrs = dict(obj.__dict__) if self.has_dict else {}
+            for slot, descriptor in self.slots.items():
+                try:
+                    attrs[slot] = descriptor.__get__(obj, self.cls)
+                except AttributeError:  # an unset slot stays unset
+                    pass
+        if self.stored_as:
+            stored_as = self.stored_as
+            renamed = {stored_as.get(name, name): value for name, value in attrs.items()}
+            if len(renamed) < len(attrs):
+                raise TypeError(f"a {self.name} has an attribute named as another is stored")
+            return renamed
         return attrs
 
 
@@ -762,7 +786,7 @@ def _like(value: object, wanted: object) -> bool:
 class _Layout:
     """One (class, attribute names) pair of a snapshot, checked once for all its objects."""
 
-    __slots__ = ("shape", "names", "setters", "checks", "size", "exact", "metadata")
+    __slots__ = ("shape", "names", "attributes", "setters", "checks", "size", "exact", "metadata")
 
     def __init__(self, entry: object, template: dict[type, dict[str, _Entry]] | None) -> None:
         if type(entry) is not list or len(entry) != 2 or type(entry[1]) is not list:
@@ -800,7 +824,8 @@ class _Layout:
                 if types is not None or slow is not None or not entry.nullable:
                     self.checks.append((i, entry.nullable, types, slow))
         self.shape = shape
-        self.names: list[str] = names
+        self.names: list[str] = names  # as stored
+        self.attributes = [shape.attribute_of.get(n, n) for n in names]  # as the class has them
         self.setters = [shape.slots.get(n) for n in names]
         self.size = len(names) + 2 + shape.items
         #: where an item's metadata is (a record's, a hit's): JSON data, checked to be a tree
@@ -965,7 +990,7 @@ class _Decoder:
             for metadata in values[layout.metadata]:
                 self._tree(metadata)
         if shape.has_dict:
-            names = layout.names
+            names = layout.attributes
             for obj, row in zip(objects, zip(*values, strict=True), strict=True):
                 obj.__dict__.update(zip(names, row, strict=True))
         for setter, column in zip(layout.setters, values, strict=True):
@@ -1156,7 +1181,7 @@ class _Decoder:
                 name = layout.names[position]
                 raise _Bad(f"{shape.name}.{name} is {value!r}, not the scope's {wanted!r}")
         if shape.has_dict:
-            obj.__dict__.update(zip(layout.names, values, strict=True))
+            obj.__dict__.update(zip(layout.attributes, values, strict=True))
         for setter, value in zip(layout.setters, values, strict=True):
             if setter is not None:
                 setter.__set__(obj, value)
@@ -1295,6 +1320,7 @@ def _template_kinds(
                         known.setdefault(name, _Entry()).see(item, new)
                     if new:
                         for name in _SIZED.get(shape.cls, ()):
+                            name = shape.stored_as.get(name, name)
                             known[name].exact = (attrs[name],)
                 else:  # first met in an example: its names are the example's
                     for name, item in attrs.items():
@@ -1307,9 +1333,10 @@ def _template_kinds(
             elif type(value) in (list, tuple, set, frozenset, deque):
                 todo.extend(value)
     for cls, known in classes.items():
+        attribute_of = shapes[cls].attribute_of
         for name, entry in known.items():
             if entry.kind is _UNSEEN:  # None in every template: what else may it hold?
-                entry.kind = _annotated(cls, name, shapes)
+                entry.kind = _annotated(cls, attribute_of.get(name, name), shapes)
     from ..core import MemoryCore  # (the root is a memory's state: its core's and its own)
 
     for name, entry in root.items():
