@@ -769,4 +769,9 @@ class MemoryCore:
     def __setstate__(self, state: dict[str, Any]) -> None:
         upgrade(state)  # a state pickled by an earlier version: today's policy layout
         self.__dict__.update(state)
+        # A snapshot leaves out the per-slot rows no slot has used (a policy's slot_arrays):
+        # they are the zeros reserve() grows, made again here.
+        self._eviction.reserve(self._store.slots)
+        if self._deletion is not None:
+            self._deletion.reserve(self._store.slots)
         self.listeners = ()

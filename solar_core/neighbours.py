@@ -41,6 +41,9 @@ class NeighbourIndex:
 
     #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
     snapshot_names: ClassVar[dict[str, str]] = stored("idx k sim")
+    #: its per-slot arrays and the value :meth:`grow` fills new rows with (a snapshot leaves out
+    #: the trailing rows that hold only it, and the store grows them again)
+    slot_arrays: ClassVar[dict[str, float]] = {"sim": float(NEG_INF), "idx": -1}
 
     def __init__(self, k: int, slots: int) -> None:
         self.k = k

@@ -296,18 +296,22 @@ class VectorStore:
 
     # -- state --------------------------------------------------------------------------------
     def __getstate__(self) -> dict[str, Any]:
-        """The state without the keyword index (derived from the texts) and, in a store of
-        fixed capacity, without the rows from the high-water mark on: they are empty (a zero
-        vector, no id, no payload), and :meth:`restore_rows` makes them again. A memory of
-        capacity 1,000 holding one item writes one row, not a thousand."""
+        """The state without the keyword index (derived from the texts) and without the rows
+        from the high-water mark on: they are empty (a zero vector, no id, no payload), and
+        :meth:`restore_rows` makes them again. A memory of capacity 1,000 holding one item
+        writes one row, not a thousand. Without a capacity, the rows are the free slots plus
+        the stored items (the free list is written whole), and they are left out only while
+        there are at most twice as many as those written (or as the first allocation): a
+        snapshot never makes its reader allocate more than a small multiple of what it holds."""
         state = self.__dict__.copy()
         state.pop("_lexical", None)
-        if self.capacity is not None:
-            high = self.high_water
+        high, rows = self.high_water, len(self.matrix)
+        if self.capacity is not None or rows <= 2 * max(self._initial, high):
             state["matrix"], state["active_full"] = self.matrix[:high], self.active_full[:high]
             state["_ids"], state["_payloads"] = self._ids[:high], self._payloads[:high]
+        if self.capacity is not None:
             # the free list starts with the never-used slots, top down: left out, made again
-            free, top = self._free, len(self.matrix) - 1
+            free, top = self._free, rows - 1
             untouched = 0
             while untouched < len(free) and free[untouched] == top - untouched:
                 untouched += 1
@@ -320,19 +324,26 @@ class VectorStore:
 
     def restore_rows(self) -> None:
         """Bring back the empty rows :meth:`__getstate__` left out (a state written before it
-        left them out holds them all), and drop the keyword index."""
+        left them out holds them all), and drop the keyword index. Raises ``ValueError`` if a
+        store without a capacity claims more rows than it may leave out."""
         rows = self.capacity
-        if rows is not None and len(self.matrix) < rows:
+        if rows is None:
+            rows = len(self._free) + len(self._slot_of)
+            if rows > len(self.matrix) and rows > 2 * max(self._initial, len(self.matrix)):
+                raise ValueError(f"a store of {len(self.matrix)} rows written claims {rows}")
+        if len(self.matrix) < rows:
             pad = rows - len(self.matrix)
             self.matrix = np.concatenate([self.matrix, np.zeros((pad, self.dim), np.float32)])
             self.active_full = np.concatenate([self.active_full, np.zeros(pad, dtype=bool)])
             self._ids = [*self._ids, *[None] * pad]
             self._payloads = [*self._payloads, *[None] * pad]
-        if rows is not None and len(self._free) + len(self._slot_of) < rows:
+        if len(self._free) + len(self._slot_of) < rows:
             # the slots neither used nor listed are the never-used ones, handed out lowest first
             listed = {*self._free, *self._slot_of.values()}
             untouched = [slot for slot in range(rows - 1, -1, -1) if slot not in listed]
             self._free = [*untouched, *self._free]
+        if self.neighbours is not None:  # its rows of unused slots, left out likewise
+            self.neighbours.grow(len(self.matrix))
         self.forget_lexical()
 
     def forget_lexical(self) -> None:

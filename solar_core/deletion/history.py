@@ -37,6 +37,9 @@ class HistoryDeletion(DeletionPolicy):
 
     #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
     snapshot_names: ClassVar[dict[str, str]] = stored("_dirty _sum _uses beta n")
+    #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
+    #: trailing zero rows, and a loaded memory reserves them again)
+    slot_arrays: ClassVar[dict[str, float]] = {"_sum": 0, "_uses": 0}
 
     name = "history"
 

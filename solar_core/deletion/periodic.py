@@ -37,6 +37,9 @@ class PeriodicDeletion(DeletionPolicy):
 
     #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
     snapshot_names: ClassVar[dict[str, str]] = stored("_born _count _mark alpha window")
+    #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
+    #: trailing zero rows, and a loaded memory reserves them again)
+    slot_arrays: ClassVar[dict[str, float]] = {"_count": 0, "_mark": 0, "_born": 0}
 
     name = "periodic"
 

@@ -73,6 +73,9 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         "fixed_window hysteresis max_window min_rise shift slow use_feedback window "
         "window_per_slot"
     )
+    #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
+    #: trailing zero rows, and a loaded memory reserves them again)
+    slot_arrays: ClassVar[dict[str, float]] = {"_value": 0, "_serial": 0, "_nudge": 0}
 
     name = "coverage"
     # State that a new memory holds as None, and what else it may hold: a snapshot is checked

@@ -28,6 +28,9 @@ class LfuEviction(EvictionPolicy):
 
     #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
     snapshot_names: ClassVar[dict[str, str]] = stored("_count _inserted _order _seq tie_break")
+    #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
+    #: trailing zero rows, and a loaded memory reserves them again)
+    slot_arrays: ClassVar[dict[str, float]] = {"_count": 0, "_order": 0, "_inserted": 0}
 
     name = "lfu"
 

@@ -24,6 +24,9 @@ class MultiScoreEviction(EvictionPolicy):
 
     #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
     snapshot_names: ClassVar[dict[str, str]] = stored("_count _last age_scale neighbours weights")
+    #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
+    #: trailing zero rows, and a loaded memory reserves them again)
+    slot_arrays: ClassVar[dict[str, float]] = {"_last": 0, "_count": 0}
 
     name = "multiscore"
 

@@ -64,6 +64,9 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     snapshot_names: ClassVar[dict[str, str]] = stored(
         "_key _pending _seq _value _version _weakest context feedback_weight prior"
     )
+    #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
+    #: trailing zero rows, and a loaded memory reserves them again)
+    slot_arrays: ClassVar[dict[str, float]] = {"_value": 0, "_key": 0}
 
     name = "salience"
     # State that a new memory holds as None, and what else it may hold: a snapshot is checked

@@ -37,6 +37,9 @@ class ThompsonEviction(EvictionPolicy):
     snapshot_names: ClassVar[dict[str, str]] = stored(
         "_alpha _beta _retrievals decay decay_every neighbours novelty_bonus prior_alpha prior_beta"
     )
+    #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
+    #: trailing zero rows, and a loaded memory reserves them again)
+    slot_arrays: ClassVar[dict[str, float]] = {"_alpha": 0, "_beta": 0}
 
     name = "thompson"
 

@@ -33,6 +33,9 @@ class UtilityEviction(EvictionPolicy):
 
     #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
     snapshot_names: ClassVar[dict[str, str]] = stored("_seq _serial _sum _uses prior strength")
+    #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
+    #: trailing zero rows, and a loaded memory reserves them again)
+    slot_arrays: ClassVar[dict[str, float]] = {"_sum": 0, "_uses": 0, "_serial": 0}
 
     name = "utility"
 

@@ -20,7 +20,7 @@ The format (every integer little-endian)::
     document length  u32
     arrays length    u64
     checksum         32 bytes: BLAKE2b of everything above and below it
-    document         UTF-8 JSON: {"format": 4, "layouts": [[class, [attribute...]]...],
+    document         UTF-8 JSON: {"format": 5, "layouts": [[class, [stored name...]]...],
                      "root": <node>}
     arrays           the raw bytes of every array, each at an 8-byte aligned offset
 
@@ -97,7 +97,9 @@ classes, or crash the reading process.
 
 Format 2 is the same without tables; formats 2 and 3 hold ARC and the adaptive coverage policy
 as two objects each (:mod:`solar_core.former_layouts`): they are read, brought to today's layout
-and then checked as a format 4 snapshot is. Snapshots of the first format
+and then checked as today's snapshot is. Format 4 wrote per-slot statistics for every slot
+(format 5 leaves out the rows of slots never used, see :func:`_trailing_rows_left_out`); a
+loaded memory grows them again either way. Snapshots of the first format
 (``SOLAR-SNAPSHOT-1``, a pickle) are refused, never read;
 :meth:`MemoryStore.reembed` rebuilds such a scope from its stored items.
 
@@ -134,9 +136,10 @@ from .errors import PersistenceError
 MAGIC = b"SOLAR-SNAPSHOT-2\n"
 #: the first snapshot format (a pickle): recognised, refused, never read
 LEGACY_MAGIC = b"SOLAR-SNAPSHOT-1\n"
-FORMAT_VERSION = 4
-#: the formats this version reads (2: without tables; 2 and 3: policies in a former layout)
-_READS = frozenset({2, 3, 4})
+FORMAT_VERSION = 5
+#: the formats this version reads (2: without tables; 2 and 3: policies in a former layout;
+#: 4: per-slot arrays whole)
+_READS = frozenset({2, 3, 4, 5})
 #: the first format whose policies have today's layout (see :mod:`solar_core.former_layouts`)
 _CURRENT_LAYOUT = 4
 _HEAD = struct.Struct("<HIQ")
@@ -184,7 +187,7 @@ class _Shape:
 
     __slots__ = (
         *("cls", "name", "slots", "has_dict", "fields", "items", "named_tuple"),
-        *("getter", "slot_names", "plain_dict", "stored_as", "attribute_of"),
+        *("getter", "slot_names", "plain_dict", "stored_as", "attribute_of", "slot_arrays"),
     )
 
     def __init__(self, cls: type) -> None:
@@ -224,8 +227,11 @@ class _Shape:
         # the class and its bases, see solar_core.registry.stored): a renamed attribute is
         # written and read under its first name.
         names: dict[str, str] = {}
+        #: per-slot arrays -> the value their unused rows hold (see _trailing_rows_left_out)
+        self.slot_arrays: dict[str, float] = {}
         for klass in reversed(cls.__mro__):
             names.update(vars(klass).get("snapshot_names", {}))
+            self.slot_arrays.update(vars(klass).get("slot_arrays", {}))
         self.stored_as = {a: n for a, n in names.items() if a != n}
         self.attribute_of = {n: a for a, n in self.stored_as.items()}
         if self.stored_as and (
@@ -234,8 +240,8 @@ class _Shape:
             or names.keys() & {n for n in self.attribute_of if n not in self.stored_as}
         ):
             raise TypeError(f"{self.name}: its snapshot_names store two attributes as one")
-        self.plain_dict = (
-            self.has_dict and not self.slots and cls not in _GETSTATE and not self.stored_as
+        self.plain_dict = self.has_dict and not (
+            self.slots or cls in _GETSTATE or self.stored_as or self.slot_arrays
         )
 
     def attributes(self, obj: object) -> dict[str, Any]:
@@ -254,6 +260,10 @@ class _Shape:
                     attrs[slot] = descriptor.__get__(obj, self.cls)
                 except AttributeError:  # an unset slot stays unset
                     pass
+        if self.slot_arrays:
+            attrs = dict(attrs)
+            for name, fill in self.slot_arrays.items():
+                attrs[name] = _trailing_rows_left_out(attrs[name], fill)
         if self.stored_as:
             stored_as = self.stored_as
             renamed = {stored_as.get(name, name): value for name, value in attrs.items()}
@@ -261,6 +271,27 @@ class _Shape:
                 raise TypeError(f"a {self.name} has an attribute named as another is stored")
             return renamed
         return attrs
+
+
+def _trailing_rows_left_out(array: Any, fill: float) -> Any:
+    """``array`` without its last rows that hold only ``fill``, bit for bit: the rows of slots
+    never used (or used and reset), which the memory grows again with ``fill`` when it is
+    loaded (its ``reserve``). A per-slot statistic of a memory of 1,000 slots holding one item
+    is one row, not a thousand.
+
+    >>> _trailing_rows_left_out(np.array([[1.0, 0.0], [0.0, 0.0]]), 0.0).tolist()
+    [[1.0, 0.0]]
+    >>> _trailing_rows_left_out(np.array([1.0, -0.0]), 0.0).tolist()  # -0.0 is not 0.0's bits
+    [1.0, -0.0]
+    """
+    if type(array) is not np.ndarray or array.ndim == 0 or not len(array):
+        return array
+    rows = np.ascontiguousarray(array).reshape(len(array), -1).view(np.uint8)
+    blank = np.frombuffer(
+        np.full(rows.shape[1] // array.itemsize, fill, array.dtype).tobytes(), np.uint8
+    )
+    used = np.flatnonzero((rows != blank).any(axis=1))
+    return array[: int(used[-1]) + 1 if len(used) else 0]
 
 
 _shapes: dict[type, _Shape] | None = None
@@ -350,7 +381,7 @@ def _state_shapes() -> dict[type, _Shape]:
         _RESTORE[salience.TurnContext] = salience.TurnContext.restore
         _SIZED.update(
             {
-                store.VectorStore: ("dim", "capacity"),
+                store.VectorStore: ("dim", "capacity", "_initial"),
                 eviction.CoverageEviction: ("window", "_dim"),
                 salience.TurnContext: ("dim",),
             }

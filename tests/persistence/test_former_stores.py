@@ -31,7 +31,7 @@ def same_outcomes(got: list[Any], want: list[Any]) -> bool:
 
 
 def test_every_earlier_format_has_a_fixture() -> None:
-    assert FORMATS == ["format-2", "format-3", "format-4", "format-4-first"]
+    assert FORMATS == ["format-2", "format-3", "format-4", "format-4-first", "format-4-rows"]
 
 
 @pytest.mark.parametrize("name", FORMATS)
