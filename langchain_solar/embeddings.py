@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import numpy as np
-import numpy.typing as npt
 from langchain_core.embeddings import Embeddings
 
-from solar_core.salience import model_name_of
+from solar_core.integrations.wrapped_embedder import WrappedEmbedder
 
 
-class LangChainEmbedder:
+class LangChainEmbedder(WrappedEmbedder):
     """Wraps a LangChain ``Embeddings`` into ``solar_core``'s ``Embedder`` protocol.
 
     Stored experiences are embedded with ``embed_documents`` and retrieval queries with
@@ -32,32 +28,21 @@ class LangChainEmbedder:
         (8, (2, 8))
     """
 
+    model_attribute = "embeddings"
+
     def __init__(self, embeddings: Embeddings, dim: int | None = None) -> None:
         if not isinstance(embeddings, Embeddings):
             raise TypeError(
                 f"embeddings must be a langchain_core Embeddings, got {type(embeddings).__name__}"
             )
         self.embeddings = embeddings
-        self._dim = dim if dim is not None else len(embeddings.embed_query("dimension probe"))
+        super().__init__(dim)
 
-    @property
-    def dim(self) -> int:
-        return self._dim
+    def _documents(self, texts: list[str]) -> list[list[float]]:
+        return self.embeddings.embed_documents(texts)
 
-    @property
-    def model_name(self) -> str | None:
-        """The wrapped model's name when it says it (``HuggingFaceEmbeddings.model_name``, an
-        OpenAI-style ``model``), for messages."""
-        return model_name_of(self.embeddings)
-
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return np.asarray(self.embeddings.embed_documents(list(texts)), dtype=np.float32)
-
-    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        return np.asarray([self.embeddings.embed_query(t) for t in texts], dtype=np.float32)
-
-    def __repr__(self) -> str:
-        return f"LangChainEmbedder({type(self.embeddings).__name__}, dim={self._dim})"
+    def _query(self, text: str) -> list[float]:
+        return self.embeddings.embed_query(text)
 
 
 def to_embedder(embedder: object) -> object:

@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
-import numpy as np
-import numpy.typing as npt
 from llama_index.core.base.embeddings.base import BaseEmbedding
 
-from solar_core.salience import model_name_of
+from solar_core.integrations.wrapped_embedder import WrappedEmbedder
 
 
-class LlamaIndexEmbedder:
+class LlamaIndexEmbedder(WrappedEmbedder):
     """Wraps a LlamaIndex ``BaseEmbedding`` into ``solar_core``'s ``Embedder`` protocol.
 
     Stored experiences are embedded with ``get_text_embedding_batch`` and retrieval queries with
@@ -29,33 +25,21 @@ class LlamaIndexEmbedder:
         (8, (2, 8))
     """
 
+    model_attribute = "embed_model"
+
     def __init__(self, embed_model: BaseEmbedding, dim: int | None = None) -> None:
         if not isinstance(embed_model, BaseEmbedding):
             raise TypeError(
                 f"embed_model must be a LlamaIndex BaseEmbedding, got {type(embed_model).__name__}"
             )
         self.embed_model = embed_model
-        self._dim = dim if dim is not None else len(embed_model.get_query_embedding("probe"))
+        super().__init__(dim)
 
-    @property
-    def dim(self) -> int:
-        return self._dim
+    def _documents(self, texts: list[str]) -> list[list[float]]:
+        return self.embed_model.get_text_embedding_batch(texts)
 
-    @property
-    def model_name(self) -> str | None:
-        """The wrapped model's name (``HuggingFaceEmbedding.model_name``), for messages."""
-        return model_name_of(self.embed_model)
-
-    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        vectors = self.embed_model.get_text_embedding_batch(list(texts))
-        return np.asarray(vectors, dtype=np.float32)
-
-    def embed_queries(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
-        vectors = [self.embed_model.get_query_embedding(t) for t in texts]
-        return np.asarray(vectors, dtype=np.float32)
-
-    def __repr__(self) -> str:
-        return f"LlamaIndexEmbedder({type(self.embed_model).__name__}, dim={self._dim})"
+    def _query(self, text: str) -> list[float]:
+        return self.embed_model.get_query_embedding(text)
 
 
 def to_embedder(embedder: object) -> object:
