@@ -744,6 +744,8 @@ class MemoryCore:
         self._eviction.check_invariants()
         if not self._one_policy():
             self._admission.check_invariants()
+        if self._deletion is not None:
+            self._deletion.check_invariants()
         expected = self._admitted - self._evicted - self._removed - self._deleted - self._expired
         if expected != len(self._store):
             raise AssertionError(f"counters say {expected} items, store has {len(self._store)}")
@@ -769,9 +771,9 @@ class MemoryCore:
     def __setstate__(self, state: dict[str, Any]) -> None:
         upgrade(state)  # a state pickled by an earlier version: today's policy layout
         self.__dict__.update(state)
-        # A snapshot leaves out the per-slot rows no slot has used (a policy's slot_arrays):
-        # they are the zeros reserve() grows, made again here.
+        # A snapshot leaves out the per-slot rows no slot has used (the eviction policy's
+        # slot_arrays): they are the zeros reserve() grows, made again here. (Not a deletion
+        # rule's: a combination holds any number of rules, so a forged one could make this
+        # allocate rules x capacity from a small snapshot. Theirs are written whole.)
         self._eviction.reserve(self._store.slots)
-        if self._deletion is not None:
-            self._deletion.reserve(self._store.slots)
         self.listeners = ()

@@ -51,9 +51,12 @@ class NeighbourIndex:
         self.idx = np.full((slots, k), -1, dtype=np.int64)
 
     def grow(self, slots: int) -> None:
+        # Each array by its own length: a snapshot leaves out each one's unused rows apart.
         extra = slots - self.sim.shape[0]
         if extra > 0:
             self.sim = np.vstack([self.sim, np.full((extra, self.k), NEG_INF, dtype=np.float32)])
+        extra = slots - self.idx.shape[0]
+        if extra > 0:
             self.idx = np.vstack([self.idx, np.full((extra, self.k), -1, dtype=np.int64)])
 
     def clear(self) -> None:
@@ -148,6 +151,8 @@ class NeighbourIndex:
 
     def check(self, store: Rows) -> None:
         """Compare against a brute-force recomputation (tests call this; O(K^2 d))."""
+        if self.sim.shape != (len(store.matrix), self.k) or self.idx.shape != self.sim.shape:
+            raise AssertionError(f"neighbour rows {self.sim.shape} and {self.idx.shape}")
         slots = store.active_slots()
         if len(slots) == 0:
             return

@@ -51,16 +51,7 @@ def state_class(cls: _T) -> _T:
             f"{cls.__qualname__} defines __setstate__: a snapshot restores a state class "
             "attribute by attribute, without calling it; keep its state in plain attributes"
         )
-    for klass in cls.__mro__:
-        names = vars(klass).get("snapshot_names")
-        if names is not None and (
-            not isinstance(names, dict)
-            or not all(isinstance(n, str) and n.isidentifier() for n in (*names, *names.values()))
-        ):
-            raise TypeError(
-                f"{klass.__qualname__}.snapshot_names must map attribute names to stored names: "
-                'make it with stored("name other", renamed="its stored name")'
-            )
+    stored_names(cls)  # a declaration that stores two attributes as one fails here, not later
     known = _REGISTERED.get(name)
     if known is not None and known is not cls:
         raise ValueError(f"another class is registered as {name}: rename one")
@@ -84,3 +75,27 @@ def stored(names: str = "", **renamed: str) -> dict[str, str]:
     if twice or len(found) != len(own) + len(renamed):
         raise ValueError(f"name each attribute once, and store each under its own name: {twice}")
     return found
+
+
+def stored_names(cls: type) -> dict[str, str]:
+    """``cls``'s attributes -> their stored names, where they differ: the ``snapshot_names`` of
+    ``cls`` and its bases, merged. Raises ``TypeError`` on a declaration that is not a mapping
+    of names, or that stores two attributes under one name."""
+    merged: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        names = vars(klass).get("snapshot_names")
+        if names is None:
+            continue
+        if not isinstance(names, dict) or not all(
+            isinstance(n, str) and n.isidentifier() for n in (*names, *names.values())
+        ):
+            raise TypeError(
+                f"{klass.__qualname__}.snapshot_names must map attribute names to stored names: "
+                'make it with stored("name other", renamed="its stored name")'
+            )
+        merged.update(names)
+    renamed = {a: n for a, n in merged.items() if a != n}
+    kept = {n for n in renamed.values() if n in merged and n not in renamed}
+    if kept or len(set(renamed.values())) < len(renamed):
+        raise TypeError(f"{cls.__qualname__}: its snapshot_names store two attributes as one")
+    return renamed

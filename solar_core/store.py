@@ -254,7 +254,9 @@ class VectorStore:
         return item_id
 
     def clear(self) -> None:
-        self._allocate(self._initial)
+        # As many rows as before (an unbounded store's grown ones too): its policies' per-slot
+        # statistics keep their length, and the two stay as long as each other.
+        self._allocate(len(self.matrix))
 
     def _grow(self) -> None:
         old = self.slots
@@ -282,6 +284,8 @@ class VectorStore:
                 raise AssertionError(f"id map broken for {item_id!r} at slot {slot}")
         if len(self._free) + n != self.slots or len(set(self._free)) != len(self._free):
             raise AssertionError("free list broken")
+        if self._free and not 0 <= min(self._free) <= max(self._free) < self.slots:
+            raise AssertionError("a free slot lies outside the rows")
         if self.active_full[self._free].any():
             raise AssertionError("an active slot is on the free list")
         if n and not np.allclose(

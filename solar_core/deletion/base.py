@@ -58,6 +58,9 @@ class DeletionPolicy(ABC):
     def reserve(self, slots: int) -> None:
         """Make per-slot state hold at least ``slots`` slots."""
 
+    def check_invariants(self) -> None:
+        """Raise ``AssertionError`` if its state cannot serve its memory's slots."""
+
     def on_insert(self, slot: int, step: int) -> None:
         """``slot`` now holds a new item, stored at ``step``."""
 

@@ -45,6 +45,10 @@ class CombinedDeletion(DeletionPolicy):
         for p in self.policies:
             p.reserve(slots)
 
+    def check_invariants(self) -> None:
+        for p in self.policies:
+            p.check_invariants()
+
     def on_insert(self, slot: int, step: int) -> None:
         for p in self.policies:
             p.on_insert(slot, step)

@@ -37,9 +37,6 @@ class HistoryDeletion(DeletionPolicy):
 
     #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
     snapshot_names: ClassVar[dict[str, str]] = stored("_dirty _sum _uses beta n")
-    #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
-    #: trailing zero rows, and a loaded memory reserves them again)
-    slot_arrays: ClassVar[dict[str, float]] = {"_sum": 0, "_uses": 0}
 
     name = "history"
 
@@ -54,6 +51,10 @@ class HistoryDeletion(DeletionPolicy):
     def reserve(self, slots: int) -> None:
         self._sum = grow_array(self._sum, slots, 0.0)
         self._uses = grow_array(self._uses, slots, 0)
+
+    def check_invariants(self) -> None:
+        if min(len(a) for a in (self._sum, self._uses)) < self.store.slots:
+            raise AssertionError(f"{type(self).__name__}: per-slot arrays shorter than the store")
 
     def on_insert(self, slot: int, step: int) -> None:
         self._sum[slot] = 0.0

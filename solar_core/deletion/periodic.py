@@ -37,9 +37,6 @@ class PeriodicDeletion(DeletionPolicy):
 
     #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
     snapshot_names: ClassVar[dict[str, str]] = stored("_born _count _mark alpha window")
-    #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
-    #: trailing zero rows, and a loaded memory reserves them again)
-    slot_arrays: ClassVar[dict[str, float]] = {"_count": 0, "_mark": 0, "_born": 0}
 
     name = "periodic"
 
@@ -55,6 +52,10 @@ class PeriodicDeletion(DeletionPolicy):
         self._count = grow_array(self._count, slots, 0)
         self._mark = grow_array(self._mark, slots, 0)
         self._born = grow_array(self._born, slots, 0)
+
+    def check_invariants(self) -> None:
+        if min(len(a) for a in (self._count, self._mark, self._born)) < self.store.slots:
+            raise AssertionError(f"{type(self).__name__}: per-slot arrays shorter than the store")
 
     def on_insert(self, slot: int, step: int) -> None:
         self._count[slot] = 0

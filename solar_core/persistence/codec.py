@@ -226,20 +226,16 @@ class _Shape:
         # Attribute -> its stored name, and back, where they differ (the snapshot_names of
         # the class and its bases, see solar_core.registry.stored): a renamed attribute is
         # written and read under its first name.
-        names: dict[str, str] = {}
+        from ..registry import stored_names
+
+        self.stored_as = stored_names(cls)
+        self.attribute_of = {n: a for a, n in self.stored_as.items()}
+        if self.stored_as and self.slots:
+            raise TypeError(f"{self.name}: snapshot_names rename attributes of a __dict__ only")
         #: per-slot arrays -> the value their unused rows hold (see _trailing_rows_left_out)
         self.slot_arrays: dict[str, float] = {}
         for klass in reversed(cls.__mro__):
-            names.update(vars(klass).get("snapshot_names", {}))
             self.slot_arrays.update(vars(klass).get("slot_arrays", {}))
-        self.stored_as = {a: n for a, n in names.items() if a != n}
-        self.attribute_of = {n: a for a, n in self.stored_as.items()}
-        if self.stored_as and (
-            self.slots
-            or len(self.attribute_of) < len(self.stored_as)
-            or names.keys() & {n for n in self.attribute_of if n not in self.stored_as}
-        ):
-            raise TypeError(f"{self.name}: its snapshot_names store two attributes as one")
         self.plain_dict = self.has_dict and not (
             self.slots or cls in _GETSTATE or self.stored_as or self.slot_arrays
         )
@@ -381,7 +377,8 @@ def _state_shapes() -> dict[type, _Shape]:
         _RESTORE[salience.TurnContext] = salience.TurnContext.restore
         _SIZED.update(
             {
-                store.VectorStore: ("dim", "capacity", "_initial"),
+                store.VectorStore: ("dim", "capacity", "_initial", "_neighbour_k"),
+                neighbours.NeighbourIndex: ("k",),
                 eviction.CoverageEviction: ("window", "_dim"),
                 salience.TurnContext: ("dim",),
             }

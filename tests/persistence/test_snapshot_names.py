@@ -204,3 +204,16 @@ def test_registering_a_class_with_malformed_stored_names_says_how_to_declare_the
 
     with pytest.raises(TypeError, match=r"make it with stored\("):
         state_class(Listed)
+
+
+def test_registering_a_class_that_stores_two_attributes_as_one_fails_there() -> None:
+    # It registered, and every store of the process then failed to write any snapshot.
+    from solar_core.eviction import FifoEviction
+    from solar_core.registry import registered, state_class
+
+    class Mine(FifoEviction):  # _mine stored as the _order FIFO has
+        snapshot_names: ClassVar[dict[str, str]] = stored(_mine="_order")
+
+    with pytest.raises(TypeError, match="Mine: its snapshot_names store two attributes as one"):
+        state_class(Mine)
+    assert Mine not in registered()
