@@ -17,7 +17,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 from solar_core import Decision, Hit, Hits
 from solar_core.filters import Filter, check_filter
 from solar_core.integrations.batch import offer_batch
-from solar_core.integrations.shown import RETRIEVAL_ID, retrieval_of
+from solar_core.integrations.shown import RETRIEVAL_ID, rate_retrieval
 from solar_core.validation import check_k
 
 from ._params import SolarParams
@@ -164,12 +164,16 @@ class SolarRetriever(SolarParams, BaseRetriever):
         paper's ``solar``: Thompson posteriors, ``alpha += 1`` on a like, ``beta += 1`` on a
         dislike, for any recent retrieval).
         """
-        retrieval: Hits | int | None = self._last
-        if documents is not None:
-            retrieval = retrieval_of((d.metadata for d in documents), "documents")
-        elif retrieval is None:
-            raise ValueError("nothing to rate yet: invoke the retriever first")
-        self.memory.feedback(like=like, score=score, retrieval=retrieval)
+        returned = None if documents is None else (d.metadata for d in documents)
+        rate_retrieval(
+            self.memory,
+            self._last,
+            returned,
+            "documents",
+            "invoke the retriever",
+            like=like,
+            score=score,
+        )
 
     # -- adding experiences -------------------------------------------------------------------
     def add_texts(

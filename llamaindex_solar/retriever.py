@@ -22,7 +22,7 @@ from solar_core.filters import Filter, check_filter
 from solar_core.fusion import DEFAULT_RETRIEVAL
 from solar_core.integrations.batch import offer_batch
 from solar_core.integrations.params import build_params, check_not_both
-from solar_core.integrations.shown import RETRIEVAL_ID, retrieval_of
+from solar_core.integrations.shown import RETRIEVAL_ID, rate_retrieval
 from solar_core.persistence import DEFAULT_CAPACITY
 
 from ._params import SolarParams
@@ -159,12 +159,10 @@ class SolarRetriever(BaseRetriever):
         paper's ``solar``: Thompson posteriors, ``alpha += 1`` on a like, ``beta += 1`` on a
         dislike, for any recent retrieval).
         """
-        retrieval: Hits | int | None = self._last
-        if nodes is not None:
-            retrieval = retrieval_of((_base(n).metadata for n in nodes), "nodes")
-        elif retrieval is None:
-            raise ValueError("nothing to rate yet: retrieve first")
-        self.memory.feedback(like=like, score=score, retrieval=retrieval)
+        returned = None if nodes is None else (_base(n).metadata for n in nodes)
+        rate_retrieval(
+            self.memory, self._last, returned, "nodes", "retrieve", like=like, score=score
+        )
 
     # -- adding experiences -------------------------------------------------------------------
     def add_texts(

@@ -33,6 +33,34 @@ def retrieval_of(metadatas: Iterable[Mapping[str, Any]], what: str) -> int:
     return found
 
 
+def rate_retrieval(
+    memory: SolarMemory,
+    latest: Hits | None,
+    returned: Iterable[Mapping[str, Any]] | None,
+    what: str,
+    call: str,
+    *,
+    like: bool | None,
+    score: float | None,
+) -> None:
+    """A retriever's ``feedback``: rate the retrieval that returned items with these metadata
+    (``returned``; ``None``: the ``latest``, made by ``call``); ``what`` names the items.
+
+    >>> from solar_core import SolarMemory
+    >>> memory = SolarMemory(embedder="hash")
+    >>> rate_retrieval(memory, None, None, "documents", "retrieve", like=True, score=None)
+    Traceback (most recent call last):
+    ...
+    ValueError: nothing to rate yet: retrieve first
+    """
+    retrieval: Hits | int | None = latest
+    if returned is not None:
+        retrieval = retrieval_of(returned, what)
+    elif retrieval is None:
+        raise ValueError(f"nothing to rate yet: {call} first")
+    memory.feedback(like=like, score=score, retrieval=retrieval)
+
+
 class CallableHits(Hits):
     """:class:`~solar_core.types.Hits` that can also be called, returning themselves: what an
     attribute that became a method returns, so ``obj.recalled()`` (the method, as the other
