@@ -269,9 +269,9 @@ class Worst:
 
 
 def load(forged: bytes, new: dict[str, Any], used: dict[str, Any]) -> str:
-    """Read ``forged`` as a store reads a snapshot of these settings."""
+    """Read ``forged`` as a store reads a snapshot of a scope that recorded these settings."""
     try:
-        codec.loads(forged, "a forged snapshot", new, (used,))
+        codec.loads(forged, "a forged snapshot", new, (used,), settings=True)
     except PersistenceError:
         return "refused"
     return "loaded"

@@ -173,6 +173,39 @@ def _parameters(factory: Callable[..., Any]) -> set[str]:
     }
 
 
+#: parameters a scope records elsewhere, or that no setting holds: the capacity, the gate an
+#: ARC asks (given as an object), the salience prior (recorded by name, see MemoryStore)
+_NOT_SETTINGS = frozenset({"capacity", "gate", "prior"})
+_SCALARS = (bool, int, float, str, type(None))
+
+
+def settings_of(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Every parameter policy ``name``'s classes take, with the value a memory built with
+    ``params`` gets: the given one, else the class's default. A stored scope records these when
+    it is created and is built from them ever after, so a later change of a default changes no
+    scope (nor how its log replays). A default that is not a plain scalar is left out (it
+    cannot be recorded as JSON); an unknown name or parameter is left to :func:`build_policies`
+    to refuse.
+
+    >>> settings_of("lfu", {})
+    {'tie_break': 'insertion'}
+    >>> settings_of("solar", {"window": 12})["window"], len(settings_of("solar", {}))
+    (12, 15)
+    """
+    preset = PRESETS.get(name) if isinstance(name, str) else None
+    if preset is None:
+        return {}
+    found: dict[str, Any] = {}
+    for factory in (preset.admission, preset.eviction):
+        if factory is None:
+            continue
+        for param, spec in inspect.signature(factory).parameters.items():
+            default = spec.default
+            if param not in _NOT_SETTINGS and isinstance(default, _SCALARS):
+                found.setdefault(param, default)
+    return found | {key: value for key, value in params.items() if key in found}
+
+
 def build_policies(
     name: str, capacity: int | None, params: dict[str, Any]
 ) -> tuple[AdmissionPolicy, EvictionPolicy, int | None]:

@@ -19,7 +19,9 @@ What a snapshot holds of an object is its attributes, each under its *stored nam
 says what they are with :func:`stored` (the library's classes all do, and a test holds each to
 its attributes): a renamed attribute keeps its stored name, ``stored("p t1", _keys="key")`` after
 renaming ``_key`` to ``_keys``, so a rename changes no snapshot. A class that says nothing stores
-its attributes under their own names.
+its attributes under their own names. The attributes that hold its parameters, it names with
+:func:`settings` (``setting_names``): a stored scope records its parameters when it is created,
+and a snapshot's values of these must be those of a memory built from them.
 
 >>> from solar_core.eviction import FifoEviction
 >>> class Newest(FifoEviction):
@@ -75,6 +77,18 @@ def stored(names: str = "", **renamed: str) -> dict[str, str]:
     if twice or len(found) != len(own) + len(renamed):
         raise ValueError(f"name each attribute once, and store each under its own name: {twice}")
     return found
+
+
+def settings(names: str) -> tuple[str, ...]:
+    """A class's ``setting_names``: the attributes (separated by spaces) that hold its
+    parameters, set from its constructor's arguments and never changed by its steps. A stored
+    scope records its policy's parameters when it is created, and a snapshot's values of these
+    must be those of a memory built from them: a snapshot cannot give a scope other parameters.
+
+    >>> settings("window ema")
+    ('window', 'ema')
+    """
+    return tuple(names.split())
 
 
 def stored_names(cls: type) -> dict[str, str]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from ..registry import stored
+from ..registry import settings, stored
 from ..validation import check_nonnegative
 from .base import AdmissionPolicy, Candidate, Verdict
 
@@ -28,6 +28,8 @@ class CoverageGate(AdmissionPolicy):
 
     #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
     snapshot_names: ClassVar[dict[str, str]] = stored("hysteresis")
+    #: the attributes that hold its parameters: a stored scope's come from its recorded settings
+    setting_names: ClassVar[tuple[str, ...]] = settings("hysteresis")
 
     name = "coverage"
 

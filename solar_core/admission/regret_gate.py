@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from typing import ClassVar
 
-from ..registry import stored
+from ..registry import settings, stored
 from ..validation import check_k, check_nonnegative, check_positive
 from .base import AdmissionPolicy, Candidate, Verdict
 from .info_gain import information_gain
@@ -39,6 +39,11 @@ class RegretGate(AdmissionPolicy):
     snapshot_names: ClassVar[dict[str, str]] = stored(
         "_costs _head _l_ema _regret _seen _sum _sumsq _tau bootstrap density_weight ema lipschitz "
         "novelty_weight switching_cost tau_max tau_min window"
+    )
+    #: the attributes that hold its parameters: a stored scope's come from its recorded settings
+    setting_names: ClassVar[tuple[str, ...]] = settings(
+        "bootstrap density_weight ema lipschitz novelty_weight switching_cost tau_max tau_min "
+        "window"
     )
 
     name = "regret"

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..admission.base import AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
 from ..records import content_key
-from ..registry import stored
+from ..registry import settings, stored
 from .base import Cosines, OrderedEviction, Query, Slots
 
 if TYPE_CHECKING:
@@ -45,6 +45,8 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
     snapshot_names: ClassVar[dict[str, str]] = stored(
         "_drop_t1_lru _in_b2 _into_t2 _key b1 b2 c gate p t1 t2"
     )
+    #: the attributes that hold its parameters: a stored scope's come from its recorded settings
+    setting_names: ClassVar[tuple[str, ...]] = settings("c")
 
     name = "arc"
 

@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..admission.base import AdmissionPolicy, Candidate, Verdict
-from ..registry import stored
+from ..registry import settings, stored
 from ..validation import check_k, check_nonnegative
 from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array
 
@@ -72,6 +72,10 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         "_owner_serial _pending _queries _seq _serial _slow_miss _value _version _weakest fast "
         "fixed_window hysteresis max_window min_rise shift slow use_feedback window "
         "window_per_slot"
+    )
+    #: the attributes that hold its parameters: a stored scope's come from its recorded settings
+    setting_names: ClassVar[tuple[str, ...]] = settings(
+        "fast fixed_window hysteresis max_window min_rise shift slow use_feedback window_per_slot"
     )
     #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
     #: trailing zero rows, and a loaded memory reserves them again)

@@ -8,7 +8,7 @@ from typing import ClassVar, Literal
 import numpy as np
 import numpy.typing as npt
 
-from ..registry import stored
+from ..registry import settings, stored
 from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array
 
 TieBreak = Literal["insertion", "recency"]
@@ -28,6 +28,8 @@ class LfuEviction(EvictionPolicy):
 
     #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
     snapshot_names: ClassVar[dict[str, str]] = stored("_count _inserted _order _seq tie_break")
+    #: the attributes that hold its parameters: a stored scope's come from its recorded settings
+    setting_names: ClassVar[tuple[str, ...]] = settings("tie_break")
     #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
     #: trailing zero rows, and a loaded memory reserves them again)
     slot_arrays: ClassVar[dict[str, float]] = {"_count": 0, "_order": 0, "_inserted": 0}

@@ -9,7 +9,7 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from ..registry import stored
+from ..registry import settings, stored
 from ..validation import check_nonnegative, check_positive
 from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array, lowest
 
@@ -24,6 +24,8 @@ class MultiScoreEviction(EvictionPolicy):
 
     #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
     snapshot_names: ClassVar[dict[str, str]] = stored("_count _last age_scale neighbours weights")
+    #: the attributes that hold its parameters: a stored scope's come from its recorded settings
+    setting_names: ClassVar[tuple[str, ...]] = settings("age_scale neighbours weights")
     #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
     #: trailing zero rows, and a loaded memory reserves them again)
     slot_arrays: ClassVar[dict[str, float]] = {"_last": 0, "_count": 0}

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..admission.base import AdmissionPolicy, Candidate, Verdict
-from ..registry import stored
+from ..registry import settings, stored
 from ..salience import (
     SaliencePrior,
     TurnContext,
@@ -64,6 +64,8 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     snapshot_names: ClassVar[dict[str, str]] = stored(
         "_key _pending _seq _value _version _weakest context feedback_weight prior"
     )
+    #: the attributes that hold its parameters: a stored scope's come from its recorded settings
+    setting_names: ClassVar[tuple[str, ...]] = settings("feedback_weight")
     #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
     #: trailing zero rows, and a loaded memory reserves them again)
     slot_arrays: ClassVar[dict[str, float]] = {"_value": 0, "_key": 0}

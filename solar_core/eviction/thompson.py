@@ -9,7 +9,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..beta_posterior import BetaPosterior
-from ..registry import stored
+from ..registry import settings, stored
 from ..validation import check_k, check_nonnegative, check_positive
 from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array, lowest
 
@@ -36,6 +36,10 @@ class ThompsonEviction(EvictionPolicy):
     #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
     snapshot_names: ClassVar[dict[str, str]] = stored(
         "_alpha _beta _retrievals decay decay_every neighbours novelty_bonus prior_alpha prior_beta"
+    )
+    #: the attributes that hold its parameters: a stored scope's come from its recorded settings
+    setting_names: ClassVar[tuple[str, ...]] = settings(
+        "decay decay_every neighbours novelty_bonus prior_alpha prior_beta"
     )
     #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
     #: trailing zero rows, and a loaded memory reserves them again)

@@ -188,6 +188,7 @@ class _Shape:
     __slots__ = (
         *("cls", "name", "slots", "has_dict", "fields", "items", "named_tuple"),
         *("getter", "slot_names", "plain_dict", "stored_as", "attribute_of", "slot_arrays"),
+        "settings",
     )
 
     def __init__(self, cls: type) -> None:
@@ -236,6 +237,15 @@ class _Shape:
         self.slot_arrays: dict[str, float] = {}
         for klass in reversed(cls.__mro__):
             self.slot_arrays.update(vars(klass).get("slot_arrays", {}))
+        #: the attributes that hold its parameters (their stored names): with a scope that
+        #: recorded its settings, each must be a new memory's (see loads)
+        self.settings: tuple[str, ...] = tuple(
+            dict.fromkeys(
+                self.stored_as.get(name, name)
+                for klass in reversed(cls.__mro__)
+                for name in vars(klass).get("setting_names", ())
+            )
+        )
         self.plain_dict = self.has_dict and not (
             self.slots or cls in _GETSTATE or self.stored_as or self.slot_arrays
         )
@@ -1319,11 +1329,12 @@ _UNSEEN = object()
 
 
 def _template_kinds(
-    template: object, examples: tuple[object, ...]
+    template: object, examples: tuple[object, ...], settings: bool = False
 ) -> tuple[dict[type, dict[str, _Entry]], dict[str, _Entry]]:
     """Per state class met in ``template`` or ``examples``: attribute name -> entry; and the
     root's, if a dict. An attribute is ``None``-able unless set in ``template`` (a new memory);
-    its kind and example container come from both."""
+    its kind and example container come from both. The template's values are exact for the
+    sizes a restore allocates by and, with ``settings``, for the parameters."""
     shapes = _state_shapes()
     classes: dict[type, dict[str, _Entry]] = {}
     root: dict[str, _Entry] = {}
@@ -1347,8 +1358,8 @@ def _template_kinds(
                     for name, item in attrs.items():
                         known.setdefault(name, _Entry()).see(item, new)
                     if new:
-                        for name in _SIZED.get(shape.cls, ()):
-                            name = shape.stored_as.get(name, name)
+                        exact = [shape.stored_as.get(n, n) for n in _SIZED.get(shape.cls, ())]
+                        for name in (*exact, *(shape.settings if settings else ())):
                             known[name].exact = (attrs[name],)
                 else:  # first met in an example: its names are the example's
                     for name, item in attrs.items():
@@ -1423,17 +1434,17 @@ _kinds_cache: OrderedDict[tuple[int, ...], tuple[object, tuple[object, ...], _Ki
 _kinds_lock = threading.Lock()
 
 
-def _kinds_of(template: object, examples: tuple[object, ...]) -> _Kinds:
+def _kinds_of(template: object, examples: tuple[object, ...], settings: bool) -> _Kinds:
     """:func:`_template_kinds`, remembered for the last few templates: a store checks every
     snapshot of a scope against the same ones, made once and never changed. The cache holds
     them, so their ids are not reused while their entry is there."""
-    key = (id(template), *map(id, examples))
+    key = (settings, id(template), *map(id, examples))
     with _kinds_lock:
         hit = _kinds_cache.get(key)
         if hit is not None:
             _kinds_cache.move_to_end(key)
             return hit[2]
-    kinds = _template_kinds(template, examples)
+    kinds = _template_kinds(template, examples, settings)
     with _kinds_lock:
         _kinds_cache[key] = (template, examples, kinds)
         while len(_kinds_cache) > 8:
@@ -1447,7 +1458,11 @@ def is_legacy(blob: bytes) -> bool:
 
 
 def loads(
-    blob: bytes, what: str, template: object = None, examples: tuple[object, ...] = ()
+    blob: bytes,
+    what: str,
+    template: object = None,
+    examples: tuple[object, ...] = (),
+    settings: bool = False,
 ) -> Any:
     """The state in ``blob``; :class:`PersistenceError` naming ``what`` if it is not one.
 
@@ -1455,7 +1470,10 @@ def loads(
     holds, and the root if it is a dict, must have its attribute names, and each attribute the
     kind it has there (``None`` only where it is ``None`` there). ``examples``: states of the
     same settings that hold more (a memory after a few steps): the kinds of attributes the
-    template leaves ``None``, of classes it does not hold, and of containers' elements."""
+    template leaves ``None``, of classes it does not hold, and of containers' elements.
+    ``settings``: the template was built from settings the scope recorded, so each object's
+    parameters (its class's ``setting_names``) must be the template's, not only of their kind:
+    a snapshot cannot give a memory parameters its scope's settings do not."""
     view = memoryview(blob)
     if view.nbytes < _PREFIX + _DIGEST or bytes(view[: len(MAGIC)]) != MAGIC:
         if is_legacy(blob):
@@ -1482,7 +1500,7 @@ def loads(
         document = json.loads(bytes(view[start : start + doc_len]).decode("utf-8"))
         if type(document) is not dict or document.get("format") != version:
             raise _Bad("its document is not a snapshot's")
-        classes, root = (None, {}) if template is None else _kinds_of(template, examples)
+        classes, root = (None, {}) if template is None else _kinds_of(template, examples, settings)
         entries = document.get("layouts")
         if type(entries) is not list:
             raise _Bad("it has no layouts")
@@ -1498,7 +1516,7 @@ def loads(
             if type(state) is not dict:
                 raise _Bad(f"it holds a {type(state).__name__}, not a memory's state")
             upgrade(state)
-            return loads(dumps(state), what, template, examples)
+            return loads(dumps(state), what, template, examples, settings)
         layouts = [_Layout(entry, classes) for entry in entries]
         reader = _Decoder(view[start + doc_len :], layouts, doc_len + arrays_len)
         state = reader.decode(document.get("root"), 0)

@@ -429,7 +429,8 @@ class Journal(StepListener):
                 "category and times; the policy's statistics start over"
             )
         new, used = self._templates()
-        state = codec.loads(blob, what, new, (used,))
+        # a scope that recorded its settings takes its parameters from them, not the snapshot
+        state = codec.loads(blob, what, new, (used,), "settings" in self.config)
         try:
             # the scope's embedder for its settings now (a re-embedded scope changes it)
             embedder_of = self._runtime.get("embedder_of")

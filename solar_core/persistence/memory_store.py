@@ -22,7 +22,7 @@ from ..embedder import Embedder
 from ..eviction.salience import SalienceEviction
 from ..fusion import DEFAULT_RETRIEVAL, check_floor, check_retrieval
 from ..memory import SolarMemory
-from ..presets import DEFAULT_POLICY, PRESETS
+from ..presets import DEFAULT_POLICY, PRESETS, settings_of
 from ..records import Record
 from ..response_cache import ResponseCache
 from ..salience import PRIORS, legacy_prior, prior_for
@@ -95,6 +95,20 @@ def prior_param(config: Mapping[str, Any]) -> dict[str, str]:
     embedder = config.get("embedder")
     name = embedder.get("name") if isinstance(embedder, dict) else None
     return {"prior": legacy_prior(None if name is None else str(name), config.get("dim"))}
+
+
+def memory_params(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The policy parameters a stored scope's memory is built with: the settings it recorded
+    when it was created (every parameter of its policy, see
+    :func:`~solar_core.presets.settings_of`; a scope created before they were recorded has
+    none, and takes the defaults), then the ones it was given, then its salience prior."""
+    settings = config.get("settings", {})
+    if not isinstance(settings, dict):
+        raise PersistenceError(
+            f"a scope's recorded settings are a {type(settings).__name__}, not a mapping; the "
+            "database was edited by hand"
+        )
+    return {**settings, **config["params"], **prior_param(config)}
 
 
 def _check_max_open_scopes(value: object) -> int:
@@ -477,6 +491,8 @@ class MemoryStore:
             "capacity": self.capacity,
             "dim": self.dim,
             "params": self._params,
+            # every parameter, given or default: a later default changes no scope
+            "settings": settings_of(self.policy, self._params),
             "deletion": self._deletion_settings,
             "evaluator": self._evaluator is not None,
             "seed": seed,
@@ -499,7 +515,7 @@ class MemoryStore:
 
     def _memory(self, config: Mapping[str, Any], embedder: object, dim: int | None) -> SolarMemory:
         """A new, empty memory with a scope's settings (its state before its first step)."""
-        params = {**config["params"], **prior_param(config)}
+        params = memory_params(config)
         return SolarMemory(
             config["policy"],
             config["capacity"],

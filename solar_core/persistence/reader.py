@@ -39,7 +39,7 @@ from ..static_embedder import StaticEmbedder
 from .backend import Backend, ScopeRow
 from .errors import PersistenceError
 from .journal import Journal
-from .memory_store import open_backend, prior_param
+from .memory_store import memory_params, open_backend
 from .scope import Scope, check_part_name, scope_namespace, shown_scope
 
 
@@ -274,7 +274,7 @@ class MemoryReader:
                 dim=None if embedder is not None else int(config["dim"]),
                 seed=int(config["seed"]),
                 deletion=_deletion_for_replay(key, config.get("deletion")),
-                **{**config["params"], **prior_param(config)},
+                **memory_params(config),
             )
         except (TypeError, ValueError) as err:
             raise PersistenceError(

@@ -68,6 +68,16 @@ def test_every_state_class_of_the_library_declares_what_a_snapshot_holds() -> No
             assert _declared(cls) is not None, f"{shape.name} declares no snapshot_names"
 
 
+def test_the_parameters_a_class_names_are_among_what_a_snapshot_holds() -> None:
+    named = 0
+    for cls, shape in codec._state_shapes().items():
+        if shape.settings:
+            named += 1
+            declared = _declared(cls)
+            assert declared is not None and set(shape.settings) <= declared, shape.name
+    assert named >= 8  # (every built-in policy with parameters)
+
+
 @pytest.mark.parametrize(
     ("policy", "deletion", "judged"),
     list(itertools.product(available_policies(), _DELETIONS, [False, True])),

@@ -1,0 +1,143 @@
+"""A stored scope records every parameter of its policy when it is created, given or default, and
+is built from them ever after: a later change of a library default changes no scope, and a
+snapshot cannot give a scope parameters other than the recorded ones."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from solar_core import MemoryStore, PersistenceError
+from solar_core.admission import RegretGate
+from solar_core.eviction import ThompsonEviction
+from solar_core.persistence import codec
+from tests.support.persistence import DIM, Clock, apply, stream
+
+
+def _store(path: Path, **params: Any) -> MemoryStore:
+    return MemoryStore(path, policy="solar", capacity=20, dim=DIM, seed=3, clock=Clock(), **params)
+
+
+def _config(path: Path) -> dict[str, Any]:
+    with sqlite3.connect(path) as db:
+        (text,) = db.execute("SELECT config FROM solar_scopes").fetchone()
+    config: dict[str, Any] = json.loads(text)
+    return config
+
+
+def _fill(store: MemoryStore, steps: int = 30) -> None:
+    memory, clock = store.scope(user="alice"), Clock()
+    for op in stream(steps):
+        apply(memory, op, clock)
+
+
+def test_a_new_scope_records_every_parameter_given_or_default(tmp_path: Path) -> None:
+    from solar_core.presets import settings_of
+
+    store = _store(tmp_path / "m.db", window=12)
+    _fill(store, 3)
+    config = _config(tmp_path / "m.db")
+    store.close()
+    assert config["params"] == {"window": 12}  # what was given, as before
+    assert config["settings"] == settings_of("solar", {"window": 12})
+    assert config["settings"]["window"] == 12 and config["settings"]["ema"] == 0.7
+    assert config["settings"]["prior_alpha"] == 2.0  # the eviction policy's too
+
+
+def _change_default(monkeypatch: pytest.MonkeyPatch, function: Any, name: str, value: Any) -> None:
+    """Make ``value`` the default of ``function``'s parameter ``name``, as a later version of the
+    library might."""
+    code = function.__code__
+    names = code.co_varnames[1 : code.co_argcount]  # (after self)
+    defaults = list(function.__defaults__)
+    defaults[names.index(name) - (len(names) - len(defaults))] = value
+    monkeypatch.setattr(function, "__defaults__", tuple(defaults))
+
+
+def test_a_changed_default_changes_no_stored_scope(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = _store(tmp_path / "m.db")
+    memory = store.scope(user="alice")
+    for i, (_, vector) in enumerate(op for op in stream(30) if op[0] == "retrieve"):
+        memory.add(f"fact {i}", embedding=vector)  # (the first stores the scope)
+        memory.retrieve(embedding=vector, k=2)
+    # logged, no snapshot: a reopen replays the log on a new memory
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        assert db.execute("SELECT COUNT(*) FROM solar_snapshots").fetchone() == (0,)
+    _change_default(monkeypatch, RegretGate.__init__, "window", 31)
+    _change_default(monkeypatch, ThompsonEviction.__init__, "decay", 0.5)
+    assert RegretGate().window == 31  # (the change took)
+    reader = _store(tmp_path / "m.db")
+    memory = reader.scope(user="alice")
+    assert memory.core.admission.window == 30  # type: ignore[attr-defined]
+    assert memory.core.eviction.decay == 0.05  # type: ignore[attr-defined]
+    reader.close()  # a snapshot: the reopened scope keeps them too
+    store.close()
+    again = _store(tmp_path / "m.db")
+    assert again.scope(user="alice").core.admission.window == 30  # type: ignore[attr-defined]
+    again.close()
+
+
+def _forge(path: Path, change: Any) -> None:
+    """Rewrite the scope's snapshot after ``change(state)``, as a writer of the database could."""
+    with sqlite3.connect(path) as db:
+        (blob,) = db.execute("SELECT state FROM solar_snapshots").fetchone()
+        state = codec.loads(bytes(blob), "the snapshot")
+        change(state)
+        db.execute("UPDATE solar_snapshots SET state = ?", (codec.dumps(state),))
+
+
+@pytest.mark.parametrize(
+    ("part", "name", "value"),
+    [("_admission", "window", 7), ("_eviction", "decay", 0.9), ("_eviction", "neighbours", 40)],
+)
+def test_a_snapshot_cannot_give_a_scope_other_parameters(
+    tmp_path: Path, part: str, name: str, value: object
+) -> None:
+    store = _store(tmp_path / "m.db")
+    _fill(store)
+    store.close()  # a snapshot
+    _forge(tmp_path / "m.db", lambda state: setattr(state[part], name, value))
+    again = _store(tmp_path / "m.db")
+    with pytest.raises(PersistenceError, match=rf"\.{name} is {value!r}, not the scope's"):
+        again.scope(user="alice")
+    again.close()
+
+
+def test_a_scope_that_recorded_no_settings_keeps_its_snapshots(tmp_path: Path) -> None:
+    """A scope created before settings were recorded: its snapshot's parameters stand (a default
+    changed since must not make it unreadable)."""
+    store = _store(tmp_path / "m.db")
+    _fill(store)
+    store.close()
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        config = _config(tmp_path / "m.db")
+        del config["settings"]
+        db.execute("UPDATE solar_scopes SET config = ?", (json.dumps(config),))
+    _forge(tmp_path / "m.db", lambda state: setattr(state["_eviction"], "decay", 0.9))
+    again = _store(tmp_path / "m.db")
+    assert again.scope(user="alice").core.eviction.decay == 0.9  # type: ignore[attr-defined]
+    again.close()
+
+
+def test_unreadable_recorded_settings_are_refused_by_name(tmp_path: Path) -> None:
+    store = _store(tmp_path / "m.db")
+    _fill(store, 3)
+    store.close()
+    config = _config(tmp_path / "m.db")
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        for settings in (["window"], {"window": -4}, {"no_such": 1}):
+            db.execute(
+                "UPDATE solar_scopes SET config = ?",
+                (json.dumps({**config, "settings": settings}),),
+            )
+            db.commit()
+            again = _store(tmp_path / "m.db")
+            with pytest.raises(PersistenceError, match="settings|cannot build"):
+                again.scope(user="alice")
+            again.close()
