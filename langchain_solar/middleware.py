@@ -26,7 +26,7 @@ from solar_core.integrations.turns import HEADER, HUMAN, render, turn_metadata, 
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
 from solar_core.persistence.scope import check_part_name
 
-from ._params import build_memory, open_store
+from ._params import SolarChatParams
 from .embeddings import to_embedder
 
 #: the scope part a ``scope=`` key names in a ``MemoryStore`` (any other key names a session)
@@ -195,7 +195,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         self.tools: list[BaseTool] = [self._rating_tool()] if feedback_tool else []
         self._sessions: Sessions
         if store is not None:  # last: nothing after it can fail and leave an opened store
-            opened, owned = open_store(store, build, chat=True)
+            opened, owned = SolarChatParams.open_store(store, build)
             part = store_part or ("session" if scope is None else STORE_PARTS.get(scope, "session"))
             self._sessions = Sessions.stored(opened, part, DEFAULT_SCOPE, owns_store=owned)
         elif scope is not None:  # one memory per scope, all sharing one embedder
@@ -208,7 +208,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
                 min_score=min_score,
             )
         else:
-            single = memory if memory is not None else build_memory(**build, chat=True)
+            single = memory if memory is not None else SolarChatParams.build_memory(**build)
             self._sessions = Sessions.shared(single)
 
     # -- memories per scope -------------------------------------------------------------------

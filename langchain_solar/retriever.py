@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
@@ -16,7 +16,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
 from solar_core import Decision, Hit, Hits
 from solar_core.filters import Filter, check_filter
-from solar_core.integrations.batch import offer_batch
+from solar_core.integrations.batch import OffersTexts
 from solar_core.integrations.shown import RETRIEVAL_ID, rate_retrieval
 from solar_core.validation import check_k
 
@@ -26,7 +26,7 @@ RESERVED = frozenset({"id", "score", RETRIEVAL_ID})  # metadata keys of retrieve
 SEARCH_KWARGS = ("k", "filter")  # the VectorStoreRetriever search_kwargs a retriever takes
 
 
-class SolarRetriever(SolarParams, BaseRetriever):
+class SolarRetriever(OffersTexts, SolarParams, BaseRetriever):
     """Retrieves the ``k`` stored experiences most similar to the query, best first.
 
     Every call is a SOLAR retrieval event (the returned items gain evidence of usefulness, the
@@ -72,6 +72,7 @@ class SolarRetriever(SolarParams, BaseRetriever):
     """
 
     model_config = ConfigDict(extra="forbid")  # the LangChain base would drop typos silently
+    reserved_keys: ClassVar[frozenset[str]] = RESERVED
 
     k: int = Field(default=4, ge=1)
     """Documents returned per query."""
@@ -176,24 +177,6 @@ class SolarRetriever(SolarParams, BaseRetriever):
         )
 
     # -- adding experiences -------------------------------------------------------------------
-    def add_texts(
-        self,
-        texts: Iterable[str],
-        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
-        *,
-        ids: Sequence[str | None] | None = None,
-    ) -> list[Decision]:
-        """Offer each text as one step's experience; returns one ``Decision`` per text.
-
-        With a gating policy (the default ``solar-adaptive`` once the memory is full, ``solar``,
-        ``solar-a``) not every text is stored: ``d.admitted`` and
-        ``d.item_id`` say which were. Re-offering a stored id with the same text stores nothing
-        (so seeding twice is harmless). Everything is checked before anything is stored, and
-        the texts are embedded in one batch. In a batch that names some items, the unnamed ones
-        get a UUID. Metadata may not use the keys ``id``, ``score``, ``retrieval_id``.
-        """
-        return offer_batch(self.memory, texts, metadatas, ids, reserved=RESERVED)
-
     def add_documents(
         self, documents: Sequence[Document], *, ids: Sequence[str | None] | None = None
     ) -> list[Decision]:

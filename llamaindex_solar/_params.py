@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
-from solar_core import CHAT_POLICY, SolarMemory
+from solar_core import CHAT_POLICY
 from solar_core.integrations.params import MemoryParams
-from solar_core.persistence import MemoryStore, Scope
 
 from .embeddings import to_embedder
 
@@ -25,17 +24,3 @@ class SolarChatParams(SolarParams):
     :data:`~solar_core.presets.CHAT_POLICY`."""
 
     default_policy: ClassVar[str] = CHAT_POLICY
-
-
-def open_store(
-    store: object, build: dict[str, Any], *, chat: bool = False
-) -> tuple[MemoryStore, bool]:
-    """An adapter's ``store=`` (see
-    :meth:`~solar_core.integrations.params.MemoryParams.open_store`); ``embedder`` may be a
-    framework embedding model; ``chat``: new scopes of a store it opens get the chat policy."""
-    return (SolarChatParams if chat else SolarParams).open_store(store, build)
-
-
-def existing_memory(store: MemoryStore, scope: Scope) -> SolarMemory | None:
-    """``scope``'s memory if it exists (:meth:`MemoryStore.existing`): never creates it."""
-    return store.existing(scope)

@@ -28,7 +28,7 @@ from solar_core.integrations.turns import HEADER, render, turn_id, turn_metadata
 from solar_core.persistence import MemoryStore
 from solar_core.validation import FloatVector, check_feedback
 
-from ._params import SolarChatParams, open_store
+from ._params import SolarChatParams
 from .messages import (
     MessageLike,
     answer_text,
@@ -174,7 +174,7 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
                 "conversation share one persistent memory"
             )
         build = {name: data.pop(name) for name in list(data) if name in BUILD_DEFAULTS}
-        opened, owned = open_store(store, build, chat=True)
+        opened, owned = SolarChatParams.open_store(store, build)
         try:
             data["memory"] = opened.view("session").get(session)
             super().__init__(**data)

@@ -26,7 +26,7 @@ from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
 from solar_core.persistence.scope import check_part_name
 from solar_core.validation import FloatVector, check_feedback
 
-from ._params import SolarParams, open_store
+from ._params import SolarChatParams
 from .messages import finished_turns, is_answer, last_user_index, last_user_text
 from .retriever import FiltersSetting, solar_filter
 
@@ -176,12 +176,12 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             raise ValueError("pass memory= or store=, not both")
         super().__init__(**fields)
         if store is not None:  # last: nothing after it can fail and leave an opened store
-            opened, owned = open_store(store, build, chat=True)
+            opened, owned = SolarChatParams.open_store(store, build)
             self._sessions = Sessions.stored(opened, store_part, DEFAULT_SCOPE, owns_store=owned)
         elif memory is not None:
             self._sessions = Sessions.shared(memory)
         else:
-            embedder = SolarParams.convert_embedder(embedder)
+            embedder = SolarChatParams.convert_embedder(embedder)
             self._sessions = Sessions.in_process(
                 CHAT_POLICY if policy is None else policy,
                 capacity,

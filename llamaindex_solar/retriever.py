@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Annotated, Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Annotated, Any, ClassVar
 
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.retrievers import BaseRetriever
@@ -20,7 +20,7 @@ from pydantic import BeforeValidator
 from solar_core import Decision, Hit, Hits, SolarMemory
 from solar_core.filters import Filter, check_filter
 from solar_core.fusion import DEFAULT_RETRIEVAL
-from solar_core.integrations.batch import offer_batch
+from solar_core.integrations.batch import OffersTexts
 from solar_core.integrations.params import build_params, check_not_both
 from solar_core.integrations.shown import RETRIEVAL_ID, rate_retrieval
 from solar_core.persistence import DEFAULT_CAPACITY
@@ -28,7 +28,7 @@ from solar_core.persistence import DEFAULT_CAPACITY
 from ._params import SolarParams
 
 
-class SolarRetriever(BaseRetriever):
+class SolarRetriever(OffersTexts, BaseRetriever):
     """Retrieves the ``similarity_top_k`` stored experiences most similar to the query.
 
     Every call is a SOLAR retrieval event (the returned items gain evidence of usefulness, the
@@ -79,6 +79,8 @@ class SolarRetriever(BaseRetriever):
         >>> [r.node.get_content() for r in retriever.retrieve("retry a payment")]
         ['retry a declined card payment after a day']
     """
+
+    reserved_keys: ClassVar[frozenset[str]] = frozenset({RETRIEVAL_ID})  # (on returned nodes)
 
     def __init__(
         self,
@@ -165,23 +167,6 @@ class SolarRetriever(BaseRetriever):
         )
 
     # -- adding experiences -------------------------------------------------------------------
-    def add_texts(
-        self,
-        texts: Iterable[str],
-        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
-        *,
-        ids: Sequence[str | None] | None = None,
-    ) -> list[Decision]:
-        """Offer each text as one step's experience; returns one ``Decision`` per text.
-
-        With a gating policy (the default ``solar-adaptive`` once the memory is full, ``solar``,
-        ``solar-a``) not every text is stored: ``d.admitted`` and
-        ``d.item_id`` say which were. Everything is checked before anything is stored, and the
-        texts are embedded in one batch; re-offering a stored id with the same text stores
-        nothing. Metadata may not use the key ``retrieval_id``.
-        """
-        return offer_batch(self.memory, texts, metadatas, ids, reserved=frozenset({RETRIEVAL_ID}))
-
     def add_nodes(self, nodes: Sequence[BaseNode]) -> list[Decision]:
         """``add_texts`` for nodes: their content, metadata and ``id_``."""
         return self.add_texts(

@@ -1,11 +1,12 @@
-"""``offer_batch``: offer many experiences at once, all checked before any is stored."""
+"""``offer_batch``: offer many experiences at once, all checked before any is stored; and
+``OffersTexts``, the retrievers' ``add_texts`` over it."""
 
 from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -147,3 +148,32 @@ def _check_ids(
                     f"an item with id {item_id!r} is already stored, with another text: "
                     "offer it under another id, or remove() the stored one first"
                 )
+
+
+class OffersTexts:
+    """What a retriever over a memory adds (both frameworks' ``SolarRetriever``): ``add_texts``,
+    :func:`offer_batch` on its ``memory`` with the metadata keys it puts on retrieved items
+    refused (``reserved_keys``)."""
+
+    #: metadata keys the retriever puts on what it returns: an added item may not use them
+    reserved_keys: ClassVar[frozenset[str]] = frozenset()
+    if TYPE_CHECKING:  # (the adapter's field: a pydantic model declares its own)
+        memory: SolarMemory
+
+    def add_texts(
+        self,
+        texts: Iterable[str],
+        metadatas: Sequence[Mapping[str, Any] | None] | None = None,
+        *,
+        ids: Sequence[str | None] | None = None,
+    ) -> list[Decision]:
+        """Offer each text as one step's experience; returns one ``Decision`` per text.
+
+        With a gating policy (the default ``solar-adaptive`` once the memory is full, ``solar``,
+        ``solar-a``) not every text is stored: ``d.admitted`` and ``d.item_id`` say which were.
+        Re-offering a stored id with the same text stores nothing (so seeding twice is
+        harmless). Everything is checked before anything is stored, and the texts are embedded
+        in one batch. In a batch that names some items, the unnamed ones get a UUID. Metadata
+        may not use the keys the retriever puts on what it returns (``reserved_keys``).
+        """
+        return offer_batch(self.memory, texts, metadatas, ids, reserved=self.reserved_keys)
