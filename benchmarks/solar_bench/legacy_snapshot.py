@@ -75,15 +75,9 @@ def dumps(state: object) -> bytes:
     return MAGIC + hashlib.blake2b(payload, digest_size=_DIGEST).digest() + payload
 
 
-def loads(
-    blob: bytes,
-    what: str,
-    template: object = None,
-    examples: tuple[object, ...] = (),
-    settings: bool = False,
-) -> Any:
-    """The state :func:`dumps` wrote (``template``, ``examples`` and ``settings`` are ignored:
-    the old format checked nothing against the scope's settings)."""
+def loads(blob: bytes, what: str, *checks: object, **options: object) -> Any:
+    """The state :func:`dumps` wrote (the codec's ``checks`` against a template are ignored: the
+    old format checked nothing against the scope's settings)."""
     blob = bytes(blob)
     if not blob.startswith(MAGIC):
         raise PersistenceError(f"{what} is not a benchmark pickle snapshot")
