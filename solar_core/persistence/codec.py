@@ -1360,6 +1360,11 @@ def _template_kinds(
                     if new:
                         exact = [shape.stored_as.get(n, n) for n in _SIZED.get(shape.cls, ())]
                         for name in (*exact, *(shape.settings if settings else ())):
+                            if name not in attrs:  # (a class's declaration, not the data)
+                                raise TypeError(
+                                    f"a {shape.name} has no attribute {name!r}, which its "
+                                    "setting_names name"
+                                )
                             known[name].exact = (attrs[name],)
                 else:  # first met in an example: its names are the example's
                     for name, item in attrs.items():

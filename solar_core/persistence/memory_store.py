@@ -453,7 +453,7 @@ class MemoryStore:
         # class of your own is not among the classes a snapshot may rebuild).
         try:
             state = snapshot_state(probe)
-            codec.loads(codec.dumps(state), "a snapshot of this store's memories", state)
+            codec.loads(codec.dumps(state), "a snapshot of this store's memories", state, (), True)
         except PersistenceError as err:
             raise TypeError(
                 f"these settings cannot be persisted: {err} (a class of your own in a memory's "

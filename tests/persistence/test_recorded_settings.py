@@ -6,15 +6,18 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
 from solar_core import MemoryStore, PersistenceError
 from solar_core.admission import RegretGate
-from solar_core.eviction import ThompsonEviction
+from solar_core.eviction import FifoEviction, ThompsonEviction
 from solar_core.persistence import codec
+from solar_core.presets import PRESETS, register_policy
+from solar_core.registry import settings
 from tests.support.persistence import DIM, Clock, apply, stream
 
 
@@ -141,3 +144,52 @@ def test_unreadable_recorded_settings_are_refused_by_name(tmp_path: Path) -> Non
             with pytest.raises(PersistenceError, match="settings|cannot build"):
                 again.scope(user="alice")
             again.close()
+
+
+class _Patience(FifoEviction):
+    """A policy of one's own with a parameter: it names the attribute that holds it."""
+
+    setting_names: ClassVar[tuple[str, ...]] = settings("patience")
+
+    def __init__(self, patience: int = 3) -> None:
+        super().__init__()
+        self.patience = patience
+
+
+class _Misnamed(FifoEviction):
+    """One that names an attribute it does not have."""
+
+    setting_names: ClassVar[tuple[str, ...]] = settings("patience")
+
+
+@pytest.fixture
+def own_policies() -> Iterator[None]:
+    register_policy("patient-fifo", _Patience)
+    register_policy("misnamed-fifo", _Misnamed)
+    yield
+    PRESETS.pop("patient-fifo")
+    PRESETS.pop("misnamed-fifo")
+
+
+def test_a_policy_of_ones_own_has_its_parameters_recorded_and_held(
+    tmp_path: Path, own_policies: None
+) -> None:
+    def store() -> MemoryStore:
+        return MemoryStore(tmp_path / "m.db", policy="patient-fifo", dim=DIM, seed=3, patience=5)
+
+    first = store()
+    _fill(first, 5)
+    first.close()
+    assert _config(tmp_path / "m.db")["settings"] == {"patience": 5}
+    _forge(tmp_path / "m.db", lambda state: setattr(state["_eviction"], "patience", 9))
+    again = store()
+    with pytest.raises(PersistenceError, match=r"\.patience is 9, not the scope's 5"):
+        again.scope(user="alice")
+    again.close()
+
+
+def test_a_setting_name_the_class_does_not_hold_is_refused_when_the_store_opens(
+    tmp_path: Path, own_policies: None
+) -> None:
+    with pytest.raises(TypeError, match="has no attribute 'patience', which its setting_names"):
+        MemoryStore(tmp_path / "m.db", policy="misnamed-fifo", dim=DIM)
