@@ -165,12 +165,12 @@ def available_policies() -> list[str]:
     return sorted(PRESETS)
 
 
+#: the kinds of parameter a policy's parameters are passed as: by name
+_NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+
+
 def _parameters(factory: Callable[..., Any]) -> set[str]:
-    return {
-        name
-        for name, p in inspect.signature(factory).parameters.items()
-        if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
-    }
+    return {name for name, p in inspect.signature(factory).parameters.items() if p.kind in _NAMED}
 
 
 #: parameters a scope records elsewhere, or that no setting holds: the capacity, the gate an
@@ -183,9 +183,10 @@ def settings_of(name: str, params: dict[str, Any]) -> dict[str, Any]:
     """Every parameter policy ``name``'s classes take, with the value a memory built with
     ``params`` gets: the given one, else the class's default. A stored scope records these when
     it is created and is built from them ever after, so a later change of a default changes no
-    scope (nor how its log replays). A default that is not a plain scalar is left out (it
-    cannot be recorded as JSON); an unknown name or parameter is left to :func:`build_policies`
-    to refuse.
+    scope (nor how its log replays). Left out unless given: a default that is not a plain scalar
+    (it cannot be recorded as JSON), and a name both classes take with different defaults
+    (passed, it would reach both). An unknown name or parameter is left to
+    :func:`build_policies` to refuse.
 
     >>> settings_of("lfu", {})
     {'tie_break': 'insertion'}
@@ -196,14 +197,39 @@ def settings_of(name: str, params: dict[str, Any]) -> dict[str, Any]:
     if preset is None:
         return {}
     found: dict[str, Any] = {}
+    differ: set[str] = set()
     for factory in (preset.admission, preset.eviction):
         if factory is None:
             continue
         for param, spec in inspect.signature(factory).parameters.items():
             default = spec.default
-            if param not in _NOT_SETTINGS and isinstance(default, _SCALARS):
-                found.setdefault(param, default)
-    return found | {key: value for key, value in params.items() if key in found}
+            if (
+                param in _NOT_SETTINGS
+                or spec.kind not in _NAMED
+                or not isinstance(default, _SCALARS)
+            ):
+                continue
+            if param in found and (type(found[param]), found[param]) != (type(default), default):
+                differ.add(param)
+            found.setdefault(param, default)
+    for param in differ:
+        del found[param]
+    taken = policy_parameters(name) - _NOT_SETTINGS
+    return found | {key: value for key, value in params.items() if key in taken}
+
+
+def policy_parameters(name: str) -> set[str]:
+    """The parameters policy ``name``'s classes take (by name), other than its capacity and
+    gate; none for an unknown name.
+
+    >>> sorted(policy_parameters("lfu"))
+    ['tie_break']
+    """
+    preset = PRESETS.get(name) if isinstance(name, str) else None
+    if preset is None:
+        return set()
+    factories = [f for f in (preset.admission, preset.eviction) if f is not None]
+    return set().union(*map(_parameters, factories)) - {"capacity", "gate"}
 
 
 def build_policies(

@@ -84,6 +84,7 @@ def settings(names: str) -> tuple[str, ...]:
     parameters, set from its constructor's arguments and never changed by its steps. A stored
     scope records its policy's parameters when it is created, and a snapshot's values of these
     must be those of a memory built from them: a snapshot cannot give a scope other parameters.
+    A subclass names its own (a base's are not inherited: a subclass may change what they do).
 
     >>> settings("window ema")
     ('window', 'ema')

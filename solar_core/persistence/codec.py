@@ -238,13 +238,10 @@ class _Shape:
         for klass in reversed(cls.__mro__):
             self.slot_arrays.update(vars(klass).get("slot_arrays", {}))
         #: the attributes that hold its parameters (their stored names): with a scope that
-        #: recorded its settings, each must be a new memory's (see loads)
+        #: recorded its settings, each must be a new memory's (see loads). Its own class's
+        #: list, not inherited: a subclass may change what its base's attributes do.
         self.settings: tuple[str, ...] = tuple(
-            dict.fromkeys(
-                self.stored_as.get(name, name)
-                for klass in reversed(cls.__mro__)
-                for name in vars(klass).get("setting_names", ())
-            )
+            self.stored_as.get(name, name) for name in vars(cls).get("setting_names", ())
         )
         self.plain_dict = self.has_dict and not (
             self.slots or cls in _GETSTATE or self.stored_as or self.slot_arrays
@@ -1036,7 +1033,7 @@ class _Decoder:
                 deque(map(setter.__set__, objects, column), maxlen=0)  # one C loop per column
         for position, wanted in layout.exact:
             for value in values[position]:
-                if type(value) is not type(wanted) or value != wanted:
+                if not _same(wanted, value):
                     name = layout.names[position]
                     raise _Bad(f"{shape.name}.{name} is {value!r}, not the scope's {wanted!r}")
         restore = self._restore(cls)
@@ -1215,7 +1212,7 @@ class _Decoder:
             self._tree(values[layout.metadata])
         for position, wanted in layout.exact:
             value = values[position]
-            if type(value) is not type(wanted) or value != wanted:
+            if not _same(wanted, value):
                 name = layout.names[position]
                 raise _Bad(f"{shape.name}.{name} is {value!r}, not the scope's {wanted!r}")
         if shape.has_dict:
@@ -1328,6 +1325,39 @@ class _Entry:
 _UNSEEN = object()
 
 
+def _hold_exact(
+    shape: _Shape,
+    attrs: dict[str, Any],
+    known: dict[str, _Entry],
+    settings: bool,
+    loose: set[tuple[type, str]],
+) -> None:
+    """Make the attributes of one object of a new memory that a snapshot must hold as they are
+    exact: the sizes its restore allocates by, and with ``settings`` its parameters. A
+    parameter that two objects of the class hold apart is checked by kind only (``loose``)."""
+    for name in _SIZED.get(shape.cls, ()):
+        stored_as = shape.stored_as.get(name, name)
+        known[stored_as].exact = (attrs[stored_as],)
+    for name in shape.settings if settings else ():
+        if name not in attrs:  # (the class's declaration is wrong, not the data)
+            raise TypeError(
+                f"a {shape.name} has no attribute {name!r}, which its setting_names name"
+            )
+        held = known[name].exact
+        if (shape.cls, name) in loose:
+            continue
+        if held is not None and not _same(held[0], attrs[name]):
+            known[name].exact = None
+            loose.add((shape.cls, name))
+        else:
+            known[name].exact = (attrs[name],)
+
+
+def _same(wanted: object, value: object) -> bool:
+    """What an exact attribute's check asks: of the very type, and equal."""
+    return type(value) is type(wanted) and bool(value == wanted)
+
+
 def _template_kinds(
     template: object, examples: tuple[object, ...], settings: bool = False
 ) -> tuple[dict[type, dict[str, _Entry]], dict[str, _Entry]]:
@@ -1338,6 +1368,7 @@ def _template_kinds(
     shapes = _state_shapes()
     classes: dict[type, dict[str, _Entry]] = {}
     root: dict[str, _Entry] = {}
+    loose: set[tuple[type, str]] = set()  # parameters two objects of a class hold apart
     for position, start in enumerate((template, *examples)):
         new = position == 0
         if type(start) is dict:
@@ -1358,14 +1389,7 @@ def _template_kinds(
                     for name, item in attrs.items():
                         known.setdefault(name, _Entry()).see(item, new)
                     if new:
-                        exact = [shape.stored_as.get(n, n) for n in _SIZED.get(shape.cls, ())]
-                        for name in (*exact, *(shape.settings if settings else ())):
-                            if name not in attrs:  # (a class's declaration, not the data)
-                                raise TypeError(
-                                    f"a {shape.name} has no attribute {name!r}, which its "
-                                    "setting_names name"
-                                )
-                            known[name].exact = (attrs[name],)
+                        _hold_exact(shape, attrs, known, settings, loose)
                 else:  # first met in an example: its names are the example's
                     for name, item in attrs.items():
                         known.setdefault(name, _Entry()).see(item, False)

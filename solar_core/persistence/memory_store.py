@@ -22,7 +22,7 @@ from ..embedder import Embedder
 from ..eviction.salience import SalienceEviction
 from ..fusion import DEFAULT_RETRIEVAL, check_floor, check_retrieval
 from ..memory import SolarMemory
-from ..presets import DEFAULT_POLICY, PRESETS, settings_of
+from ..presets import DEFAULT_POLICY, PRESETS, policy_parameters, settings_of
 from ..records import Record
 from ..response_cache import ResponseCache
 from ..salience import PRIORS, legacy_prior, prior_for
@@ -101,14 +101,18 @@ def memory_params(config: Mapping[str, Any]) -> dict[str, Any]:
     """The policy parameters a stored scope's memory is built with: the settings it recorded
     when it was created (every parameter of its policy, see
     :func:`~solar_core.presets.settings_of`; a scope created before they were recorded has
-    none, and takes the defaults), then the ones it was given, then its salience prior."""
+    none, and takes the defaults), then the ones it was given, then its salience prior. A
+    recorded parameter its policy no longer takes (one a later version removed) is left out: it
+    was a default, not a choice; one it was given is passed, and refused if not taken."""
     settings = config.get("settings", {})
     if not isinstance(settings, dict):
         raise PersistenceError(
             f"a scope's recorded settings are a {type(settings).__name__}, not a mapping; the "
             "database was edited by hand"
         )
-    return {**settings, **config["params"], **prior_param(config)}
+    taken = policy_parameters(str(config.get("policy")))
+    kept = {name: value for name, value in settings.items() if name in taken}
+    return {**kept, **config["params"], **prior_param(config)}
 
 
 def _check_max_open_scopes(value: object) -> int:

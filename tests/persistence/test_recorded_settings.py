@@ -12,8 +12,9 @@ from typing import Any, ClassVar
 
 import pytest
 
-from solar_core import MemoryStore, PersistenceError
-from solar_core.admission import RegretGate
+from solar_core import MemoryStore, PersistenceError, SolarMemory
+from solar_core.admission import AdmissionPolicy, AlwaysAdmit, RegretGate
+from solar_core.admission.base import Candidate, Verdict
 from solar_core.eviction import FifoEviction, ThompsonEviction
 from solar_core.persistence import codec
 from solar_core.presets import PRESETS, register_policy
@@ -134,7 +135,7 @@ def test_unreadable_recorded_settings_are_refused_by_name(tmp_path: Path) -> Non
     store.close()
     config = _config(tmp_path / "m.db")
     with sqlite3.connect(tmp_path / "m.db") as db:
-        for settings in (["window"], {"window": -4}, {"no_such": 1}):
+        for settings in (["window"], {"window": -4}, {"window": "wide"}):
             db.execute(
                 "UPDATE solar_scopes SET config = ?",
                 (json.dumps({**config, "settings": settings}),),
@@ -193,3 +194,104 @@ def test_a_setting_name_the_class_does_not_hold_is_refused_when_the_store_opens(
 ) -> None:
     with pytest.raises(TypeError, match="has no attribute 'patience', which its setting_names"):
         MemoryStore(tmp_path / "m.db", policy="misnamed-fifo", dim=DIM)
+
+
+# -- policies of one's own: what the recorded settings must not change ----------------------------
+class _WindowFifo(FifoEviction):
+    """FIFO with a ``window`` parameter of its own, whose default is not the regret gate's."""
+
+    def __init__(self, window: int | None = None) -> None:
+        super().__init__()
+        self.window = window
+
+
+class _TwoSpeedGate(AdmissionPolicy):
+    """Two regret gates of different windows in one policy."""
+
+    name = "two-speed"
+
+    def __init__(self, short: int = 10, long: int = 50) -> None:
+        super().__init__()
+        self.fast, self.slow = RegretGate(window=short), RegretGate(window=long)
+
+    def _admit(self, candidate: Candidate) -> Verdict:
+        fast, slow = self.fast.admit(candidate), self.slow.admit(candidate)
+        return fast if fast.admitted else slow
+
+
+class _Annealed(ThompsonEviction):
+    """Thompson eviction whose decay anneals as it runs: a subclass may change what its base's
+    parameters do, so it does not inherit the base's ``setting_names``."""
+
+    def on_retrieve(self, *args: Any, **kwargs: Any) -> None:
+        super().on_retrieve(*args, **kwargs)
+        self.decay *= 0.9
+
+
+class _Slack(FifoEviction):
+    """A positional-only parameter: never passed by name, so never recorded."""
+
+    def __init__(self, slack: int = 0, /) -> None:
+        super().__init__()
+        self.slack = slack
+
+
+def _parameters(policy: object) -> dict[str, object]:
+    return {
+        name: value
+        for name, value in vars(policy).items()
+        if not name.startswith("_") and isinstance(value, int | float | str | tuple | None)
+    }
+
+
+_OWN = {
+    "regret-window-fifo": (_WindowFifo, RegretGate),
+    "two-speed-fifo": (FifoEviction, _TwoSpeedGate),
+    "annealed": (_Annealed, AlwaysAdmit),
+    "slack-fifo": (_Slack, AlwaysAdmit),
+}
+
+
+@pytest.fixture
+def more_policies() -> Iterator[None]:
+    for name, (eviction, admission) in _OWN.items():
+        register_policy(name, eviction, admission)
+    yield
+    for name in _OWN:
+        PRESETS.pop(name)
+
+
+@pytest.mark.parametrize("policy", list(_OWN))
+def test_a_stored_scope_is_the_memory_its_policy_builds_and_reopens(
+    tmp_path: Path, policy: str, more_policies: None
+) -> None:
+    def store() -> MemoryStore:
+        return MemoryStore(tmp_path / "m.db", policy=policy, capacity=8, dim=DIM, seed=3)
+
+    first = store()
+    memory = first.scope(user="alice")
+    plain = SolarMemory(policy, capacity=8, dim=DIM, seed=3)
+    for name in ("admission", "eviction"):  # the same parameters as without a store
+        ours, theirs = getattr(memory.core, name), getattr(plain.core, name)
+        assert _parameters(ours) == _parameters(theirs), name
+    for i, (_, vector) in enumerate(op for op in stream(8) if op[0] == "retrieve"):
+        memory.add(f"fact {i}", embedding=vector)
+        memory.retrieve(embedding=vector, k=2)
+    held = len(memory)
+    first.close()  # a snapshot
+    again = store()
+    assert len(again.scope(user="alice")) == held
+    again.close()
+
+
+def test_a_recorded_parameter_a_later_version_removed_is_left_out(tmp_path: Path) -> None:
+    store = _store(tmp_path / "m.db")
+    _fill(store, 3)
+    store.close()
+    config = _config(tmp_path / "m.db")
+    config["settings"]["retired_knob"] = 4  # recorded by a version whose gate took it
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        db.execute("UPDATE solar_scopes SET config = ?", (json.dumps(config),))
+    again = _store(tmp_path / "m.db")
+    assert len(again.scope(user="alice")) > 0
+    again.close()
