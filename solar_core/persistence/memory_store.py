@@ -110,9 +110,21 @@ def memory_params(config: Mapping[str, Any]) -> dict[str, Any]:
             f"a scope's recorded settings are a {type(settings).__name__}, not a mapping; the "
             "database was edited by hand"
         )
-    taken = policy_parameters(str(config.get("policy")))
+    policy, given = config.get("policy"), config["params"]
+    if not isinstance(given, dict):
+        raise PersistenceError(
+            f"a scope's parameters are a {type(given).__name__}, not a mapping; the database was "
+            "edited by hand"
+        )
+    taken = policy_parameters(str(policy))
+    unknown = sorted(set(given) - taken) if policy in PRESETS else []
+    if unknown:  # (else they would reach the memory's own keywords)
+        raise PersistenceError(
+            f"a scope's parameters name {', '.join(unknown)}, which policy {policy!r} does not "
+            "take: the database was edited by hand, or this version no longer has them"
+        )
     kept = {name: value for name, value in settings.items() if name in taken}
-    return {**kept, **config["params"], **prior_param(config)}
+    return {**kept, **given, **prior_param(config)}
 
 
 def _check_max_open_scopes(value: object) -> int:

@@ -17,6 +17,7 @@ from solar_core.admission import AdmissionPolicy, AlwaysAdmit, RegretGate
 from solar_core.admission.base import Candidate, Verdict
 from solar_core.eviction import FifoEviction, ThompsonEviction
 from solar_core.persistence import codec
+from solar_core.persistence.reader import MemoryReader
 from solar_core.presets import PRESETS, register_policy
 from solar_core.registry import settings
 from tests.support.persistence import DIM, Clock, apply, stream
@@ -295,3 +296,28 @@ def test_a_recorded_parameter_a_later_version_removed_is_left_out(tmp_path: Path
     again = _store(tmp_path / "m.db")
     assert len(again.scope(user="alice")) > 0
     again.close()
+
+
+@pytest.mark.parametrize("params", [{"trace_retention_days": 5}, {"no_such": 1}, ["window"]])
+def test_parameters_edited_into_a_scope_are_refused_by_name(tmp_path: Path, params: object) -> None:
+    store = _store(tmp_path / "m.db")
+    _fill(store, 3)
+    store.close()
+    config = _config(tmp_path / "m.db")
+    with sqlite3.connect(tmp_path / "m.db") as db:
+        db.execute(
+            "UPDATE solar_scopes SET config = ?", (json.dumps({**config, "params": params}),)
+        )
+    for opener in (
+        lambda: MemoryStore(tmp_path / "m.db", dim=DIM),
+        lambda: MemoryReader(tmp_path / "m.db"),
+    ):
+        again = opener()
+        with pytest.raises(PersistenceError, match="parameters"):
+            scope = (
+                again.scope(user="alice")
+                if isinstance(again, MemoryStore)
+                else again.memory({"user": "alice"})
+            )
+            len(scope)
+        again.close()
