@@ -119,6 +119,11 @@ class Lifecycle(StepListener):
         self._run: Callable[[Step], Any] | None = None
         self.ttl_days = _positive_days("ttl_days", ttl_days)
         retention = {"decision": 30.0, "retrieval": 30.0}
+        if retention_days is not None and not isinstance(retention_days, Mapping):
+            raise TypeError(
+                f"trace_retention_days must map trace kinds ({', '.join(TRACE_KINDS)}) to days, "
+                f"e.g. {{'decision': 30.0}}; got a {type(retention_days).__name__}"
+            )
         for kind, days in (retention_days or {}).items():
             if kind not in TRACE_KINDS:
                 raise ValueError(f"retention kinds are {', '.join(TRACE_KINDS)}, got {kind!r}")

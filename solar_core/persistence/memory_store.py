@@ -117,12 +117,6 @@ def memory_params(config: Mapping[str, Any]) -> dict[str, Any]:
             "edited by hand"
         )
     taken = policy_parameters(str(policy))
-    unknown = sorted(set(given) - taken) if policy in PRESETS else []
-    if unknown:  # (else they would reach the memory's own keywords)
-        raise PersistenceError(
-            f"a scope's parameters name {', '.join(unknown)}, which policy {policy!r} does not "
-            "take: the database was edited by hand, or this version no longer has them"
-        )
     kept = {name: value for name, value in settings.items() if name in taken}
     return {**kept, **given, **prior_param(config)}
 

@@ -228,6 +228,11 @@ def test_bad_lifecycle_settings(kwargs: dict[str, object]) -> None:
         memory(Clock(), **kwargs)
 
 
+def test_trace_retention_that_is_not_a_mapping_is_refused_naming_its_form() -> None:
+    with pytest.raises(TypeError, match="trace_retention_days must map trace kinds"):
+        memory(Clock(), trace_retention_days=5)
+
+
 def test_an_item_decays_only_for_the_days_it_has_lived() -> None:
     clock = Clock()
     m = memory(clock, ttl_days=100)

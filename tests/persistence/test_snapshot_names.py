@@ -71,7 +71,7 @@ def test_every_state_class_of_the_library_declares_what_a_snapshot_holds() -> No
 def test_the_parameters_a_class_names_are_among_what_a_snapshot_holds() -> None:
     named = 0
     for cls, shape in codec._state_shapes().items():
-        if shape.settings:
+        if shape.settings and cls.__module__.startswith("solar_core."):
             named += 1
             declared = _declared(cls)
             assert declared is not None and set(shape.settings) <= declared, shape.name
