@@ -114,7 +114,10 @@ def register_policy(
     bit. Either part may be a built-in class or one of yours: a composition of registered
     parts. ``admission=None``: the eviction policy decides admission too (it must then be an
     ``AdmissionPolicy`` as well). Parameters given to ``SolarMemory`` or the store go to
-    whichever part's constructor takes them, as for the built-in policies.
+    whichever part's constructor takes them, as for the built-in policies. A stored scope of it
+    records them, given or default (:func:`settings_of`); a class that names the attributes
+    holding them (``setting_names = settings("...")``, :func:`solar_core.registry.settings`) has
+    a snapshot's values of those checked against them.
 
     One line where the policy is defined, so importing that module is what defines the name:
 
