@@ -101,9 +101,10 @@ def memory_params(config: Mapping[str, Any]) -> dict[str, Any]:
     """The policy parameters a stored scope's memory is built with: the settings it recorded
     when it was created (every parameter of its policy, see
     :func:`~solar_core.presets.settings_of`; a scope created before they were recorded has
-    none, and takes the defaults), then the ones it was given, then its salience prior. A
-    recorded parameter its policy no longer takes (one a later version removed) is left out: it
-    was a default, not a choice; one it was given is passed, and refused if not taken."""
+    none, and takes the defaults), then the ones it was given (the memory's own keywords among
+    them), then its salience prior. A recorded parameter its policy no longer takes (one a later
+    version removed) is left out: it was a default, not a choice; a given one is passed as it
+    was given, and the memory refuses it if nothing takes it."""
     settings = config.get("settings", {})
     if not isinstance(settings, dict):
         raise PersistenceError(
