@@ -34,6 +34,20 @@ def _config(path: Path) -> dict[str, Any]:
     return config
 
 
+def _stored(path: Path, steps: int = 3) -> dict[str, Any]:
+    """A scope stored with ``steps`` steps and closed (a snapshot); its config, to edit."""
+    store = _store(path)
+    _fill(store, steps)
+    store.close()
+    return _config(path)
+
+
+def _set_config(path: Path, config: object) -> None:
+    """Write ``config`` as the scope's, as a writer of the database could."""
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE solar_scopes SET config = ?", (json.dumps(config),))
+
+
 def _fill(store: MemoryStore, steps: int = 30) -> None:
     memory, clock = store.scope(user="alice"), Clock()
     for op in stream(steps):
@@ -117,13 +131,9 @@ def test_a_snapshot_cannot_give_a_scope_other_parameters(
 def test_a_scope_that_recorded_no_settings_keeps_its_snapshots(tmp_path: Path) -> None:
     """A scope created before settings were recorded: its snapshot's parameters stand (a default
     changed since must not make it unreadable)."""
-    store = _store(tmp_path / "m.db")
-    _fill(store)
-    store.close()
-    with sqlite3.connect(tmp_path / "m.db") as db:
-        config = _config(tmp_path / "m.db")
-        del config["settings"]
-        db.execute("UPDATE solar_scopes SET config = ?", (json.dumps(config),))
+    config = _stored(tmp_path / "m.db", 30)
+    del config["settings"]
+    _set_config(tmp_path / "m.db", config)
     _forge(tmp_path / "m.db", lambda state: setattr(state["_eviction"], "decay", 0.9))
     again = _store(tmp_path / "m.db")
     assert again.scope(user="alice").core.eviction.decay == 0.9  # type: ignore[attr-defined]
@@ -131,21 +141,13 @@ def test_a_scope_that_recorded_no_settings_keeps_its_snapshots(tmp_path: Path) -
 
 
 def test_unreadable_recorded_settings_are_refused_by_name(tmp_path: Path) -> None:
-    store = _store(tmp_path / "m.db")
-    _fill(store, 3)
-    store.close()
-    config = _config(tmp_path / "m.db")
-    with sqlite3.connect(tmp_path / "m.db") as db:
-        for settings in (["window"], {"window": -4}, {"window": "wide"}):
-            db.execute(
-                "UPDATE solar_scopes SET config = ?",
-                (json.dumps({**config, "settings": settings}),),
-            )
-            db.commit()
-            again = _store(tmp_path / "m.db")
-            with pytest.raises(PersistenceError, match="settings|cannot build"):
-                again.scope(user="alice")
-            again.close()
+    config = _stored(tmp_path / "m.db")
+    for recorded in (["window"], {"window": -4}, {"window": "wide"}):
+        _set_config(tmp_path / "m.db", {**config, "settings": recorded})
+        again = _store(tmp_path / "m.db")
+        with pytest.raises(PersistenceError, match="settings|cannot build"):
+            again.scope(user="alice")
+        again.close()
 
 
 class _Patience(FifoEviction):
@@ -286,13 +288,9 @@ def test_a_stored_scope_is_the_memory_its_policy_builds_and_reopens(
 
 
 def test_a_recorded_parameter_a_later_version_removed_is_left_out(tmp_path: Path) -> None:
-    store = _store(tmp_path / "m.db")
-    _fill(store, 3)
-    store.close()
-    config = _config(tmp_path / "m.db")
+    config = _stored(tmp_path / "m.db")
     config["settings"]["retired_knob"] = 4  # recorded by a version whose gate took it
-    with sqlite3.connect(tmp_path / "m.db") as db:
-        db.execute("UPDATE solar_scopes SET config = ?", (json.dumps(config),))
+    _set_config(tmp_path / "m.db", config)
     again = _store(tmp_path / "m.db")
     assert len(again.scope(user="alice")) > 0
     again.close()
@@ -300,14 +298,8 @@ def test_a_recorded_parameter_a_later_version_removed_is_left_out(tmp_path: Path
 
 @pytest.mark.parametrize("params", [{"trace_retention_days": 5}, {"no_such": 1}, ["window"]])
 def test_parameters_edited_into_a_scope_are_refused_by_name(tmp_path: Path, params: object) -> None:
-    store = _store(tmp_path / "m.db")
-    _fill(store, 3)
-    store.close()
-    config = _config(tmp_path / "m.db")
-    with sqlite3.connect(tmp_path / "m.db") as db:
-        db.execute(
-            "UPDATE solar_scopes SET config = ?", (json.dumps({**config, "params": params}),)
-        )
+    config = _stored(tmp_path / "m.db")
+    _set_config(tmp_path / "m.db", {**config, "params": params})
     for opener in (
         lambda: MemoryStore(tmp_path / "m.db", dim=DIM),
         lambda: MemoryReader(tmp_path / "m.db"),
