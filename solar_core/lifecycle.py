@@ -122,7 +122,7 @@ class Lifecycle(StepListener):
         if retention_days is not None and not isinstance(retention_days, Mapping):
             raise TypeError(
                 f"trace_retention_days must map trace kinds ({', '.join(TRACE_KINDS)}) to days, "
-                f"e.g. {{'decision': 30.0}}; got a {type(retention_days).__name__}"
+                f"e.g. {{'decision': 30.0}}; got {retention_days!r}"
             )
         for kind, days in (retention_days or {}).items():
             if kind not in TRACE_KINDS:

@@ -133,7 +133,7 @@ class SolarMemory(MemoryViews, AsyncCalls):
             raise TypeError(f"clock must be callable, got {type(clock).__name__}")
         importance_weight = check_weight(importance_weight, "importance_weight")
         if admission is None and eviction is None:
-            check_misnamed(policy_params, _OWN_ARGUMENTS)
+            check_misnamed(policy_params, OWN_ARGUMENTS)
         admission, eviction, capacity, self.policy = compose(
             policy, capacity, admission, eviction, evaluator, deletion, policy_params
         )
@@ -395,4 +395,4 @@ class SolarMemory(MemoryViews, AsyncCalls):
 
 
 #: SolarMemory's own keyword arguments, for telling a misspelt one (not self, **policy_params)
-_OWN_ARGUMENTS = list(inspect.signature(SolarMemory.__init__).parameters)[1:-1]
+OWN_ARGUMENTS = list(inspect.signature(SolarMemory.__init__).parameters)[1:-1]

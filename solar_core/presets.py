@@ -187,8 +187,8 @@ def settings_of(name: str, params: dict[str, Any]) -> dict[str, Any]:
     ``params`` gets: the given one, else the class's default. A stored scope records these when
     it is created and is built from them ever after, so a later change of a default changes no
     scope (nor how its log replays). Left out unless given: a default that is not a plain scalar
-    (it cannot be recorded as JSON), and a name both classes take with different defaults
-    (passed, it would reach both). An unknown name or parameter is left to
+    (it cannot be recorded as JSON), and a name both classes take unless both have that same
+    default (passed, one value would reach both). An unknown name or parameter is left to
     :func:`build_policies` to refuse.
 
     >>> settings_of("lfu", {})
@@ -199,26 +199,22 @@ def settings_of(name: str, params: dict[str, Any]) -> dict[str, Any]:
     preset = PRESETS.get(name) if isinstance(name, str) else None
     if preset is None:
         return {}
-    found: dict[str, Any] = {}
-    differ: set[str] = set()
-    for factory in (preset.admission, preset.eviction):
-        if factory is None:
-            continue
+    defaults: dict[str, list[object]] = {}  # each class's that takes the name
+    for factory in (f for f in (preset.admission, preset.eviction) if f is not None):
         for param, spec in inspect.signature(factory).parameters.items():
-            default = spec.default
-            if (
-                param in _NOT_SETTINGS
-                or spec.kind not in _NAMED
-                or not isinstance(default, _SCALARS)
-            ):
-                continue
-            if param in found and (type(found[param]), found[param]) != (type(default), default):
-                differ.add(param)
-            found.setdefault(param, default)
-    for param in differ:
-        del found[param]
+            if param not in _NOT_SETTINGS and spec.kind in _NAMED:
+                defaults.setdefault(param, []).append(spec.default)
+    found = {
+        param: first
+        for param, (first, *rest) in defaults.items()
+        if isinstance(first, _SCALARS) and all(_same(first, other) for other in rest)
+    }
     taken = policy_parameters(name) - _NOT_SETTINGS
     return found | {key: value for key, value in params.items() if key in taken}
+
+
+def _same(one: object, other: object) -> bool:
+    return type(one) is type(other) and one == other
 
 
 def policy_parameters(name: str) -> set[str]:

@@ -1331,11 +1331,13 @@ def _hold_exact(
     known: dict[str, _Entry],
     settings: bool,
     loose: set[tuple[type, str]],
+    new: bool,
 ) -> None:
-    """Make the attributes of one object of a new memory that a snapshot must hold as they are
-    exact: the sizes its restore allocates by, and with ``settings`` its parameters. A
-    parameter that two objects of the class hold apart is checked by kind only (``loose``)."""
-    for name in _SIZED.get(shape.cls, ()):
+    """Make the attributes of one object of a new memory (``new``; else of an example) that a
+    snapshot must hold as they are exact: the sizes its restore allocates by, and with
+    ``settings`` its parameters. A parameter that two objects of the class hold apart, in the
+    new memory or its examples, is checked by kind only (``loose``)."""
+    for name in _SIZED.get(shape.cls, ()) if new else ():
         stored_as = shape.stored_as.get(name, name)
         known[stored_as].exact = (attrs[stored_as],)
     for name in shape.settings if settings else ():
@@ -1349,7 +1351,7 @@ def _hold_exact(
         if held is not None and not _same(held[0], attrs[name]):
             known[name].exact = None
             loose.add((shape.cls, name))
-        else:
+        elif new:
             known[name].exact = (attrs[name],)
 
 
@@ -1388,8 +1390,7 @@ def _template_kinds(
                 if new or known:
                     for name, item in attrs.items():
                         known.setdefault(name, _Entry()).see(item, new)
-                    if new:
-                        _hold_exact(shape, attrs, known, settings, loose)
+                    _hold_exact(shape, attrs, known, settings, loose, new)
                 else:  # first met in an example: its names are the example's
                     for name, item in attrs.items():
                         known.setdefault(name, _Entry()).see(item, False)

@@ -17,11 +17,12 @@ from functools import partial
 from typing import Any, Final
 
 from ..admission.evaluator_gate import Evaluator
+from ..arguments import reaches_the_policy
 from ..deletion import DeletionPolicy
 from ..embedder import Embedder
 from ..eviction.salience import SalienceEviction
 from ..fusion import DEFAULT_RETRIEVAL, check_floor, check_retrieval
-from ..memory import SolarMemory
+from ..memory import OWN_ARGUMENTS, SolarMemory
 from ..presets import DEFAULT_POLICY, PRESETS, policy_parameters, settings_of
 from ..records import Record
 from ..response_cache import ResponseCache
@@ -118,7 +119,9 @@ def memory_params(config: Mapping[str, Any]) -> dict[str, Any]:
             "edited by hand"
         )
     taken = policy_parameters(str(policy))
-    kept = {name: value for name, value in settings.items() if name in taken}
+    kept = {
+        k: v for k, v in settings.items() if k in taken and reaches_the_policy(k, OWN_ARGUMENTS)
+    }
     return {**kept, **given, **prior_param(config)}
 
 
@@ -503,7 +506,11 @@ class MemoryStore:
             "dim": self.dim,
             "params": self._params,
             # every parameter, given or default: a later default changes no scope
-            "settings": settings_of(self.policy, self._params),
+            "settings": {
+                name: value
+                for name, value in settings_of(self.policy, self._params).items()
+                if reaches_the_policy(name, OWN_ARGUMENTS)
+            },
             "deletion": self._deletion_settings,
             "evaluator": self._evaluator is not None,
             "seed": seed,

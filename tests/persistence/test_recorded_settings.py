@@ -19,7 +19,7 @@ from solar_core.eviction import FifoEviction, ThompsonEviction
 from solar_core.persistence import codec
 from solar_core.persistence.reader import MemoryReader
 from solar_core.presets import PRESETS, register_policy
-from solar_core.registry import settings
+from solar_core.registry import settings, state_class
 from tests.support.persistence import DIM, Clock, apply, stream
 
 
@@ -313,3 +313,86 @@ def test_parameters_edited_into_a_scope_are_refused_by_name(tmp_path: Path, para
             )
             len(scope)
         again.close()
+
+
+class _TtlFifo(FifoEviction):
+    """A parameter named as one of the memory's own arguments: ``SolarMemory(ttl_days=...)``
+    is the memory's, so this class only ever has its default."""
+
+    def __init__(self, ttl_days: float = 1.0) -> None:
+        super().__init__()
+        self.ttl = ttl_days
+
+
+class _TopKFifo(FifoEviction):
+    """A parameter named as an alias the memory refuses (``top_k`` for ``k``)."""
+
+    def __init__(self, top_k: int = 5) -> None:
+        super().__init__()
+        self.top = top_k
+
+
+class _RingFifo(FifoEviction):
+    """A ``window`` whose default is not a scalar, beside the regret gate's ``window=30``."""
+
+    def __init__(self, window: tuple[int, int] = (4, 8)) -> None:
+        super().__init__()
+        self.window = window
+
+
+@pytest.mark.parametrize(
+    ("policy", "eviction", "admission"),
+    [
+        ("ttl-fifo", _TtlFifo, AlwaysAdmit),
+        ("topk-fifo", _TopKFifo, AlwaysAdmit),
+        ("regret-ring-fifo", _RingFifo, RegretGate),
+    ],
+)
+def test_a_stored_scope_of_these_policies_is_the_memory_they_build(
+    tmp_path: Path, policy: str, eviction: type[FifoEviction], admission: type[AdmissionPolicy]
+) -> None:
+    register_policy(policy, eviction, admission)
+    try:
+        store = MemoryStore(tmp_path / "m.db", policy=policy, capacity=8, dim=DIM, seed=3)
+        memory, plain = store.scope(user="alice"), SolarMemory(policy, capacity=8, dim=DIM)
+        assert memory.lifecycle.ttl_days == plain.lifecycle.ttl_days == 7.0
+        for name in ("admission", "eviction"):
+            ours, theirs = getattr(memory.core, name), getattr(plain.core, name)
+            assert _parameters(ours) == _parameters(theirs), name
+        store.close()
+    finally:
+        PRESETS.pop(policy)
+
+
+@state_class
+class _Level:
+    """A registered part whose parameter is declared; a holder of several."""
+
+    setting_names: ClassVar[tuple[str, ...]] = settings("level")
+
+    def __init__(self, level: int) -> None:
+        self.level = level
+
+
+@state_class
+class _Levels:
+    def __init__(self, *levels: int) -> None:
+        self.kids = [_Level(level) for level in levels]
+
+
+def _load(snapshot: _Levels, template: _Levels, *examples: _Levels) -> list[int]:
+    back = codec.loads(codec.dumps(snapshot), "the snapshot", template, examples, True)
+    return [kid.level for kid in back.kids]
+
+
+def test_a_parameter_is_exact_where_the_templates_agree_on_it() -> None:
+    assert _load(_Levels(1, 1), _Levels(1), _Levels(1, 1)) == [1, 1]
+    with pytest.raises(PersistenceError, match=r"\.level is 9, not the scope's 1"):
+        _load(_Levels(9), _Levels(1), _Levels(1, 1))
+
+
+def test_a_parameter_two_objects_hold_apart_in_the_examples_is_checked_by_kind() -> None:
+    """A memory after a few steps may hold a second object of a class with another value: its
+    own snapshot must load."""
+    assert _load(_Levels(1, 2), _Levels(1), _Levels(1, 2)) == [1, 2]
+    assert _load(_Levels(2, 1, 1), _Levels(2, 1, 1)) == [2, 1, 1]
