@@ -119,10 +119,14 @@ def memory_params(config: Mapping[str, Any]) -> dict[str, Any]:
             "edited by hand"
         )
     taken = policy_parameters(str(policy))
-    kept = {
-        k: v for k, v in settings.items() if k in taken and reaches_the_policy(k, OWN_ARGUMENTS)
-    }
+    kept = _reaching_the_policy({k: v for k, v in settings.items() if k in taken})
     return {**kept, **given, **prior_param(config)}
+
+
+def _reaching_the_policy(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Those of a policy's ``settings`` that ``SolarMemory`` hands to its policy: not one named
+    as the memory's own argument (the class only ever has its default)."""
+    return {k: v for k, v in settings.items() if reaches_the_policy(k, OWN_ARGUMENTS)}
 
 
 def _check_max_open_scopes(value: object) -> int:
@@ -506,11 +510,7 @@ class MemoryStore:
             "dim": self.dim,
             "params": self._params,
             # every parameter, given or default: a later default changes no scope
-            "settings": {
-                name: value
-                for name, value in settings_of(self.policy, self._params).items()
-                if reaches_the_policy(name, OWN_ARGUMENTS)
-            },
+            "settings": _reaching_the_policy(settings_of(self.policy, self._params)),
             "deletion": self._deletion_settings,
             "evaluator": self._evaluator is not None,
             "seed": seed,
