@@ -283,7 +283,9 @@ class SolarMemory(MemoryViews, AsyncCalls):
         ``item_id`` names the new item. Offering an id that is already stored with the same text is
         a re-offer: the step ends and the admission policy sees the candidate, but nothing is
         stored (``Decision.reason == "already stored"``); with a different text it is an error,
-        unless ``update=True``: then the stored item is replaced in one step (never lost).
+        unless ``update=True``: then the stored item is replaced in one step (never lost). So an
+        ``item_id`` makes a retry safe (e.g. of an :meth:`aadd` that timed out, which may still
+        have stored its text): the item is stored once, in a persisted scope across processes.
         """
         text = check_text(text)
         meta = check_offer(metadata, item_id, category, valid_until, update)
