@@ -181,3 +181,28 @@ def test_retries_after_timeouts_store_each_keyed_text_once_in_a_database(tmp_pat
         _stored_once(reopened, 1000)
         assert reopened.add("fact number 3", item_id="key-3").reason == "already stored"
         _stored_once(reopened, 1000)
+
+
+def test_two_writers_racing_the_same_keyed_adds_store_each_once(tmp_path: Path) -> None:
+    path = tmp_path / "m.db"
+    first = MemoryStore(path, policy="fifo", capacity=None, embedder="hash")
+    second = MemoryStore(path, policy="fifo", capacity=None, embedder="hash")
+    one, other = first.scope(user="u"), second.scope(user="u")
+
+    async def main() -> list[Decision]:
+        decisions: list[Decision] = []
+        for run in range(200):  # the original and its retry in flight together, two writers
+            text, key = f"fact number {run}", f"key-{run}"
+            decisions += await asyncio.gather(
+                one.aadd(text, item_id=key), other.aadd(text, item_id=key)
+            )
+        return decisions
+
+    try:
+        reasons = Counter(decision.reason for decision in asyncio.run(main()))
+    finally:
+        first.close()
+        second.close()
+    assert reasons == {"always": 200, "already stored": 200}
+    with MemoryStore(path, policy="fifo", capacity=None, embedder="hash") as store:
+        _stored_once(store.scope(user="u"), 200)
