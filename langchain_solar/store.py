@@ -32,7 +32,9 @@ most ``capacity`` items, whose policy decides what a ``put`` keeps and what it e
 Differences from ``InMemoryStore``, on purpose: an item has one vector (its indexed texts
 joined by newlines; ``InMemoryStore`` keeps one per field and ranks by the best); a ``get`` or
 a ``delete`` never creates a namespace (``InMemoryStore`` lists a namespace a ``get`` touched);
-TTL is supported (``InMemoryStore`` has none).
+TTL is supported (``InMemoryStore`` has none); a namespace is bounded: its labels, in any script,
+quoted and joined as a JSON list, may take 256 characters (a longer one is refused with an error
+naming it; ``InMemoryStore`` has no bound).
 
 >>> from langchain_core.embeddings import DeterministicFakeEmbedding
 >>> store = SolarStore(index={"dims": 32, "embed": DeterministicFakeEmbedding(size=32)})
@@ -379,7 +381,13 @@ class SolarStore(BaseStore):
         through the store's key index: the namespaces under a prefix are found in time that
         does not grow with the number of other namespaces."""
         prefix = tuple(prefix)
-        keys = self.store.names_from(namespace_key_prefix(prefix))
+        escaped = namespace_key_prefix(prefix)
+        keys = self.store.names_from(escaped)
+        readable = namespace_key_prefix(prefix, readable=True)
+        if readable != escaped and self.store.names_from(readable):
+            # Namespaces under it in both forms (a long one is written without \u escapes):
+            # the range both lie in, read once, keeps them oldest first.
+            keys = self.store.names_from(os.path.commonprefix([escaped, readable]))
         # (a scope of the same project made by hand, not by a store, is no namespace: skipped)
         found = (scope_namespace(Scope.from_key(key)) for key in keys)
         return [ns for ns in found if ns is not None and ns[: len(prefix)] == prefix]
@@ -890,6 +898,7 @@ def _check_put(op: PutOp) -> None:
         raise ValueError(f"an item key must not be empty or blank, got {op.key!r}")
     for text in (op.key, *labels):
         storable(text, "a namespace label or item key")
+    namespace_scope(labels)  # a namespace too long to store is refused here, naming it
     if op.value is None:
         return
     if not isinstance(op.value, Mapping):
