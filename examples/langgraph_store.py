@@ -30,9 +30,12 @@ class Context:
 @tool
 def save_memory(key: str, fact: str, runtime: ToolRuntime[Context]) -> str:
     """Remember a fact about the user under a short key."""
-    assert runtime.store is not None
-    runtime.store.put(("memories", runtime.context.user_id), key, {"text": fact})
-    return f"saved {key}"
+    store = runtime.store
+    assert isinstance(store, SolarStore)
+    store.put(("memories", runtime.context.user_id), key, {"text": fact})
+    verdict = store.last_decision  # this call's own put, whatever other tools put meanwhile
+    assert verdict is not None
+    return f"saved {key}" if verdict.admitted else f"not saved ({verdict.reason})"
 
 
 @tool

@@ -3,8 +3,8 @@
 - :class:`SolarConversationMemory` -- a drop-in for ``ConversationBufferWindowMemory`` in classic
   chains (``ConversationChain``, ``LLMChain``): the recent window plus relevant older turns.
 - :class:`SolarRetriever` -- a ``BaseRetriever`` over a SOLAR memory, for any LCEL chain or agent.
-- :class:`SolarMemoryMiddleware` -- memory for LangChain v1 ``create_agent`` agents, per user or
-  thread if asked.
+- :class:`SolarMemoryMiddleware` -- memory for LangChain v1 ``create_agent`` agents, one per user
+  or thread (``scope="user_id"``), or one for all only if asked (``shared=True``).
 - :class:`SolarSemanticCache` -- ``set_llm_cache`` over the scoped semantic response cache.
 - :class:`SolarStore` -- LangGraph's ``BaseStore`` (``create_agent(..., store=...)``,
   ``runtime.store``) whose every namespace is a bounded, SOLAR-curated memory.

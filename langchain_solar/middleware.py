@@ -77,7 +77,10 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
     ``config["configurable"]`` (e.g. ``scope="thread_id"``). A run without that key is refused,
     so two users never share memories, and so is a call of :meth:`feedback`, :meth:`recalled`,
     :meth:`last_decision`, :meth:`memory_for` or :meth:`forget` without ``scope=`` (the error
-    says how to pass it). Without ``scope`` every run shares one memory.
+    says how to pass it). One memory for every run and every user is a choice you make:
+    ``shared=True`` (or ``memory=``, one memory you built); a middleware with neither ``scope=``
+    nor that choice is refused when built, as it would let one user's turns reach another's
+    prompt.
 
     Persistence: with ``store=`` every memory lives in a
     :class:`~solar_core.persistence.MemoryStore` (a SQLite file, or PostgreSQL), every step is
@@ -85,7 +88,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
     restart -- continues each memory exactly where it stopped. ``scope="user_id"`` (or
     ``"user"``) keys the store's ``user`` scopes, ``"org_id"``/``"org"`` its ``org`` scopes,
     ``"project_id"``/``"project"`` its ``project`` scopes, any other key (``"thread_id"``,
-    ``"session_id"``) its ``session`` scopes; without ``scope`` every run uses the reserved
+    ``"session_id"``) its ``session`` scopes; with ``shared=True`` every run uses the reserved
     scope :data:`DEFAULT_SCOPE` (``project="langchain_solar", session="default"``: two parts,
     so no scope value -- not even a thread named ``"default"`` -- reaches it). Scope values must
     then be valid store identifiers (no control characters, at most 256 characters): anything
@@ -98,8 +101,8 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
     another process -- it is gone too, and rating the scope is refused rather than recreating it.
 
     Args:
-        memory: a ready :class:`~solar_core.SolarMemory` (unscoped only; it may be a persistent
-            one, e.g. ``store.scope(user="alice")``).
+        memory: a ready :class:`~solar_core.SolarMemory`, the one memory of every run (no
+            ``scope``; it may be a persistent one, e.g. ``store.scope(user="alice")``).
         store: a :class:`~solar_core.persistence.MemoryStore` (its settings apply; its owner
             closes it), or a SQLite path / ``postgresql://`` URL to open one with ``policy``,
             ``capacity``, ``embedder`` and ``seed`` (owned: call :meth:`close`).
@@ -113,6 +116,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
             ``{"topic": "billing"}``, ``{"n": {"$gte": 2}}``, or a predicate of the metadata),
             e.g. in a memory shared with components that store experiences with metadata.
         scope: the context/config key that names whose memory a run uses.
+        shared: ``True``: one memory for every run, whoever the user (instead of ``scope``).
         store_part: with ``store``, the scope part ``scope``'s values name (default: ``user``
             for ``user_id``, ``org`` for ``org_id``, ``project`` for ``project_id``, else
             ``session``); any part of your own too, e.g. ``scope="team_id",
@@ -125,6 +129,12 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         >>> mw = SolarMemoryMiddleware(embedder="hash", seed=0, scope="user_id")
         >>> mw.memory_for("alice") is mw.memory_for("bob")
         False
+        >>> SolarMemoryMiddleware(embedder="hash")
+        Traceback (most recent call last):
+        ...
+        ValueError: SolarMemoryMiddleware needs to know whose memory a run uses: pass scope=...
+        >>> SolarMemoryMiddleware(embedder="hash", shared=True).shared   # one memory for all
+        True
 
         Persistent, one memory per user in a SQLite file, reopened by a new middleware:
 
@@ -158,6 +168,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         top_k: int = 3,
         filter: Filter | None = None,
         scope: str | None = None,
+        shared: bool = False,
         store_part: str | None = None,
         feedback_tool: bool = False,
         header: str = HEADER,
@@ -169,6 +180,21 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
             raise ValueError(f"top_k must be a positive int, got {top_k!r}")
         if scope is not None and (not isinstance(scope, str) or not scope):
             raise ValueError(f"scope must be a non-empty key name, got {scope!r}")
+        if not isinstance(shared, bool):
+            raise TypeError(f"shared must be True or False, got {shared!r}")
+        if shared and scope is not None:
+            raise ValueError(
+                "pass scope= (one memory per user) or shared=True (one memory for all), not both"
+            )
+        if scope is None and not shared and memory is None:
+            # One memory for every user by default would put one user's turns in another's
+            # prompt: sharing is a choice the caller makes, as SolarChatMemory(store=) asks.
+            raise ValueError(
+                "SolarMemoryMiddleware needs to know whose memory a run uses: pass "
+                'scope="user_id" (one memory per user, read from the run\'s context or '
+                'config["configurable"]), or shared=True for one memory shared by every run and '
+                "every user"
+            )
         if store_part is not None:
             check_part_name(store_part)
             if store is None or scope is None:
@@ -187,6 +213,8 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
             check_not_both(memory, build)
         self.filter = None if filter is None else check_filter(filter)
         self.top_k, self.scope, self.header = top_k, scope, header
+        #: one memory for every run (``shared=True``, or one ``memory=``), not one per scope
+        self.shared = scope is None
         self.human_prefix, self.ai_prefix = human_prefix, ai_prefix
         self._lock = threading.Lock()
         # per scope: the memory it was made with, and the last recall / decision

@@ -8,7 +8,9 @@ with an ``index``), plus a bound: each namespace is one persistent scope of a
 most ``capacity`` items, whose policy decides what a ``put`` keeps and what it evicts.
 
 - ``put`` is an offer: the policy may refuse it, or evict another item of the namespace to make
-  room (:attr:`SolarStore.last_decision` says which; the scope's trace keeps every decision).
+  room. Each put has its own verdict: :attr:`SolarStore.last_decision` is the latest put's of
+  the calling thread or asyncio task (so concurrent tools never read each other's), and
+  :meth:`SolarStore.decision` the latest put's of one key; the scope's trace keeps every one.
   ``put(..., pinned=True)`` stores the item as an ``identity`` item: never refused for being
   weak, never evicted. Updating a key replaces its value and keeps its place and ``created_at``.
 - ``search(query=...)`` is a retrieval: the items it returns are credited, and
@@ -30,7 +32,9 @@ most ``capacity`` items, whose policy decides what a ``put`` keeps and what it e
 Differences from ``InMemoryStore``, on purpose: an item has one vector (its indexed texts
 joined by newlines; ``InMemoryStore`` keeps one per field and ranks by the best); a ``get`` or
 a ``delete`` never creates a namespace (``InMemoryStore`` lists a namespace a ``get`` touched);
-TTL is supported (``InMemoryStore`` has none).
+TTL is supported (``InMemoryStore`` has none); a namespace is bounded: its labels, in any script,
+quoted and joined as a JSON list, may take 256 characters (a longer one is refused with an error
+naming it; ``InMemoryStore`` has no bound).
 
 >>> from langchain_core.embeddings import DeterministicFakeEmbedding
 >>> store = SolarStore(index={"dims": 32, "embed": DeterministicFakeEmbedding(size=32)})
@@ -63,6 +67,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextvars
 import decimal
 import json
 import logging
@@ -71,6 +76,7 @@ import numbers
 import os
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
 from typing import Any
@@ -127,6 +133,8 @@ VALUE, CREATED, UPDATED, POSITION, INDEXED, TTL = (
 TTL_KEYS = ("default_ttl", "refresh_on_read", "sweep_interval_minutes", "omit_expired")
 #: minutes between two sweeps of :meth:`SolarStore.start_ttl_sweeper` (as in ``PostgresStore``)
 DEFAULT_SWEEP_MINUTES = 5.0
+#: how many keys' verdicts :meth:`SolarStore.decision` remembers (the least recently put go)
+DECISIONS_KEPT = 10_000
 
 logger = logging.getLogger(__name__)
 
@@ -306,12 +314,61 @@ class SolarStore(BaseStore):
             self._owned = True
         self._lock = threading.RLock()
         self._closed = False
-        #: the decision on the latest ``put`` (stored? what it evicted, and why)
-        self.last_decision: Decision | None = None
+        # The verdict of each put: the latest of each thread / asyncio task (a context
+        # variable: concurrent tools each read their own), the store's latest (for a caller
+        # that made no put), and the latest of each key (a bounded map, oldest dropped).
+        self._mine: contextvars.ContextVar[Decision | None] = contextvars.ContextVar(
+            "solar_store_last_decision", default=None
+        )
+        self._latest_decision: Decision | None = None
+        self._decisions: OrderedDict[tuple[tuple[str, ...], str], Decision] = OrderedDict()
+        self._decisions_lock = threading.Lock()
         # each namespace's latest query search through this store, for feedback(namespace=)
         self._latest: dict[tuple[str, ...], Hits] = {}
         self._sweeper: threading.Thread | None = None
         self._stop_sweeping = threading.Event()
+
+    @property
+    def last_decision(self) -> Decision | None:
+        """The verdict on the latest ``put`` of the calling thread or asyncio task (stored? what
+        it evicted, and why): a tool reads its own put's, whatever other tools put meanwhile.
+        In a thread or task that made no put: the store's latest put's. ``None`` before any."""
+        mine = self._mine.get()
+        return mine if mine is not None else self._latest_decision
+
+    @last_decision.setter
+    def last_decision(self, decision: Decision | None) -> None:
+        self._mine.set(decision)
+        self._latest_decision = decision
+
+    def decision(self, namespace: Sequence[str], key: str) -> Decision | None:
+        """The verdict on the latest ``put`` of ``key`` in ``namespace`` through this store
+        object (``None``: none since it was opened, or the key was deleted since). It is the
+        verdict when the item was put: whether it is still stored (a later put may have
+        evicted it), ``get`` says. The last :data:`DECISIONS_KEPT` keys put are remembered.
+
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> index = {"dims": 8, "embed": DeterministicFakeEmbedding(size=8), "fields": ["text"]}
+        >>> store = SolarStore(index=index, capacity=1, policy="fifo")
+        >>> store.put(("alice",), "tea", {"text": "green tea"})
+        >>> store.put(("alice",), "empty", {"text": ""})  # nothing to remember, no free room
+        >>> store.decision(("alice",), "tea").admitted, store.decision(("alice",), "empty").reason
+        (True, 'no text: stored only into free room')
+        >>> store.close()
+        """
+        with self._decisions_lock:
+            return self._decisions.get((tuple(namespace), key))
+
+    def _decided(self, namespace: tuple[str, ...], key: str, decision: Decision | None) -> None:
+        """Keep ``decision`` as the verdict of ``key``'s latest put (``None``: it was deleted)."""
+        with self._decisions_lock:
+            self._decisions.pop((namespace, key), None)
+            if decision is None:
+                return
+            self._decisions[(namespace, key)] = decision
+            self._latest_decision = decision
+            while len(self._decisions) > DECISIONS_KEPT:
+                self._decisions.popitem(last=False)
 
     @property
     def retrieval(self) -> str:
@@ -324,7 +381,13 @@ class SolarStore(BaseStore):
         through the store's key index: the namespaces under a prefix are found in time that
         does not grow with the number of other namespaces."""
         prefix = tuple(prefix)
-        keys = self.store.names_from(namespace_key_prefix(prefix))
+        escaped = namespace_key_prefix(prefix)
+        keys = self.store.names_from(escaped)
+        readable = namespace_key_prefix(prefix, readable=True)
+        if readable != escaped and self.store.names_from(readable):
+            # Namespaces under it in both forms (a long one is written without \u escapes):
+            # the range both lie in, read once, keeps them oldest first.
+            keys = self.store.names_from(os.path.commonprefix([escaped, readable]))
         # (a scope of the same project made by hand, not by a store, is no namespace: skipped)
         found = (scope_namespace(Scope.from_key(key)) for key in keys)
         return [ns for ns in found if ns is not None and ns[: len(prefix)] == prefix]
@@ -352,6 +415,9 @@ class SolarStore(BaseStore):
         _validate_namespace(labels)
         with self._lock:
             self._latest.pop(labels, None)
+            with self._decisions_lock:  # its items are gone: so are their verdicts
+                for put in [put for put in self._decisions if put[0] == labels]:
+                    del self._decisions[put]
             return self.store.forget(namespace_scope(labels))
 
     def reembed(self, namespace: Sequence[str]) -> bool:
@@ -370,7 +436,21 @@ class SolarStore(BaseStore):
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         """Run ``ops`` in order, every read seeing the store as it was before the batch (as in
         LangGraph's stores); the batch's puts are applied last, the last put of a key wins."""
-        ops = list(ops)
+        results, decision = self._batch(list(ops))
+        if decision is not None:
+            self._mine.set(decision)
+        return results
+
+    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
+        # the batch runs in a worker thread, in a copy of this task's context: the verdict is
+        # set here, in the task's own, for this task's last_decision
+        results, decision = await asyncio.to_thread(self._batch, list(ops))
+        if decision is not None:
+            self._mine.set(decision)
+        return results
+
+    def _batch(self, ops: list[Op]) -> tuple[list[Result], Decision | None]:
+        """:meth:`batch`'s results, and the verdict of its last put (``None``: no put)."""
         for op in ops:  # bad input fails here, before any op changes anything
             if not isinstance(op, GetOp | SearchOp | ListNamespacesOp | PutOp):
                 raise ValueError(f"Unknown operation type: {type(op)}")
@@ -393,12 +473,11 @@ class SolarStore(BaseStore):
                     results.append(None)
                 else:
                     raise ValueError(f"Unknown operation type: {type(op)}")
+            decision = None
             for op in puts.values():
-                self._put(op, pinned=False)
-            return results
-
-    async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        return await asyncio.to_thread(self.batch, list(ops))
+                made = self._put(op, pinned=False)
+                decision = made if made is not None else decision
+            return results, decision
 
     def put(
         self,
@@ -422,7 +501,9 @@ class SolarStore(BaseStore):
         op = PutOp(namespace, str(key), value, index, ttl=_ensure_ttl(self.ttl_config, ttl))
         _check_put(op)
         with self._lock:
-            self._put(op, pinned=True)
+            decision = self._put(op, pinned=True)
+        if decision is not None:  # (a delete has none)
+            self._mine.set(decision)
 
     def feedback(
         self,
@@ -617,7 +698,8 @@ class SolarStore(BaseStore):
             texts += get_text_at_path(op.value, field)
         return [t for t in texts if t.strip()]  # a blank text says nothing: not indexed
 
-    def _put(self, op: PutOp, *, pinned: bool) -> None:
+    def _put(self, op: PutOp, *, pinned: bool) -> Decision | None:
+        """Apply one put; its verdict (``None`` for a delete)."""
         namespace, key = op.namespace, op.key
         if op.value is None:
             memory = self.memory(namespace)
@@ -626,7 +708,8 @@ class SolarStore(BaseStore):
                     memory.remove(key)
                 except UnknownItemError:  # gone meanwhile (another writer, an expiry): done
                     pass
-            return
+            self._decided(namespace, key, None)
+            return None
         minutes = check_ttl(op.ttl)
         memory = self.store.get(namespace_scope(namespace))
         # Expired items take no room (and an expired key is put anew, as a new item): the
@@ -649,10 +732,11 @@ class SolarStore(BaseStore):
         if wordless and not update and capacity is not None and len(memory) >= capacity:
             # Nothing to remember ({}, {"text": ""}, no indexed field): it may take free room,
             # never a memory's (an offer could evict one to make room for it).
-            self.last_decision = Decision(
+            refused = Decision(
                 memory.stats()["steps"], False, None, None, "no text: stored only into free room"
             )
-            return
+            self._decided(namespace, key, refused)
+            return refused
         meta = {
             VALUE: dict(op.value),
             CREATED: created,
@@ -669,7 +753,7 @@ class SolarStore(BaseStore):
         # or the new one, never neither (a remove and an add were two). update=True whatever
         # was read above: whether the key is stored is decided when the step runs, as another
         # writer may have put or removed it meanwhile (a plain offer if it is not there).
-        self.last_decision = memory.add(
+        decision = memory.add(
             text,
             item_id=key,
             metadata=meta,
@@ -677,6 +761,8 @@ class SolarStore(BaseStore):
             valid_until=valid_until,
             update=True,
         )
+        self._decided(namespace, key, decision)
+        return decision
 
     def _candidates(self, op: SearchOp) -> list[tuple[tuple[str, ...], SolarMemory, Any]]:
         out = []
@@ -812,6 +898,7 @@ def _check_put(op: PutOp) -> None:
         raise ValueError(f"an item key must not be empty or blank, got {op.key!r}")
     for text in (op.key, *labels):
         storable(text, "a namespace label or item key")
+    namespace_scope(labels)  # a namespace too long to store is refused here, naming it
     if op.value is None:
         return
     if not isinstance(op.value, Mapping):

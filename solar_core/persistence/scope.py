@@ -158,16 +158,54 @@ def namespace_scope(labels: Sequence[str]) -> Scope:
     """The scope holding a LangGraph store namespace: its labels as a JSON list (so labels of
     any text and namespaces of any depth map one to one), under :data:`NAMESPACE_PROJECT`.
 
+    The list is written with ``\\u`` escapes for every non-ASCII character when that fits in
+    :data:`MAX_LENGTH` (the form namespaces have always had); a namespace too long for it (42
+    Japanese characters make 252 escaped) is written with its characters as they are, only
+    control and format characters escaped. A namespace too long even so is refused with a
+    ``ValueError`` that names it: its labels, quoted and joined, may take ``MAX_LENGTH``
+    characters.
+
     >>> namespace_scope(("users", "alice")).user
     '["users","alice"]'
     >>> scope_namespace(namespace_scope(("users", "alice")))
     ('users', 'alice')
+    >>> label = "日本語のラベル" * 6
+    >>> namespace_scope(("users", label)).user == f'["users","{label}"]'
+    True
     """
-    return Scope(project=NAMESPACE_PROJECT, user=json.dumps(list(labels), separators=(",", ":")))
+    listed = list(labels)
+    text = _namespace_json(listed, readable=False)
+    if len(text) > MAX_LENGTH:
+        text = _namespace_json(listed, readable=True)
+    if len(text) > MAX_LENGTH:
+        shown = tuple(label if len(label) <= 40 else label[:40] + "..." for label in listed)
+        raise ValueError(
+            f"namespace {shown!r} is too long to store: its labels take {len(text)} "
+            f"characters (quoted, comma-separated, in brackets), at most {MAX_LENGTH}; use "
+            "shorter labels, e.g. an id rather than a text"
+        )
+    return Scope(project=NAMESPACE_PROJECT, user=text)
 
 
-def namespace_key_prefix(labels: Sequence[str]) -> str:
-    """What the keys of the scopes of ``labels`` and of every namespace under it begin with.
+def _namespace_json(labels: list[str], *, readable: bool) -> str:
+    """``labels`` as a JSON list: every non-ASCII character escaped, or (``readable``) only
+    the control and format characters, which no scope identifier holds."""
+    text = json.dumps(labels, separators=(",", ":"), ensure_ascii=not readable)
+    if not readable:
+        return text
+    return "".join(_escaped(c) if unicodedata.category(c).startswith("C") else c for c in text)
+
+
+def _escaped(char: str) -> str:
+    """``char`` as JSON's ``\\u`` escape (a surrogate pair beyond the BMP)."""
+    return json.dumps(char)[1:-1]
+
+
+def namespace_key_prefix(labels: Sequence[str], *, readable: bool = False) -> str:
+    """What the keys of the scopes of ``labels`` and of every namespace under it begin with,
+    for the namespaces written with ``\\u`` escapes, or (``readable``) those too long for
+    them (see :func:`namespace_scope`; the two prefixes differ only for labels holding a
+    character JSON escapes).
 
     >>> namespace_key_prefix(("users",))
     'project=langgraph-store&user=%5B%22users%22'
@@ -176,10 +214,9 @@ def namespace_key_prefix(labels: Sequence[str]) -> str:
     """
     # the JSON list without its "]": a label ends at its closing quote, so "users" is no
     # prefix of "users2"
-    key = namespace_scope(labels).key
-    closing = quote("]", safe="")
-    assert key.endswith(closing)
-    return key[: -len(closing)]
+    text = _namespace_json(list(labels), readable=readable)
+    assert text.endswith("]")
+    return f"{Scope(project=NAMESPACE_PROJECT).key}&user={quote(text[:-1], safe='')}"
 
 
 def scope_namespace(scope: Scope) -> tuple[str, ...] | None:

@@ -41,8 +41,8 @@ def langchain_adapters(db: Path) -> dict[str, Callable[[], str]]:
     # SolarSemanticCache holds a ResponseCache (prompt -> answer), never a SolarMemory: no policy.
     return {
         "SolarConversationMemory()": conversation_memory,
-        "SolarMemoryMiddleware()": lambda: (
-            SolarMemoryMiddleware(embedder="hash").memory_for().policy
+        "SolarMemoryMiddleware(shared=True)": lambda: (
+            SolarMemoryMiddleware(embedder="hash", shared=True).memory_for().policy
         ),
         "SolarMemoryMiddleware(scope=)": lambda: (
             SolarMemoryMiddleware(embedder="hash", scope="user_id").memory_for("alice").policy

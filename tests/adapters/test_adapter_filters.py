@@ -156,7 +156,7 @@ def test_langchain_middleware_recalls_only_what_its_filter_keeps() -> None:
     prompt, _ = run(filter=lambda metadata: metadata.get("year", 0) > 2024)
     assert "parcel never arrived" in prompt and "charged twice" not in prompt
     with pytest.raises(ValueError, match=r"unsupported filter operator '\$in'"):
-        SolarMemoryMiddleware(embedder="hash", filter={"topic": {"$in": ["a"]}})
+        SolarMemoryMiddleware(embedder="hash", shared=True, filter={"topic": {"$in": ["a"]}})
 
 
 # -- LlamaIndex ---------------------------------------------------------------------------------

@@ -70,7 +70,7 @@ def test_middleware_and_retriever_need_no_langchain_classic() -> None:
         from langchain_core.language_models.fake_chat_models import FakeListChatModel
         from langchain_solar import SolarMemoryMiddleware, SolarRetriever
 
-        middleware = SolarMemoryMiddleware(embedder="hash")
+        middleware = SolarMemoryMiddleware(embedder="hash", shared=True)
         SolarMemoryMiddleware(embedder="hash", scope="user_id")
         agent = create_agent(FakeListChatModel(responses=["Noted."]), middleware=[middleware])
         agent.invoke({"messages": [("user", "my dog is called Rex")]})

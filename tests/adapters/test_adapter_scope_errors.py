@@ -43,11 +43,11 @@ def test_a_scoped_middleware_called_without_scope_names_the_fix(
     mw.close()
 
 
-def test_an_unscoped_middleware_still_needs_no_scope() -> None:
+def test_a_shared_middleware_needs_no_scope() -> None:
     pytest.importorskip("langchain")
     from langchain_solar import SolarMemoryMiddleware
 
-    mw = SolarMemoryMiddleware(embedder="hash")
+    mw = SolarMemoryMiddleware(embedder="hash", shared=True)
     assert mw.recalled() == [] and mw.last_decision() is None
     with pytest.raises(ValueError, match="nothing to rate"):
         mw.feedback(like=True)

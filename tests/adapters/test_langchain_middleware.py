@@ -64,7 +64,7 @@ async def test_async_agent_does_the_same() -> None:
 
 
 def test_a_turn_that_is_later_recalled_by_the_next_invoke() -> None:
-    mw = SolarMemoryMiddleware(embedder="hash", seed=0)
+    mw = SolarMemoryMiddleware(embedder="hash", seed=0, shared=True)
     agent = agent_with(mw, AIMessage("Noted: Rex."), AIMessage("Your dog is Rex."))
     agent.invoke(ask("remember that my dog is called Rex"))
     recorder = PromptRecorder()
@@ -97,6 +97,34 @@ def test_two_scopes_never_share_memories() -> None:
         ask("what is my secret code?"), {"callbacks": [recorder]}, context=UserContext("alice")
     )
     assert "my secret code is 1234" in recorder.text()
+
+
+def test_users_share_a_memory_only_when_sharing_is_chosen() -> None:
+    """A middleware that does not say whose memory a run uses is refused: Bob's prompt would
+    receive Alice's turns. ``shared=True`` is the explicit choice of one memory for all."""
+    with pytest.raises(ValueError, match=r'scope="user_id".*shared=True'):
+        SolarMemoryMiddleware(embedder="hash", seed=0)
+    with pytest.raises(ValueError, match="not both"):
+        SolarMemoryMiddleware(embedder="hash", scope="user_id", shared=True)
+    with pytest.raises(TypeError, match="True or False"):
+        SolarMemoryMiddleware(embedder="hash", shared="yes")  # type: ignore[arg-type]
+
+    def bob_prompt(mw: SolarMemoryMiddleware) -> str:
+        agent = create_agent(
+            model(AIMessage("Noted."), AIMessage("I don't know.")),
+            middleware=[mw],
+            context_schema=UserContext,
+        )
+        agent.invoke(ask("My SSN ends in 1234."), context=UserContext("alice"))
+        recorder = PromptRecorder()
+        agent.invoke(
+            ask("what does my SSN end in?"), {"callbacks": [recorder]}, context=UserContext("bob")
+        )
+        return recorder.text()
+
+    assert "1234" not in bob_prompt(SolarMemoryMiddleware(embedder="hash", seed=0, scope="user_id"))
+    shared = SolarMemoryMiddleware(embedder="hash", seed=0, shared=True)
+    assert shared.shared and "My SSN ends in 1234." in bob_prompt(shared)  # chosen: one memory
 
 
 def test_thread_scope_from_config_and_a_missing_scope_is_refused() -> None:
@@ -156,7 +184,7 @@ def test_an_empty_recall_can_still_be_rated_by_the_tool() -> None:
 
 
 def test_a_run_with_no_answer_text_records_nothing() -> None:
-    mw = SolarMemoryMiddleware(embedder="hash", seed=0)
+    mw = SolarMemoryMiddleware(embedder="hash", seed=0, shared=True)
     agent = create_agent(model(AIMessage("")), middleware=[mw])
     agent.invoke(ask("say nothing"))
     assert len(mw.memory_for()) == 0 and mw.last_decision() is None
@@ -170,7 +198,7 @@ def test_a_structured_response_is_recorded_as_the_answer() -> None:
         city: str
         celsius: int
 
-    mw = SolarMemoryMiddleware(embedder="hash", seed=0)
+    mw = SolarMemoryMiddleware(embedder="hash", seed=0, shared=True)
     agent = create_agent(
         model(tool_call("Weather", {"city": "Lisbon", "celsius": 24}, "w1")),
         middleware=[mw],
@@ -183,7 +211,7 @@ def test_a_structured_response_is_recorded_as_the_answer() -> None:
 
 
 def test_turns_still_in_a_checkpointed_thread_are_not_recalled_again() -> None:
-    mw = SolarMemoryMiddleware(embedder="hash", seed=0, top_k=3)  # one memory, two threads
+    mw = SolarMemoryMiddleware(embedder="hash", seed=0, top_k=3, shared=True)  # two threads
     agent = agent_with(
         mw,
         AIMessage("Noted, Rex."),
@@ -232,10 +260,10 @@ def test_constructor_errors_are_clear() -> None:
     with pytest.raises(ValueError, match="top_k"):
         SolarMemoryMiddleware(embedder="hash", top_k=0)
     with pytest.raises(ValueError, match="unknown policy"):
-        SolarMemoryMiddleware(embedder="hash", policy="mru")
+        SolarMemoryMiddleware(embedder="hash", policy="mru", shared=True)
     with pytest.raises(TypeError, match="SolarMemory"):
         SolarMemoryMiddleware("memory")  # type: ignore[arg-type]
-    mw = SolarMemoryMiddleware(embedder="hash")
+    mw = SolarMemoryMiddleware(embedder="hash", shared=True)
     with pytest.raises(ValueError, match="nothing to rate"):
         mw.feedback(like=True)
     with pytest.raises(ValueError, match="no scope= key"):

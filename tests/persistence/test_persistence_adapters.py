@@ -175,14 +175,14 @@ def test_thread_id_from_the_config_is_a_session(tmp_path: Path) -> None:
     mw.close()
 
 
-def test_unscoped_middleware_uses_the_default_scope(tmp_path: Path) -> None:
+def test_a_shared_middleware_uses_the_default_scope(tmp_path: Path) -> None:
     path = tmp_path / "agent.db"
-    mw = SolarMemoryMiddleware(store=path, embedder="hash", seed=0)
+    mw = SolarMemoryMiddleware(store=path, shared=True, embedder="hash", seed=0)
     agent_for(mw, "Noted: Rex.").invoke(ask("my dog is called Rex"))
     assert mw.store is not None and mw.store.names() == [DEFAULT_SCOPE.key]
     assert mw.scopes == [] and len(mw.memory_for()) == 1
     mw.close()
-    again = SolarMemoryMiddleware(store=path, embedder="hash", seed=0)
+    again = SolarMemoryMiddleware(store=path, shared=True, embedder="hash", seed=0)
     out = agent_for(again, "Rex.").invoke(ask("what is my dog called?"))
     assert "- Human: my dog is called Rex" in out["solar_memories"]
     again.forget()
@@ -219,9 +219,9 @@ def test_store_argument_errors_and_ownership(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="memory= or store=, not both"):
         SolarMemoryMiddleware(SolarMemory(embedder="hash"), store=path)
     with pytest.raises(TypeError, match="store must be a MemoryStore, a file path"):
-        SolarMemoryMiddleware(store=42, embedder="hash")  # type: ignore[arg-type]
+        SolarMemoryMiddleware(store=42, shared=True, embedder="hash")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match=r"unknown policy"):
-        SolarMemoryMiddleware(store=path, policy="mru", embedder="hash")
+        SolarMemoryMiddleware(store=path, shared=True, policy="mru", embedder="hash")
     assert not path.exists()  # settings are checked before the file is created
     store = MemoryStore(path, capacity=5, embedder="hash", seed=0)
     with pytest.raises(ValueError, match=r"own settings: .* \(capacity, policy\), not both"):
@@ -678,7 +678,7 @@ def test_reserved_scopes_never_meet_a_user_named_default(tmp_path: Path) -> None
     from llamaindex_solar.memory_block import DEFAULT_SCOPE as BLOCK_DEFAULT
 
     store = MemoryStore(tmp_path / "agent.db", embedder="hash", seed=0)
-    unscoped = SolarMemoryMiddleware(store=store)
+    unscoped = SolarMemoryMiddleware(store=store, shared=True)
     threads = SolarMemoryMiddleware(store=store, scope="thread_id")
     block = SolarMemoryBlock(store=store, top_k=1)
     agent_for(unscoped, "Noted.").invoke(ask("unscoped secret 1"))
