@@ -708,27 +708,26 @@ class MemoryStore:
         """:meth:`close` for asyncio code, in a worker thread."""
         await asyncio.to_thread(self.close)
 
-    def _resolve(self, scope: object) -> Scope:
-        """``scope`` as a :class:`Scope`: as :meth:`Scope.of`, except that a str which is the
-        key of a stored scope (what :meth:`names` lists) names that scope, not a session."""
-        if isinstance(scope, str) and "=" in scope:
-            try:
-                keyed = Scope.from_key(scope)
-            except ValueError:
-                keyed = None
-            if keyed is not None and keyed.key == scope:
-                with self._lock:
-                    self._check_open()
-                    with self.backend.transaction(write=False):
-                        if self.backend.find_scope(scope) is not None:
-                            return keyed
-        return Scope.of(scope)
-
     def get(self, scope: Scope | Mapping[str, str] | str) -> SolarMemory:
-        """The memory of ``scope``: a :class:`Scope`, a mapping of parts, a session id, or the
-        key of a stored scope (from :meth:`names`); it stores nothing: see
-        :class:`MemoryStore`."""
-        wanted = self._resolve(scope)
+        """The memory of ``scope``: a :class:`Scope`, a mapping of parts, or a session id (a
+        ``str`` or an ``int``); it stores nothing: see :class:`MemoryStore`.
+
+        A string is a session id here and in every method that takes a scope, whatever it
+        spells: ``get("user=alice")`` is the session named ``user=alice``, never Alice's
+        memory, so a session id a client chose can only open that client's session. Open a
+        stored scope by the name :meth:`names` lists through :meth:`Scope.from_key
+        <solar_core.persistence.Scope.from_key>` (or take the :class:`Scope` objects of
+        :meth:`scopes`).
+
+        >>> store = MemoryStore(":memory:", policy="fifo", capacity=3, embedder="hash")
+        >>> _ = store.scope(user="alice").add("my locker code is 1234")
+        >>> store.names(), len(store.get("user=alice"))          # a session of that name
+        (['user=alice'], 0)
+        >>> [i.text for i in store.get(Scope.from_key("user=alice")).items()]
+        ['my locker code is 1234']
+        >>> store.close()
+        """
+        wanted = Scope.of(scope)
         key = wanted.key
         with self._lock:
             self._check_open()
@@ -808,7 +807,7 @@ class MemoryStore:
         >>> len(alice), store.existing({"user": "alice"}) is None
         (0, True)
         >>> hits = alice.retrieve("my plan?")          # kept by this store, rateable
-        >>> store.existing({"user": "alice"}) is alice, "user=alice" in store
+        >>> store.existing({"user": "alice"}) is alice, Scope(user="alice") in store
         (True, False)
         >>> _ = alice.add("I am on the Team plan")     # the first write stores the scope
         >>> store.existing(Scope(user="alice")) is alice, store.names()
@@ -817,7 +816,7 @@ class MemoryStore:
         (True, True)
         >>> store.close()
         """
-        wanted = self._resolve(scope)
+        wanted = Scope.of(scope)
         with self._lock:
             self._check_open()
             memory = self._live(wanted.key)
@@ -944,7 +943,7 @@ class MemoryStore:
         [('prefers green tea', 'identity')]
         >>> new.close()
         """
-        wanted = self._resolve(scope)
+        wanted = Scope.of(scope)
         key = wanted.key
         with self._lock:
             self._check_open()
@@ -1090,7 +1089,7 @@ class MemoryStore:
         brings the scope's memory up to date. This method does too, so after another process
         forgot the scope it returns the new scope's cache, not the dead one. It lives in this
         process: a cache starts cold after a restart, by design."""
-        wanted = self._resolve(scope)
+        wanted = Scope.of(scope)
         memory = self.get(wanted)  # checks the scope, and that the store is open
         journal = _journal(memory)
         if journal is not None:
@@ -1126,7 +1125,7 @@ class MemoryStore:
         """Delete ``scope``'s memory and every row of it (items, log, snapshot); returns whether
         it existed (as for :meth:`existing`: steps this store kept of a scope not stored yet
         go too). Its memory object stops working (it would otherwise write it back)."""
-        key = self._resolve(scope).key
+        key = Scope.of(scope).key
         return bool(self._forget_keys([key]))
 
     def erase(
@@ -1197,7 +1196,9 @@ class MemoryStore:
 
     def names(self, **parts: str) -> list[str]:
         """The keys of the stored scopes (all, or those with these parts, yours included),
-        oldest first."""
+        oldest first. A key is a name to show or keep, not a scope to pass back as it is (a
+        string passed for a scope is a session id): ``store.get(Scope.from_key(key))`` opens
+        its scope, and :meth:`scopes` lists them as :class:`Scope` objects."""
         where = _where(parts)
         with self._lock:
             self._check_open()
@@ -1238,8 +1239,10 @@ class MemoryStore:
         return [Scope.from_key(k) for k in self.names(**parts)]
 
     def __contains__(self, scope: object) -> bool:
+        """Whether ``scope`` is stored (as for :meth:`get`, a string is a session id: ask
+        ``Scope.from_key(name) in store`` of a name :meth:`names` lists)."""
         try:
-            key = self._resolve(scope).key
+            key = Scope.of(scope).key
         except (TypeError, ValueError):
             return False
         with self._lock:
