@@ -85,7 +85,7 @@ def test_an_int_and_its_digits_are_one_part_value(tmp_path: Path) -> None:
     store = open_store(str(tmp_path / "m.db"))
     store.scope(user=7).add("seven")  # type: ignore[arg-type]
     assert [i.text for i in store.scope(user="7").items()] == ["seven"]
-    assert store.get(7) is store.get("7")  # a session id too
+    assert store.get(7) is store.get("7")  # type: ignore[arg-type]  # a session id too
     with pytest.raises(TypeError, match="scope user must be a str, got float"):
         store.scope(user=7.0)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="scope user must be a str, got bool"):

@@ -89,9 +89,9 @@ def call(store: MemoryStore, operation: str, text: str, step: int) -> int:
     elif operation == "add":
         store.get(text).add(f"note {step} of {own.key}", metadata={"owner": own.key})
     elif operation == "existing":
-        memory: SolarMemory | None = store.existing(text)
-        if memory is not None:
-            seen += foreign(memory.items(), text)
+        found: SolarMemory | None = store.existing(text)
+        if found is not None:
+            seen += foreign(found.items(), text)
     elif operation == "in":
         if text in store:  # then the session's own scope is stored
             seen += foreign(store.get(own).items(), text)
