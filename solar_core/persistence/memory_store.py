@@ -27,7 +27,7 @@ from ..presets import DEFAULT_POLICY, PRESETS, policy_parameters, settings_of
 from ..records import Record
 from ..response_cache import ResponseCache
 from ..salience import PRIORS, legacy_prior, prior_for
-from ..validation import FloatVector, check_k, unit_rows
+from ..validation import FloatVector, check_capacity, check_k, unit_rows
 from . import codec
 from .backend import Backend, ItemChange, ScopeRow
 from .errors import PersistenceError
@@ -127,6 +127,55 @@ def _reaching_the_policy(settings: Mapping[str, Any]) -> dict[str, Any]:
     """Those of a policy's ``settings`` that ``SolarMemory`` hands to its policy: not one named
     as the memory's own argument (the class only ever has its default)."""
     return {k: v for k, v in settings.items() if reaches_the_policy(k, OWN_ARGUMENTS)}
+
+
+#: a scope's seed: ``MemoryStore``'s seed plus a hash of its key, or random bits, modulo this
+_SEEDS = 2**32
+
+
+def _stored_seed(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"seed must be an int, got {type(value).__name__}")
+    if not 0 <= value < _SEEDS:
+        raise ValueError(f"seed must be in [0, 2**32), got {value}")
+    return value
+
+
+def _stored_dim(value: object) -> int | None:
+    return None if value is None else check_k(value, "dim")
+
+
+def _stored_policy(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"policy must be a str, got {type(value).__name__}")
+    return value
+
+
+#: what a scope's stored settings must be, checked as the API checks the same arguments
+_STORED_CHECKS: dict[str, Callable[[object], object]] = {
+    "policy": _stored_policy,
+    "capacity": check_capacity,
+    "dim": _stored_dim,
+    "seed": _stored_seed,
+}
+
+
+def check_stored_settings(key: str, stored: Mapping[str, Any]) -> None:
+    """A scope's stored settings (its row in the database), checked as the API checks the
+    arguments they came from -- type, range, and the bounds of what a memory allocates -- before
+    anything is built from them. Its policy's parameters are checked by the policy's classes
+    when the memory is built (before they allocate): either way, settings edited in the
+    database give a :class:`PersistenceError` naming the setting, not a memory that exhausts
+    the process or fails at every step."""
+    for name, check in _STORED_CHECKS.items():
+        try:
+            check(stored[name])
+        except (TypeError, ValueError) as err:
+            raise PersistenceError(
+                f"{_named(key)} has {name}={stored[name]!r} in its stored settings, which no "
+                f"memory takes ({err}); the database was edited by hand: restore it, or forget "
+                f"the scope ({call_for('forget', Scope.from_key(key))}: its items go)"
+            ) from None
 
 
 def _check_max_open_scopes(value: object) -> int:
@@ -550,9 +599,17 @@ class MemoryStore:
         )
 
     def _build(self, key: str, config: Mapping[str, Any]) -> SolarMemory:
+        return self._built(key, config, *self._embedder_of(key, config))
+
+    def _built(
+        self, key: str, config: Mapping[str, Any], embedder: object, dim: int | None
+    ) -> SolarMemory:
+        """:meth:`_memory`, or :class:`PersistenceError` if its settings are not ones the
+        constructors take: a scope of another version of the library, or settings edited in
+        the database (the constructors' checks, bounds included, run before they allocate)."""
         try:
-            return self._memory(config, *self._embedder_of(key, config))
-        except (TypeError, ValueError) as err:  # a scope of another version of the library
+            return self._memory(config, embedder, dim)
+        except (TypeError, ValueError) as err:
             raise PersistenceError(
                 f"{_named(key)} was created with policy={config.get('policy')!r}, capacity="
                 f"{config.get('capacity')!r}, params={config.get('params')!r}, which this "
@@ -574,6 +631,7 @@ class MemoryStore:
             raise PersistenceError(
                 f"{_named(key)} has no readable settings; the database was edited by hand"
             )
+        check_stored_settings(key, stored)
         for name in _SHAPING:
             theirs, wanted = stored.get(name), self._shaping[name]
             if name == "dim" or theirs == wanted:
@@ -1023,7 +1081,7 @@ class MemoryStore:
         holds vectors), read-only, and the journal that read it (its seq and config)."""
 
         def vectors_only(config: Mapping[str, Any]) -> SolarMemory:
-            return self._memory(config, None, int(config["dim"]))
+            return self._built(scope.key, config, None, int(config["dim"]))
 
         journal = Journal(
             self.backend,
