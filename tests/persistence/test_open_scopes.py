@@ -305,4 +305,3 @@ def test_threads_sharing_a_small_lru_lose_no_step(tmp_path: Path) -> None:
     for u in range(5):
         reopened.scope(user=f"u{u}").check_invariants()
     reopened.close()
-
