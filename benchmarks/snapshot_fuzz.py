@@ -268,12 +268,29 @@ class Worst:
             self.peak = max(self.peak, tracemalloc.get_traced_memory()[1])
 
 
-def load(forged: bytes, new: dict[str, Any], used: dict[str, Any]) -> str:
-    """Read ``forged`` as a store reads a snapshot of a scope that recorded these settings."""
+def load(forged: bytes, new: dict[str, Any], used: dict[str, Any], steps: bool = False) -> str:
+    """Read ``forged`` as a store reads a snapshot of a scope that recorded these settings;
+    ``steps``: then, as a store does, make it a memory and check its invariants, and have it
+    take a retrieve and an add (a snapshot that loads must take its next steps)."""
     try:
-        codec.loads(forged, "a forged snapshot", new, (used,), settings=True)
+        state = codec.loads(forged, "a forged snapshot", new, (used,), settings=True)
     except PersistenceError:
         return "refused"
+    if not steps:
+        return "loaded"
+    try:
+        state["_embedder"], state["_clock"] = HashEmbedder(DIM), time.time
+        mem = SolarMemory.__new__(SolarMemory)
+        mem.__setstate__(state)
+        mem.check_invariants()
+    except Exception:  # the store's journal refuses it so (a PersistenceError)
+        return "refused"
+    try:
+        mem.retrieve("tea 1", k=3)
+        mem.add("a new fact about coffee")
+        mem.check_invariants()
+    except Exception:
+        return "loaded_but_a_step_fails"
     return "loaded"
 
 
@@ -293,6 +310,9 @@ def main() -> None:
     parser.add_argument("--documents", type=int, default=100_000)
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--seed", type=int, default=20261204)
+    parser.add_argument(
+        "--steps", action="store_true", help="have each loaded snapshot take a retrieve and an add"
+    )
     args = parser.parse_args()
     rnd = random.Random(args.seed)
     bases = []
@@ -302,6 +322,8 @@ def main() -> None:
         blob = codec.dumps(state)
         bases.append((blob, state, templates, nodes(parts(blob)[0]["root"])))
     outcome = {"documents": 0, "loaded": 0, "refused": 0, "rows": 0, "replayed": 0}
+    if args.steps:
+        outcome["loaded_but_a_step_fails"] = 0
     outcome.update({"rows_refused": 0, "replayed_but_the_api_refuses": 0})
     worst = Worst()
     tracemalloc.start()
@@ -311,7 +333,7 @@ def main() -> None:
             forged = forge_document(rnd, blob, state, paths)
         except (PersistenceError, RecursionError):  # the forgery itself cannot be written
             continue
-        outcome[worst.measure(load, forged, new, used)] += 1
+        outcome[worst.measure(load, forged, new, used, args.steps)] += 1
         outcome["documents"] += 1
     for _ in range(args.rows):
         kind, row, vector = forge_row(rnd)

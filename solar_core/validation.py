@@ -69,11 +69,48 @@ def check_nonnegative_int(value: object, what: str) -> int:
     return int(value)
 
 
+#: the largest capacity a memory takes: its slots are allocated when it is made (ids, payloads,
+#: a free list: ~50 MB at this bound, and its vectors), so a larger one -- a typo, or a stored
+#: scope's settings edited in the database -- would exhaust memory before the first step. A
+#: memory meant to hold more takes no capacity (``None``, or the ``unlimited`` policy) and
+#: grows with what it holds.
+MAX_CAPACITY = 1_000_000
+#: the longest window of remembered queries (the coverage policy's ``window``/``max_window``):
+#: its ring is allocated when the memory is made (window x dim floats: 100 MB at dim 384)
+MAX_WINDOW = 65_536
+#: the most neighbours kept per item (``novelty_neighbours``): a (slots x neighbours) table
+MAX_NEIGHBOURS = 256
+
+
+def check_size(value: object, what: str, most: int) -> int:
+    """``value`` if it is an int in ``[1, most]``: a size something is allocated by, refused
+    before anything is.
+
+    >>> check_size(70_000, "max_window", MAX_WINDOW)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_window must be at most 65536 (it sizes what the memory allocates), got 70000
+    """
+    number = check_k(value, what)
+    if number > most:
+        raise ValueError(
+            f"{what} must be at most {most} (it sizes what the memory allocates), got {number}"
+        )
+    return number
+
+
 def check_capacity(capacity: object) -> int | None:
-    """Return ``capacity`` (``None`` = unbounded) if it is ``None`` or an int >= 1."""
+    """Return ``capacity`` (``None`` = unbounded) if it is ``None`` or an int in
+    ``[1, MAX_CAPACITY]``."""
     if capacity is None:
         return None
-    return check_k(capacity, "capacity")
+    number = check_k(capacity, "capacity")
+    if number > MAX_CAPACITY:
+        raise ValueError(
+            f"capacity must be at most {MAX_CAPACITY:,} (its slots are allocated up front), got "
+            f"{number:,}: for a memory that grows with what it holds, pass capacity=None"
+        )
+    return number
 
 
 def check_score(score: object, what: str = "score") -> float:

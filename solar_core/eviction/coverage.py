@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from ..admission.base import AdmissionPolicy, Candidate, Verdict
 from ..registry import settings, stored
-from ..validation import check_k, check_nonnegative
+from ..validation import MAX_WINDOW, check_nonnegative, check_size
 from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array
 
 F32 = npt.NDArray[np.float32]
@@ -106,9 +106,9 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         super().__init__()
         check_nonnegative(hysteresis=hysteresis)
         self.hysteresis = hysteresis
-        self.window_per_slot = check_k(window_per_slot, "window_per_slot")
-        self.max_window = check_k(max_window, "max_window")
-        self.fixed_window = None if window is None else check_k(window, "window")
+        self.window_per_slot = check_size(window_per_slot, "window_per_slot", MAX_WINDOW)
+        self.max_window = check_size(max_window, "max_window", MAX_WINDOW)
+        self.fixed_window = None if window is None else check_size(window, "window", MAX_WINDOW)
         check_nonnegative(shift=shift, fast=fast, slow=slow, min_rise=min_rise)
         for name, rate in (("fast", fast), ("slow", slow)):
             if not 0.0 < rate <= 1.0:

@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from ..beta_posterior import BetaPosterior
 from ..registry import settings, stored
-from ..validation import check_k, check_nonnegative, check_positive
+from ..validation import MAX_NEIGHBOURS, check_k, check_nonnegative, check_positive, check_size
 from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array, lowest
 
 
@@ -60,7 +60,7 @@ class ThompsonEviction(EvictionPolicy):
         check_positive(prior_alpha=prior_alpha, prior_beta=prior_beta)
         check_nonnegative(decay=decay, novelty_bonus=novelty_bonus)
         check_k(decay_every, "decay_every")
-        check_k(novelty_neighbours, "novelty_neighbours")
+        check_size(novelty_neighbours, "novelty_neighbours", MAX_NEIGHBOURS)
         self.prior_alpha = prior_alpha
         self.prior_beta = prior_beta
         self.decay_every = decay_every

@@ -88,7 +88,11 @@ exactly the template's attribute names, each of the same kind (number, string, a
 same dtype and rank, the same container or class). One that is ``None`` in the template (and
 in its examples) may be ``None``, or what its class's annotation of it says (``_l_ema: float |
 None``); nothing else if the class is the library's and has none (a class of yours without one:
-anything). Every failure is a :class:`PersistenceError` naming what was read.
+anything). A number where the templates hold a Python int (a counter, a serial, a flag) in the
+library's classes lies within :data:`MOST_COUNT`, and the parts of the memory its settings make
+(``_prepares``, ``dim``, ``policy``, ``capacity``) are the template's: a snapshot that loads can
+take its next step.
+Every failure is a :class:`PersistenceError` naming what was read.
 
 What a database writer can still do: replace a memory's state by any *other* state the library's
 classes can express (and that passes the checks above and the memory's invariants) -- the same as
@@ -855,7 +859,11 @@ class _Layout:
                     self.exact.append((i, entry.exact[0]))
                 kind = entry.kind
                 types = kind if type(kind) is frozenset else None
-                slow = entry if entry.example is not None or type(kind) is tuple else None
+                slow = (
+                    entry
+                    if entry.example is not None or type(kind) is tuple or entry.bounded
+                    else None
+                )
                 if types is not None or slow is not None or not entry.nullable:
                     self.checks.append((i, entry.nullable, types, slow))
         self.shape = shape
@@ -1207,6 +1215,8 @@ class _Decoder:
                 and not slow.check(value)
             ):
                 name = layout.names[position]
+                if slow is not None and slow.bounded and type(value) in _NUMBERS:
+                    raise _Bad(f"{shape.name}.{name} is {value!r}, beyond +-{MOST_COUNT}")
                 raise _Bad(f"{shape.name}.{name} is a {type(value).__name__}, unlike a new one's")
         if layout.metadata is not None:
             self._tree(values[layout.metadata])
@@ -1277,19 +1287,32 @@ class _Entry:
     """What the templates say of one attribute: its kind (``None``: any), an example container
     (``None``: none), and whether it may be ``None``."""
 
-    __slots__ = ("kind", "example", "nullable", "exact")
+    __slots__ = ("kind", "example", "nullable", "exact", "integral")
 
     def __init__(self) -> None:
         self.kind: object = _UNSEEN
         self.example: Any = None
         self.nullable = True
         self.exact: tuple[object] | None = None  # (the template's value,): it must be that
+        #: every value seen is a Python int or bool: a counter, a size, a flag (see `bounded`)
+        self.integral = True
+
+    @property
+    def bounded(self) -> bool:
+        """Whether a value must lie within :data:`MOST_COUNT`: an attribute the templates
+        hold as a Python int (a counter, an index, a flag) in a class of the library (or a
+        part of the memory's own state), whose next step adds to it or writes it into an
+        int64 array; a snapshot's value beyond the bound would load, and then make every
+        step fail."""
+        return self.integral and self.kind is _NUMBERS
 
     def see(self, value: object, new: bool) -> None:
         if value is None:
             return
         if new:
             self.nullable = False  # set in a new memory: never None
+        if type(value) is not int and type(value) is not bool:
+            self.integral = False
         kind = _kind(value)
         if self.kind is _UNSEEN:
             self.kind = kind
@@ -1319,10 +1342,19 @@ class _Entry:
         kind = self.kind
         if kind is not None and kind is not _UNSEEN and not _like(value, kind):
             return False
+        if self.bounded and not -MOST_COUNT <= value <= MOST_COUNT:  # type: ignore[operator]
+            return False  # (NaN too: it compares false)
         return self.example is None or _fits(value, self.example)
 
 
 _UNSEEN = object()
+#: the largest count a snapshot may hold where a new memory holds an int (a step counter, a
+#: serial, an index): far beyond any count a memory reaches, and far enough below 2**63 that
+#: the steps after it still fit the int64 arrays counters are written into
+MOST_COUNT = 2**62
+#: the parts of a memory's state its settings make, and no step changes: a snapshot holds
+#: the template's (a memory whose gate asks an evaluator, its dimension, policy and capacity)
+_ROOT_SETTINGS = ("_prepares", "dim", "policy", "capacity")
 
 
 def _hold_exact(
@@ -1376,6 +1408,8 @@ def _template_kinds(
         if type(start) is dict:
             for key, item in start.items():
                 root.setdefault(key, _Entry()).see(item, new)
+                if new and key in _ROOT_SETTINGS:
+                    root[key].exact = (item,)
         seen: set[int] = set()
         todo: list[Any] = [start]
         while todo:
@@ -1403,7 +1437,10 @@ def _template_kinds(
                 todo.extend(value)
     for cls, known in classes.items():
         attribute_of = shapes[cls].attribute_of
+        ours = cls.__module__.startswith("solar_core.")
         for name, entry in known.items():
+            if not ours:  # a class of yours may hold any int (a hash, say): only its kind
+                entry.integral = False
             if entry.kind is _UNSEEN:  # None in every template: what else may it hold?
                 entry.kind = _annotated(cls, attribute_of.get(name, name), shapes)
     from ..core import MemoryCore  # (the root is a memory's state: its core's and its own)
@@ -1566,7 +1603,16 @@ def loads(
                     if name in _LATER_PARTS:
                         _check_reading(name, state[name])
                         continue
+                    if wanted.exact is not None and not _same(wanted.exact[0], state[name]):
+                        raise _Bad(
+                            f"the memory's {name} is {state[name]!r}, not the scope's "
+                            f"{wanted.exact[0]!r}"
+                        )
                     if not wanted.check(state[name]):
+                        if wanted.bounded and type(state[name]) in _NUMBERS:
+                            raise _Bad(
+                                f"the memory's {name} is {state[name]!r}, beyond +-{MOST_COUNT}"
+                            )
                         raise _Bad(f"the memory's {name} is a {type(state[name]).__name__}")
     except PersistenceError:
         raise

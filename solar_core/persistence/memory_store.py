@@ -27,7 +27,7 @@ from ..presets import DEFAULT_POLICY, PRESETS, policy_parameters, settings_of
 from ..records import Record
 from ..response_cache import ResponseCache
 from ..salience import PRIORS, legacy_prior, prior_for
-from ..validation import FloatVector, check_k, unit_rows
+from ..validation import FloatVector, check_capacity, check_k, unit_rows
 from . import codec
 from .backend import Backend, ItemChange, ScopeRow
 from .errors import PersistenceError
@@ -127,6 +127,55 @@ def _reaching_the_policy(settings: Mapping[str, Any]) -> dict[str, Any]:
     """Those of a policy's ``settings`` that ``SolarMemory`` hands to its policy: not one named
     as the memory's own argument (the class only ever has its default)."""
     return {k: v for k, v in settings.items() if reaches_the_policy(k, OWN_ARGUMENTS)}
+
+
+#: a scope's seed: ``MemoryStore``'s seed plus a hash of its key, or random bits, modulo this
+_SEEDS = 2**32
+
+
+def _stored_seed(value: object) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"seed must be an int, got {type(value).__name__}")
+    if not 0 <= value < _SEEDS:
+        raise ValueError(f"seed must be in [0, 2**32), got {value}")
+    return value
+
+
+def _stored_dim(value: object) -> int | None:
+    return None if value is None else check_k(value, "dim")
+
+
+def _stored_policy(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"policy must be a str, got {type(value).__name__}")
+    return value
+
+
+#: what a scope's stored settings must be, checked as the API checks the same arguments
+_STORED_CHECKS: dict[str, Callable[[object], object]] = {
+    "policy": _stored_policy,
+    "capacity": check_capacity,
+    "dim": _stored_dim,
+    "seed": _stored_seed,
+}
+
+
+def check_stored_settings(key: str, stored: Mapping[str, Any]) -> None:
+    """A scope's stored settings (its row in the database), checked as the API checks the
+    arguments they came from -- type, range, and the bounds of what a memory allocates -- before
+    anything is built from them. Its policy's parameters are checked by the policy's classes
+    when the memory is built (before they allocate): either way, settings edited in the
+    database give a :class:`PersistenceError` naming the setting, not a memory that exhausts
+    the process or fails at every step."""
+    for name, check in _STORED_CHECKS.items():
+        try:
+            check(stored[name])
+        except (TypeError, ValueError) as err:
+            raise PersistenceError(
+                f"{_named(key)} has {name}={stored[name]!r} in its stored settings, which no "
+                f"memory takes ({err}); the database was edited by hand: restore it, or forget "
+                f"the scope ({call_for('forget', Scope.from_key(key))}: its items go)"
+            ) from None
 
 
 def _check_max_open_scopes(value: object) -> int:
@@ -550,9 +599,17 @@ class MemoryStore:
         )
 
     def _build(self, key: str, config: Mapping[str, Any]) -> SolarMemory:
+        return self._built(key, config, *self._embedder_of(key, config))
+
+    def _built(
+        self, key: str, config: Mapping[str, Any], embedder: object, dim: int | None
+    ) -> SolarMemory:
+        """:meth:`_memory`, or :class:`PersistenceError` if its settings are not ones the
+        constructors take: a scope of another version of the library, or settings edited in
+        the database (the constructors' checks, bounds included, run before they allocate)."""
         try:
-            return self._memory(config, *self._embedder_of(key, config))
-        except (TypeError, ValueError) as err:  # a scope of another version of the library
+            return self._memory(config, embedder, dim)
+        except (TypeError, ValueError) as err:
             raise PersistenceError(
                 f"{_named(key)} was created with policy={config.get('policy')!r}, capacity="
                 f"{config.get('capacity')!r}, params={config.get('params')!r}, which this "
@@ -574,6 +631,7 @@ class MemoryStore:
             raise PersistenceError(
                 f"{_named(key)} has no readable settings; the database was edited by hand"
             )
+        check_stored_settings(key, stored)
         for name in _SHAPING:
             theirs, wanted = stored.get(name), self._shaping[name]
             if name == "dim" or theirs == wanted:
@@ -708,27 +766,26 @@ class MemoryStore:
         """:meth:`close` for asyncio code, in a worker thread."""
         await asyncio.to_thread(self.close)
 
-    def _resolve(self, scope: object) -> Scope:
-        """``scope`` as a :class:`Scope`: as :meth:`Scope.of`, except that a str which is the
-        key of a stored scope (what :meth:`names` lists) names that scope, not a session."""
-        if isinstance(scope, str) and "=" in scope:
-            try:
-                keyed = Scope.from_key(scope)
-            except ValueError:
-                keyed = None
-            if keyed is not None and keyed.key == scope:
-                with self._lock:
-                    self._check_open()
-                    with self.backend.transaction(write=False):
-                        if self.backend.find_scope(scope) is not None:
-                            return keyed
-        return Scope.of(scope)
-
     def get(self, scope: Scope | Mapping[str, str] | str) -> SolarMemory:
-        """The memory of ``scope``: a :class:`Scope`, a mapping of parts, a session id, or the
-        key of a stored scope (from :meth:`names`); it stores nothing: see
-        :class:`MemoryStore`."""
-        wanted = self._resolve(scope)
+        """The memory of ``scope``: a :class:`Scope`, a mapping of parts, or a session id (a
+        ``str`` or an ``int``); it stores nothing: see :class:`MemoryStore`.
+
+        A string is a session id here and in every method that takes a scope, whatever it
+        spells: ``get("user=alice")`` is the session named ``user=alice``, never Alice's
+        memory, so a session id a client chose can only open that client's session. Open a
+        stored scope by the name :meth:`names` lists through :meth:`Scope.from_key
+        <solar_core.persistence.Scope.from_key>` (or take the :class:`Scope` objects of
+        :meth:`scopes`).
+
+        >>> store = MemoryStore(":memory:", policy="fifo", capacity=3, embedder="hash")
+        >>> _ = store.scope(user="alice").add("my locker code is 1234")
+        >>> store.names(), len(store.get("user=alice"))          # a session of that name
+        (['user=alice'], 0)
+        >>> [i.text for i in store.get(Scope.from_key("user=alice")).items()]
+        ['my locker code is 1234']
+        >>> store.close()
+        """
+        wanted = Scope.of(scope)
         key = wanted.key
         with self._lock:
             self._check_open()
@@ -808,7 +865,7 @@ class MemoryStore:
         >>> len(alice), store.existing({"user": "alice"}) is None
         (0, True)
         >>> hits = alice.retrieve("my plan?")          # kept by this store, rateable
-        >>> store.existing({"user": "alice"}) is alice, "user=alice" in store
+        >>> store.existing({"user": "alice"}) is alice, Scope(user="alice") in store
         (True, False)
         >>> _ = alice.add("I am on the Team plan")     # the first write stores the scope
         >>> store.existing(Scope(user="alice")) is alice, store.names()
@@ -817,7 +874,7 @@ class MemoryStore:
         (True, True)
         >>> store.close()
         """
-        wanted = self._resolve(scope)
+        wanted = Scope.of(scope)
         with self._lock:
             self._check_open()
             memory = self._live(wanted.key)
@@ -944,7 +1001,7 @@ class MemoryStore:
         [('prefers green tea', 'identity')]
         >>> new.close()
         """
-        wanted = self._resolve(scope)
+        wanted = Scope.of(scope)
         key = wanted.key
         with self._lock:
             self._check_open()
@@ -1024,7 +1081,7 @@ class MemoryStore:
         holds vectors), read-only, and the journal that read it (its seq and config)."""
 
         def vectors_only(config: Mapping[str, Any]) -> SolarMemory:
-            return self._memory(config, None, int(config["dim"]))
+            return self._built(scope.key, config, None, int(config["dim"]))
 
         journal = Journal(
             self.backend,
@@ -1090,7 +1147,7 @@ class MemoryStore:
         brings the scope's memory up to date. This method does too, so after another process
         forgot the scope it returns the new scope's cache, not the dead one. It lives in this
         process: a cache starts cold after a restart, by design."""
-        wanted = self._resolve(scope)
+        wanted = Scope.of(scope)
         memory = self.get(wanted)  # checks the scope, and that the store is open
         journal = _journal(memory)
         if journal is not None:
@@ -1126,7 +1183,7 @@ class MemoryStore:
         """Delete ``scope``'s memory and every row of it (items, log, snapshot); returns whether
         it existed (as for :meth:`existing`: steps this store kept of a scope not stored yet
         go too). Its memory object stops working (it would otherwise write it back)."""
-        key = self._resolve(scope).key
+        key = Scope.of(scope).key
         return bool(self._forget_keys([key]))
 
     def erase(
@@ -1197,7 +1254,9 @@ class MemoryStore:
 
     def names(self, **parts: str) -> list[str]:
         """The keys of the stored scopes (all, or those with these parts, yours included),
-        oldest first."""
+        oldest first. A key is a name to show or keep, not a scope to pass back as it is (a
+        string passed for a scope is a session id): ``store.get(Scope.from_key(key))`` opens
+        its scope, and :meth:`scopes` lists them as :class:`Scope` objects."""
         where = _where(parts)
         with self._lock:
             self._check_open()
@@ -1238,8 +1297,10 @@ class MemoryStore:
         return [Scope.from_key(k) for k in self.names(**parts)]
 
     def __contains__(self, scope: object) -> bool:
+        """Whether ``scope`` is stored (as for :meth:`get`, a string is a session id: ask
+        ``Scope.from_key(name) in store`` of a name :meth:`names` lists)."""
         try:
-            key = self._resolve(scope).key
+            key = Scope.of(scope).key
         except (TypeError, ValueError):
             return False
         with self._lock:

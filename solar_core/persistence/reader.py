@@ -39,7 +39,7 @@ from ..static_embedder import StaticEmbedder
 from .backend import Backend, ScopeRow
 from .errors import PersistenceError
 from .journal import Journal
-from .memory_store import memory_params, open_backend
+from .memory_store import check_stored_settings, memory_params, open_backend
 from .scope import Scope, check_part_name, scope_namespace, shown_scope
 
 
@@ -204,6 +204,7 @@ class MemoryReader:
             raise PersistenceError(
                 f"scope {key!r} has no readable settings; the database was edited by hand"
             )
+        check_stored_settings(key, config)
         return config
 
     def memory(self, scope: Scope | Mapping[str, str] | str, live: bool = True) -> SolarMemory:

@@ -305,20 +305,3 @@ def test_threads_sharing_a_small_lru_lose_no_step(tmp_path: Path) -> None:
     for u in range(5):
         reopened.scope(user=f"u{u}").check_invariants()
     reopened.close()
-
-
-def test_a_listed_scope_key_opens_that_scope_not_a_new_session(tmp_path: object) -> None:
-    """(Before: ``store.get(store.names()[0])`` read the key as a session id and opened a new,
-    empty scope ``session=user%3Dalice``.)"""
-    from solar_core.persistence import MemoryStore
-
-    with MemoryStore(f"{tmp_path}/m.db", policy="fifo", capacity=5, embedder="hash") as store:
-        store.scope(user="alice").add("alice likes tea")
-        (key,) = store.names()
-        assert key == "user=alice"
-        assert [i.text for i in store.get(key).items()] == ["alice likes tea"]
-        assert key in store and store.existing(key) is not None
-        assert store.names() == [key]  # nothing new was made
-        # a session id that is not a stored scope's key is still a session id
-        store.get("s1").add("a session note")
-        assert sorted(store.names()) == ["session=s1", "user=alice"]

@@ -348,7 +348,9 @@ def test_reads_never_create_a_scope(db_url: str) -> None:
     assert hits == [] and hits.retrieval_id is not None
     bob.feedback(like=True, retrieval=hits)  # ...rateable, as in a plain memory
     assert store.existing({"user": "bob"}) is bob  # it holds steps: it is the one to rate
-    assert rows(store) == before and store.names() == ["user=alice"] and "user=bob" not in store
+    assert (
+        rows(store) == before and store.names() == ["user=alice"] and {"user": "bob"} not in store
+    )
     assert [s.user for s in store.scopes()] == ["alice"] and store.view("user").names() == ["alice"]
     assert bob.add("bob's fact").admitted  # the first write stores the scope, steps and all
     assert store.names() == ["user=alice", "user=bob"]

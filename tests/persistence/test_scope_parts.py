@@ -33,7 +33,9 @@ def test_a_part_of_your_own_is_a_memory_of_its_own(tmp_path: Path) -> None:
     assert [i.text for i in again.scope(team="billing", user="alice").items()] == [
         "refunds take five days"
     ]
-    assert again.get("user=alice&team=billing") is again.scope(user="alice", team="billing")
+    assert again.get(Scope.from_key("user=alice&team=billing")) is again.scope(
+        user="alice", team="billing"
+    )
     assert {"user": "alice", "team": "support"} in again
     assert again.erase(team="support") == ["user=alice&team=support"]
     assert sorted(again.names()) == ["user=alice", "user=alice&team=billing"]
