@@ -173,3 +173,20 @@ def test_the_llamaindex_memories_are_scored_by_what_their_messages_show() -> Non
         f"ChatMemoryBuffer token_limit={tokens}",
         "VectorMemory top 8, every exchange",
     ]
+
+
+def test_the_fused_retriever_returns_as_many_exchanges_as_each_call_asks() -> None:
+    # WindowAndFusion asks for 3 more than its window holds: a later call with another count
+    # gets that count, not the first call's.
+    from llama_index.core.base.llms.types import ChatMessage, MessageRole
+
+    bench = _script()
+    d = dialogues_from(RAW)[0]
+    memory = bench.FusionMemory(_lookup(bench))
+    for a, b in bench.exchanges(d):
+        memory.put(ChatMessage(role=MessageRole.USER, content=a.text))
+        memory.put(ChatMessage(role=MessageRole.ASSISTANT, content="" if b is None else b.text))
+    first = (d.turns[0].text, d.turns[1].text)
+    for top in (2, 5, 2, 11):
+        ranked = memory.ranked("q-early alpha", top)
+        assert len(ranked) == top and ranked[0] == first
