@@ -473,13 +473,14 @@ class FusionMemory:
     the same nodes, one node per exchange (its input and output joined, as ``VectorMemory``
     embeds them); ``get(input=...)`` shows the ``BUDGET`` best exchanges as their user and
     assistant messages. The index is rebuilt when exchanges were put since the last look (the
-    BM25 retriever indexes a fixed list)."""
+    BM25 retriever indexes a fixed list); a retriever is built per ``top`` (each of its parts
+    is told how many to return), and a put drops them all."""
 
     def __init__(self, lookup: LiLookup) -> None:
         self.embed = lookup.llamaindex()
         self.exchanges: list[tuple[str, str]] = []
         self.pending: str | None = None
-        self._retriever: Any = None
+        self._retrievers: dict[int, Any] = {}
 
     def put(self, message: Any) -> None:
         from llama_index.core.base.llms.types import MessageRole
@@ -488,7 +489,8 @@ class FusionMemory:
             self.pending = str(message.content)
         elif self.pending is not None:
             self.exchanges.append((self.pending, str(message.content)))
-            self.pending, self._retriever = None, None
+            self.pending = None
+            self._retrievers.clear()
 
     def get(self, input: str | None = None) -> list[Any]:
         from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -509,12 +511,13 @@ class FusionMemory:
 
         if input is None or not self.exchanges:
             return []
-        if self._retriever is None:
+        retriever = self._retrievers.get(top)
+        if retriever is None:
             nodes = [
                 TextNode(text=f"{a} {b}", id_=str(i)) for i, (a, b) in enumerate(self.exchanges)
             ]
             index = VectorStoreIndex(nodes, embed_model=self.embed)
-            self._retriever = QueryFusionRetriever(
+            retriever = self._retrievers[top] = QueryFusionRetriever(
                 [
                     index.as_retriever(similarity_top_k=top),
                     BM25Retriever.from_defaults(nodes=nodes, similarity_top_k=top),
@@ -525,7 +528,7 @@ class FusionMemory:
                 use_async=False,
                 similarity_top_k=top,
             )
-        return [self.exchanges[int(f.node.node_id)] for f in self._retriever.retrieve(input)]
+        return [self.exchanges[int(f.node.node_id)] for f in retriever.retrieve(input)]
 
 
 class WindowAndFusion:

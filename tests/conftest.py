@@ -17,9 +17,30 @@ from tests.support.profiles import PROFILE
 collect_ignore = ["support/newest_out.py"]
 
 
-def pytest_report_header() -> str:
+def pytest_report_header() -> list[str]:
     minilm = "installed" if minilm_installed() else "not installed: tests marked minilm skip"
-    return f"hypothesis profile: {PROFILE} (HYPOTHESIS_PROFILE=fast|thorough); MiniLM {minilm}"
+    return [
+        f"hypothesis profile: {PROFILE} (HYPOTHESIS_PROFILE=fast|thorough); MiniLM {minilm}",
+        f"BLAS: {blas_kernels()} (the tests marked ranking run under two kernels in CI)",
+    ]
+
+
+def blas_kernels() -> str:
+    """The BLAS numpy computes cosines with and the kernel it picked for this processor (which
+    ``OPENBLAS_CORETYPE`` overrides), as threadpoolctl reports them."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:  # a plain `pip install -e .[dev]`: benchmarks/ brings threadpoolctl
+        return "unknown (threadpoolctl not installed)"
+    import numpy as np
+
+    np.ones(2) @ np.ones(2)  # numpy loads its BLAS on first use
+    found = [
+        f"{i['internal_api']} {i.get('version')} {i.get('architecture', '')}".strip()
+        for i in threadpool_info()
+        if i["user_api"] == "blas"
+    ]
+    return ", ".join(found) or "none found"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -17,6 +17,8 @@ from solar_core import SolarMemory  # noqa: E402
 from tests.support.llamaindex_fakes import HashEmbedding  # noqa: E402
 from tests.support.memories import full_state  # noqa: E402
 
+pytestmark = pytest.mark.ranking  # orders of cosine scores: CI runs them under two BLAS kernels
+
 TEXTS = [
     "retry HTTP 429 from the payments API with exponential backoff",
     "pin the numpy random seed to stop flaky tests",

@@ -14,7 +14,10 @@ import pytest
 
 from solar_bench.dialogue import dialogues_from
 
-pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.ranking,  # orders of cosine scores: CI runs them under two BLAS kernels
+]
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
@@ -29,18 +32,31 @@ def _script() -> ModuleType:
     return module
 
 
+#: one word per turn that no other turn says: a keyword ranking has a clear winner too
+WORDS = (
+    *("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india"),
+    *("juliett", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo"),
+    *("sierra", "tango", "uniform"),
+)
+
+
 def _turn(n: int) -> dict[str, str]:
-    return {"speaker": "Ann" if n % 2 else "Bo", "dia_id": f"D1:{n}", "text": f"fact number {n}"}
+    text = f"fact number {n} {WORDS[n - 1]}"
+    return {"speaker": "Ann" if n % 2 else "Bo", "dia_id": f"D1:{n}", "text": text}
 
 
-#: 21 turns (10 exchanges and a last input without output); q-early cites turn 1, q-late turn 20
+#: 21 turns (10 exchanges and a last input without output); q-early cites turn 1, q-late turn 20.
+#: Each question says its evidence turn's word, and its vector points at that turn: the
+#: evidence's exchange ranks first by keywords and by vectors alike. (A question no keyword
+#: ranking can match leaves the rest tied at zero, and rank fusion then orders the exchanges by
+#: the vectors' ties, which differ in the last bit from one BLAS kernel to another.)
 RAW = [
     {
         "sample_id": "c",
         "conversation": {"session_1": [_turn(n) for n in range(1, 22)]},
         "qa": [
-            {"question": "q-early", "answer": "x", "evidence": ["D1:1"]},
-            {"question": "q-late", "answer": "x", "evidence": ["D1:20"]},
+            {"question": "q-early alpha", "answer": "x", "evidence": ["D1:1"]},
+            {"question": "q-late tango", "answer": "x", "evidence": ["D1:20"]},
         ],
     }
 ]
@@ -67,7 +83,7 @@ def _lookup(bench: ModuleType, raw: list[dict[str, object]] = RAW) -> object:
         vectors[f"{a.text} {'' if b is None else b.text}"] = both / np.linalg.norm(both)
         vectors[a.text.strip()] = unit(n)
         vectors[bench.turn_text(a.text.strip(), "" if b is None else b.text.strip())] = unit(n)
-    vectors["q-early"], vectors["q-late"] = unit(1), unit(20)
+    vectors["q-early alpha"], vectors["q-late tango"] = unit(1), unit(20)
     assert set(bench.texts(d)) <= set(vectors)
     return bench.LiLookup(vectors)
 
@@ -79,8 +95,8 @@ def test_turns_pair_into_exchanges_and_lines_name_their_turns() -> None:
     assert len(pairs) == 11 and pairs[-1][1] is None
     assert [t.dia_id for t in pairs[0]] == ["D1:1", "D1:2"]
     names = bench.line_ids(d)
-    assert names["Human: Ann: fact number 1"] == {"D1:1"}
-    assert names["output: Bo: fact number 20"] == {"D1:20"}
+    assert names["Human: Ann: fact number 1 alpha"] == {"D1:1"}
+    assert names["output: Bo: fact number 20 tango"] == {"D1:20"}
 
 
 def test_each_memory_shows_at_most_the_budget_and_is_scored_by_what_it_shows() -> None:
@@ -130,9 +146,10 @@ def test_a_turn_that_spans_lines_is_still_recognised() -> None:
     raw[0]["conversation"]["session_1"][19]["text"] = "fact number 20,\nand more"
     d = dialogues_from(raw)[0]
     names = bench.line_ids(d)
-    history = "Human: Ann: fact number 19\nAI: Bo: fact number 20,\nand more"
+    history = "Human: Ann: fact number 19 sierra\nAI: Bo: fact number 20,\nand more"
     assert bench.shown(history, names) == {"D1:19", "D1:20"}
-    assert bench.shown("Human: Ann: fact number 1 and 2", names) == frozenset()  # whole lines only
+    part = "Human: Ann: fact number 1 alpha and 2"
+    assert bench.shown(part, names) == frozenset()  # whole lines only
     lookup = _lookup(bench, raw)
     assert bench.run(d, bench.VARIANTS[0], lookup, seed=1) == {"recall": 0.5, "shown": 8.0}
 
@@ -159,3 +176,20 @@ def test_the_llamaindex_memories_are_scored_by_what_their_messages_show() -> Non
         f"ChatMemoryBuffer token_limit={tokens}",
         "VectorMemory top 8, every exchange",
     ]
+
+
+def test_the_fused_retriever_returns_as_many_exchanges_as_each_call_asks() -> None:
+    # WindowAndFusion asks for 3 more than its window holds: a later call with another count
+    # gets that count, not the first call's.
+    from llama_index.core.base.llms.types import ChatMessage, MessageRole
+
+    bench = _script()
+    d = dialogues_from(RAW)[0]
+    memory = bench.FusionMemory(_lookup(bench))
+    for a, b in bench.exchanges(d):
+        memory.put(ChatMessage(role=MessageRole.USER, content=a.text))
+        memory.put(ChatMessage(role=MessageRole.ASSISTANT, content="" if b is None else b.text))
+    first = (d.turns[0].text, d.turns[1].text)
+    for top in (2, 5, 2, 11):
+        ranked = memory.ranked("q-early alpha", top)
+        assert len(ranked) == top and ranked[0] == first

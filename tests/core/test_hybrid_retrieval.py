@@ -17,6 +17,8 @@ from solar_core.persistence import MemoryStore
 from tests.support.clock import Clock
 from tests.support.memories import full_state, onehot, unit
 
+pytestmark = pytest.mark.ranking  # orders of cosine scores: CI runs them under two BLAS kernels
+
 # -- words ------------------------------------------------------------------------------------
 
 

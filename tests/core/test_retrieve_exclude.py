@@ -10,6 +10,8 @@ import pytest
 from solar_core import HashEmbedder, SolarMemory
 from tests.support.memories import full_state, onehot
 
+pytestmark = pytest.mark.ranking  # orders of cosine scores: CI runs them under two BLAS kernels
+
 
 def memory_with(n: int, policy: str = "solar-e") -> SolarMemory:
     memory = SolarMemory(policy, capacity=10, dim=8, seed=0)

@@ -16,6 +16,8 @@ from solar_core.filters import check_filter, left_out, matches
 from solar_core.persistence import MemoryStore
 from tests.support.memories import full_state, onehot
 
+pytestmark = pytest.mark.ranking  # orders of cosine scores: CI runs them under two BLAS kernels
+
 #: (id, metadata), one axis each: a query on axis i ranks item i first, then by the tail weights
 ITEMS = [
     ("b1", {"topic": "billing", "n": 1, "user": {"tier": "gold"}, "tags": ["a", "b"]}),

@@ -8,6 +8,8 @@ import pytest
 from solar_core import SolarMemory, VectorStore
 from solar_core.neighbours import NeighbourIndex
 
+pytestmark = pytest.mark.ranking  # orders of cosine scores: CI runs them under two BLAS kernels
+
 
 def unit(v: np.ndarray) -> np.ndarray:
     return (v / np.linalg.norm(v, axis=-1, keepdims=True)).astype(np.float32)

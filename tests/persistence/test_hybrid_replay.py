@@ -11,6 +11,8 @@ from solar_core import SolarMemory
 from solar_core.persistence import MemoryStore
 from solar_core.persistence.logged_steps import read
 
+pytestmark = pytest.mark.ranking  # orders of cosine scores: CI runs them under two BLAS kernels
+
 TEXTS = [
     "my dog is called Max",
     "green tea with lemon",

@@ -23,7 +23,7 @@ DANGLING = re.compile(
 #: what else a clone holds that may name a path: tests, scripts, docs, the build and CI files
 #: (not the recorded results, and not CI's entry point, which locates this machine's data)
 ELSEWHERE = ("tests", "benchmarks", "scripts", "examples", "docs", "README.md", "Makefile",
-             "pyproject.toml", "constraints.txt")  # fmt: skip
+             "pyproject.toml", "constraints.txt", "constraints.lock")  # fmt: skip
 SKIPPED = {"docs/results", "docs/figures", "tests/project/test_shipped_references.py"}
 
 
