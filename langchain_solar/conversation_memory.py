@@ -12,10 +12,10 @@ from langchain_classic.memory.utils import get_prompt_input_key
 from langchain_core._api import suppress_langchain_deprecation_warning
 from langchain_core.chat_history import BaseChatMessageHistory, InMemoryChatMessageHistory
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, get_buffer_string
-from langchain_core.runnables.config import run_in_executor
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from solar_core import Decision, Hit, Hits
+from solar_core.async_calls import in_worker
 from solar_core.filters import check_filter
 from solar_core.integrations.turns import has_words, turn_id, turn_metadata, turn_text
 
@@ -245,7 +245,7 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
 
     async def asave_context(self, inputs: dict[str, Any], outputs: dict[str, str]) -> None:
         # Not BaseChatMemory's: that one only appends to chat_memory (nothing offered to SOLAR).
-        await run_in_executor(None, self.save_context, inputs, outputs)
+        await in_worker(self.save_context, inputs, outputs)
 
     def clear(self) -> None:
         """Forget everything: the conversation (``chat_memory``) and every stored experience."""
@@ -259,7 +259,7 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
 
     async def aclear(self) -> None:
         # Not BaseChatMemory's: that one only clears chat_memory (SOLAR would keep everything).
-        await run_in_executor(None, self.clear)
+        await in_worker(self.clear)
 
     # -- offering chat_memory's turns ---------------------------------------------------------
     def _adopt(self) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import threading
@@ -18,6 +17,7 @@ from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
 from solar_core import CHAT_POLICY, Decision, Hits, SolarMemory
+from solar_core.async_calls import in_worker
 from solar_core.filters import Filter, check_filter
 from solar_core.fusion import DEFAULT_RETRIEVAL
 from solar_core.integrations.params import build_params, check_not_both
@@ -339,7 +339,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
 
     async def abefore_agent(self, state: SolarMemoryState, runtime: Runtime[Any]) -> dict[str, Any]:
         scope = self._scope_of_run(runtime)  # here: the run's config lives in this context
-        return await asyncio.to_thread(self._recall, state, scope)
+        return await in_worker(self._recall, state, scope)
 
     def _recall(self, state: SolarMemoryState, scope: str) -> dict[str, Any]:
         messages = state["messages"]
@@ -389,7 +389,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
     async def aafter_agent(
         self, state: SolarMemoryState, runtime: Runtime[Any]
     ) -> dict[str, Any] | None:
-        return await asyncio.to_thread(self._record, state)
+        return await in_worker(self._record, state)
 
     def _record(self, state: SolarMemoryState) -> dict[str, Any] | None:
         human = _last_human_text(state["messages"])

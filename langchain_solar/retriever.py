@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -15,6 +14,7 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
 from solar_core import Decision, Hit, Hits
+from solar_core.async_calls import in_worker
 from solar_core.filters import Filter, check_filter
 from solar_core.integrations.batch import OffersTexts
 from solar_core.integrations.shown import RETRIEVAL_ID, rate_retrieval
@@ -147,7 +147,7 @@ class SolarRetriever(OffersTexts, SolarParams, BaseRetriever):
         filter: Filter | None = None,
     ) -> list[Document]:
         # Embedding is CPU-bound: keep it off the event loop.
-        return await asyncio.to_thread(self._get_relevant_documents, query, k=k, filter=filter)
+        return await in_worker(self._get_relevant_documents, query, k=k, filter=filter)
 
     # -- feedback -----------------------------------------------------------------------------
     def feedback(

@@ -65,7 +65,6 @@ With a TTL (minutes; the clock is injected here, so the example does not wait):
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import contextvars
 import decimal
@@ -104,6 +103,7 @@ from langgraph.store.base import (
 )
 
 from solar_core import SolarMemory
+from solar_core.async_calls import in_worker
 from solar_core.fusion import DEFAULT_RETRIEVAL, check_floor, check_retrieval
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore
 from solar_core.persistence.journal import plain_json
@@ -444,7 +444,7 @@ class SolarStore(BaseStore):
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         # the batch runs in a worker thread, in a copy of this task's context: the verdict is
         # set here, in the task's own, for this task's last_decision
-        results, decision = await asyncio.to_thread(self._batch, list(ops))
+        results, decision = await in_worker(self._batch, list(ops))
         if decision is not None:
             self._mine.set(decision)
         return results

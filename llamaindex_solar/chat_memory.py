@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -21,6 +20,7 @@ from llama_index.core.utils import get_tokenizer
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from solar_core import Decision, Hit, Hits
+from solar_core.async_calls import in_worker
 from solar_core.filters import Filter
 from solar_core.integrations.params import BUILD_DEFAULTS
 from solar_core.integrations.shown import CallableHits, record_shown
@@ -350,7 +350,7 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
     async def aput(self, message: MessageLike) -> None:
         message = as_message(message)
         await super().aput(message)
-        await asyncio.to_thread(self._after_put, message)
+        await in_worker(self._after_put, message)
 
     def put_messages(self, messages: Sequence[MessageLike]) -> None:
         """:meth:`put` each message; all are checked first, so a bad one puts none."""

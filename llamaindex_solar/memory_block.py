@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import threading
 from collections import OrderedDict
@@ -16,6 +15,7 @@ from llama_index.core.utils import get_tokenizer
 from pydantic import Field, PrivateAttr
 
 from solar_core import CHAT_POLICY, Decision, Hit, Hits, SolarMemory
+from solar_core.async_calls import in_worker
 from solar_core.filters import Filter
 from solar_core.fusion import DEFAULT_RETRIEVAL
 from solar_core.integrations.params import build_params, check_not_both
@@ -321,7 +321,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     async def _aget(self, messages: list[ChatMessage] | None = None, **block_kwargs: Any) -> str:
         session = self._session(block_kwargs.get("session_id"))
         # Embedding is CPU-bound: keep it off the event loop.
-        return await asyncio.to_thread(self._recall, list(messages or []), session)
+        return await in_worker(self._recall, list(messages or []), session)
 
     def _recall(self, messages: list[ChatMessage], session: str) -> str:
         turns = finished_turns(messages)
@@ -381,14 +381,18 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         for message in messages:
             session = self._session(message.additional_kwargs.get("session_id"))
             by_session.setdefault(session, []).append(message)
+        # one worker call for the whole flush: cancelled, it still runs to its end (never half)
+        await in_worker(self._put_sessions, by_session)
+
+    def _put_sessions(self, by_session: Mapping[str, list[ChatMessage]]) -> None:
         for session, chunk in by_session.items():
             turns = finished_turns(chunk)
             # flushed turns are old: on a first sight (a new process) they were offered already
-            memory = await asyncio.to_thread(self._adopt, session, turns, True)
+            memory = self._adopt(session, turns, True)
             new = self._unoffered(turns, session) if memory is not None else []
             if memory is not None and new:
-                await asyncio.to_thread(self._commit, session)
-                await asyncio.to_thread(self._offer, new, session, memory)
+                self._commit(session)
+                self._offer(new, session, memory)
 
     def _unoffered(self, turns: list[tuple[str, str]], session: str) -> list[tuple[str, str]]:
         with self._lock:

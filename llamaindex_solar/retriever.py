@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any, ClassVar
 
@@ -18,6 +17,7 @@ from llama_index.core.vector_stores.types import (
 from pydantic import BeforeValidator
 
 from solar_core import Decision, Hit, Hits, SolarMemory
+from solar_core.async_calls import in_worker
 from solar_core.filters import Filter, check_filter
 from solar_core.fusion import DEFAULT_RETRIEVAL
 from solar_core.integrations.batch import OffersTexts
@@ -143,7 +143,7 @@ class SolarRetriever(OffersTexts, BaseRetriever):
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         # Embedding is CPU-bound: keep it off the event loop.
-        return await asyncio.to_thread(self._retrieve, query_bundle)
+        return await in_worker(self._retrieve, query_bundle)
 
     # -- feedback -----------------------------------------------------------------------------
     def feedback(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import gc
 import json
 import os
@@ -18,6 +17,7 @@ from typing import Any, Final
 
 from ..admission.evaluator_gate import Evaluator
 from ..arguments import reaches_the_policy
+from ..async_calls import in_worker
 from ..deletion import DeletionPolicy
 from ..embedder import Embedder
 from ..eviction.salience import SalienceEviction
@@ -760,11 +760,11 @@ class MemoryStore:
         """:meth:`scope` (same arguments) for asyncio code: opened in a worker thread (opening
         may read the database and replay its log); the memory's own ``a``-calls do the same
         per step."""
-        return await asyncio.to_thread(self.scope, user, **parts)
+        return await in_worker(self.scope, user, **parts)
 
     async def aclose(self) -> None:
         """:meth:`close` for asyncio code, in a worker thread."""
-        await asyncio.to_thread(self.close)
+        await in_worker(self.close)
 
     def get(self, scope: Scope | Mapping[str, str] | str) -> SolarMemory:
         """The memory of ``scope``: a :class:`Scope`, a mapping of parts, or a session id (a
