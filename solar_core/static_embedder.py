@@ -152,7 +152,7 @@ class _Pieces:
 
         Linear in the word: at most ``longest`` lookups for the first piece, then one scan of
         the remainder; the scan skips a position no piece starts at, so the pieces found spell
-        the whole remainder exactly when their lengths add up to it.
+        the word's remainder exactly when none was skipped.
         """
         first = self.first
         for end in range(min(len(word), self.longest), 0, -1):
@@ -166,7 +166,7 @@ class _Pieces:
         if self.stray.search(word, end):
             return ()
         rest = self.scan.findall(word, end)
-        if sum(map(len, rest)) != len(word) - end:
+        if "".join(rest) != word[end:]:
             return ()  # some position of the word starts no piece: the word is unknown
         return (row, *map(self.rest.__getitem__, rest))
 
