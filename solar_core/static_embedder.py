@@ -43,8 +43,9 @@ import sys
 import threading
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from importlib import resources
+from itertools import chain
 from typing import Any
 
 import numpy as np
@@ -297,20 +298,43 @@ class StaticEmbedder:
         known = self._cache.get(word)
         if known is not None:
             return known
-        if len(word) > _MAX_WORD:
-            return ()  # BERT's unknown word: nothing to remember, as nothing was worked out
+        return self._split_words([word], vocab)[0]
+
+    def _split_words(self, words: Iterable[str], vocab: dict[str, int]) -> list[tuple[int, ...]]:
+        """The word pieces of each of ``words``, from the cache or split and remembered (a
+        word longer than BERT's 100 characters is unknown at once, and not remembered)."""
         pieces = self._pieces
         if pieces is None or pieces.first is not vocab:  # a vocabulary given after loading
             pieces = self._pieces = _Pieces(vocab)
-        ids = pieces.split(word)
-        size = sys.getsizeof(word) + sys.getsizeof(ids) + _SLOT_BYTES
+        known, split = self._cache.get, pieces.split
+        out: list[tuple[int, ...]] = []
+        found: list[tuple[str, tuple[int, ...]]] = []
+        for word in words:
+            ids = known(word)
+            if ids is None:
+                if len(word) > _MAX_WORD:
+                    ids = ()
+                else:
+                    ids = split(word)
+                    found.append((word, ids))
+            out.append(ids)
+        if found:
+            self._remember(found)
+        return out
+
+    def _remember(self, found: list[tuple[str, tuple[int, ...]]]) -> None:
+        """Add words' pieces to the cache, emptied first whenever it would pass _CACHE_BYTES."""
+        size_of = sys.getsizeof
         with self._cache_lock:  # (threads sharing an embedder must not lose a word's bytes)
-            if self._cache_bytes + size > _CACHE_BYTES:
-                self._cache.clear()
-                self._cache_bytes = 0
-            self._cache[word] = ids
-            self._cache_bytes += size
-        return ids
+            cache, held = self._cache, self._cache_bytes
+            for word, ids in found:
+                size = size_of(word) + size_of(ids) + _SLOT_BYTES
+                if held + size > _CACHE_BYTES:
+                    cache.clear()
+                    held = 0
+                cache[word] = ids
+                held += size
+            self._cache_bytes = held
 
     def ids(self, text: str) -> list[int]:
         """The rows of ``text``'s word pieces, in order (unknown words left out), of its first
@@ -344,12 +368,12 @@ class StaticEmbedder:
                 # occurs, then one product with the table (a 1 MB text: ~0.1 s, not a loop
                 # over 200,000 words).
                 counts = Counter(words)
-                ids: list[int] = []
-                weights: list[int] = []
-                for word, count in counts.items():
-                    pieces = self._word_ids(word, vocab)
-                    ids.extend(pieces)
-                    weights.extend([count] * len(pieces))
+                pieces = self._split_words(counts, vocab)
+                ids = list(chain.from_iterable(pieces))
+                weights = np.repeat(
+                    np.fromiter(counts.values(), np.float64, len(counts)),
+                    np.fromiter(map(len, pieces), np.intp, len(pieces)),
+                )
                 total = np.bincount(ids, weights, minlength=len(table)).astype(np.float32) @ table
             else:
                 found = [i for word in words for i in self._word_ids(word, vocab)]
