@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import functools
 import pickle
+import random
+import string
+import sys
 import unicodedata
 from typing import Any
 
@@ -12,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solar_core import SolarMemory
+from solar_core import SolarMemory, static_embedder
 from solar_core.static_embedder import _COUNT_ABOVE, StaticEmbedder
 
 #: text as people type it: Latin, Greek, Cyrillic, punctuation, currency, CJK, Hangul, emoji,
@@ -107,13 +110,158 @@ def test_a_long_text_counts_every_piece_the_same_way(embedder: StaticEmbedder) -
     assert embedder.ids(tail)[-3:] == embedder.ids("is bluebird42")[-3:]
 
 
-def test_the_word_cache_is_bounded(
+#: the characters a vector reads, and the word cache's bound in bytes (read with defaults so
+#: that these tests fail, rather than stop, on an embedder without them)
+MAX_CHARS = getattr(StaticEmbedder, "MAX_CHARS", 1 << 20)
+
+
+def distinct_words(count: int, length: int, seed: int = 0) -> list[str]:
+    rng = random.Random(seed)
+    return ["".join(rng.choices(string.ascii_lowercase, k=length)) for _ in range(count)]
+
+
+def cache_bytes(embedder: StaticEmbedder) -> int:
+    """What the word cache holds: its dictionary, words and tuples of rows (the rows are the
+    vocabulary's own integers)."""
+    cache = embedder._cache
+    return sys.getsizeof(cache) + sum(sys.getsizeof(w) + sys.getsizeof(i) for w, i in cache.items())
+
+
+class CountingVocab(dict[str, int]):
+    """A vocabulary that counts the candidate pieces looked up in it."""
+
+    lookups = 0
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.lookups += 1
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> int:
+        self.lookups += 1
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        self.lookups += 1
+        return super().__contains__(key)
+
+
+@pytest.mark.parametrize(
+    "word",
+    [
+        "x" * 100,  # a piece a character: every end position tried at every start before
+        "".join(distinct_words(1, 100, seed=1)),
+        "telecommunication" * 5 + "qqq",
+        "ab" * 50,
+    ],
+)
+def test_a_words_split_looks_up_no_more_than_the_longest_piece(word: str) -> None:
+    """Greedy longest match tries a piece no longer than the vocabulary's longest: a word of
+    BERT's longest (100 characters) takes a bounded number of lookups, not thousands, and a
+    megabyte of crafted long words costs what a megabyte of prose does."""
+    table, vocab = shared()._load()
+    embedder = StaticEmbedder.of_table(list(vocab), table)
+    counting = CountingVocab(embedder._vocab)
+    embedder._vocab = counting
+    embedder._pieces = None  # rebuilt over the counting vocabulary
+    expected = shared().ids(word)  # the same split, from the shipped embedder
+    assert embedder.ids(word) == expected
+    longest = max(len(token) for token in vocab)
+    assert counting.lookups <= longest
+
+
+def test_the_split_is_bert_greedy_longest_match() -> None:
+    """The split against a small vocabulary, by hand: the longest piece first, a remainder
+    no piece starts becomes an unknown word, and BERT's 100-character cap."""
+    tokens = ["[UNK]", "un", "una", "##ff", "##ffa", "##able", "##ble", "##a", "##b", "x", "##x"]
+    embedder = StaticEmbedder.of_table(tokens, np.eye(len(tokens), dtype=np.float32))
+    assert embedder.pieces("unaffable") == ["una", "##ffa", "##ble"]
+    assert embedder.pieces("unaffablez") == []  # "z" starts no piece: the word is unknown
+    assert embedder.pieces("una xq x") == ["una", "x"]
+    assert embedder.pieces("x" * 100) == ["x"] + ["##x"] * 99
+    assert embedder.pieces("x" * 101) == []  # longer than BERT reads: unknown
+
+
+@pytest.mark.minilm
+@settings(max_examples=300, deadline=None)
+@given(
+    word=st.text(st.sampled_from("abeilnorstuxzé0中ßø"), min_size=80, max_size=120),
+    glue=st.sampled_from(["", " ", "-", "un", "ing"]),
+)
+def test_long_words_are_split_as_minilm_splits_them(word: str, glue: str) -> None:
+    """Near BERT's 100-character cap, the split still gives MiniLM's own pieces."""
+    text = glue + word + glue + word[:30]
+    pieces = minilm_tokenizer().encode(text, add_special_tokens=False).tokens
+    assert shared().pieces(text) == [p for p in pieces if p != "[UNK]"]
+
+
+def test_a_vector_reads_the_first_max_chars_characters(
     embedder: StaticEmbedder, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("solar_core.static_embedder._CACHE_WORDS", 10)
+    """A text beyond MAX_CHARS gets its prefix's vector: the embedding's work is bounded (a
+    10 MB text costs what 1 MB does), and only the first MAX_CHARS characters are split."""
+    head = "beagle Lisbon marathon " * (MAX_CHARS // 23 + 1)
+    head = head[:MAX_CHARS]
+    text = head + " quarterly tax invoice forms" * 400_000  # ~11 MB beyond
+    seen: list[int] = []
+    split = StaticEmbedder.words
+
+    def words(part: str) -> list[str]:
+        seen.append(len(part))
+        return split(part)
+
+    monkeypatch.setattr(StaticEmbedder, "words", staticmethod(words))
+    StaticEmbedder._recent = None
+    vector = embedder.embed([text])[0]
+    assert max(seen) <= MAX_CHARS
+    StaticEmbedder._recent = None
+    np.testing.assert_array_equal(vector, embedder.embed([head])[0])
+    assert embedder.ids(text) == embedder.ids(head)
+
+
+def test_the_word_cache_keeps_no_word_longer_than_bert_reads() -> None:
+    """A word beyond BERT's 100 characters is unknown at once: remembering it would only hold
+    the text (texts of long tokens, such as encoded attachments, filled hundreds of MB)."""
     fresh = StaticEmbedder()
-    fresh.embed([" ".join(f"word{i}" for i in range(50))])
-    assert len(fresh._cache) <= 10
+    for seed in range(12):  # 12 texts of ~1 MB, each of distinct 20,000-character words
+        fresh.embed([" ".join(distinct_words(50, 20_000, seed=seed))])
+    assert all(len(word) <= 100 for word in fresh._cache)
+    assert cache_bytes(fresh) < 1 << 20
+
+
+def test_the_word_cache_is_bounded_in_bytes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache holds at most _CACHE_BYTES (its dictionary, words and tuples of rows), however
+    many distinct words go through it."""
+    bound = 64 << 10
+    monkeypatch.setattr(static_embedder, "_CACHE_BYTES", bound, raising=False)
+    fresh = StaticEmbedder()
+    held = []
+    for seed in range(20):
+        fresh.embed([" ".join(distinct_words(100, 100, seed=seed))])
+        held.append(cache_bytes(fresh))
+    assert max(held) <= bound
+    assert max(held) > bound // 2  # and it is used
+
+
+def test_the_character_rules_are_worked_out_once_per_character(
+    embedder: StaticEmbedder, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Text beyond ASCII is split in C with a table of what BERT makes of each character, so
+    a character's Unicode category is looked up the first time it is met, not at every one of
+    its occurrences (a megabyte of accented or Hangul words took seconds)."""
+    text = " ".join("café déjà 강아지 Ωmega über" for _ in range(2000))
+    calls = 0
+    category = unicodedata.category
+
+    def counting(char: str) -> str:
+        nonlocal calls
+        calls += 1
+        return category(char)
+
+    monkeypatch.setattr(unicodedata, "category", counting)
+    words = embedder.words(text)
+    puppy = unicodedata.normalize("NFD", "강아지")  # BERT splits Hangul into its letters
+    assert words[:7] == ["cafe", "deja", puppy, "ωmega", "uber", "cafe", "deja"]
+    assert calls <= len(set(unicodedata.normalize("NFD", text)))
 
 
 def test_a_pickled_embedder_carries_no_weights(embedder: StaticEmbedder) -> None:
