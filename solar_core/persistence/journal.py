@@ -375,8 +375,25 @@ class Journal(StepListener):
         self._creation = self._merging = None
 
     def _write_snapshot(self, memory: SolarMemory, seq: int, purge: bool = False) -> None:
-        blob = codec.dumps(snapshot_state(memory))
+        blob = self._snapshot_of(memory, seq)
         self.backend.write_snapshot(self._id, seq, blob, time.time(), purge)
+
+    def _snapshot_of(self, memory: SolarMemory, seq: int) -> bytes:
+        """``memory``'s snapshot at step ``seq``, read back as a reopen reads it before it is
+        written: a snapshot its own reader would refuse is never written. Written, it would
+        replace the log it stands for (a purge deletes the steps before it) and the scope
+        could not be opened again; refused, the step's transaction rolls back, the log stays
+        the scope's truth and this memory is rebuilt from the database on its next use."""
+        blob = codec.dumps(snapshot_state(memory))
+        try:
+            self._memory_from(blob, f"the snapshot of {named(self.scope)} at step {seq}")
+        except PersistenceError as err:
+            self._stale = True  # this memory is what the check refused: rebuild it
+            raise PersistenceError(
+                f"{err}; it was not written: the scope's log holds every step, and this "
+                "memory is rebuilt from the database on its next use"
+            ) from err
+        return blob
 
     def _templates(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """What a snapshot of this scope is checked against: the state of a new memory of its
@@ -686,7 +703,7 @@ class Journal(StepListener):
             # row is logged after it, in this transaction.
             blob = None
             if self.seq > 0:
-                blob = codec.dumps(snapshot_state(memory))
+                blob = self._snapshot_of(memory, self.seq)
                 self.backend.write_snapshot(row.id, self.seq, blob, time.time())
                 self.backend.set_seq(row.id, self.seq)
             self._creation = (self.seq, blob, list(self._kept_steps))
