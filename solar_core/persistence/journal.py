@@ -386,7 +386,7 @@ class Journal(StepListener):
         the scope's truth and this memory is rebuilt from the database on its next use."""
         blob = codec.dumps(snapshot_state(memory))
         try:
-            self._memory_from(blob, f"the snapshot of {named(self.scope)} at step {seq}")
+            self._memory_from(blob, f"the snapshot of {named(self.scope)} at step {seq}", False)
         except PersistenceError as err:
             self._stale = True  # this memory is what the check refused: rebuild it
             raise PersistenceError(
@@ -432,9 +432,15 @@ class Journal(StepListener):
             shared[kind] = templates
         return templates
 
-    def _memory_from(self, blob: bytes, what: str) -> SolarMemory:
+    def read_snapshot(self, blob: bytes, what: str) -> SolarMemory:
+        """The memory the snapshot ``blob`` holds, checked as a reopen checks it, else
+        :class:`PersistenceError` (``what``: the snapshot, as the message names it)."""
+        return self._memory_from(blob, what)
+
+    def _memory_from(self, blob: bytes, what: str, stored: bool = True) -> SolarMemory:
         """The memory a snapshot holds, checked: its format and structure (see :mod:`.codec`),
-        each object against a new memory of the scope's settings, then its invariants."""
+        each object against a new memory of the scope's settings, then its invariants
+        (``stored``: a snapshot read from the database, not one about to be written)."""
         from ..memory import SolarMemory
 
         if codec.is_legacy(blob):
@@ -461,7 +467,14 @@ class Journal(StepListener):
             donor.__setstate__(state)
             donor.check_invariants()
         except Exception as err:  # a state the checks let through, but not a memory's
-            raise PersistenceError(f"{what} does not hold a consistent memory: {err!r}") from err
+            fix = (
+                f"; {call_for('reembed', self.scope)} rebuilds the scope from its stored items"
+                if stored
+                else ""
+            )
+            raise PersistenceError(
+                f"{what} does not hold a consistent memory: {err!r}{fix}"
+            ) from err
         return donor
 
     def _deliver(self, memory: SolarMemory) -> None:

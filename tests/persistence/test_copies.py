@@ -36,7 +36,8 @@ from langchain_solar import SolarRetriever as LangChainRetriever
 from llamaindex_solar import SolarChatMemory, SolarMemoryBlock
 from llamaindex_solar import SolarRetriever as LlamaIndexRetriever
 from solar_core import SolarMemory
-from solar_core.persistence import MemoryStore, PersistenceError, Scope
+from solar_core.persistence import MemoryStore, PersistenceError, Scope, codec
+from solar_core.persistence.journal import Journal, snapshot_state
 from solar_core.persistence.scope import namespace_scope
 from tests.support.profiles import examples
 
@@ -368,4 +369,30 @@ def test_a_step_whose_snapshot_would_be_refused_is_refused_and_the_memory_rebuil
     store.close()
     again = _store(tmp_path / "m.db")
     assert _texts(again.scope(user="alice")) == {"tea at five", "the cat is Tom", "likes rain"}
+    again.close()
+
+
+def test_reembed_brings_back_a_scope_whose_snapshot_its_reader_refuses(tmp_path: Path) -> None:
+    """A snapshot written unchecked (as earlier versions did, of a memory copied while stored)
+    that its reader refuses: the scope is rebuilt from its item rows."""
+    store = _store(tmp_path / "m.db")
+    alice = store.scope(user="alice")
+    for text in ("tea at five", "the cat is Tom"):
+        alice.add(text)
+    _corrupt(alice)
+    journal = alice.runner
+    assert isinstance(journal, Journal) and journal.scope_id is not None
+    with store.backend.transaction(write=True):  # what an unchecked writer wrote
+        blob = codec.dumps(snapshot_state(alice))
+        store.backend.write_snapshot(journal.scope_id, journal.seq, blob, 0.0, True)
+    journal.forgotten()  # (this process's memory: never written again)
+    store.close()
+    again = _store(tmp_path / "m.db")
+    with pytest.raises(PersistenceError, match=r"counters say 3.*store\.reembed\("):
+        again.scope(user="alice")
+    assert again.reembed({"user": "alice"})
+    reopened = again.scope(user="alice")
+    assert _texts(reopened) == {"tea at five", "the cat is Tom"}
+    reopened.check_invariants()
+    assert not again.reembed({"user": "alice"})  # readable now: nothing to do
     again.close()
