@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 import inspect
 import secrets
 import threading
@@ -10,7 +9,7 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from types import EllipsisType
-from typing import Any, SupportsIndex, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -26,7 +25,7 @@ from .filters import Filter, check_filter, left_out, only_matching
 from .fusion import DEFAULT_RETRIEVAL, Setting, check_floor, check_retrieval, floor_for
 from .inputs import input_vector, resolve_for_memory
 from .lifecycle import Lifecycle
-from .memory_state import core_and_own_state, state_of
+from .memory_state import MemoryCopies, core_and_own_state, state_of
 from .presets import compose
 from .steps import Clearing, LocalRunner, Lookup, Offer, Rating, Removal, Step, StepRunner
 from .types import Decision, Hits
@@ -46,7 +45,7 @@ from .views import MemoryViews
 __all__ = ["DELETION_REASONS", "SolarMemory"]
 
 
-class SolarMemory(MemoryViews, AsyncCalls):
+class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
     """A bounded, self-curating memory of an agent's experiences.
 
     One *step* is one agent interaction: :meth:`retrieve` the top-k similar experiences for the
@@ -382,79 +381,6 @@ class SolarMemory(MemoryViews, AsyncCalls):
         self.policy, self._prepares, self._embedder = donor.policy, donor._prepares, donor._embedder
         self.lifecycle.take_state(donor.lifecycle, core)
         self._dispatch()
-
-    # -- copies --------------------------------------------------------------------------------
-    @property
-    def persistent(self) -> bool:
-        """Whether this memory's steps go to a database (a :class:`MemoryStore` scope's memory):
-        such a memory cannot be copied or pickled, see :meth:`detached`."""
-        return not self._local
-
-    def detached(self) -> SolarMemory:
-        """An independent, in-memory copy of this memory as it is now (a stored memory first
-        catches up with the database): the same items, policy statistics, counters, traces and
-        random generator, and the same embedder, clock and evaluator objects; no subscriptions.
-        Its writes change only the copy: they never reach a database.
-
-        ``copy.copy``, ``copy.deepcopy`` and pickling of a plain memory give such a copy too
-        (``deepcopy`` and pickling copy the embedder as well). Of a stored memory they are
-        refused: a copy would take writes that never reach its scope, and a shallow one would
-        share half of its state with the original (whose next snapshot the store could not read
-        back). Another handle of the same scope is ``store.scope(...)`` again.
-
-        >>> memory = SolarMemory("fifo", capacity=3, embedder="hash")
-        >>> _ = memory.add("tea at five")
-        >>> twin = memory.detached()
-        >>> _ = twin.add("coffee at nine")
-        >>> len(memory), len(twin), twin.persistent
-        (1, 2, False)
-        """
-        with self._lock:
-            self._sync()
-            return self._copy(self._runtime_parts())
-
-    def __copy__(self) -> SolarMemory:
-        """An independent memory sharing only the run-time parts (embedder, clock, evaluator):
-        a shallow copy would share the store, the policies and the traces while keeping
-        counters of its own, and both memories would disagree with themselves."""
-        self._refuse_copy("copy.copy()")
-        with self._lock:
-            return self._copy(self._runtime_parts())
-
-    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> SolarMemory:
-        self._refuse_copy("copy.deepcopy()")
-        memo = {} if memo is None else memo
-        with self._lock:
-            twin = self._copy(memo)
-        memo[id(self)] = twin
-        return twin
-
-    def __reduce_ex__(self, protocol: SupportsIndex) -> str | tuple[Any, ...]:
-        self._refuse_copy("pickling")
-        return super().__reduce_ex__(protocol)
-
-    def _refuse_copy(self, how: str) -> None:
-        if not self._local:
-            raise TypeError(
-                f"{how} of a stored memory is refused: a copy's writes would never reach its "
-                "scope. Open the scope again with store.scope(...) for another handle of it, or "
-                "call memory.detached() for an independent in-memory copy"
-            )
-
-    def _runtime_parts(self) -> dict[int, Any]:
-        """A deepcopy memo that keeps the run-time objects a copy shares: the embedder, the
-        clock (a stored memory's own, not its journal's) and an evaluator."""
-        clock = getattr(self._runner, "user_clock", self._core.clock)
-        shared: list[object] = [self._embedder, clock]
-        if self._prepares:
-            shared.append(getattr(self._core.admission, "evaluator", None))
-        return {id(part): part for part in shared if part is not None}
-
-    def _copy(self, memo: dict[int, Any]) -> SolarMemory:
-        """A new memory of a deep copy of this one's state (under the lock)."""
-        twin = SolarMemory.__new__(SolarMemory)
-        twin.__setstate__(copy.deepcopy(state_of(self), memo))
-        return twin
 
     # -- pickling: one flat state, the layout snapshots hold too (see memory_state) -----------
     def __getstate__(self) -> dict[str, Any]:
