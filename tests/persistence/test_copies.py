@@ -28,10 +28,16 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from langchain_core.outputs import Generation
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.schema import TextNode
 
-from langchain_solar import SolarConversationMemory, SolarMemoryMiddleware, SolarStore
+from langchain_solar import (
+    SolarConversationMemory,
+    SolarMemoryMiddleware,
+    SolarSemanticCache,
+    SolarStore,
+)
 from langchain_solar import SolarRetriever as LangChainRetriever
 from llamaindex_solar import SolarChatMemory, SolarMemoryBlock
 from llamaindex_solar import SolarRetriever as LlamaIndexRetriever
@@ -39,6 +45,7 @@ from solar_core import SolarMemory
 from solar_core.persistence import MemoryStore, PersistenceError, Scope, codec
 from solar_core.persistence.journal import Journal, snapshot_state
 from solar_core.persistence.scope import namespace_scope
+from solar_core.response_cache import ResponseCache
 from tests.support.profiles import examples
 
 SETTINGS: dict[str, Any] = {"policy": "fifo", "capacity": 100, "embedder": "hash"}
@@ -396,3 +403,24 @@ def test_reembed_brings_back_a_scope_whose_snapshot_its_reader_refuses(tmp_path:
     reopened.check_invariants()
     assert not again.reembed({"user": "alice"})  # readable now: nothing to do
     again.close()
+
+
+@pytest.mark.parametrize("kind", ["copy.copy", "copy.deepcopy", "pickle"])
+def test_a_response_cache_refuses_copies_and_a_semantic_cache_shares_it(kind: str) -> None:
+    """A shallow copy of a response cache numbered its new entries on its own: the next store
+    of the original collided with the copy's ("an item with id 'c2' is already stored")."""
+    responses = ResponseCache("hash")
+    alice = {"user": "alice"}
+    responses.store("what is my plan", "Team", scope=alice)
+    with pytest.raises(TypeError, match="ResponseCache is refused.*watch"):
+        COPIES[kind](responses)
+    cache = SolarSemanticCache(responses, scope=alice)
+    if kind != "copy.copy":
+        with pytest.raises(TypeError, match="refused"):
+            COPIES[kind](cache)
+        return
+    twin = copy.copy(cache)  # a second handle on the same cache
+    twin.update("where do I live", "llm", [Generation(text="Leeds")])
+    cache.update("what colour", "llm", [Generation(text="green")])
+    assert [g.text for g in cache.lookup("where do I live", "llm") or []] == ["Leeds"]
+    assert [g.text for g in twin.lookup("what colour", "llm") or []] == ["green"]
