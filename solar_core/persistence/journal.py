@@ -112,6 +112,11 @@ def _digest(kind: str, result: object) -> str:
     return ""
 
 
+class InconsistentSnapshot(PersistenceError):
+    """A snapshot that decodes, but whose memory is not consistent (its counters, store and
+    policies disagree): its scope is rebuilt from its item rows by ``store.reembed``."""
+
+
 @dataclass(slots=True)
 class _Kept:
     """A step kept by a scope not stored yet, as it would be logged (for a merge)."""
@@ -434,7 +439,8 @@ class Journal(StepListener):
 
     def read_snapshot(self, blob: bytes, what: str) -> SolarMemory:
         """The memory the snapshot ``blob`` holds, checked as a reopen checks it, else
-        :class:`PersistenceError` (``what``: the snapshot, as the message names it)."""
+        :class:`PersistenceError` (:class:`InconsistentSnapshot` if it decodes but its memory
+        is not consistent; ``what``: the snapshot, as the message names it)."""
         return self._memory_from(blob, what)
 
     def _memory_from(self, blob: bytes, what: str, stored: bool = True) -> SolarMemory:
@@ -472,7 +478,7 @@ class Journal(StepListener):
                 if stored
                 else ""
             )
-            raise PersistenceError(
+            raise InconsistentSnapshot(
                 f"{what} does not hold a consistent memory: {err!r}{fix}"
             ) from err
         return donor

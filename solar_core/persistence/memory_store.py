@@ -32,7 +32,7 @@ from . import codec
 from .backend import Backend, ItemChange, ScopeRow
 from .errors import PersistenceError
 from .fingerprint import describe, fingerprint, same_embedder
-from .journal import Journal, plain_json, snapshot_state
+from .journal import InconsistentSnapshot, Journal, plain_json, snapshot_state
 from .scope import PARTS, Scope, call_for, check_identifier, check_part_name, named
 
 #: settings that shape a memory's decisions: a scope keeps the ones it was created with
@@ -963,7 +963,7 @@ class MemoryStore:
             # scope is rebuilt from its items.
             stored = self._settle(key, row.config, embedder=False)
             legacy = snapshot is not None and (
-                codec.is_legacy(snapshot[1]) or not self._reads_back(wanted, row, stored, snapshot)
+                codec.is_legacy(snapshot[1]) or self._inconsistent(wanted, row, stored, snapshot)
             )
             embedded = stored.get("embedder")
             if (
@@ -1022,16 +1022,21 @@ class MemoryStore:
                 return True
         raise PersistenceError(f"{_named(key)} kept changing while it was re-embedded: try again")
 
-    def _reads_back(
+    def _inconsistent(
         self, scope: Scope, row: ScopeRow, stored: dict[str, Any], snapshot: tuple[int, bytes]
     ) -> bool:
-        """Whether the scope's ``snapshot`` is one its reader accepts."""
+        """Whether the scope's ``snapshot`` decodes to a memory that is not consistent. (Only
+        that: one this process cannot read for another reason -- a policy of your own not
+        imported, another build, a forgery -- is no reason to rebuild the scope from its
+        items; re-embedding reads it as before, and refuses it as opening it would.)"""
         journal = self._reader(scope, row, stored)
         try:
             journal.read_snapshot(snapshot[1], f"the snapshot of {_named(scope.key)}")
+        except InconsistentSnapshot:
+            return True
         except PersistenceError:
             return False
-        return True
+        return False
 
     def _as_stored(
         self, scope: Scope, row: ScopeRow, stored: dict[str, Any]
