@@ -154,7 +154,7 @@ SUBJECTS = [
         "SolarStore",
         _namespace_store,
         lambda obj, text: obj.put(("alice",), text, {"text": text}),
-        lambda obj: obj.memory(("alice",)),
+        lambda obj: obj.store.get(namespace_scope(("alice",))),  # (stored or not yet)
     ),
 ]
 #: the adapters that serve memories by session or namespace: deep copies, pickles refused
