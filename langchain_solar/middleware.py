@@ -6,7 +6,7 @@ import json
 import os
 import threading
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, NoReturn, SupportsIndex
 
 from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
 from langchain.tools import ToolRuntime
@@ -20,6 +20,7 @@ from solar_core import CHAT_POLICY, Decision, Hits, SolarMemory
 from solar_core.async_calls import in_worker
 from solar_core.filters import Filter, check_filter
 from solar_core.fusion import DEFAULT_RETRIEVAL
+from solar_core.integrations.copies import refused_copy
 from solar_core.integrations.params import build_params, check_not_both
 from solar_core.integrations.sessions import Sessions
 from solar_core.integrations.turns import HEADER, HUMAN, render, turn_metadata, turn_text
@@ -300,6 +301,12 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         twin.__dict__.update(self.__dict__)
         twin._sessions = self._sessions.unowned()
         return twin
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> NoReturn:
+        raise refused_copy(self, "copy.deepcopy()")
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        raise refused_copy(self, "pickling")
 
     def _key(self, scope: object, call: str = "") -> str:
         """``scope`` as a memory key; ``call``: how to call the method with one, for the error

@@ -78,7 +78,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, NoReturn, SupportsIndex
 
 from langgraph.store.base import (
     NOT_PROVIDED,
@@ -105,6 +105,7 @@ from langgraph.store.base import (
 from solar_core import SolarMemory
 from solar_core.async_calls import in_worker
 from solar_core.fusion import DEFAULT_RETRIEVAL, check_floor, check_retrieval
+from solar_core.integrations.copies import refused_copy
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore
 from solar_core.persistence.journal import plain_json
 from solar_core.persistence.logged_steps import storable
@@ -327,6 +328,20 @@ class SolarStore(BaseStore):
         self._latest: dict[tuple[str, ...], Hits] = {}
         self._sweeper: threading.Thread | None = None
         self._stop_sweeping = threading.Event()
+
+    def __copy__(self) -> SolarStore:
+        """A second handle on the same namespaces that owns neither the ``MemoryStore`` nor the
+        TTL sweeper: closing the copy leaves both running for the original."""
+        twin = type(self).__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        twin._owned, twin._sweeper, twin._stop_sweeping = False, None, threading.Event()
+        return twin
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> NoReturn:
+        raise refused_copy(self, "copy.deepcopy()")
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        raise refused_copy(self, "pickling")
 
     @property
     def last_decision(self) -> Decision | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -191,6 +192,22 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
         twin = super().__copy__()
         twin._owns_store = False
         return twin
+
+    def __getstate__(self) -> dict[str, Any]:
+        """Pickled with its SOLAR memory, or refused: LlamaIndex's components leave out what
+        does not pickle, and this one would come back without its memory (a stored memory is
+        refused: a copy's writes would never reach its scope)."""
+        if self.memory.persistent:
+            raise TypeError(
+                "pickling a SolarChatMemory whose SOLAR memory is stored is refused: a copy's "
+                "writes would never reach its scope. Pickle to_dict() instead and rebuild it "
+                "with SolarChatMemory.from_dict(data, store=...), which reopens the "
+                "chat_store_key's memory"
+            )
+        state: dict[str, Any] = super().__getstate__()
+        if "memory" not in state["__dict__"]:
+            pickle.dumps(self.memory)  # what made it unpicklable, raised
+        return state
 
     @model_validator(mode="after")
     def _recall_fits(self) -> SolarChatMemory:

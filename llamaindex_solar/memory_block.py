@@ -7,7 +7,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NoReturn, SupportsIndex
 
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.memory import BaseMemoryBlock
@@ -18,6 +18,7 @@ from solar_core import CHAT_POLICY, Decision, Hit, Hits, SolarMemory
 from solar_core.async_calls import in_worker
 from solar_core.filters import Filter
 from solar_core.fusion import DEFAULT_RETRIEVAL
+from solar_core.integrations.copies import refused_copy
 from solar_core.integrations.params import build_params, check_not_both
 from solar_core.integrations.sessions import Sessions
 from solar_core.integrations.shown import record_shown
@@ -196,6 +197,12 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         twin = super().__copy__()
         twin._sessions = self._sessions.unowned()
         return twin
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> NoReturn:
+        raise refused_copy(self, "copy.deepcopy()")
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        raise refused_copy(self, "pickling")
 
     # -- sessions -----------------------------------------------------------------------------
     def memory_for(self, session_id: str | None = None) -> SolarMemory:

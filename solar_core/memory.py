@@ -25,7 +25,7 @@ from .filters import Filter, check_filter, left_out, only_matching
 from .fusion import DEFAULT_RETRIEVAL, Setting, check_floor, check_retrieval, floor_for
 from .inputs import input_vector, resolve_for_memory
 from .lifecycle import Lifecycle
-from .memory_state import core_and_own_state, state_of
+from .memory_state import MemoryCopies, core_and_own_state, state_of
 from .presets import compose
 from .steps import Clearing, LocalRunner, Lookup, Offer, Rating, Removal, Step, StepRunner
 from .types import Decision, Hits
@@ -45,7 +45,7 @@ from .views import MemoryViews
 __all__ = ["DELETION_REASONS", "SolarMemory"]
 
 
-class SolarMemory(MemoryViews, AsyncCalls):
+class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
     """A bounded, self-curating memory of an agent's experiences.
 
     One *step* is one agent interaction: :meth:`retrieve` the top-k similar experiences for the

@@ -25,7 +25,7 @@ import time
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NoReturn, SupportsIndex
 
 import numpy as np
 import numpy.typing as npt
@@ -184,6 +184,25 @@ class ResponseCache:
         if not trace_retention_days > 0:
             raise ValueError(f"trace_retention_days must be > 0, got {trace_retention_days}")
         self.trace_retention_days = float(trace_retention_days)
+
+    # -- copies: refused (share the one cache) ------------------------------------------------
+    def __copy__(self) -> NoReturn:
+        # A shallow copy would share the entries but number new ones on its own (the next
+        # store of either would collide), and the watched memories tell only the original.
+        raise self._refused("copy.copy()")
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> NoReturn:
+        raise self._refused("copy.deepcopy()")
+
+    def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
+        raise self._refused("pickling")
+
+    @staticmethod
+    def _refused(how: str) -> TypeError:
+        return TypeError(
+            f"{how} of a ResponseCache is refused: its watched memories tell the one cache "
+            "they watch. Share this object, or make a new ResponseCache and watch() them again"
+        )
 
     # -- embedding ----------------------------------------------------------------------------
     def _embed(self, text: str) -> F32:

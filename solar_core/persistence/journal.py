@@ -112,6 +112,11 @@ def _digest(kind: str, result: object) -> str:
     return ""
 
 
+class InconsistentSnapshot(PersistenceError):
+    """A snapshot that decodes, but whose memory is not consistent (its counters, store and
+    policies disagree): its scope is rebuilt from its item rows by ``store.reembed``."""
+
+
 @dataclass(slots=True)
 class _Kept:
     """A step kept by a scope not stored yet, as it would be logged (for a merge)."""
@@ -375,8 +380,25 @@ class Journal(StepListener):
         self._creation = self._merging = None
 
     def _write_snapshot(self, memory: SolarMemory, seq: int, purge: bool = False) -> None:
-        blob = codec.dumps(snapshot_state(memory))
+        blob = self._snapshot_of(memory, seq)
         self.backend.write_snapshot(self._id, seq, blob, time.time(), purge)
+
+    def _snapshot_of(self, memory: SolarMemory, seq: int) -> bytes:
+        """``memory``'s snapshot at step ``seq``, read back as a reopen reads it before it is
+        written: a snapshot its own reader would refuse is never written. Written, it would
+        replace the log it stands for (a purge deletes the steps before it) and the scope
+        could not be opened again; refused, the step's transaction rolls back, the log stays
+        the scope's truth and this memory is rebuilt from the database on its next use."""
+        blob = codec.dumps(snapshot_state(memory))
+        try:
+            self._memory_from(blob, f"the snapshot of {named(self.scope)} at step {seq}", False)
+        except PersistenceError as err:
+            self._stale = True  # this memory is what the check refused: rebuild it
+            raise PersistenceError(
+                f"{err}; it was not written: the scope's log holds every step, and this "
+                "memory is rebuilt from the database on its next use"
+            ) from err
+        return blob
 
     def _templates(self) -> tuple[dict[str, Any], dict[str, Any]]:
         """What a snapshot of this scope is checked against: the state of a new memory of its
@@ -415,9 +437,16 @@ class Journal(StepListener):
             shared[kind] = templates
         return templates
 
-    def _memory_from(self, blob: bytes, what: str) -> SolarMemory:
+    def read_snapshot(self, blob: bytes, what: str) -> SolarMemory:
+        """The memory the snapshot ``blob`` holds, checked as a reopen checks it, else
+        :class:`PersistenceError` (:class:`InconsistentSnapshot` if it decodes but its memory
+        is not consistent; ``what``: the snapshot, as the message names it)."""
+        return self._memory_from(blob, what)
+
+    def _memory_from(self, blob: bytes, what: str, stored: bool = True) -> SolarMemory:
         """The memory a snapshot holds, checked: its format and structure (see :mod:`.codec`),
-        each object against a new memory of the scope's settings, then its invariants."""
+        each object against a new memory of the scope's settings, then its invariants
+        (``stored``: a snapshot read from the database, not one about to be written)."""
         from ..memory import SolarMemory
 
         if codec.is_legacy(blob):
@@ -444,7 +473,14 @@ class Journal(StepListener):
             donor.__setstate__(state)
             donor.check_invariants()
         except Exception as err:  # a state the checks let through, but not a memory's
-            raise PersistenceError(f"{what} does not hold a consistent memory: {err!r}") from err
+            fix = (
+                f"; {call_for('reembed', self.scope)} rebuilds the scope from its stored items"
+                if stored
+                else ""
+            )
+            raise InconsistentSnapshot(
+                f"{what} does not hold a consistent memory: {err!r}{fix}"
+            ) from err
         return donor
 
     def _deliver(self, memory: SolarMemory) -> None:
@@ -686,7 +722,7 @@ class Journal(StepListener):
             # row is logged after it, in this transaction.
             blob = None
             if self.seq > 0:
-                blob = codec.dumps(snapshot_state(memory))
+                blob = self._snapshot_of(memory, self.seq)
                 self.backend.write_snapshot(row.id, self.seq, blob, time.time())
                 self.backend.set_seq(row.id, self.seq)
             self._creation = (self.seq, blob, list(self._kept_steps))

@@ -32,7 +32,7 @@ from . import codec
 from .backend import Backend, ItemChange, ScopeRow
 from .errors import PersistenceError
 from .fingerprint import describe, fingerprint, same_embedder
-from .journal import Journal, plain_json, snapshot_state
+from .journal import InconsistentSnapshot, Journal, plain_json, snapshot_state
 from .scope import PARTS, Scope, call_for, check_identifier, check_part_name, named
 
 #: settings that shape a memory's decisions: a scope keeps the ones it was created with
@@ -976,7 +976,9 @@ class MemoryStore:
         store for it again: it embeds with the new embedder).
 
         It also brings back a scope whose snapshot is of the first format (a pickle, which this
-        version never reads, whatever the embedder): the scope is rebuilt from its item rows,
+        version never reads, whatever the embedder), or whose snapshot its reader refuses (one
+        written before snapshots were read back before writing, of a memory copied while
+        stored): the scope is rebuilt from its item rows,
         which keep each item's id, text, metadata, category, ``created_at``, ``valid_until``
         and step; importance, the random generator and the retrieval counter start over too.
 
@@ -1014,9 +1016,12 @@ class MemoryStore:
                 snapshot = None if row is None else self.backend.read_snapshot(row.id)
             if row is None:
                 raise ValueError(f"{_named(key)} is not stored: there is nothing to re-embed")
-            # A snapshot of the first format is never read: the scope is rebuilt from its items.
-            legacy = snapshot is not None and codec.is_legacy(snapshot[1])
+            # A snapshot of the first format is never read, nor one its reader refuses: the
+            # scope is rebuilt from its items.
             stored = self._settle(key, row.config, embedder=False)
+            legacy = snapshot is not None and (
+                codec.is_legacy(snapshot[1]) or self._inconsistent(wanted, row, stored, snapshot)
+            )
             embedded = stored.get("embedder")
             if (
                 not legacy
@@ -1074,31 +1079,50 @@ class MemoryStore:
                 return True
         raise PersistenceError(f"{_named(key)} kept changing while it was re-embedded: try again")
 
+    def _inconsistent(
+        self, scope: Scope, row: ScopeRow, stored: dict[str, Any], snapshot: tuple[int, bytes]
+    ) -> bool:
+        """Whether the scope's ``snapshot`` decodes to a memory that is not consistent. (Only
+        that: one this process cannot read for another reason -- a policy of your own not
+        imported, another build, a forgery -- is no reason to rebuild the scope from its
+        items; re-embedding reads it as before, and refuses it as opening it would.)"""
+        journal = self._reader(scope, row, stored)
+        try:
+            journal.read_snapshot(snapshot[1], f"the snapshot of {_named(scope.key)}")
+        except InconsistentSnapshot:
+            return True
+        except PersistenceError:
+            return False
+        return False
+
     def _as_stored(
         self, scope: Scope, row: ScopeRow, stored: dict[str, Any]
     ) -> tuple[SolarMemory, Journal]:
         """The scope's memory as stored, without its embedder (a replay needs none: the log
         holds vectors), read-only, and the journal that read it (its seq and config)."""
+        journal = self._reader(scope, row, stored)
+        memory = self._vectors_only(scope.key, stored)
+        journal.attach(memory)
+        journal.forgotten()  # read only: it never writes
+        return memory, journal
 
-        def vectors_only(config: Mapping[str, Any]) -> SolarMemory:
-            return self._built(scope.key, config, None, int(config["dim"]))
+    def _vectors_only(self, key: str, config: Mapping[str, Any]) -> SolarMemory:
+        return self._built(key, config, None, int(config["dim"]))
 
-        journal = Journal(
+    def _reader(self, scope: Scope, row: ScopeRow, stored: dict[str, Any]) -> Journal:
+        """A journal that reads the scope as stored, without its embedder."""
+        return Journal(
             self.backend,
             scope,
             scope_id=row.id,
             config_text=row.config,
             config=stored,
-            build=vectors_only,
+            build=partial(self._vectors_only, scope.key),
             settle=partial(self._settle, scope.key, embedder=False),
             locate=partial(self._locate, scope),
             snapshot_every=self.snapshot_every,
             runtime={"embedder": None, "evaluator": self._evaluator},
         )
-        memory = vectors_only(stored)
-        journal.attach(memory)
-        journal.forgotten()  # read only: it never writes
-        return memory, journal
 
     def _reembedded(
         self,

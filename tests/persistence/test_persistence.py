@@ -376,12 +376,15 @@ def test_closed_memories_and_stores_refuse_work(tmp_path: Path) -> None:
     reopened.close()
 
 
-def test_a_copy_of_a_persistent_memory_is_a_plain_memory(tmp_path: Path) -> None:
+def test_a_detached_copy_of_a_persistent_memory_is_a_plain_memory(tmp_path: Path) -> None:
     store = MemoryStore(tmp_path / "m.db", policy="solar", capacity=3, embedder="hash")
     memory = store.scope(user="a")
     memory.add("x")
-    copy = pickle.loads(pickle.dumps(memory))
+    with pytest.raises(TypeError, match=r"detached\(\)"):
+        pickle.dumps(memory)  # its writes would never reach the scope
+    copy = memory.detached()
     assert isinstance(copy.runner, LocalRunner) and copy.core.clock is not memory.core.clock
+    assert memory.persistent and not copy.persistent
     copy.add("only in the copy")
     assert len(memory) == 1 and len(copy) == 2
     store.close()

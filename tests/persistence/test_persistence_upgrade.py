@@ -280,7 +280,7 @@ def test_reembed_migrates_a_scope_and_keeps_its_items(db_url: str) -> None:
         stale.add("written with the old embedder?")
     with pytest.raises(PersistenceError, match="could not be snapshotted"):
         holder.close()  # (as for a scope forgotten elsewhere: nothing written)
-    plain = pickle.loads(pickle.dumps(memory))  # a plain copy of the memory as it is now
+    plain = memory.detached()  # a plain copy of the memory as it is now
     store.close()
     again = MemoryStore(db_url, capacity=10, embedder=HashEmbedder(dim=DIM), seed=4)
     same(again.scope(user="alice"), plain)
@@ -545,7 +545,7 @@ def test_a_first_format_snapshot_is_refused_then_rebuilt_from_its_items(db_url: 
         "my locker code is 1234"
     ]
     memory.check_invariants()
-    plain = pickle.loads(pickle.dumps(memory))
+    plain = memory.detached()
     store.close()
     again = MemoryStore(db_url, policy="solar", capacity=10, embedder="hash", seed=4)
     same(again.scope(user="alice"), plain)

@@ -5,7 +5,6 @@ policy's does. A composition of registered parts too."""
 from __future__ import annotations
 
 import importlib
-import pickle
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
@@ -54,7 +53,7 @@ def test_a_registered_policy_persists_and_resumes_bit_for_bit(
     store = make_store(url, policy, {}, clock, snapshot_every=50)
     memory = store.scope(user="alice")
     assert [apply(memory, op, clock) for op in ops[:120]] == expected
-    before = pickle.loads(pickle.dumps(memory))
+    before = memory.detached()
     store.close()
     again = make_store(url, policy, {}, clock)
     resumed = again.scope(user="alice")

@@ -50,7 +50,7 @@ def test_a_memory_far_below_its_capacity_reopens_the_same(
     clock = Clock()
     for op in stream(40):
         apply(memory, op, clock)
-    before = pickle.loads(pickle.dumps(memory))
+    before = memory.detached()
     store.close()  # a snapshot
     again = _store(tmp_path / "m.db", policy, capacity, deletion)
     resumed = again.scope(user="alice")
@@ -86,7 +86,7 @@ def test_an_unbounded_store_writes_the_rows_it_uses(tmp_path: Path) -> None:
     for item in list(memory.items())[1:]:
         memory.remove(item.id)
     assert len(memory.core.store.matrix) == 256
-    before = pickle.loads(pickle.dumps(memory))
+    before = memory.detached()
     store.close()
     again = _store(tmp_path / "m.db", "unlimited", None, "none")
     same(again.scope(user="alice"), before)
@@ -122,7 +122,7 @@ def test_a_cleared_unbounded_store_keeps_its_rows_and_reopens_the_same(tmp_path:
         assert len(memory.core.store.matrix) == 128
         memory.clear()
         memory.add("one more")
-        before = pickle.loads(pickle.dumps(memory))
+        before = memory.detached()
         store.close()
         again = MemoryStore(path, policy=policy, capacity=None, embedder="hash", seed=1)
         same(again.scope(user="alice"), before)

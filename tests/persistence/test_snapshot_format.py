@@ -721,7 +721,7 @@ def test_every_preset_resumes_bit_for_bit_from_a_snapshot(tmp_path: Path, policy
     store = make_store(url, policy, {}, clock, snapshot_every=10**6)
     memory = store.scope(user="alice")
     assert [apply(memory, op, clock) for op in ops[:200]] == expected
-    before = pickle.loads(pickle.dumps(memory))  # a plain copy, as it was snapshotted
+    before = memory.detached()  # a plain copy, as it was snapshotted
     store.close()  # everything is in the snapshot now
     with sqlite3.connect(url) as con:
         assert con.execute("SELECT COUNT(*) FROM solar_ops").fetchone()[0] == 0
@@ -836,7 +836,7 @@ def test_a_snapshot_naming_classes_where_they_lived_before_still_loads(tmp_path:
     assert [apply(memory, op, clock) for op in ops[:40]] == [
         apply(ref, op, ref_clock) for op in ops[:40]
     ]
-    before = pickle.loads(pickle.dumps(memory))
+    before = memory.detached()
     store.close()
     with sqlite3.connect(url) as con:
         blob = bytes(con.execute("SELECT state FROM solar_snapshots").fetchone()[0])
