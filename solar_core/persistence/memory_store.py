@@ -1377,6 +1377,24 @@ class MemoryStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    def __copy__(self) -> MemoryStore:
+        raise self._refused("copy.copy()")
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> MemoryStore:
+        raise self._refused("copy.deepcopy()")
+
+    def __reduce__(self) -> Any:
+        raise self._refused("pickling")
+
+    def _refused(self, how: str) -> TypeError:
+        # A copy would share (or lose) the connection, the open scopes and their journals: the
+        # copy's close() would close the original's database under it.
+        return TypeError(
+            f"{how} of a MemoryStore is refused: it holds a database connection and its open "
+            "scopes. Open the same database again with MemoryStore(path_or_url) for a second "
+            "store (each scope's steps reach both), or take a scope's memory.detached() copy"
+        )
+
     def __repr__(self) -> str:
         return (
             f"MemoryStore({self.url!r}, policy={self.policy!r}, capacity={self.capacity}, "

@@ -424,3 +424,14 @@ def test_a_response_cache_refuses_copies_and_a_semantic_cache_shares_it(kind: st
     cache.update("what colour", "llm", [Generation(text="green")])
     assert [g.text for g in cache.lookup("where do I live", "llm") or []] == ["Leeds"]
     assert [g.text for g in twin.lookup("what colour", "llm") or []] == ["green"]
+
+
+@pytest.mark.parametrize("how", [copy.copy, copy.deepcopy, pickle.dumps])
+def test_a_store_refuses_copies_and_names_what_to_do(tmp_path: Path, how: Any) -> None:
+    # a shallow copy shared the connection: closing it closed the original's database
+    store = MemoryStore(tmp_path / "a.db", embedder="hash", seed=0)
+    store.scope(user="alice").add("tea at five")
+    with pytest.raises(TypeError, match=r"MemoryStore is refused.*MemoryStore\(path_or_url\)"):
+        how(store)
+    assert [item.text for item in store.scope(user="alice").items()] == ["tea at five"]
+    store.close()
