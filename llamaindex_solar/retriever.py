@@ -348,6 +348,24 @@ def _one(one: MetadataFilter) -> _Test:
     return test
 
 
+def _member_test(wanted: list[Any]) -> _Test:
+    """Whether a stored value is one of the plain ``wanted``: a set per kind, built once (a
+    long list costs one look-up per item, whatever its length)."""
+    texts = {w for w in wanted if type(w) is str}
+    numbers = {w for w in wanted if type(w) is int or (type(w) is float and w == w)}  # no NaN
+    bools = {w for w in wanted if type(w) is bool}
+
+    def member(value: Any) -> bool:
+        if isinstance(value, str):
+            return str.__str__(value) in texts
+        if value is True or value is False:
+            return value in bools
+        n = number(value)
+        return n is not None and n in numbers
+
+    return member
+
+
 def _value_test(op: FilterOperator, wanted: Any, key: str) -> _Test:
     """The test of one stored value (not ``None``) for ``op`` against the plain ``wanted``."""
     if op == FilterOperator.IS_EMPTY:
@@ -367,13 +385,12 @@ def _value_test(op: FilterOperator, wanted: Any, key: str) -> _Test:
             "pass a number or a str"
         )
     if op in _LISTED:
+        if op in (FilterOperator.IN, FilterOperator.NIN):
+            member = _member_test(wanted)
+            return member if op == FilterOperator.IN else lambda value: not member(value)
         keys = {_key(w) for w in wanted}
         every = None not in keys  # (a NaN or a list is held by no value)
         keys.discard(None)
-        if op == FilterOperator.IN:
-            return lambda value: _key(value) in keys
-        if op == FilterOperator.NIN:
-            return lambda value: _key(value) not in keys
         texts = [w for w in wanted if isinstance(w, str)]
         if op == FilterOperator.ANY:
 

@@ -55,8 +55,9 @@ from .types import Hits
 OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 #: the deepest a filter may nest (dicts and lists inside one another)
 MAX_DEPTH = 32
-#: the most values (each dict, list and plain value counted) a filter may hold
-MAX_VALUES = 100_000
+#: the most values (each dict, list and plain value counted, a list or dict held in several
+#: places counted in each) a filter may hold
+MAX_VALUES = 1_000_000
 
 _ORDER: dict[str, Callable[[Any, Any], bool]] = {
     "$gt": operator.gt,
@@ -76,6 +77,9 @@ _STR_ORDER: dict[str, Callable[[Any, Any], bool]] = {
 Filter: TypeAlias = Mapping[str, Any] | Callable[[Mapping[str, Any]], bool]
 #: a compiled test of one value
 Test: TypeAlias = Callable[[Any], bool]
+
+#: the values a filter holds as they are (a list of only these is copied whole)
+_PLAIN = frozenset({str, int, float, bool, type(None)})
 
 _show = reprlib.Repr()
 _show.maxstring = _show.maxother = 40
@@ -274,11 +278,27 @@ class _Checker:
     """One filter's check: its plain copy, counting its values and levels, refusing a
     container inside itself."""
 
-    __slots__ = ("values", "open")
+    __slots__ = ("values", "open", "done")
 
     def __init__(self) -> None:
         self.values = 1
         self.open: set[int] = set()  # the containers being checked (the path from the top)
+        #: (container, how read, depth) -> its copy and the values it holds: a list or dict
+        #: held in several places is read once (its values counted in each place)
+        self.done: dict[tuple[int, str, int], tuple[Any, int]] = {}
+
+    def _container(self, wanted: object, where: str, depth: int, how: str, read: Any) -> Any:
+        key = (id(wanted), how, depth)
+        done = self.done.get(key)
+        if done is not None:
+            self._count(done[1])
+            return done[0]
+        self._enter(wanted, where, depth)
+        before = self.values
+        copied = read()
+        self.open.discard(id(wanted))
+        self.done[key] = (copied, self.values - before)
+        return copied
 
     def _enter(self, wanted: object, where: str, depth: int) -> None:
         if id(wanted) in self.open:
@@ -304,27 +324,37 @@ class _Checker:
         """A filter's value at the path ``where`` (dotted, for the error), as plain data."""
         self._count(1)
         if isinstance(wanted, Mapping):
-            self._enter(wanted, where, depth)
-            for key in wanted:
-                _check_key(key, where)
-            ops = [key for key in wanted if key.startswith("$")]
-            if not ops:
-                plain = {k: self.value(v, f"{where}.{k}", depth + 1) for k, v in wanted.items()}
-            elif len(ops) != len(wanted):
-                raise ValueError(
-                    f"the filter at {where!r} mixes operators and metadata keys "
-                    f"({shown(list(wanted))}): nest the keys under their own field"
-                )
-            else:
-                plain = {op: self.operand(op, v, where, depth) for op, v in wanted.items()}
-            self.open.discard(id(wanted))
-            return plain
+            return self._container(
+                wanted, where, depth, "v", lambda: self.fields(wanted, where, depth)
+            )
         if isinstance(wanted, list | tuple):
-            self._enter(wanted, where, depth)
-            plain_list = [self.value(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(wanted)]
-            self.open.discard(id(wanted))
-            return plain_list
+            return self._container(
+                wanted, where, depth, "v", lambda: self.sequence(wanted, where, depth, self.value)
+            )
         return _scalar(wanted, where)
+
+    def fields(self, wanted: Mapping[Any, Any], where: str, depth: int) -> dict[str, Any]:
+        for key in wanted:
+            _check_key(key, where)
+        ops = [key for key in wanted if key.startswith("$")]
+        if not ops:
+            return {k: self.value(v, f"{where}.{k}", depth + 1) for k, v in wanted.items()}
+        if len(ops) != len(wanted):
+            raise ValueError(
+                f"the filter at {where!r} mixes operators and metadata keys "
+                f"({shown(list(wanted))}): nest the keys under their own field"
+            )
+        return {op: self.operand(op, v, where, depth) for op, v in wanted.items()}
+
+    def sequence(
+        self, wanted: list[Any] | tuple[Any, ...], where: str, depth: int, each: Any
+    ) -> list[Any]:
+        if self.values + len(wanted) > MAX_VALUES:
+            self._count(len(wanted))  # (a long list is refused before it is read)
+        if all(type(v) in _PLAIN for v in wanted):  # the usual list: plain values, copied
+            self._count(len(wanted))
+            return list(wanted)
+        return [each(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(wanted)]
 
     def operand(self, op: str, operand: object, where: str, depth: int) -> Any:
         if op not in OPERATORS:
@@ -347,18 +377,19 @@ class _Checker:
         """The operand of ``$eq``/``$ne``: data compared as it is (no operators inside)."""
         self._count(1)
         if isinstance(wanted, Mapping):
-            self._enter(wanted, where, depth)
-            for key in wanted:
-                _check_key(key, where)
-            plain = {k: self.literal(v, f"{where}.{k}", depth + 1) for k, v in wanted.items()}
-            self.open.discard(id(wanted))
-            return plain
+            return self._container(
+                wanted, where, depth, "l", lambda: self.literal_fields(wanted, where, depth)
+            )
         if isinstance(wanted, list | tuple):
-            self._enter(wanted, where, depth)
-            items = [self.literal(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(wanted)]
-            self.open.discard(id(wanted))
-            return items
+            return self._container(
+                wanted, where, depth, "l", lambda: self.sequence(wanted, where, depth, self.literal)
+            )
         return _scalar(wanted, where)
+
+    def literal_fields(self, wanted: Mapping[Any, Any], where: str, depth: int) -> dict[str, Any]:
+        for key in wanted:
+            _check_key(key, where)
+        return {k: self.literal(v, f"{where}.{k}", depth + 1) for k, v in wanted.items()}
 
 
 def _scalar(wanted: object, where: str) -> Any:
@@ -379,7 +410,8 @@ def _scalar(wanted: object, where: str) -> Any:
 # -- compiling: a checked filter as nested tests ------------------------------------------------
 def _metadata_test(wanted: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
     """Each field of the checked filter ``wanted`` must match an item's metadata."""
-    fields = [(key, _value_test(value)) for key, value in wanted.items()]
+    memo: dict[tuple[int, str], Test] = {}
+    fields = [(key, _value_test(value, memo)) for key, value in wanted.items()]
 
     def test(metadata: Mapping[str, Any]) -> bool:
         get = metadata.get
@@ -388,9 +420,9 @@ def _metadata_test(wanted: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], b
     return test
 
 
-def _fields_test(wanted: Mapping[str, Any]) -> Test:
+def _fields_test(wanted: Mapping[str, Any], memo: dict[tuple[int, str], Test]) -> Test:
     """Each field of ``wanted`` (a checked mapping without operators) must match."""
-    fields = [(key, _value_test(value)) for key, value in wanted.items()]
+    fields = [(key, _value_test(value, memo)) for key, value in wanted.items()]
     if len(fields) == 1:
         (key, test), get = fields[0], dict.get
 
@@ -408,17 +440,57 @@ def _fields_test(wanted: Mapping[str, Any]) -> Test:
     return each
 
 
-def _value_test(wanted: Any) -> Test:
+def _value_test(wanted: Any, memo: dict[tuple[int, str], Test]) -> Test:
+    """The test of a checked filter value; ``memo`` holds those of the lists and dicts met
+    already (a checked filter shares them where the filter did: each is compiled once)."""
+    if not isinstance(wanted, dict | list):
+        return _equal_test(wanted, memo)
+    key = (id(wanted), "v")
+    test = memo.get(key)
+    if test is None:
+        test = memo[key] = _container_test(wanted, memo)
+    return test
+
+
+def _container_test(wanted: dict[str, Any] | list[Any], memo: dict[tuple[int, str], Test]) -> Test:
     if isinstance(wanted, dict):
         if wanted and next(iter(wanted)).startswith("$"):  # checked: all operators, or none
-            tests = [_operator_test(op, operand) for op, operand in wanted.items()]
+            tests = [_operator_test(op, operand, memo) for op, operand in wanted.items()]
             if len(tests) == 1:
                 return tests[0]
             return lambda value: all(test(value) for test in tests)
-        return _fields_test(wanted)
-    if isinstance(wanted, list):
-        return _sequence_test([_value_test(w) for w in wanted])
-    return _equal_test(wanted)
+        return _fields_test(wanted, memo)
+    if all(type(w) in _PLAIN for w in wanted):
+        return _scalars_test(wanted)
+    return _sequence_test([_value_test(w, memo) for w in wanted])
+
+
+def _scalars_test(wanted: list[Any]) -> Test:
+    """Equality with a list of plain values: no test built per value (a long list costs its
+    length once per item compared, nothing more)."""
+    n = len(wanted)
+
+    def same(value: Any) -> bool:
+        if not isinstance(value, list | tuple) or len(value) != n:
+            return False
+        return all(_same_scalar(v, w) for v, w in zip(value, wanted, strict=False))
+
+    return same
+
+
+def _same_scalar(value: Any, wanted: Any) -> bool:
+    """Whether ``value`` equals the plain str, number, bool or ``None`` ``wanted``."""
+    if wanted is None:
+        return value is None
+    if wanted is True or wanted is False:
+        return value is wanted
+    if type(wanted) is str:
+        return isinstance(value, str) and str.__eq__(value, wanted)
+    kind = type(value)
+    if kind is int or kind is float:
+        return bool(value == wanted)
+    n = number(value)
+    return n is not None and bool(n == wanted)
 
 
 def _sequence_test(tests: list[Test]) -> Test:
@@ -432,11 +504,11 @@ def _sequence_test(tests: list[Test]) -> Test:
     return sequence
 
 
-def _operator_test(op: str, operand: Any) -> Test:
+def _operator_test(op: str, operand: Any, memo: dict[tuple[int, str], Test]) -> Test:
     if op == "$eq":
-        return _equal_test(operand)
+        return _equal_test(operand, memo)
     if op == "$ne":
-        same = _equal_test(operand)
+        same = _equal_test(operand, memo)
         return lambda value: not same(value)
     return _order_test(op, operand)
 
@@ -457,16 +529,37 @@ def _order_test(op: str, wanted: int | float | str) -> Test:
     return in_range
 
 
-def _equal_test(wanted: Any) -> Test:
+def _equal_test(wanted: Any, memo: dict[tuple[int, str], Test] | None = None) -> Test:
     """Equality with the checked plain ``wanted``, kind by kind."""
+    if isinstance(wanted, dict | list):
+        memo = {} if memo is None else memo
+        key = (id(wanted), "e")
+        test = memo.get(key)
+        if test is None:
+            test = memo[key] = _equal_container_test(wanted, memo)
+        return test
     if wanted is None:
         return lambda value: value is None
     if wanted is True or wanted is False:
         return lambda value: value is wanted
     if isinstance(wanted, str):
         return lambda value: isinstance(value, str) and str.__eq__(value, wanted)
+
+    def same_number(value: Any) -> bool:
+        kind = type(value)
+        if kind is int or kind is float:
+            return bool(value == wanted)
+        n = number(value)
+        return n is not None and bool(n == wanted)
+
+    return same_number
+
+
+def _equal_container_test(
+    wanted: dict[str, Any] | list[Any], memo: dict[tuple[int, str], Test]
+) -> Test:
     if isinstance(wanted, dict):
-        fields = [(key, _equal_test(w)) for key, w in wanted.items()]
+        fields = [(key, _equal_test(w, memo)) for key, w in wanted.items()]
         n = len(fields)
 
         def same_dict(value: Any) -> bool:
@@ -477,17 +570,9 @@ def _equal_test(wanted: Any) -> Test:
             )
 
         return same_dict
-    if isinstance(wanted, list):
-        return _sequence_test([_equal_test(w) for w in wanted])
-
-    def same_number(value: Any) -> bool:
-        kind = type(value)
-        if kind is int or kind is float:
-            return bool(value == wanted)
-        n = number(value)
-        return n is not None and bool(n == wanted)
-
-    return same_number
+    if all(type(w) in _PLAIN for w in wanted):
+        return _scalars_test(wanted)
+    return _sequence_test([_equal_test(w, memo) for w in wanted])
 
 
 # -- applying -----------------------------------------------------------------------------------
