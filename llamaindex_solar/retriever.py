@@ -268,6 +268,10 @@ def solar_filter(filters: MetadataFilters | Filter | None) -> Filter | None:
 _Test = Callable[[Any], bool]
 
 
+#: the kind of each plain value, as :func:`_key` spells it
+_KINDS = {str: "s", bool: "b", int: "n", float: "n"}
+
+
 def _key(value: Any) -> tuple[str, Any] | None:
     """A stored scalar as a hashable key that keeps to its kind (see
     :mod:`solar_core.filters`: ``True`` is not ``1``, ``"1"`` not ``1``); ``None`` for a value
@@ -336,7 +340,10 @@ def _one(one: MetadataFilter) -> _Test:
         raise ValueError(f"filter {key!r} {op.value}: pass a list of values, e.g. value=['a', 'b']")
     if op in _TEXT and not isinstance(wanted, str):
         raise ValueError(f"filter {key!r} {op.value}: pass the text to find, a str")
-    value_test = _value_test(op, plain(wanted, key), key)
+    if isinstance(wanted, list) and all(type(w) in _KINDS for w in wanted):
+        value_test = _value_test(op, wanted, key)  # plain values already: read, not copied
+    else:
+        value_test = _value_test(op, plain(wanted, key), key)
     if op == FilterOperator.IS_EMPTY:
         return lambda metadata: value_test(metadata.get(key))
     missing = op in (FilterOperator.NE, FilterOperator.NIN)  # None matches only these
@@ -348,22 +355,87 @@ def _one(one: MetadataFilter) -> _Test:
     return test
 
 
-def _member_test(wanted: list[Any]) -> _Test:
-    """Whether a stored value is one of the plain ``wanted``: a set per kind, built once (a
-    long list costs one look-up per item, whatever its length)."""
-    texts = {w for w in wanted if type(w) is str}
-    numbers = {w for w in wanted if type(w) is int or (type(w) is float and w == w)}  # no NaN
-    bools = {w for w in wanted if type(w) is bool}
+class _Listed:
+    """The values of an ``in``/``nin``/``any``/``all`` filter as a set per kind, built once
+    (a long list costs one look-up per stored value, whatever its length)."""
 
-    def member(value: Any) -> bool:
+    __slots__ = ("texts", "numbers", "bools", "every", "only_texts", "_lengths")
+
+    def __init__(self, wanted: list[Any]) -> None:
+        #: whether each listed value can be held (a NaN or a list is held by no value)
+        self.every = True
+        #: whether every listed value is a text
+        self.only_texts = all(type(w) is str for w in wanted)
+        if self.only_texts:  # the usual list: one kind, built at C speed
+            self.texts: set[str] = set(wanted)
+            self.numbers: set[Any] = set()
+            self.bools: set[bool] = set()
+        else:
+            self.texts = {w for w in wanted if type(w) is str}
+            self.numbers = {w for w in wanted if type(w) is int or (type(w) is float and w == w)}
+            self.bools = {w for w in wanted if type(w) is bool}
+            self.every = all(type(w) in _KINDS and w == w for w in wanted)
+        self._lengths: list[int] | None = None
+
+    @property
+    def lengths(self) -> list[int]:
+        """The listed texts' lengths (for looking a stored text's parts up)."""
+        if self._lengths is None:
+            self._lengths = sorted(set(map(len, self.texts)))
+        return self._lengths
+
+    def __call__(self, value: Any) -> bool:
+        """Whether the stored ``value`` is one of them."""
         if isinstance(value, str):
-            return str.__str__(value) in texts
+            return str.__str__(value) in self.texts
         if value is True or value is False:
-            return value in bools
+            return value in self.bools
         n = number(value)
-        return n is not None and n in numbers
+        return n is not None and n in self.numbers
 
-    return member
+    def keys(self) -> list[tuple[str, Any]]:
+        return (
+            [("s", t) for t in self.texts]
+            + [("n", n) for n in self.numbers]
+            + [("b", b) for b in self.bools]
+        )
+
+
+def _any_or_all(some: bool, listed: _Listed, every_text: bool) -> _Test:
+    """``any``/``all``: whether a stored list holds some/every listed value, or a stored text
+    some/every listed text as a part of it. Each item costs what it holds (its list, or its
+    text's parts of the listed texts' lengths), not the list's length times it."""
+    texts = listed.texts
+    size = len(texts) + len(listed.numbers) + len(listed.bools)
+
+    def parts(text: str) -> int:
+        return sum(len(text) - n + 1 for n in listed.lengths if n <= len(text))
+
+    def found(value: Any) -> bool:
+        if isinstance(value, str):  # a text holds a listed one as a part of it
+            text = str.__str__(value)
+            if some:
+                if parts(text) < len(texts):  # look its parts up rather than scan the list
+                    return any(
+                        text[i : i + n] in texts
+                        for n in listed.lengths
+                        if n <= len(text)
+                        for i in range(len(text) - n + 1)
+                    )
+                return any(t in text for t in texts)
+            if not every_text or parts(text) < len(texts):  # more texts than it has parts
+                return False
+            return all(t in text for t in texts)
+        if not isinstance(value, list | tuple):
+            return False
+        if some:
+            return any(listed(v) for v in value)
+        if not listed.every or size > len(value):
+            return False
+        held = {_key(v) for v in value}
+        return all(k in held for k in listed.keys())
+
+    return found
 
 
 def _value_test(op: FilterOperator, wanted: Any, key: str) -> _Test:
@@ -385,35 +457,10 @@ def _value_test(op: FilterOperator, wanted: Any, key: str) -> _Test:
             "pass a number or a str"
         )
     if op in _LISTED:
+        member = _Listed(wanted)
         if op in (FilterOperator.IN, FilterOperator.NIN):
-            member = _member_test(wanted)
             return member if op == FilterOperator.IN else lambda value: not member(value)
-        keys = {_key(w) for w in wanted}
-        every = None not in keys  # (a NaN or a list is held by no value)
-        keys.discard(None)
-        texts = [w for w in wanted if isinstance(w, str)]
-        if op == FilterOperator.ANY:
-
-            def any_of(value: Any) -> bool:
-                if isinstance(value, str):  # a text holds a listed one as a part of it
-                    return any(t in value for t in texts)
-                if not isinstance(value, list | tuple):
-                    return False
-                held = {_key(v) for v in value}
-                return any(k in held for k in keys)
-
-            return any_of
-        all_texts = len(texts) == len(wanted)
-
-        def all_of(value: Any) -> bool:
-            if isinstance(value, str):
-                return all_texts and all(t in value for t in texts)
-            if not isinstance(value, list | tuple):
-                return False
-            held = {_key(v) for v in value}
-            return every and all(k in held for k in keys)
-
-        return all_of
+        return _any_or_all(op == FilterOperator.ANY, member, member.only_texts)
     if op == FilterOperator.CONTAINS:
         same = equality(wanted)
         text = wanted if isinstance(wanted, str) else None
