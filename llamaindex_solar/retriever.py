@@ -340,8 +340,8 @@ def _one(one: MetadataFilter) -> _Test:
         raise ValueError(f"filter {key!r} {op.value}: pass a list of values, e.g. value=['a', 'b']")
     if op in _TEXT and not isinstance(wanted, str):
         raise ValueError(f"filter {key!r} {op.value}: pass the text to find, a str")
-    if isinstance(wanted, list) and all(type(w) in _KINDS for w in wanted):
-        value_test = _value_test(op, wanted, key)  # plain values already: read, not copied
+    if op in _LISTED:  # read once into sets (a value of no kind there is held by nothing)
+        value_test = _value_test(op, wanted, key)
     else:
         value_test = _value_test(op, plain(wanted, key), key)
     if op == FilterOperator.IS_EMPTY:
