@@ -28,7 +28,7 @@ from .deletion import DeletionPolicy
 from .eviction import EvictionPolicy, Victim
 from .former_layouts import upgrade
 from .fusion import Ranked, fused, relevant
-from .records import Record, Retrieval, copy_metadata
+from .records import Record, Retrieval, copy_metadata, read_copy
 from .steps import Lookup, Offer, Rating, Renewal
 from .store import VectorStore
 from .types import Decision, Hit, Hits, MemoryItem, UnknownItemError
@@ -274,7 +274,7 @@ class MemoryCore:
         return MemoryItem(
             item_id,
             record.text,
-            copy_metadata(record.metadata),  # the caller's: changing it changes no item
+            read_copy(record.metadata),  # the caller's: changing it changes no item
             record.step,
             record.created_at,
             info,
@@ -314,7 +314,7 @@ class MemoryCore:
         for rank, (slot, score) in enumerate(zip(slots.tolist(), scores, strict=True)):
             rec = payloads[slot]
             records.append(rec)
-            hits.append(Hit(ids[slot], rec.text, score, copy_metadata(rec.metadata), rank))
+            hits.append(Hit(ids[slot], rec.text, score, read_copy(rec.metadata), rank))
         if not lookup.record:
             return Hits(hits, None, self._identity)
         now = self._clock()  # before any change: a failing clock leaves the memory as it was

@@ -68,13 +68,46 @@ def copy_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
     return dict(metadata)
 
 
+def read_copy(metadata: dict[str, Any]) -> dict[str, Any]:
+    """:func:`copy_metadata` of a stored item's metadata (a tree :func:`copy_metadata` made:
+    no container inside itself, none deeper than :data:`METADATA_DEPTH`), by the shortest
+    path: what a retrieval's hits and the items a read returns are made of."""
+    immutable = _IMMUTABLE
+    for value in metadata.values():
+        if type(value) not in immutable:
+            memo: dict[int, Any] = {}
+            return {
+                k: v if type(v) in immutable else _read_copy(v, memo, 1)
+                for k, v in metadata.items()
+            }
+    return metadata.copy()
+
+
+def _read_copy(value: Any, memo: dict[int, Any], depth: int) -> Any:
+    kind = type(value)
+    if kind is not dict and kind is not list or depth >= METADATA_DEPTH:
+        return _Copier().copy(value, depth)  # other containers and objects: the full copy
+    done = memo.get(id(value))
+    if done is not None:  # held twice in the stored tree: twice in the copy too
+        return done
+    immutable, depth = _IMMUTABLE, depth + 1
+    if kind is dict:
+        copied: Any = {
+            k: v if type(v) in immutable else _read_copy(v, memo, depth) for k, v in value.items()
+        }
+    else:
+        copied = [v if type(v) in immutable else _read_copy(v, memo, depth) for v in value]
+    memo[id(value)] = copied
+    return copied
+
+
 def read_only(metadata: Mapping[str, Any]) -> Mapping[str, Any]:
     """A read-only view of stored metadata for code the memory does not own (a predicate given
     as a filter): the stored dict itself when it is flat, else a view of a copy."""
     immutable = _IMMUTABLE
     for value in metadata.values():
         if type(value) not in immutable:
-            return MappingProxyType(_Copier().copy(metadata, 0))
+            return MappingProxyType(read_copy(dict(metadata)))
     return MappingProxyType(metadata)
 
 

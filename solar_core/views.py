@@ -12,7 +12,7 @@ from .core import MemoryCore
 from .embedder import Embedder
 from .events import Subscribers
 from .lifecycle import Lifecycle
-from .records import Record, copy_metadata
+from .records import Record, read_copy
 from .steps import StepRunner
 from .types import Decision, MemoryItem
 from .validation import FloatVector, check_k
@@ -120,7 +120,7 @@ class MemoryViews:
                     item_id,
                     Record(
                         r.text,
-                        copy_metadata(r.metadata),
+                        read_copy(r.metadata),
                         r.step,
                         r.created_at,
                         r.category,
