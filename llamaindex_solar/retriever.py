@@ -18,7 +18,18 @@ from pydantic import BeforeValidator
 
 from solar_core import Decision, Hit, Hits, SolarMemory
 from solar_core.async_calls import in_worker
-from solar_core.filters import Filter, check_filter
+from solar_core.filters import (
+    MAX_DEPTH,
+    MAX_VALUES,
+    Filter,
+    Matcher,
+    check_filter,
+    equality,
+    number,
+    ordering,
+    plain,
+    shown,
+)
 from solar_core.fusion import DEFAULT_RETRIEVAL
 from solar_core.integrations.batch import OffersTexts
 from solar_core.integrations.params import build_params, check_not_both
@@ -200,11 +211,11 @@ def _base(node: NodeWithScore | BaseNode) -> BaseNode:
 #: operators whose value is a list of values
 _LISTED = {FilterOperator.IN, FilterOperator.NIN, FilterOperator.ANY, FilterOperator.ALL}
 _TEXT = {FilterOperator.TEXT_MATCH, FilterOperator.TEXT_MATCH_INSENSITIVE}
-_ORDER: dict[FilterOperator, Callable[[Any, Any], bool]] = {
-    FilterOperator.GT: lambda a, b: bool(a > b),
-    FilterOperator.GTE: lambda a, b: bool(a >= b),
-    FilterOperator.LT: lambda a, b: bool(a < b),
-    FilterOperator.LTE: lambda a, b: bool(a <= b),
+_ORDER = {
+    FilterOperator.GT: "$gt",
+    FilterOperator.GTE: "$gte",
+    FilterOperator.LT: "$lt",
+    FilterOperator.LTE: "$lte",
 }
 
 
@@ -229,7 +240,10 @@ def solar_filter(filters: MetadataFilters | Filter | None) -> Filter | None:
 
     The operators mean what they mean for LlamaIndex's in-memory vector store: a missing (or
     ``None``) value matches only ``!=`` and ``nin`` (and ``is_empty``). Beyond it, filters may
-    nest, and a value that cannot be compared (``"a" > 1``) does not match rather than fail.
+    nest (up to :data:`~solar_core.filters.MAX_DEPTH` levels), and values compare kind by kind
+    as :mod:`solar_core.filters` says: a value of another kind (``"5" > 1``, ``True == 1``)
+    does not match rather than fail. ``in``, ``nin``, ``any`` and ``all`` look values up in a
+    set built once per filter, so a long list costs no more per item than a short one.
 
     >>> from llama_index.core.vector_stores import FilterCondition, MetadataFilter as F
     >>> wanted = solar_filter(MetadataFilters(
@@ -247,78 +261,219 @@ def solar_filter(filters: MetadataFilters | Filter | None) -> Filter | None:
         return None
     if not isinstance(filters, MetadataFilters):
         return check_filter(filters)
-    _check_filters(filters)
-    return _Matcher(filters)
+    return Matcher(_Compiler().group(filters, 1), filters)
 
 
-def _check_filters(filters: MetadataFilters) -> None:
-    condition = filters.condition or FilterCondition.AND
-    if condition not in (FilterCondition.AND, FilterCondition.OR, FilterCondition.NOT):
-        raise ValueError(f"unsupported filter condition {condition!r}: use and, or, not")
-    for one in filters.filters:
-        if isinstance(one, MetadataFilters):
-            _check_filters(one)
-            continue
-        op = FilterOperator(one.operator)
-        if op in _LISTED and not isinstance(one.value, list):
+#: a test of an item's metadata, or of one stored value
+_Test = Callable[[Any], bool]
+
+
+#: the kind of each plain value, as :func:`_key` spells it
+_KINDS = {str: "s", bool: "b", int: "n", float: "n"}
+
+
+def _key(value: Any) -> tuple[str, Any] | None:
+    """A stored scalar as a hashable key that keeps to its kind (see
+    :mod:`solar_core.filters`: ``True`` is not ``1``, ``"1"`` not ``1``); ``None`` for a value
+    that equals no listed value (NaN, a list, an object)."""
+    if isinstance(value, str):
+        return ("s", str.__str__(value))
+    if value is True or value is False:
+        return ("b", value)
+    n = number(value)
+    if n is None or n != n:  # NaN equals nothing
+        return None
+    return ("n", n)
+
+
+class _Compiler:
+    """``MetadataFilters`` checked and compiled once into tests: a bad filter fails here,
+    never midway through a retrieval, and matching an item never raises. Listed values are
+    kept as sets: ``in``/``nin`` cost one look-up per item, whatever the list's length."""
+
+    __slots__ = ("open", "count")
+
+    def __init__(self) -> None:
+        self.open: set[int] = set()
+        self.count = 0
+
+    def group(self, filters: MetadataFilters, depth: int) -> _Test:
+        if id(filters) in self.open:
+            raise ValueError("the filters hold themselves: MetadataFilters are a tree")
+        if depth > MAX_DEPTH:
             raise ValueError(
-                f"filter {one.key!r} {op.value}: pass a list of values, e.g. value=['a', 'b']"
+                f"the filters nest deeper than {MAX_DEPTH} levels: flatten the conditions"
             )
-        if op in _TEXT and not isinstance(one.value, str):
-            raise ValueError(f"filter {one.key!r} {op.value}: pass the text to find, a str")
+        self.count += 1
+        if self.count > MAX_VALUES:
+            raise ValueError(f"the filters hold more than {MAX_VALUES} filters: pass fewer")
+        condition = filters.condition or FilterCondition.AND
+        if condition not in (FilterCondition.AND, FilterCondition.OR, FilterCondition.NOT):
+            raise ValueError(f"unsupported filter condition {condition!r}: use and, or, not")
+        self.open.add(id(filters))
+        tests: list[_Test] = []
+        for one in filters.filters:
+            if isinstance(one, MetadataFilters):
+                tests.append(self.group(one, depth + 1))
+            elif isinstance(one, MetadataFilter):
+                self.count += 1
+                tests.append(_one(one))
+            else:
+                raise TypeError(
+                    "MetadataFilters hold MetadataFilter and MetadataFilters, got "
+                    f"{type(one).__name__}"
+                )
+        self.open.discard(id(filters))
+        if condition == FilterCondition.OR:
+            return lambda metadata: any(test(metadata) for test in tests)
+        if condition == FilterCondition.NOT:
+            return lambda metadata: not any(test(metadata) for test in tests)
+        return lambda metadata: all(test(metadata) for test in tests)
 
 
-class _Matcher:
-    """``MetadataFilters`` as a predicate of an item's metadata (checked by
-    :func:`_check_filters`)."""
-
-    def __init__(self, filters: MetadataFilters) -> None:
-        self.filters = filters
-
-    def __call__(self, metadata: Mapping[str, Any]) -> bool:
-        return _all_match(self.filters, metadata)
-
-
-def _all_match(filters: MetadataFilters, metadata: Mapping[str, Any]) -> bool:
-    found = (
-        _all_match(one, metadata) if isinstance(one, MetadataFilters) else _one(one, metadata)
-        for one in filters.filters
-    )
-    condition = filters.condition or FilterCondition.AND
-    if condition == FilterCondition.OR:
-        return any(found)
-    if condition == FilterCondition.NOT:
-        return not any(found)
-    return all(found)
-
-
-def _one(one: MetadataFilter, metadata: Mapping[str, Any]) -> bool:
-    op, wanted, value = FilterOperator(one.operator), one.value, metadata.get(one.key)
+def _one(one: MetadataFilter) -> _Test:
+    """One ``MetadataFilter`` as a test of an item's metadata."""
+    op, wanted, key = FilterOperator(one.operator), one.value, one.key
+    if not isinstance(key, str):
+        raise TypeError(f"a filter's key is a metadata key (str), got {type(key).__name__}")
+    if op in _LISTED and not isinstance(wanted, list):
+        raise ValueError(f"filter {key!r} {op.value}: pass a list of values, e.g. value=['a', 'b']")
+    if op in _TEXT and not isinstance(wanted, str):
+        raise ValueError(f"filter {key!r} {op.value}: pass the text to find, a str")
+    if op in _LISTED:  # read once into sets (a value of no kind there is held by nothing)
+        value_test = _value_test(op, wanted, key)
+    else:
+        value_test = _value_test(op, plain(wanted, key), key)
     if op == FilterOperator.IS_EMPTY:
-        return value is None or value == "" or value == []
-    if value is None:
-        return op in (FilterOperator.NE, FilterOperator.NIN)
-    try:
-        if op == FilterOperator.EQ:
-            return bool(value == wanted)
-        if op == FilterOperator.NE:
-            return bool(value != wanted)
-        if op in _ORDER:
-            return _ORDER[op](value, wanted)
-        if op == FilterOperator.IN:
-            return value in wanted  # type: ignore[operator]
-        if op == FilterOperator.NIN:
-            return value not in wanted  # type: ignore[operator]
-        if op == FilterOperator.CONTAINS:
-            return wanted in value
-        if op == FilterOperator.ANY:
-            return any(w in value for w in wanted)  # type: ignore[union-attr]
-        if op == FilterOperator.ALL:
-            return all(w in value for w in wanted)  # type: ignore[union-attr]
-        if isinstance(value, str) and isinstance(wanted, str):
-            if op == FilterOperator.TEXT_MATCH:
-                return wanted in value
-            return wanted.lower() in value.lower()
-    except TypeError:  # "a" > 1, 3 in 7: not comparable, so not a match
-        return False
-    return False
+        return lambda metadata: value_test(metadata.get(key))
+    missing = op in (FilterOperator.NE, FilterOperator.NIN)  # None matches only these
+
+    def test(metadata: Mapping[str, Any]) -> bool:
+        value = metadata.get(key)
+        return missing if value is None else value_test(value)
+
+    return test
+
+
+class _Listed:
+    """The values of an ``in``/``nin``/``any``/``all`` filter as a set per kind, built once
+    (a long list costs one look-up per stored value, whatever its length)."""
+
+    __slots__ = ("texts", "numbers", "bools", "every", "only_texts", "_lengths")
+
+    def __init__(self, wanted: list[Any]) -> None:
+        #: whether each listed value can be held (a NaN or a list is held by no value)
+        self.every = True
+        #: whether every listed value is a text
+        self.only_texts = all(type(w) is str for w in wanted)
+        if self.only_texts:  # the usual list: one kind, built at C speed
+            self.texts: set[str] = set(wanted)
+            self.numbers: set[Any] = set()
+            self.bools: set[bool] = set()
+        else:
+            self.texts = {w for w in wanted if type(w) is str}
+            self.numbers = {w for w in wanted if type(w) is int or (type(w) is float and w == w)}
+            self.bools = {w for w in wanted if type(w) is bool}
+            self.every = all(type(w) in _KINDS and w == w for w in wanted)
+        self._lengths: list[int] | None = None
+
+    @property
+    def lengths(self) -> list[int]:
+        """The listed texts' lengths (for looking a stored text's parts up)."""
+        if self._lengths is None:
+            self._lengths = sorted(set(map(len, self.texts)))
+        return self._lengths
+
+    def __call__(self, value: Any) -> bool:
+        """Whether the stored ``value`` is one of them."""
+        if isinstance(value, str):
+            return str.__str__(value) in self.texts
+        if value is True or value is False:
+            return value in self.bools
+        n = number(value)
+        return n is not None and n in self.numbers
+
+    def keys(self) -> list[tuple[str, Any]]:
+        return (
+            [("s", t) for t in self.texts]
+            + [("n", n) for n in self.numbers]
+            + [("b", b) for b in self.bools]
+        )
+
+
+def _any_or_all(some: bool, listed: _Listed, every_text: bool) -> _Test:
+    """``any``/``all``: whether a stored list holds some/every listed value, or a stored text
+    some/every listed text as a part of it. Each item costs what it holds (its list, or its
+    text's parts of the listed texts' lengths), not the list's length times it."""
+    texts = listed.texts
+    size = len(texts) + len(listed.numbers) + len(listed.bools)
+
+    def parts(text: str) -> int:
+        return sum(len(text) - n + 1 for n in listed.lengths if n <= len(text))
+
+    def found(value: Any) -> bool:
+        if isinstance(value, str):  # a text holds a listed one as a part of it
+            text = str.__str__(value)
+            if some:
+                if parts(text) < len(texts):  # look its parts up rather than scan the list
+                    return any(
+                        text[i : i + n] in texts
+                        for n in listed.lengths
+                        if n <= len(text)
+                        for i in range(len(text) - n + 1)
+                    )
+                return any(t in text for t in texts)
+            if not every_text or parts(text) < len(texts):  # more texts than it has parts
+                return False
+            return all(t in text for t in texts)
+        if not isinstance(value, list | tuple):
+            return False
+        if some:
+            return any(listed(v) for v in value)
+        if not listed.every or size > len(value):
+            return False
+        held = {_key(v) for v in value}
+        return all(k in held for k in listed.keys())
+
+    return found
+
+
+def _value_test(op: FilterOperator, wanted: Any, key: str) -> _Test:
+    """The test of one stored value (not ``None``) for ``op`` against the plain ``wanted``."""
+    if op == FilterOperator.IS_EMPTY:
+        return lambda value: (
+            value is None
+            or (isinstance(value, str) and not value)
+            or (isinstance(value, list | tuple) and not value)
+        )
+    if op in (FilterOperator.EQ, FilterOperator.NE):
+        same = equality(wanted)
+        return same if op == FilterOperator.EQ else lambda value: not same(value)
+    if op in _ORDER:
+        if isinstance(wanted, str) or number(wanted) is not None:
+            return ordering(_ORDER[op], wanted)
+        raise ValueError(
+            f"filter {key!r} {op.value}: compares numbers or strings, got {shown(wanted)}: "
+            "pass a number or a str"
+        )
+    if op in _LISTED:
+        member = _Listed(wanted)
+        if op in (FilterOperator.IN, FilterOperator.NIN):
+            return member if op == FilterOperator.IN else lambda value: not member(value)
+        return _any_or_all(op == FilterOperator.ANY, member, member.only_texts)
+    if op == FilterOperator.CONTAINS:
+        same = equality(wanted)
+        text = wanted if isinstance(wanted, str) else None
+
+        def contains(value: Any) -> bool:
+            if isinstance(value, str):
+                return text is not None and text in str.__str__(value)
+            return isinstance(value, list | tuple) and any(same(v) for v in value)
+
+        return contains
+    if op == FilterOperator.TEXT_MATCH:
+        return lambda value: isinstance(value, str) and wanted in str.__str__(value)
+    if op == FilterOperator.TEXT_MATCH_INSENSITIVE:
+        folded = wanted.lower()
+        return lambda value: isinstance(value, str) and folded in str.__str__(value).lower()
+    raise ValueError(f"unsupported filter operator {op.value!r} at {key!r}")

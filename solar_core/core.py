@@ -28,7 +28,7 @@ from .deletion import DeletionPolicy
 from .eviction import EvictionPolicy, Victim
 from .former_layouts import upgrade
 from .fusion import Ranked, fused, relevant
-from .records import Record, Retrieval
+from .records import Record, Retrieval, copy_metadata, read_copy
 from .steps import Lookup, Offer, Rating, Renewal
 from .store import VectorStore
 from .types import Decision, Hit, Hits, MemoryItem, UnknownItemError
@@ -85,7 +85,7 @@ class _OfferCandidate(Candidate):
 
     @property
     def metadata(self) -> Mapping[str, Any]:  # type: ignore[override]
-        return self._offer.metadata
+        return copy_metadata(self._offer.metadata)  # a gate's own: changing it stores nothing
 
     @property
     def prepared(self) -> object:  # type: ignore[override]
@@ -274,7 +274,7 @@ class MemoryCore:
         return MemoryItem(
             item_id,
             record.text,
-            dict(record.metadata),
+            read_copy(record.metadata),  # the caller's: changing it changes no item
             record.step,
             record.created_at,
             info,
@@ -314,13 +314,18 @@ class MemoryCore:
         for rank, (slot, score) in enumerate(zip(slots.tolist(), scores, strict=True)):
             rec = payloads[slot]
             records.append(rec)
-            hits.append(Hit(ids[slot], rec.text, score, rec.metadata.copy(), rank))
+            hits.append(Hit(ids[slot], rec.text, score, read_copy(rec.metadata), rank))
         if not lookup.record:
             return Hits(hits, None, self._identity)
         now = self._clock()  # before any change: a failing clock leaves the memory as it was
         for listener in self._hear_retrieved:
             listener.retrieved(records)
-        self._retrieval_trace.append((now, lookup.query, hits))  # dicts built when asked for
+        # The trace keeps hits of its own: a caller changing those it got changes no snapshot.
+        traced = [
+            Hit(hit.id, hit.text, hit.score, rec.metadata.copy(), hit.rank)
+            for hit, rec in zip(hits, records, strict=True)
+        ]
+        self._retrieval_trace.append((now, lookup.query, traced))  # dicts built when asked for
         step = self._steps + 1
         cosines = scores
         if ranked is not None or self.importance_weight > 0.0:

@@ -21,12 +21,13 @@ from .core import MemoryCore
 from .deletion import DeletionPolicy
 from .events import DELETION_REASONS, Subscribers
 from .eviction import EvictionPolicy, SalienceEviction
-from .filters import Filter, check_filter, left_out, only_matching
+from .filters import Filter, Matcher, compile_filter, left_out, only_matching
 from .fusion import DEFAULT_RETRIEVAL, Setting, check_floor, check_retrieval, floor_for
 from .inputs import input_vector, resolve_for_memory
 from .lifecycle import Lifecycle
 from .memory_state import MemoryCopies, core_and_own_state, state_of
 from .presets import compose
+from .records import copy_metadata
 from .steps import Clearing, LocalRunner, Lookup, Offer, Rating, Removal, Step, StepRunner
 from .types import Decision, Hits
 from .validation import (
@@ -213,7 +214,7 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
             k = check_k(k)
         if exclude:
             exclude = check_exclude(exclude)
-        wanted = None if filter is None else check_filter(filter)
+        wanted = None if filter is None else compile_filter(filter)  # checked once per query
         row, scale = input_vector(self._embedder, self._core.dim, query, embedding, "query")
         retrieval, chosen = self.retrieval, self.min_score if min_score is ... else min_score
         floor, gate = floor_for(chosen, retrieval, query)
@@ -224,7 +225,7 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         self._mine = result if record else self._mine  # what feedback() rates by default
         return result
 
-    def _filtered(self, lookup: Lookup, wanted: Filter) -> Hits:
+    def _filtered(self, lookup: Lookup, wanted: Matcher) -> Hits:
         """Run ``lookup`` leaving out the items ``wanted`` refuses, read under the lock the
         step runs under (no item of this process is stored in between)."""
         with self._lock:
@@ -296,7 +297,7 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         assert isinstance(offer, Offer)
         if self._prepares:  # outside the lock: it may call an LLM
             gate: EvaluatorGate = self._core.admission  # type: ignore[assignment]
-            offer = replace(offer, prepared=gate.prepare(text, offer.metadata))
+            offer = replace(offer, prepared=gate.prepare(text, copy_metadata(offer.metadata)))
         return cast(Decision, self._run(offer))
 
     def remove(self, item_id: str) -> None:
@@ -324,7 +325,8 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
             if type(step) is Offer and result.admitted:
                 stored = events.last_stored
                 if stored is not None and stored[0] == result.item_id:
-                    events.tell_stored(result.item_id, step.text, stored[1], step.metadata)
+                    meta = copy_metadata(step.metadata)  # the subscriber's own to change
+                    events.tell_stored(result.item_id, step.text, stored[1], meta)
             return result
 
     def apply(self, step: Step) -> Any:

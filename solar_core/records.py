@@ -6,8 +6,11 @@ fields are part of the snapshot format.
 
 from __future__ import annotations
 
+import copy
 import hashlib
+from collections.abc import Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -37,6 +40,128 @@ def content_key(text: str) -> str:
     """An item's key by content: ARC keys its ghosts so, and re-offering the same text is a
     ghost hit."""
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+#: the values no one can change: a copy of metadata shares them with the stored item
+_IMMUTABLE = frozenset({str, int, float, bool, type(None), bytes, complex})
+#: metadata nested deeper than this is refused when stored (a copy of it is made per read)
+METADATA_DEPTH = 100
+
+
+def copy_metadata(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of an item's metadata that shares nothing changeable with it: what reads return
+    (hits, items, records) and what is stored of what a caller passed, so a caller changing
+    what it holds never changes the memory behind its log, its other handles and its snapshot.
+    Lists, dicts, tuples and sets are copied here; other objects by :func:`copy.deepcopy`.
+    Most metadata is flat (str, numbers): a plain ``dict`` copy, the cost of the old one.
+
+    >>> stored = {"topic": "billing", "tags": ["a"]}
+    >>> read = copy_metadata(stored)
+    >>> read["tags"].append("b")
+    >>> stored
+    {'topic': 'billing', 'tags': ['a']}
+    """
+    immutable = _IMMUTABLE
+    for value in metadata.values():
+        if type(value) not in immutable:
+            return _Copier().copy(metadata, 0)  # type: ignore[no-any-return]
+    return dict(metadata)
+
+
+def read_copy(metadata: dict[str, Any]) -> dict[str, Any]:
+    """:func:`copy_metadata` of a stored item's metadata (a tree :func:`copy_metadata` made:
+    no container inside itself, none deeper than :data:`METADATA_DEPTH`), by the shortest
+    path: what a retrieval's hits and the items a read returns are made of."""
+    immutable = _IMMUTABLE
+    for value in metadata.values():
+        if type(value) not in immutable:
+            memo: dict[int, Any] = {}
+            return {
+                k: v if type(v) in immutable else _read_copy(v, memo, 1)
+                for k, v in metadata.items()
+            }
+    return metadata.copy()
+
+
+def _read_copy(value: Any, memo: dict[int, Any], depth: int) -> Any:
+    kind = type(value)
+    if kind is not dict and kind is not list or depth >= METADATA_DEPTH:
+        return _Copier().copy(value, depth)  # other containers and objects: the full copy
+    done = memo.get(id(value))
+    if done is not None:  # held twice in the stored tree: twice in the copy too
+        return done
+    immutable, depth = _IMMUTABLE, depth + 1
+    if kind is dict:
+        copied: Any = {
+            k: v if type(v) in immutable else _read_copy(v, memo, depth) for k, v in value.items()
+        }
+    else:
+        copied = [v if type(v) in immutable else _read_copy(v, memo, depth) for v in value]
+    memo[id(value)] = copied
+    return copied
+
+
+def read_only(metadata: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A read-only view of stored metadata for code the memory does not own (a predicate given
+    as a filter): the stored dict itself when it is flat, else a view of a copy."""
+    immutable = _IMMUTABLE
+    for value in metadata.values():
+        if type(value) not in immutable:
+            return MappingProxyType(read_copy(dict(metadata)))
+    return MappingProxyType(metadata)
+
+
+class _Copier:
+    """One deep copy: shared containers stay shared in the copy (so a value holding one list
+    many times over costs what it holds, not what it spells out), a container inside itself or
+    nested deeper than :data:`METADATA_DEPTH` is refused with the fix."""
+
+    __slots__ = ("memo", "open")
+
+    def __init__(self) -> None:
+        self.memo: dict[int, Any] = {}
+        self.open: set[int] = set()
+
+    def copy(self, value: Any, depth: int) -> Any:
+        kind = type(value)
+        if kind in _IMMUTABLE:
+            return value
+        key = id(value)
+        if key in self.open:
+            raise ValueError(
+                "metadata holds itself (a list or dict inside itself): store a tree of values"
+            )
+        done = self.memo.get(key)
+        if done is not None:
+            return done
+        if depth >= METADATA_DEPTH:
+            raise ValueError(
+                f"metadata nests deeper than {METADATA_DEPTH} levels: store it flatter"
+            )
+        self.open.add(key)
+        try:
+            copied = self._copy(value, kind, depth + 1)
+        finally:
+            self.open.discard(key)
+        self.memo[key] = copied
+        return copied
+
+    def _copy(self, value: Any, kind: type, depth: int) -> Any:
+        if kind is dict:
+            return {k: self.copy(v, depth) for k, v in value.items()}
+        if kind is list:
+            return [self.copy(v, depth) for v in value]
+        if kind is tuple:
+            return tuple(self.copy(v, depth) for v in value)
+        if kind is set or kind is frozenset:
+            return kind(value)  # (their elements are hashable: values, not containers)
+        try:
+            return copy.deepcopy(value)
+        except Exception as error:  # RecursionError, an object that cannot be copied, ...
+            raise TypeError(
+                f"metadata value of type {kind.__name__} cannot be copied ({error}): "
+                "store plain data (str, numbers, lists, dicts)"
+            ) from None
 
 
 @dataclass(slots=True)

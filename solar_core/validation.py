@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from .records import check_category
+from .records import check_category, copy_metadata
 
 FloatVector = npt.NDArray[np.float32]
 
@@ -166,7 +166,8 @@ def check_weight(value: object, what: str) -> float:
 
 
 def check_metadata(metadata: object) -> dict[str, Any]:
-    """A shallow copy of ``metadata`` (``None`` -> ``{}``) if it is a mapping with str keys."""
+    """A deep copy of ``metadata`` (``None`` -> ``{}``) if it is a mapping with str keys: the
+    caller's own lists and dicts stay theirs (see :func:`~solar_core.records.copy_metadata`)."""
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping):
@@ -174,7 +175,7 @@ def check_metadata(metadata: object) -> dict[str, Any]:
     for key in metadata:
         if not isinstance(key, str):
             raise TypeError(f"metadata keys must be str, got {type(key).__name__} {key!r}")
-    return dict(metadata)
+    return copy_metadata(metadata)
 
 
 def unit_vector(vector: object, dim: int, what: str = "embedding") -> FloatVector:

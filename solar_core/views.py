@@ -12,7 +12,7 @@ from .core import MemoryCore
 from .embedder import Embedder
 from .events import Subscribers
 from .lifecycle import Lifecycle
-from .records import Record
+from .records import Record, read_copy
 from .steps import StepRunner
 from .types import Decision, MemoryItem
 from .validation import FloatVector, check_k
@@ -105,7 +105,7 @@ class MemoryViews:
     def records(self) -> list[tuple[str, Record]]:
         """Every stored item's id and record (text, metadata, category, times), oldest first,
         caught up with other processes: the cheap read, which builds no policy statistics
-        (:meth:`items` does). The records are the memory's own: read them, do not change them.
+        (:meth:`items` does). The records are copies: changing one changes no item.
 
         >>> from solar_core import SolarMemory
         >>> memory = SolarMemory("fifo", capacity=2, embedder="hash")
@@ -115,7 +115,21 @@ class MemoryViews:
         """
         with self._lock:
             self._sync()
-            return self._core.records()
+            return [
+                (
+                    item_id,
+                    Record(
+                        r.text,
+                        read_copy(r.metadata),
+                        r.step,
+                        r.created_at,
+                        r.category,
+                        r.importance,
+                        r.valid_until,
+                    ),
+                )
+                for item_id, r in self._core.records()
+            ]
 
     def now(self) -> float:
         """The time on this memory's clock, read outside any step: a persisted memory logs the
