@@ -278,15 +278,13 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         """Offer this step's experience; the policy decides whether to store it. Ends the step.
 
         ``category`` (``"identity"``, ``"knowledge"`` or ``"context"``) sets the item's initial
-        importance and lifecycle; ``valid_until`` (a clock time) is when
-        :meth:`Lifecycle.expire` removes it whatever its category.
+        importance and lifecycle; ``valid_until`` (a clock time) is when it expires regardless.
 
         ``item_id`` names the new item. Offering an id that is already stored with the same text is
         a re-offer: the step ends and the admission policy sees the candidate, but nothing is
         stored (``Decision.reason == "already stored"``); with a different text it is an error,
-        unless ``update=True``: then the stored item is replaced in one step (never lost). So an
-        ``item_id`` makes a retry safe (e.g. of an :meth:`aadd` that timed out, which may still
-        have stored its text): the item is stored once, in a persisted scope across processes.
+        unless ``update=True``: then the stored item is replaced in one step (never lost). A retry
+        with the ``item_id`` (of an :meth:`aadd` that timed out) is safe: it is stored once.
         """
         text = check_text(text)
         meta = check_offer(metadata, item_id, category, valid_until, update)
@@ -296,7 +294,7 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         offer = offer if self._local else self._runner.check(offer)
         assert isinstance(offer, Offer)
         if self._prepares:  # outside the lock: it may call an LLM
-            gate: EvaluatorGate = self._core.admission  # type: ignore[assignment]
+            gate = cast(EvaluatorGate, self._core.admission)
             offer = replace(offer, prepared=gate.prepare(text, copy_metadata(offer.metadata)))
         return cast(Decision, self._run(offer))
 

@@ -1383,7 +1383,7 @@ class MemoryStore:
     def __deepcopy__(self, memo: dict[int, Any]) -> MemoryStore:
         raise self._refused("copy.deepcopy()")
 
-    def __reduce__(self) -> Any:
+    def __getstate__(self) -> Any:
         raise self._refused("pickling")
 
     def _refused(self, how: str) -> TypeError:
