@@ -1028,6 +1028,10 @@ _ORDER: dict[str, Callable[[Any, Any], bool]] = {
 }
 
 
+#: the plain values a checked filter holds besides lists and dicts
+_SCALARS = frozenset({str, int, float, bool, type(None), Fraction})
+
+
 def _value_test(wanted: Any, where: str) -> Callable[[Any], bool]:
     """The test of a checked (plain, acyclic, shallow) filter value at the path ``where``."""
     if isinstance(wanted, dict):
@@ -1045,8 +1049,14 @@ def _value_test(wanted: Any, where: str) -> Callable[[Any], bool]:
             isinstance(value, dict) and all(test(value.get(key)) for key, test in fields)
         )
     if isinstance(wanted, list):
+        n = len(wanted)
+        if all(type(w) in _SCALARS for w in wanted):  # the usual list: no test per element
+            return lambda value: (
+                isinstance(value, list | tuple)
+                and len(value) == n
+                and all(v == w for v, w in zip(value, wanted, strict=False))
+            )
         tests = [_value_test(w, f"{where}[{i}]") for i, w in enumerate(wanted)]
-        n = len(tests)
         return lambda value: (
             isinstance(value, list | tuple)
             and len(value) == n
