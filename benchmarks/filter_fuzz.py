@@ -11,7 +11,8 @@ NumPy numbers and arrays, an object whose ``==`` raises, nested dicts and lists.
 is compiled once (:func:`solar_core.filters.compile_filter`) and applied to every item; a
 tenth of them also go through ``SolarMemory.retrieve(filter=...)`` on a memory holding the
 items; with LlamaIndex installed, as many random ``MetadataFilters`` (every operator, nested,
-some cyclic, long ``in`` lists) go through ``llamaindex_solar``'s conversion.
+some cyclic, long ``in`` lists) go through ``llamaindex_solar``'s conversion; with LangGraph
+installed, as many documents go through ``SolarStore``'s ``search(filter=...)`` rule.
 
 Prints one JSON line: documents, refused, errors (any exception but the library's refusal:
 must be 0), and the median and slowest call in ms (a call: the check and the compile plus the
@@ -210,6 +211,63 @@ def solar_filters(rng: random.Random, n: int, metadata: list[dict[str, Any]]) ->
     return summary("solar_core filters", seconds, refused, errors, slowest)
 
 
+def store_filters(rng: random.Random, n: int, metadata: list[dict[str, Any]]) -> dict[str, Any]:
+    """The same documents as ``search(filter=...)`` filters of LangGraph's ``SolarStore``
+    (LangGraph's rule: a range on a missing or non-numeric value is refused too). The items
+    are those the store takes (JSON values: the NumPy and odd ones are refused when put); each
+    document is checked and compiled once and applied to every item, a tenth also through
+    ``search``."""
+    from langchain_solar.store import SolarStore, _search_filter
+
+    store = SolarStore(capacity=None)
+    namespace = ("fuzz",)
+    values: list[dict[str, Any]] = []
+    for i, meta in enumerate(metadata):
+        try:
+            store.put(namespace, f"k{i}", meta)
+        except (TypeError, ValueError):
+            continue
+        got = store.get(namespace, f"k{i}")
+        assert got is not None
+        values.append(got.value)
+    seconds: list[float] = []
+    slowest, worst = "", -1.0
+    refused = 0
+    errors: list[str] = []
+    for i in range(n):
+        doc = document(rng)
+
+        def run(doc: Any = doc) -> None:
+            test = _search_filter(doc)  # refused here, or when a range meets no number
+            for value in values:
+                verdict = test(value)
+                if type(verdict) is not bool:
+                    raise AssertionError(f"not a bool: {verdict!r}")
+
+        took, outcome = timed(run)
+        if i % 10 == 0:  # the whole path: a search (refused as the compiled filter was)
+
+            def search(doc: Any = doc) -> None:
+                store.search(namespace, filter=doc, limit=100)
+
+            more, searched = timed(search)
+            took += more
+            if doc and (searched is None) != (outcome is None):  # (a falsy filter: none)
+                searched = f"error: search and filter disagree: {searched} / {outcome}"
+            outcome = outcome if searched is None or searched.startswith("refused") else searched
+        if took > worst:
+            worst, slowest = took, shown(doc)
+        seconds.append(took)
+        if outcome is not None and outcome.startswith("refused"):
+            refused += 1
+        elif outcome is not None:
+            errors.append(outcome)
+    result = summary("langgraph SolarStore filters", seconds, refused, errors, slowest)
+    result["items"] = len(values)
+    store.close()
+    return result
+
+
 def llamaindex_filters(
     rng: random.Random, n: int, metadata: list[dict[str, Any]]
 ) -> dict[str, Any]:
@@ -327,6 +385,12 @@ def main() -> int:
         pass
     else:
         results.append(llamaindex_filters(rng, args.documents, metadata))
+    try:
+        import langgraph.store.base  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        results.append(store_filters(rng, args.documents, metadata))
     for result in results:
         print(json.dumps(result))
     return 1 if any(r["errors"] or r["slowest_ms"] > 100 for r in results) else 0

@@ -34,7 +34,9 @@ joined by newlines; ``InMemoryStore`` keeps one per field and ranks by the best)
 a ``delete`` never creates a namespace (``InMemoryStore`` lists a namespace a ``get`` touched);
 TTL is supported (``InMemoryStore`` has none); a namespace is bounded: its labels, in any script,
 quoted and joined as a JSON list, may take 256 characters (a longer one is refused with an error
-naming it; ``InMemoryStore`` has no bound).
+naming it; ``InMemoryStore`` has no bound); a search filter's range operators compare numbers
+exactly, however large (``InMemoryStore``'s ``float()`` overflows on ``10**400``), and a filter
+nested too deep or inside itself is refused (see :func:`_search_filter`).
 
 >>> from langchain_core.embeddings import DeterministicFakeEmbedding
 >>> store = SolarStore(index={"dims": 32, "embed": DeterministicFakeEmbedding(size=32)})
@@ -72,12 +74,14 @@ import json
 import logging
 import math
 import numbers
+import operator
 import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime, timezone
+from fractions import Fraction
 from typing import Any, NoReturn, SupportsIndex
 
 from langgraph.store.base import (
@@ -104,6 +108,7 @@ from langgraph.store.base import (
 
 from solar_core import SolarMemory
 from solar_core.async_calls import in_worker
+from solar_core.filters import number, plain, shown
 from solar_core.fusion import DEFAULT_RETRIEVAL, check_floor, check_retrieval
 from solar_core.integrations.copies import refused_copy
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore
@@ -115,7 +120,7 @@ from solar_core.persistence.scope import (
     namespace_scope,
     scope_namespace,
 )
-from solar_core.records import Record
+from solar_core.records import METADATA_DEPTH, Record
 from solar_core.types import Decision, Hits, MemoryItem, UnknownItemError
 from solar_core.validation import check_feedback
 
@@ -466,13 +471,14 @@ class SolarStore(BaseStore):
 
     def _batch(self, ops: list[Op]) -> tuple[list[Result], Decision | None]:
         """:meth:`batch`'s results, and the verdict of its last put (``None``: no put)."""
+        tests: dict[int, Callable[[Mapping[str, Any]], bool]] = {}  # each search's filter
         for op in ops:  # bad input fails here, before any op changes anything
             if not isinstance(op, GetOp | SearchOp | ListNamespacesOp | PutOp):
                 raise ValueError(f"Unknown operation type: {type(op)}")
             if isinstance(op, PutOp):
                 _check_put(op)
             elif isinstance(op, SearchOp) and op.filter:
-                _check_filter(op.filter)
+                tests[id(op)] = _search_filter(op.filter)
         with self._lock:
             results: list[Result] = []
             puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
@@ -480,7 +486,7 @@ class SolarStore(BaseStore):
                 if isinstance(op, GetOp):
                     results.append(self._get(op))
                 elif isinstance(op, SearchOp):
-                    results.append(self._search(op))
+                    results.append(self._search(op, tests.get(id(op))))
                 elif isinstance(op, ListNamespacesOp):
                     results.append(self._list(op))
                 elif isinstance(op, PutOp):
@@ -779,7 +785,9 @@ class SolarStore(BaseStore):
         self._decided(namespace, key, decision)
         return decision
 
-    def _candidates(self, op: SearchOp) -> list[tuple[tuple[str, ...], SolarMemory, Any]]:
+    def _candidates(
+        self, op: SearchOp, wanted: Callable[[Mapping[str, Any]], bool] | None
+    ) -> list[tuple[tuple[str, ...], SolarMemory, Any]]:
         out = []
         for namespace in self.namespaces(op.namespace_prefix):
             memory = self.memory(namespace)
@@ -790,13 +798,21 @@ class SolarStore(BaseStore):
             for item in items:
                 if _lapsed(item, now):
                     continue  # expired: gone for readers, even before a sweep removes it
-                value = item.metadata[VALUE]
-                if not op.filter or all(_compare(value.get(k), v) for k, v in op.filter.items()):
+                if wanted is None:
+                    out.append((namespace, memory, item))
+                    continue
+                try:
+                    kept = wanted(item.metadata[VALUE])
+                except TypeError as error:  # a range on a value that is no number: name it
+                    raise TypeError(f"{error} (item {item.id!r} of {namespace!r})") from None
+                if kept:
                     out.append((namespace, memory, item))
         return out
 
-    def _search(self, op: SearchOp) -> list[SearchItem]:
-        candidates = self._candidates(op)
+    def _search(
+        self, op: SearchOp, wanted: Callable[[Mapping[str, Any]], bool] | None
+    ) -> list[SearchItem]:
+        candidates = self._candidates(op, wanted)
         if not (op.query and self._fields):
             page = candidates[op.offset : op.offset + op.limit]
             if op.refresh_ttl:
@@ -921,26 +937,13 @@ def _check_put(op: PutOp) -> None:
             f"an item's value is a dict, got {type(op.value).__name__}: wrap it, e.g. "
             '{"value": ...}'
         )
-    plain_json({"value": dict(op.value)}, "an item's value")
+    try:
+        plain_json({"value": dict(op.value)}, "an item's value")
+    except RecursionError:  # nested past what JSON encodes; the memory takes far less anyway
+        raise ValueError(
+            f"an item's value nests deeper than {METADATA_DEPTH} levels: store it flatter"
+        ) from None
     check_ttl(op.ttl)
-
-
-def _check_filter(wanted: Any) -> None:
-    """Refuse a search filter with an operator :func:`_compare` does not know."""
-    if isinstance(wanted, Mapping):
-        for key, value in wanted.items():
-            if isinstance(key, str) and key.startswith("$") and key not in _OPERATORS:
-                raise ValueError(
-                    f"Unsupported operator: {key} (use one of {', '.join(_OPERATORS)})"
-                )
-            _check_filter(value)
-    elif isinstance(wanted, list | tuple):
-        for value in wanted:
-            _check_filter(value)
-
-
-#: the filter operators of LangGraph's stores
-_OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
 
 
 def _item(
@@ -973,40 +976,137 @@ def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
     return all(p == "*" or label == p for label, p in pairs)
 
 
-def _compare(value: Any, wanted: Any) -> bool:
-    """LangGraph's filter rule: nested dicts match key by key, ``$eq``/``$ne``/``$gt``/``$gte``/
-    ``$lt``/``$lte`` compare, lists match element by element, anything else by equality.
+def _search_filter(wanted: object) -> Callable[[Mapping[str, Any]], bool]:
+    """``search(filter=...)`` checked and compiled into a test of an item's value, by
+    LangGraph's rule (``InMemoryStore``'s, kept on purpose: not :func:`solar_core.filters.matches`):
 
-    Not :func:`solar_core.filters.matches`, on purpose: this is ``InMemoryStore``'s rule to the
-    letter (a range operator on a missing or non-numeric value raises, as there; the property
-    test against ``InMemoryStore`` holds us to it), where a memory's filter leaves such an item
-    out."""
-    if isinstance(wanted, dict):
-        if any(k.startswith("$") for k in wanted):
-            return all(_operator(value, op, v) for op, v in wanted.items())
-        if not isinstance(value, dict):
-            return False
-        return all(_compare(value.get(k), v) for k, v in wanted.items())
-    if isinstance(wanted, list | tuple):
-        return (
-            isinstance(value, list | tuple)
-            and len(value) == len(wanted)
-            and all(_compare(a, b) for a, b in zip(value, wanted, strict=False))
+    - a plain value, or a list matched element by element, compares by ``==`` (``1 == 1.0 ==
+      True``, ``"5" != 5``), exactly for any number (``10**400`` is not ``1e308``);
+    - a dict with ``$`` keys holds operators: ``$eq``/``$ne`` compare by ``==``, and
+      ``$gt``/``$gte``/``$lt``/``$lte`` compare numbers as ``float()`` reads them (ints, floats,
+      bools, numeric strings such as ``"5"`` or ``"1e3"``), exactly, however large;
+    - any other dict matches a nested dict key by key.
+
+    The filter is data (str, numbers, bools, ``None``, lists, dicts with str keys), at most
+    :data:`~solar_core.filters.MAX_DEPTH` levels deep with at most
+    :data:`~solar_core.filters.MAX_VALUES` values, its range operands numbers: anything else
+    (a filter inside itself, an object, an unknown operator) is refused with a
+    ``TypeError``/``ValueError`` before the search does anything. Matching an item costs at
+    most the filter's size. As in ``InMemoryStore``, a range operator on an item whose field is
+    missing or holds no number is an error, not a miss: a ``TypeError`` naming the field.
+
+    >>> test = _search_filter({"n": {"$gt": 2}, "tag": "a"})
+    >>> test({"n": 10**400, "tag": "a"}), test({"n": "5", "tag": "a"}), test({"n": 1, "tag": "a"})
+    (True, True, False)
+    >>> _search_filter({"n": {"$in": [1]}})
+    Traceback (most recent call last):
+    ...
+    ValueError: Unsupported operator: $in at 'n' (use one of $eq, $ne, $gt, $gte, $lt, $lte)
+    """
+    if not isinstance(wanted, Mapping):
+        raise TypeError(
+            "a search filter is a mapping of value keys to what they must be, e.g. "
+            f"{{'topic': 'billing'}}, got {type(wanted).__name__}"
         )
-    return bool(value == wanted)
+    checked = plain(wanted, "")  # data, not too deep nor too big, not inside itself: a copy
+    fields = [(key, _value_test(value, key)) for key, value in checked.items()]
+
+    def test(value: Mapping[str, Any]) -> bool:
+        get = value.get
+        return all(field(get(key)) for key, field in fields)
+
+    return test
 
 
-def _operator(value: Any, operator: str, wanted: Any) -> bool:
-    if operator == "$eq":
-        return bool(value == wanted)
-    if operator == "$ne":
-        return bool(value != wanted)
-    compare = {
-        "$gt": float.__gt__,
-        "$gte": float.__ge__,
-        "$lt": float.__lt__,
-        "$lte": float.__le__,
-    }.get(operator)
-    if compare is None:
-        raise ValueError(f"Unsupported operator: {operator}")
-    return bool(compare(float(value), float(wanted)))
+#: the filter operators of LangGraph's stores
+_OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+_ORDER: dict[str, Callable[[Any, Any], bool]] = {
+    "$gt": operator.gt,
+    "$gte": operator.ge,
+    "$lt": operator.lt,
+    "$lte": operator.le,
+}
+
+
+#: the plain values a checked filter holds besides lists and dicts
+_SCALARS = frozenset({str, int, float, bool, type(None), Fraction})
+
+
+def _value_test(wanted: Any, where: str) -> Callable[[Any], bool]:
+    """The test of a checked (plain, acyclic, shallow) filter value at the path ``where``."""
+    if isinstance(wanted, dict):
+        if any(key.startswith("$") for key in wanted):
+            for key in wanted:
+                if key not in _OPERATORS:
+                    raise ValueError(
+                        f"Unsupported operator: {key} at {where!r} (use one of "
+                        f"{', '.join(_OPERATORS)})"
+                    )
+            tests = [_operator_test(op, operand, where) for op, operand in wanted.items()]
+            return lambda value: all(test(value) for test in tests)
+        fields = [(key, _value_test(w, f"{where}.{key}")) for key, w in wanted.items()]
+        return lambda value: (
+            isinstance(value, dict) and all(test(value.get(key)) for key, test in fields)
+        )
+    if isinstance(wanted, list):
+        n = len(wanted)
+        if all(type(w) in _SCALARS for w in wanted):  # the usual list: no test per element
+            return lambda value: (
+                isinstance(value, list | tuple)
+                and len(value) == n
+                and all(v == w for v, w in zip(value, wanted, strict=False))
+            )
+        tests = [_value_test(w, f"{where}[{i}]") for i, w in enumerate(wanted)]
+        return lambda value: (
+            isinstance(value, list | tuple)
+            and len(value) == n
+            and all(test(v) for test, v in zip(tests, value, strict=False))
+        )
+    return lambda value: bool(value == wanted)
+
+
+def _operator_test(op: str, operand: Any, where: str) -> Callable[[Any], bool]:
+    if op == "$eq":
+        return lambda value: bool(value == operand)
+    if op == "$ne":
+        return lambda value: bool(value != operand)
+    bound = _real(operand)
+    if bound is None:
+        raise ValueError(
+            f"filter operator {op!r} at {where!r} compares numbers, got {shown(operand)}: "
+            "pass a number (or a str float() reads, such as '5')"
+        )
+    compare = _ORDER[op]
+
+    def in_range(value: Any) -> bool:
+        kind = type(value)
+        if kind is int or kind is float:  # the usual case, compared exactly
+            return compare(value, bound)
+        real = _real(value)
+        if real is None:
+            raise TypeError(
+                f"filter operator {op!r} at {where!r} compares numbers, but an item holds "
+                f"{shown(value)} there: filter by range only on a field every item searched "
+                "holds as a number, or use $eq/$ne (a range on a missing or non-numeric value "
+                "is an error, as in LangGraph's InMemoryStore)"
+            )
+        return compare(real, bound)
+
+    return in_range
+
+
+def _real(value: object) -> int | float | Fraction | None:
+    """``value`` as the number LangGraph's range operators read with ``float()`` (a bool is
+    0 or 1, a str is parsed), but exact: an int stays an int, so ``10**400`` compares rightly
+    instead of overflowing. ``None`` if ``float()`` would refuse it."""
+    if type(value) is bool:
+        return int(value)
+    real = number(value)
+    if real is not None:
+        return real
+    if isinstance(value, str):
+        try:
+            return float(str.__str__(value))  # never overflows: "1e400" is inf
+        except ValueError:
+            return None
+    return None
