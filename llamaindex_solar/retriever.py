@@ -365,7 +365,8 @@ class _Listed:
         #: whether each listed value can be held (a NaN or a list is held by no value)
         self.every = True
         #: whether every listed value is a text
-        self.only_texts = all(type(w) is str for w in wanted)
+        kinds = set(map(type, wanted))  # (at C speed: a list may hold 100,000s of values)
+        self.only_texts = kinds <= {str}
         if self.only_texts:  # the usual list: one kind, built at C speed
             self.texts: set[str] = set(wanted)
             self.numbers: set[Any] = set()
