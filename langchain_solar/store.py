@@ -377,7 +377,7 @@ class SolarStore(BaseStore):
         >>> store.close()
         """
         with self._decisions_lock:
-            return self._decisions.get((tuple(namespace), key))
+            return self._decisions.get((_labels(namespace), key))
 
     def _decided(self, namespace: tuple[str, ...], key: str, decision: Decision | None) -> None:
         """Keep ``decision`` as the verdict of ``key``'s latest put (``None``: it was deleted)."""
@@ -431,7 +431,7 @@ class SolarStore(BaseStore):
         []
         >>> store.close()
         """
-        labels = tuple(namespace)
+        labels = _labels(namespace)
         _validate_namespace(labels)
         with self._lock:
             self._latest.pop(labels, None)
@@ -446,7 +446,7 @@ class SolarStore(BaseStore):
         names this call). Keeps each item's key, value and times; the policy's statistics start
         over. ``False``, changing nothing, if it already has this embedder (see
         :meth:`MemoryStore.reembed <solar_core.persistence.MemoryStore.reembed>`)."""
-        labels = tuple(namespace)
+        labels = _labels(namespace)
         _validate_namespace(labels)
         with self._lock:
             self._latest.pop(labels, None)
@@ -477,8 +477,12 @@ class SolarStore(BaseStore):
                 raise ValueError(f"Unknown operation type: {type(op)}")
             if isinstance(op, PutOp):
                 _check_put(op)
-            elif isinstance(op, SearchOp) and op.filter:
-                tests[id(op)] = _search_filter(op.filter)
+            elif isinstance(op, GetOp):
+                _labels(op.namespace)
+            elif isinstance(op, SearchOp):
+                _labels(op.namespace_prefix, prefix=True)
+                if op.filter:
+                    tests[id(op)] = _search_filter(op.filter)
         with self._lock:
             results: list[Result] = []
             puts: dict[tuple[tuple[str, ...], str], PutOp] = {}
@@ -917,12 +921,27 @@ def _says(value: Any) -> bool:
     return value is not None
 
 
+def _labels(namespace: object, *, prefix: bool = False) -> tuple[str, ...]:
+    """``namespace`` as a tuple of labels, or a ``ValueError`` naming the fix: a str is refused
+    (it is a sequence of its characters, so ``"42"`` would name ``("4", "2")``), and so is an
+    empty namespace (an empty search prefix is every namespace)."""
+    if (
+        isinstance(namespace, str)
+        or not isinstance(namespace, tuple | list)
+        or not (namespace or prefix)
+        or not all(isinstance(label, str) for label in namespace)
+    ):
+        fix = (namespace,) if isinstance(namespace, str) else ("users", "alice")
+        raise ValueError(
+            f"a namespace is a tuple of str labels, got {namespace!r}: pass e.g. {fix!r}"
+        )
+    return tuple(namespace)
+
+
 def _check_put(op: PutOp) -> None:
     """Refuse a put the store could not apply, before any op of its batch runs (a read's TTL
     refresh or a put's sweep of expired items would otherwise be done already)."""
-    labels = op.namespace
-    if not isinstance(labels, tuple) or not labels or not all(isinstance(x, str) for x in labels):
-        raise ValueError(f"a namespace is a non-empty tuple of str labels, got {labels!r}")
+    labels = _labels(op.namespace)
     if not isinstance(op.key, str):
         raise TypeError(f"an item key is a str, got {type(op.key).__name__}: pass str(key)")
     if not op.key.strip():

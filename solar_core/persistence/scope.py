@@ -173,6 +173,12 @@ def namespace_scope(labels: Sequence[str]) -> Scope:
     >>> namespace_scope(("users", label)).user == f'["users","{label}"]'
     True
     """
+    if isinstance(labels, str) or not all(isinstance(label, str) for label in labels):
+        # a str is a sequence of its characters: "42" would name the namespace ("4", "2")
+        raise ValueError(
+            f"a namespace is a tuple of str labels, got {labels!r}: pass e.g. "
+            f"{(labels,) if isinstance(labels, str) else ('users', 'alice')!r}"
+        )
     listed = list(labels)
     text = _namespace_json(listed, readable=False)
     if len(text) > MAX_LENGTH:
