@@ -154,3 +154,22 @@ def test_changing_a_retrieved_nodes_metadata_changes_nothing_stored() -> None:
         found.node.metadata["d"]["y"] = 2
     stored = memory.get("a").metadata
     assert stored["tags"] == ["x"] and stored["d"] == {"y": 1}
+
+
+@pytest.mark.parametrize("part_cost", [0, 10**9])  # every text by its parts; every text scanned
+def test_any_and_all_of_texts_agree_with_a_plain_scan_whichever_way_they_look(
+    monkeypatch: pytest.MonkeyPatch, part_cost: int
+) -> None:
+    # a long stored text is looked up by its parts, a short one against a long list scanned:
+    # the cheaper way, chosen per text, gives what LlamaIndex's own substring test gives
+    monkeypatch.setattr("llamaindex_solar.retriever._PART_COST", part_cost)
+    listed = ["ab", "b", "zz", "abc", "c"]
+    texts = ["", "a", "abc", "xyz", "zzab", "cab", "bcbc", "a" * 50 + "zz"]
+    for operator, some in ((FilterOperator.ANY, True), (FilterOperator.ALL, False)):
+        for wanted in (listed, listed[:2], ["zz"]):
+            one = MetadataFilter(key="s", value=wanted, operator=operator)
+            test = solar_filter(MetadataFilters(filters=[one]))
+            assert callable(test)
+            for text in texts:
+                expected = (any if some else all)(w in text for w in wanted)
+                assert test({"s": text}) is expected, (operator, wanted, text)
