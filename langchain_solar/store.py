@@ -120,7 +120,7 @@ from solar_core.persistence.scope import (
     namespace_scope,
     scope_namespace,
 )
-from solar_core.records import METADATA_DEPTH, Record
+from solar_core.records import METADATA_DEPTH, Record, copy_metadata
 from solar_core.types import Decision, Hits, MemoryItem, UnknownItemError
 from solar_core.validation import check_feedback
 
@@ -956,6 +956,10 @@ def _check_put(op: PutOp) -> None:
             f"an item's value is a dict, got {type(op.value).__name__}: wrap it, e.g. "
             '{"value": ...}'
         )
+    # As the item stores it (its value beside its four fields and a TTL): refused here, before
+    # JSON spells out a list held many times over, if it holds more than the memory takes.
+    held = {VALUE: dict(op.value), CREATED: "", UPDATED: "", POSITION: 0, INDEXED: False, TTL: 0.0}
+    copy_metadata(held, "an item's value")
     try:
         plain_json({"value": dict(op.value)}, "an item's value")
     except RecursionError:  # nested past what JSON encodes; the memory takes far less anyway

@@ -136,7 +136,8 @@ def test_metadata_inside_itself_or_too_deep_is_refused_when_added() -> None:
 
 def test_metadata_sharing_a_list_is_copied_once() -> None:
     shared: Any = 1
-    for _ in range(60):  # 2**60 leaves spelled out: copied as the 60 lists it is
+    for _ in range(15):  # 2**15 leaves spelled out (within the values metadata may hold):
+        # copied as the 16 lists it is
         shared = [shared, shared]
     memory = SolarMemory("fifo", capacity=4, dim=8, seed=0)
     memory.add("a", embedding=onehot(0), metadata={"x": shared}, item_id="a")
