@@ -12,7 +12,12 @@ keyword index's words of it (CPU time), and ``SolarMemory.add`` of it followed b
   the first piece of a word can take);
 - accented words: distinct words of accented Latin and Hangul (the character-by-character
   path, which also decomposes each Hangul syllable into two or three letters);
-- CJK: Chinese without spaces (every ideograph is a word).
+- CJK: Chinese without spaces (every ideograph is a word);
+- Hangul and emoji: two-character words of 100 syllables or 100 emoji.
+
+Then the same after a text of 131,072 distinct characters (more than the embedder's table of
+characters holds), embedded first with the table emptied before each run, on 1 MB of Hangul and
+of emoji: no earlier text may leave later ones to the slow path.
 
 Then streams distinct words through one embedder and reports the most memory its word cache
 held (its dictionary, words and tuples of rows, measured with ``sys.getsizeof`` every 2,000 new
@@ -62,11 +67,38 @@ def cjk(size: int, seed: int) -> str:
     return "".join(chr(rng.randrange(0x4E00, 0x9FA6)) for _ in range(size // 3))
 
 
-def median_seconds(run: Callable[[], object], repeats: int) -> tuple[float, float]:
+def hangul(size: int, seed: int) -> str:
+    """Two-syllable words of 100 Hangul syllables (10,000 words, each decomposed in letters)."""
+    return distinct_words(size, 2, "".join(chr(c) for c in range(0xAC00, 0xAC00 + 100)), seed)
+
+
+def emoji(size: int, seed: int) -> str:
+    """Two-emoji words of 100 emoji."""
+    return distinct_words(size, 2, "".join(chr(c) for c in range(0x1F600, 0x1F664)), seed)
+
+
+#: more distinct characters than the embedder's table of characters holds (its size then and now)
+POISON = "".join(chr(code) for code in range(0x20000, 0x20000 + (1 << 17)))
+
+
+def poison() -> None:
+    """Empty the process's table of characters (earlier cases met Hangul and emoji already),
+    then embed :data:`POISON`: what a process that met such a text first is left with."""
+    static_embedder._BASIC.clear()
+    StaticEmbedder().embed([POISON])
+    StaticEmbedder._recent = None
+
+
+def median_seconds(
+    run: Callable[[], object], repeats: int, before: Callable[[], object] | None = None
+) -> tuple[float, float]:
     """The median wall-clock seconds of ``run`` and the median seconds of this process's CPU
-    time (on a busy machine the wall clock counts the other jobs too)."""
+    time (on a busy machine the wall clock counts the other jobs too); ``before`` runs untimed
+    before each run."""
     wall, cpu = [], []
     for _ in range(repeats):
+        if before is not None:
+            before()
         start, start_cpu = time.perf_counter(), time.process_time()
         run()
         wall.append(time.perf_counter() - start)
@@ -140,6 +172,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "1 MB 18-letter words": distinct_words(MB, 18, string.ascii_lowercase, 2),
         "1 MB accented words": distinct_words(MB, 12, _ACCENTED, 3),
         "1 MB CJK": cjk(MB, 4),
+        "1 MB Hangul": hangul(MB, 6),
+        "1 MB emoji": emoji(MB, 7),
         "10 MB prose": prose(turns, 10 * MB),
         "10 MB long words": distinct_words(10 * MB, 100, string.ascii_lowercase, 5),
     }
@@ -156,6 +190,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             else median_seconds(lambda: add_once(text), args.repeats)  # noqa: B023
         )
         row = f"{embed:>7.3f} {embed_cpu:>6.3f} {keywords:>6.3f} {add:>7.3f} {add_cpu:>6.3f}"
+        print(f"{name:<22} {len(text):>11,} {row}", flush=True)
+    print(f"after a text of {len(POISON):,} distinct characters, before each run:")
+    for name, text in {"1 MB Hangul": hangul(MB, 6), "1 MB emoji": emoji(MB, 7)}.items():
+        embed, embed_cpu = median_seconds(lambda: embed_once(text), args.repeats, poison)  # noqa: B023
+        add, add_cpu = (
+            (float("nan"), float("nan"))
+            if args.no_add
+            else median_seconds(lambda: add_once(text), args.repeats, poison)  # noqa: B023
+        )
+        row = f"{embed:>7.3f} {embed_cpu:>6.3f} {'':>6} {add:>7.3f} {add_cpu:>6.3f}"
         print(f"{name:<22} {len(text):>11,} {row}", flush=True)
     peak, counted = cache_peak(args.cache_words)
     bound = static_embedder._CACHE_BYTES

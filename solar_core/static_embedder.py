@@ -24,7 +24,9 @@ a text's first :attr:`StaticEmbedder.MAX_CHARS` characters (1,048,576): every wo
 text counts (in under a second, however crafted), and a longer text's vector is that of its
 first ``MAX_CHARS`` characters, as a transformer reads only its first 256 or 512 tokens. The
 memory still stores the whole text, and its keyword index reads all of it. The cache of words
-already split holds at most 16 MiB (``_CACHE_BYTES``).
+already split holds at most 16 MiB (``_CACHE_BYTES``), the table of characters beyond ASCII at
+most 65,536 characters (about 7 MiB, ``_TABLE_CHARS``); each is emptied when full, so no
+earlier text can leave later ones to slow paths.
 
 >>> embedder = StaticEmbedder()
 >>> vectors = embedder.embed(["My dog Max loves the beach", "our puppy likes the sea", "tax forms"])
@@ -67,9 +69,9 @@ _CACHE_BYTES = 16 << 20
 _SLOT_BYTES = 3 * 24 + 3 * 8
 #: the most alternatives the continuation pieces' pattern tries at one point of a word
 _FANOUT = 4
-#: the characters beyond ASCII whose part in BERT's basic tokenizer is remembered (a few
-#: megabytes at most)
-_TABLE_CHARS = 1 << 15
+#: the characters beyond ASCII whose part in BERT's basic tokenizer is remembered at once (about
+#: 100 bytes each, so at most about 7 MiB with the dictionary's spare slots); cleared when full
+_TABLE_CHARS = 1 << 16
 #: texts with more words than this are summed by counting (one matrix product) rather than by
 #: gathering a row per piece
 _COUNT_ABOVE = 4096
@@ -205,13 +207,20 @@ def _basic(char: str) -> str | None:
 class _BasicTable(dict[int, "str | None"]):
     """:func:`_basic` as a ``str.translate`` table, filled as characters are met: the
     translation runs in C, a character at a time in Python only the first time it is seen.
-    At most _TABLE_CHARS characters are kept (a text cannot grow it without end); a character
-    beyond them is worked out each time it is met."""
+
+    At most _TABLE_CHARS characters are kept, and the table is emptied when a new one would
+    pass them (as the word cache is): a table that stopped growing instead would leave every
+    character met later to Python at each of its occurrences, for the rest of the process, so
+    one text of many distinct characters would slow every text after it. Emptied instead, a
+    text of ``d`` distinct characters (``d`` up to _TABLE_CHARS) works out at most ``2 * d`` of
+    them in Python, whatever came before; a text of more works out at most one per occurrence.
+    """
 
     def __missing__(self, code: int) -> str | None:
         value = _basic(chr(code))
-        if len(self) < _TABLE_CHARS:
-            self[code] = value
+        if len(self) >= _TABLE_CHARS:
+            self.clear()
+        self[code] = value
         return value
 
 

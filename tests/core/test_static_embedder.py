@@ -289,3 +289,50 @@ def test_the_default_memory_needs_no_torch() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "I adopted a beagle named Max. StaticEmbedder"
+
+
+#: more distinct characters than the table of characters holds (CJK ideographs of the
+#: supplementary plane, and code points not yet assigned there)
+MANY_CHARACTERS = "".join(
+    chr(code) for code in range(0x20000, 0x20000 + static_embedder._TABLE_CHARS + 8000)
+)
+
+
+def test_no_earlier_text_leaves_later_characters_to_python(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A text of more distinct characters than the table holds must not leave the characters
+    met after it to Python at every occurrence (a megabyte of Hangul took seconds, not a
+    fifth of one): the table is emptied when full, so a text's characters are worked out at
+    most twice each, whatever came before."""
+    monkeypatch.setattr(static_embedder, "_BASIC", static_embedder._BasicTable())
+    StaticEmbedder.words(MANY_CHARACTERS)
+    assert len(static_embedder._BASIC) <= static_embedder._TABLE_CHARS  # memory stays bounded
+    calls = 0
+    basic = static_embedder._basic
+
+    def counting(char: str) -> str | None:
+        nonlocal calls
+        calls += 1
+        return basic(char)
+
+    monkeypatch.setattr(static_embedder, "_basic", counting)
+    text = " ".join("강아지 산책 🐶🌊 ¡Qué día! Ωmega" for _ in range(2000))
+    StaticEmbedder.words(text)
+    assert calls <= 2 * len(set(unicodedata.normalize("NFD", text)))
+    calls = 0
+    StaticEmbedder.words(text)  # and once worked out, they stay
+    assert calls == 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(text=st.text(st.sampled_from(ALPHABET), max_size=200))
+def test_the_table_of_characters_splits_as_the_rules_do_when_full(text: str) -> None:
+    """Whether the table is full, emptied or filling, a text splits as the character rules
+    alone say (the table only remembers them)."""
+    table = static_embedder._BasicTable()
+    table.update((code, None) for code in range(0x20000, 0x20000 + static_embedder._TABLE_CHARS))
+    decomposed = unicodedata.normalize("NFD", static_embedder._CONTROL.sub("", text))
+    expected = "".join(static_embedder._basic(char) or "" for char in decomposed).split()
+    assert decomposed.translate(table).split() == expected
+    assert len(table) <= static_embedder._TABLE_CHARS
