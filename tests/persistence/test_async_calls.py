@@ -7,14 +7,13 @@ import asyncio
 import random
 import threading
 from collections import Counter
-from collections.abc import Awaitable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from solar_core import Decision, SolarMemory
 from solar_core.persistence import MemoryStore
+from tests.support.cancels import cancelled_while_queued
 
 FACTS = ["my dog is called {}", "I live in {}", "my favourite tea is {}"]
 
@@ -70,27 +69,11 @@ def test_the_calls_run_off_the_event_loop() -> None:
 # -- cancelled calls and retries --------------------------------------------------------------
 
 
-async def _cancelled_while_queued(memory: SolarMemory, call: Awaitable[object]) -> None:
-    """Await ``call`` while the only worker thread is busy, cancel it while it waits for the
-    worker, then free the worker: what a cancel does to a call that has not run yet."""
-    loop = asyncio.get_running_loop()
-    loop.set_default_executor(ThreadPoolExecutor(1))
-    free = threading.Event()
-    busy = loop.run_in_executor(None, free.wait)
-    task = asyncio.ensure_future(call)
-    await asyncio.sleep(0)  # the call has started: it waits for the worker
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    free.set()
-    await busy
-
-
 def test_a_cancelled_add_still_stores_and_a_retry_with_its_id_finds_it() -> None:
     memory = SolarMemory("fifo", None, embedder="hash", seed=0)
 
     async def main() -> Decision:
-        await _cancelled_while_queued(memory, memory.aadd("tea at five", item_id="tea"))
+        await cancelled_while_queued(memory.aadd("tea at five", item_id="tea"))
         return await memory.aadd("tea at five", item_id="tea")  # the retry
 
     retry = asyncio.run(main())  # (asyncio.run waits for the worker threads)
@@ -101,7 +84,7 @@ def test_a_cancelled_add_still_stores_and_a_retry_with_its_id_finds_it() -> None
 def test_a_cancelled_remove_still_removes() -> None:
     memory = SolarMemory("fifo", None, embedder="hash", seed=0)
     memory.add("tea at five", item_id="tea")
-    asyncio.run(_cancelled_while_queued(memory, memory.aremove("tea")))
+    asyncio.run(cancelled_while_queued(memory.aremove("tea")))
     assert len(memory) == 0
 
 
@@ -124,7 +107,7 @@ def test_a_cancelled_call_that_fails_is_not_reported_as_never_retrieved(
     memory = SolarMemory("fifo", None, embedder="hash", seed=0)
 
     async def main() -> None:
-        await _cancelled_while_queued(memory, memory.aremove("not stored"))
+        await cancelled_while_queued(memory.aremove("not stored"))
         await asyncio.sleep(0)
 
     asyncio.run(main())
