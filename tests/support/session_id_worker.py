@@ -98,7 +98,10 @@ def call(store: MemoryStore, operation: str, text: str, step: int) -> int:
     elif operation == "forget":
         store.forget(text)
     elif operation == "cache":  # the session's cache, not a stored scope's
-        seen += int(store.response_cache(text) is not store.response_cache(own))
+        # Read against the store's own table, not a second call: another process forgetting
+        # the session in between makes the second call hand out the session's new cache.
+        cache = store.response_cache(text)
+        seen += int(store._caches.get(own.key) is not cache)
     else:
         try:
             store.reembed(text)
