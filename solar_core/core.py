@@ -739,6 +739,7 @@ class MemoryCore:
             "store_rate": self._admitted / steps if steps else 0.0,
             "feedbacks": self._feedbacks,
             "mean_feedback": self._score_sum / self._feedbacks if self._feedbacks else None,
+            "ratings": self._eviction.rating_effect(),
             "tau": self._admission.tau,
             "regret": self._admission.regret,
         }

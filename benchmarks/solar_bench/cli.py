@@ -235,7 +235,10 @@ def parser() -> argparse.ArgumentParser:
         "--modes",
         type=_modes,
         default=("end", "interleaved"),
-        help="dialogue: comma-separated question modes, of end and interleaved (default both)",
+        help="dialogue: comma-separated question modes, of end and interleaved, each optionally "
+        "with +RATINGS, of none, evidence, disliked, random and overlap (end+disliked: every "
+        "recall disliked; default end,interleaved: end rates nothing, interleaved each question "
+        "by its evidence)",
     )
     p.add_argument(
         "--retrieval",
@@ -402,16 +405,24 @@ def response_cache(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def _modes(text: str) -> tuple[str, ...]:
-    """``--modes``: ``end``, ``interleaved`` or both, comma-separated, in the given order.
+    """``--modes``: ``end``, ``interleaved``, either with ``+RATINGS``, comma-separated, in the
+    given order.
 
-    >>> _modes("interleaved,end")
-    ('interleaved', 'end')
+    >>> _modes("interleaved,end,end+disliked")
+    ('interleaved', 'end', 'end+disliked')
     """
+    from .dialogue import parse_mode
+
     modes = tuple(dict.fromkeys(m.strip() for m in text.split(",") if m.strip()))
-    if not modes or not set(modes) <= {"end", "interleaved"}:
+    if not modes:
         raise argparse.ArgumentTypeError(
             f"expected end, interleaved or end,interleaved, got {text!r}"
         )
+    for mode in modes:
+        try:
+            parse_mode(mode)
+        except ValueError as err:
+            raise argparse.ArgumentTypeError(str(err)) from None
     return modes
 
 

@@ -11,6 +11,16 @@ question's evidence turns among the 5 turns retrieved for it, averaged over the 
   after its last evidence turn and before the end, as a recorded retrieval, then rated with
   ``score=`` its recall: the feedback a memory can learn from.
 
+A mode may name the ratings after a plus (``end+disliked``): what an application that rates
+every answer gives the memory, most of it about the answer rather than the memory.
+
+- ``none``: nothing is rated (``interleaved+none``: the questions' recalls are not rated);
+- ``evidence``: a question's recall is rated by its recall (what ``interleaved`` means alone);
+- ``disliked``: every recall (each turn's, and each question's) is disliked;
+- ``random``: every recall gets a score drawn uniformly (``random.Random`` of the seed);
+- ``overlap``: every turn's recall gets the share of the next turn's words (the reply) found in
+  the recalled turns, as a score; a question's recall, as ``evidence``.
+
 Two reference rows: ``unlimited`` (every turn stored) and ``oracle``, the K turns that the most
 questions cite as evidence (earlier turns first on ties), stored and nothing else: an upper
 bound for a K-turn memory that knows the questions in advance. The step time is the median of
@@ -52,6 +62,10 @@ from .policy_spec import memory_for, parse_policy
 from .report import record
 
 MODES = ("end", "interleaved")
+#: what a mode's recalls are rated with (the default: ``end`` rates nothing, ``interleaved``
+#: each question by its evidence)
+RATINGS = ("none", "evidence", "disliked", "random", "overlap")
+_WORD = re.compile(r"\w+")
 DEFAULT_K = (25, 50, 100, 200)
 TOP = 5  # turns retrieved per query
 ORACLE = "oracle"
@@ -198,6 +212,57 @@ def oracle_turns(dialogue: Dialogue, capacity: int | None) -> list[int]:
     return sorted(chosen)
 
 
+def parse_mode(mode: str) -> tuple[str, str]:
+    """``(questions, ratings)`` of a mode: ``"end"``, ``"interleaved"``, or either with
+    ``+RATINGS``.
+
+    >>> parse_mode("end"), parse_mode("interleaved"), parse_mode("end+disliked")
+    (('end', 'none'), ('interleaved', 'evidence'), ('end', 'disliked'))
+    >>> parse_mode("end+evidence")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    ValueError: mode must be end or interleaved, ... got 'end+evidence'
+    """
+    questions, _, ratings = mode.partition("+")
+    ratings = ratings or ("evidence" if questions == "interleaved" else "none")
+    if (
+        questions not in MODES
+        or ratings not in RATINGS
+        or (questions, ratings) == ("end", "evidence")
+    ):
+        raise ValueError(
+            "mode must be end or interleaved, optionally +none, +evidence, +disliked, +random "
+            f"or +overlap (end asks nothing to rate by evidence), got {mode!r}"
+        )
+    return questions, ratings
+
+
+def overlap(reply: str, hits: Sequence[Any]) -> float:
+    """Share of ``reply``'s distinct words (case-folded) found in the texts of ``hits``.
+
+    >>> from types import SimpleNamespace as H
+    >>> overlap("I like cats and dogs", [H(text="Cats are nice"), H(text="dogs bark")])
+    0.4
+    """
+    words = set(_WORD.findall(reply.casefold()))
+    if not words:
+        return 0.0
+    seen = set(_WORD.findall(" ".join(h.text for h in hits).casefold()))
+    return len(words & seen) / len(words)
+
+
+def _rate(
+    memory: SolarMemory, hits: Any, ratings: str, rng: random.Random, score: float | None
+) -> None:
+    """Rate ``hits`` as ``ratings`` says; ``score``: the evidence or overlap score, if any."""
+    if ratings == "disliked":
+        memory.feedback(like=False, retrieval=hits)
+    elif ratings == "random":
+        memory.feedback(score=rng.random(), retrieval=hits)
+    elif ratings != "none" and score is not None:
+        memory.feedback(score=score, retrieval=hits)
+
+
 def run_dialogue(
     dialogue: Dialogue,
     vector: Vectors,
@@ -212,15 +277,15 @@ def run_dialogue(
     ``store_rate``, ``mean_size`` (items held, averaged over the turns) and ``us_per_turn``.
     ``prior``: the salience prior of a policy that reads one (in place of the one its spec
     names: the caller's is out of sample)."""
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {', '.join(MODES)}, got {mode!r}")
+    questions, ratings = parse_mode(mode)
     dim = len(vector(dialogue.turns[0].text))
     if policy == ORACLE:
         return _oracle(dialogue, vector, capacity, dim, seed, mode, retrieval)
     extra: dict[str, Any] = {} if prior is None else {"prior": prior}  # wins over the spec's
     extra["retrieval"] = retrieval
     memory = memory_for(policy, capacity=capacity, dim=dim, k=TOP, seed=seed, trace_size=1, **extra)
-    asked = schedule(dialogue, seed) if mode == "interleaved" else {}
+    asked = schedule(dialogue, seed) if questions == "interleaved" else {}
+    rng = random.Random(f"ratings/{seed}")  # its own stream: the schedule stays the same
     scores: list[float] = []
     sizes: list[int] = []
     times: list[int] = []
@@ -228,16 +293,19 @@ def run_dialogue(
     for i, turn in enumerate(dialogue.turns):
         v = vector(turn.text)
         start = clock()
-        memory.retrieve(turn.text, embedding=v)  # the incoming turn recalls what it can
+        recalled = memory.retrieve(turn.text, embedding=v)  # the incoming turn recalls
         memory.add(turn.text, embedding=v, metadata={"dia_id": turn.dia_id})
         times.append(clock() - start)
         sizes.append(len(memory))
+        if ratings in ("disliked", "random", "overlap"):  # the answer to this turn is rated
+            reply = dialogue.turns[i + 1].text if i + 1 < len(dialogue.turns) else ""
+            _rate(memory, recalled, ratings, rng, overlap(reply, recalled))
         for q in asked.get(i, ()):
             hits = memory.retrieve(q.text, embedding=vector(q.text))
             s = recall(q, hits)
-            memory.feedback(score=s, retrieval=hits)
+            _rate(memory, hits, ratings, rng, s)
             scores.append(s)
-    if mode == "end":
+    if questions == "end":
         scores = _ask_at_end(memory, dialogue, vector)
     stats = memory.stats()
     return {

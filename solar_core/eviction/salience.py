@@ -17,7 +17,7 @@ from ..salience import (
     prior_for,
     prior_vector,
 )
-from ..validation import check_nonnegative
+from ..validation import check_nonnegative, check_positive
 from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array
 
 
@@ -28,9 +28,15 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     Every offered turn gets a **salience**: the prior's log-odds that a later question cites
     it, read from its text, its vector and the turns just before it (so the policy is its own
     admission gate: it must see every offer, stored or not, to know what came before). An
-    item's **value** is its salience plus ``feedback_weight * (reward - 0.5)`` for every rated
-    retrieval that returned it: a liked answer protects what it was built from, a disliked
-    one exposes it.
+    item's **value** is its salience plus what ratings say of it: ``feedback_weight`` times
+    the item's mean rating *less this memory's usual rating* (the baseline: the mean of every
+    rating it got), shrunk towards zero by ``rating_strength`` pseudo-ratings at the baseline.
+    A retrieval's rating goes to its items by rank (the first gets a full share, the n-th
+    ``1/n``). So a rating only counts by how it differs from the others: an application that
+    dislikes every answer, or rates at random, moves nothing much (most ratings are about the
+    answer, not the memory), and no number of ratings moves a value by more than
+    ``feedback_weight`` times the largest deviation. Every decision that ratings changed
+    (which turn left, or whether the offered one got in) says so in its reason.
 
     - A free slot takes any turn (an empty slot helps no question).
     - A full memory admits a turn iff its salience beats the lowest value held, which then
@@ -62,13 +68,14 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
 
     #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
     snapshot_names: ClassVar[dict[str, str]] = stored(
-        "_key _pending _seq _value _version _weakest context feedback_weight prior"
+        "_credit _key _moved _pending _rating_sum _ratings _seq _shares _value _version"
+        " _weakest context feedback_weight prior rating_strength"
     )
     #: the attributes that hold its parameters: a stored scope's come from its recorded settings
-    setting_names: ClassVar[tuple[str, ...]] = settings("feedback_weight")
+    setting_names: ClassVar[tuple[str, ...]] = settings("feedback_weight rating_strength")
     #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
     #: trailing zero rows, and a loaded memory reserves them again)
-    slot_arrays: ClassVar[dict[str, float]] = {"_value": 0, "_key": 0}
+    slot_arrays: ClassVar[dict[str, float]] = {"_value": 0, "_key": 0, "_credit": 0, "_shares": 0}
 
     name = "salience"
     # State that a new memory holds as None, and what else it may hold: a snapshot is checked
@@ -78,10 +85,15 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     score_names = ("salience", "lowest")  # a turn's salience against the lowest value held
 
     def __init__(
-        self, prior: str | SaliencePrior | None = None, *, feedback_weight: float = 2.0
+        self,
+        prior: str | SaliencePrior | None = None,
+        *,
+        feedback_weight: float = 2.0,
+        rating_strength: float = 4.0,
     ) -> None:
         super().__init__()
         check_nonnegative(feedback_weight=feedback_weight)
+        check_positive(rating_strength=rating_strength)  # an unrated item's share is 0: 0/0
         if prior is not None and not isinstance(prior, SaliencePrior):
             if not isinstance(prior, str):
                 raise TypeError(
@@ -90,6 +102,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
             prior = load_prior(prior)  # a bad name fails here, before any memory exists
         self.prior: SaliencePrior | None = prior
         self.feedback_weight = float(feedback_weight)
+        self.rating_strength = float(rating_strength)
         self.context = TurnContext(dim=0)
         self._value = np.zeros(0)
         # value + 1e-9 * insert serial: the lowest is the victim, the oldest insert among equals
@@ -99,6 +112,13 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         self._pending = None  # (serial it is for, salience)
         self._version = 0  # moves whenever a value does: the named victim is then stale
         self._weakest = None
+        # Ratings: each slot's rank-weighted sum of (rating - baseline) and of its shares, and
+        # the memory's count and sum of ratings (the baseline is their mean, from 0.5).
+        self._credit = np.zeros(0)
+        self._shares = np.zeros(0)
+        self._ratings = 0
+        self._rating_sum = 0.0
+        self._moved = 0  # decisions the ratings changed
 
     # -- wiring ---------------------------------------------------------------------------------
     def use_embedder(self, embedder: object, dim: int) -> None:
@@ -117,6 +137,22 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     def reserve(self, slots: int) -> None:
         self._value = grow_array(self._value, slots, 0.0)
         self._key = grow_array(self._key, slots, 0.0)
+        self._credit = grow_array(self._credit, slots, 0.0)
+        self._shares = grow_array(self._shares, slots, 0.0)
+
+    @property
+    def baseline(self) -> float:
+        """This memory's usual rating: the mean of every rating it got, 0.5 before any."""
+        return (self._rating_sum + 0.5) / (self._ratings + 1)
+
+    def rating_part(self, slots: Selection) -> Any:
+        """What ratings add to the value of ``slots``: ``feedback_weight`` times their mean
+        deviation from the baseline, shrunk by ``rating_strength`` pseudo-ratings at zero."""
+        return (
+            self.feedback_weight
+            * self._credit[slots]
+            / (self._shares[slots] + self.rating_strength)
+        )
 
     def _salience(self, text: str | None, vector: Any) -> float:
         assert self.prior is not None  # bound
@@ -139,9 +175,25 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         victim = candidate.victim
         if victim is None or victim.score is None:  # pragma: no cover - a full memory has one
             return Verdict(True, "free slot", None, salience, None)
-        if salience > victim.score:
-            return Verdict(True, "salience > lowest value", None, salience, victim.score)
-        return Verdict(False, "salience <= lowest value", None, salience, victim.score)
+        admitted = salience > victim.score
+        reason = "salience > lowest value" if admitted else "salience <= lowest value"
+        if self._ratings:
+            reason += self._what_ratings_changed(admitted, victim.slot, salience)
+        return Verdict(admitted, reason, None, salience, victim.score)
+
+    def _what_ratings_changed(self, admitted: bool, slot: int, salience: float) -> str:
+        """The decision without ratings, against the one taken: a note for the reason (empty
+        when they agree), counted in :meth:`rating_effect`."""
+        slots = self.store.evictable_selection()
+        pick = int(self._key[slots].argmin())
+        unrated = pick if isinstance(slots, slice) else int(slots[pick])
+        would = salience > self._value[unrated]
+        if admitted == would and (not admitted or slot == unrated):
+            return ""
+        self._moved += 1
+        if admitted and would:
+            return "; ratings chose the victim"
+        return "; ratings made room" if admitted else "; ratings kept it out"
 
     # -- events ---------------------------------------------------------------------------------
     def on_retrieve(
@@ -150,11 +202,16 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         """Retrievals alone teach nothing here (see the class docstring)."""
 
     def on_feedback(self, slots: Slots, reward: float) -> None:
-        if len(slots) and self.feedback_weight:
-            step = self.feedback_weight * (reward - 0.5)
-            self._value[slots] += step
-            self._key[slots] += step
-            self._version += 1
+        # Centred on the baseline before this rating: a memory whose every answer is disliked
+        # (or liked) learns that its ratings say nothing about one item against another.
+        deviation = reward - self.baseline
+        self._ratings += 1
+        self._rating_sum += reward
+        self._version += 1  # the baseline moved: every value did
+        if len(slots):
+            share = 1.0 / (1.0 + np.arange(len(slots)))  # the first hit most likely served it
+            self._credit[slots] += share * deviation
+            self._shares[slots] += share
 
     def on_insert(self, slot: int, step: int) -> None:
         self._version += 1
@@ -175,6 +232,8 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         self._version += 1
         self._value[slot] = 0.0
         self._key[slot] = 0.0
+        self._credit[slot] = 0.0
+        self._shares[slot] = 0.0
 
     def victim(self, step: int) -> Victim:
         cached = self._weakest  # no value moved since it was named: the same one
@@ -185,25 +244,45 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         return victim
 
     def _victim(self, step: int, slots: Selection) -> Victim:
-        pick = int(self._key[slots].argmin())
+        if not self._ratings:  # values are the saliences: one argmin of the kept keys
+            pick = int(self._key[slots].argmin())
+            slot = pick if isinstance(slots, slice) else int(slots[pick])
+            return Victim(slot, float(self._value[slot]))
+        rated = self.rating_part(slots)
+        pick = int((self._key[slots] + rated).argmin())
         slot = pick if isinstance(slots, slice) else int(slots[pick])
-        return Victim(slot, float(self._value[slot]))
+        return Victim(slot, float(self._value[slot] + rated[pick]))
 
     def clear(self) -> None:
         self._value[:] = 0.0
         self._key[:] = 0.0
+        self._credit[:] = 0.0
+        self._shares[:] = 0.0
+        self._ratings, self._rating_sum, self._moved = 0, 0.0, 0
         self._pending = None
         self._version += 1
         self.context = TurnContext(dim=self.context.dim)
 
     # -- inspection -----------------------------------------------------------------------------
     def describe(self, slot: int) -> Mapping[str, float]:
-        return {"value": float(self._value[slot])}
+        rated = float(self.rating_part(np.array([slot]))[0]) if self._ratings else 0.0
+        return {"value": float(self._value[slot]) + rated, "ratings": rated}
+
+    def rating_effect(self) -> dict[str, float | int]:
+        """How much ratings moved what is kept: the ratings, their baseline, and the number
+        of admission decisions they changed (which turn left, or whether one got in)."""
+        return {
+            "ratings": self._ratings,
+            "baseline": self.baseline,
+            "decisions_changed": self._moved,
+        }
 
     def check_invariants(self) -> None:
         slots = self.store.active_slots()
         if not np.isfinite(self._value[slots]).all():
             raise AssertionError("non-finite salience value")
+        if not (np.isfinite(self._credit[slots]).all() and (self._shares[slots] >= 0).all()):
+            raise AssertionError("non-finite or negative rating credit")
         nudge = 1e-9 * (self._seq + 1)  # the largest tie-break any key holds
         if not np.allclose(self._key[slots], self._value[slots], rtol=0.0, atol=nudge):
             raise AssertionError("salience victim keys disagree with the values")

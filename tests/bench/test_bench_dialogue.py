@@ -199,7 +199,7 @@ def test_interleaved_rates_each_question_with_its_recall(monkeypatch: pytest.Mon
 
 
 def test_a_bad_mode_is_refused() -> None:
-    with pytest.raises(ValueError, match="end, interleaved"):
+    with pytest.raises(ValueError, match="end or interleaved"):
         run_dialogue(dialogue(), one_hot(), "fifo", 2, seed=1, mode="later")
 
 
@@ -263,4 +263,4 @@ def test_the_command_without_a_file_says_what_to_pass(capsys: pytest.CaptureFixt
 def test_a_bad_mode_list_is_refused(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["dialogue", "--modes", "end,later"])
-    assert "expected end, interleaved" in capsys.readouterr().err
+    assert "mode must be end or interleaved" in capsys.readouterr().err

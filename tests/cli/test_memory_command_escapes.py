@@ -68,12 +68,21 @@ def write_escape_store(path: str) -> None:
     store.get(namespace_scope(["notes", "bob" + BAD])).add("a note" + BAD)
     # the text prior: its decisions on these turns are the refusals the tests read
     dialogue = MemoryStore(
-        live, policy="solar-dialogue", capacity=2, embedder="hash", seed=0, prior="dialogue-text"
+        live,
+        policy="solar-dialogue",
+        capacity=2,
+        embedder="hash",
+        seed=0,
+        prior="dialogue-text",
+        feedback_weight=20,
     )
     carol = dialogue.scope(user="carol")
     for i in range(6):
         carol.add(["likes green tea", "lives in Lyon", "ok thanks" + BAD][i % 3])
+        # liked recalls of tea and Lyon, and a disliked one that found nothing: the likes are
+        # better than the usual rating, so they protect tea and Lyon
         carol.feedback(like=True, retrieval=carol.retrieve("green tea Lyon", k=2))
+        carol.feedback(like=False, retrieval=carol.retrieve("ok thanks", k=1, min_score=99))
     copy_while_open(live, path)
     dialogue.close()
     store.close()

@@ -206,19 +206,47 @@ def test_among_equal_values_the_oldest_leaves_first() -> None:
     assert {item.id for item in memory.items()} == {b, memory.trace()[-1].item_id}
 
 
-def test_feedback_moves_values_by_the_reward() -> None:
+def test_a_rating_moves_values_by_how_it_differs_from_the_usual_rating() -> None:
     prior = text_prior()
     memory = SolarMemory("solar-dialogue", capacity=2, embedder="hash", dim=64, prior=prior, k=1)
     first = memory.add("alpha beta gamma").item_id
     second = memory.add("delta epsilon zeta").item_id
     hits = memory.retrieve("alpha beta gamma")
     assert [h.id for h in hits] == [first]
-    memory.feedback(score=1.0, retrieval=hits)  # + 2 * (1 - 0.5)
-    memory.feedback(score=0.0, retrieval=memory.retrieve("delta epsilon zeta"))  # - 1
-    assert memory.get(first).policy["value"] == pytest.approx(1.0)
-    assert memory.get(second).policy["value"] == pytest.approx(-1.0)
-    assert memory.add("eta theta iota").evicted == second  # 0 > -1: the disliked turn leaves
+    # The baseline starts at 0.5: + (1 - 0.5), shrunk by 4 pseudo-ratings: 2 * 0.5 / (1 + 4)
+    memory.feedback(score=1.0, retrieval=hits)
+    # The baseline is now (1 + 0.5) / 2 = 0.75: 2 * (0 - 0.75) / (1 + 4)
+    memory.feedback(score=0.0, retrieval=memory.retrieve("delta epsilon zeta"))
+    assert memory.get(first).policy == pytest.approx({"value": 0.2, "ratings": 0.2})
+    assert memory.get(second).policy == pytest.approx({"value": -0.3, "ratings": -0.3})
+    decision = memory.add("eta theta iota")
+    assert decision.evicted == second  # 0 > -0.3: the disliked turn leaves
     assert second not in memory and first in memory
+    # Without ratings the new turn would have stayed out (0 is not above the lowest value, 0)
+    assert decision.reason == "salience > lowest value; ratings made room"
+    assert memory.stats()["ratings"] == {"ratings": 2, "baseline": 0.5, "decisions_changed": 1}
+
+
+def test_a_memory_whose_every_recall_is_disliked_keeps_what_it_would_unrated() -> None:
+    """An application that dislikes every answer says nothing about one turn against another:
+    the memory keeps the same turns as without ratings (before, each dislike took a full unit
+    of value from what it recalled, and recalled turns were pushed out)."""
+    turns = [
+        f"{'Ann' if i % 2 else 'Bo'}: {word} {i} "
+        + ("I moved to Lisbon in 2021." if i % 3 else "ok")
+        for i, word in enumerate(["hi", "so", "well", "yes", "right", "hmm"] * 12)
+    ]
+
+    def kept(rate: bool) -> list[str]:
+        memory = SolarMemory("solar-dialogue", capacity=8, embedder="hash", dim=64, seed=1, k=3)
+        for turn in turns:
+            hits = memory.retrieve(turn)
+            memory.add(turn)
+            if rate and hits:
+                memory.feedback(like=False, retrieval=hits)
+        return sorted(item.text for item in memory.items())
+
+    assert kept(rate=True) == kept(rate=False)
 
 
 def test_without_feedback_weight_ratings_change_nothing() -> None:
