@@ -12,7 +12,9 @@ answer buttons wired to the adapter's ``feedback``:
   answer) or ``random`` (``feedback(score=u)``, ``u`` uniform: ratings about anything but
   the memory);
 - ``interleaved``: each question is asked once, after its last evidence turn (the schedule
-  of ``solar-bench dialogue``), and its recall is rated ``evidence``
+  of ``solar-bench dialogue``; to ``SolarChatMemory`` as the user's next message, answered
+  with an empty one, since its rating rates a turn's first prompt), and its recall is rated
+  ``evidence``
   (``feedback(score=recall)``: ratings that know what the memory should have shown), or
   ``none``.
 
@@ -49,6 +51,7 @@ from solar_bench.embed_cache import EmbeddingCache
 from solar_bench.embedders import embedder_for
 from solar_bench.salience_training import default_kind, priors_for
 from solar_core import SolarMemory
+from solar_core.integrations.turns import turn_text
 from solar_core.salience import SaliencePrior
 
 SETTINGS = ("end", "end+disliked", "end+random", "interleaved+none", "interleaved+evidence")
@@ -67,8 +70,11 @@ class LangChainChat:
         self.chat.load_memory_variables({"input": said})
         self.chat.save_context({"input": said}, {"output": answer})
 
-    def ask(self, question: str) -> frozenset[str]:
+    def ask(self, question: str, during: bool = False) -> frozenset[str]:
         return shown(self.chat.load_memory_variables({"input": question})["history"], self.names)
+
+    def answered(self) -> None:
+        """The answer to a question asked during the conversation (a chain that is not saved)."""
 
     def feedback(self, **rating: Any) -> None:
         self.chat.feedback(**rating)
@@ -100,11 +106,37 @@ class LlamaIndexChat:
         self.chat.get()
         self.chat.put(ChatMessage(role=MessageRole.ASSISTANT, content=answer))
 
-    def ask(self, question: str) -> frozenset[str]:
-        return li_shown(self.chat.get(input=question), self.dialogue)
+    def ask(self, question: str, during: bool = False) -> frozenset[str]:
+        """During the conversation a question is the user's next message (the recall that a
+        rating rates is a turn's first prompt); after it, a look with ``get(input=...)``."""
+        from llama_index.core.base.llms.types import ChatMessage, MessageRole
+
+        if not during:
+            return li_shown(self.chat.get(input=question), self.dialogue)
+        self.chat.put(ChatMessage(role=MessageRole.USER, content=question))
+        return li_shown(self.chat.get(), self.dialogue)
+
+    def answered(self) -> None:
+        """An empty answer finishes the question's turn (so the next exchange is a new turn)."""
+        from llama_index.core.base.llms.types import ChatMessage, MessageRole
+
+        self.chat.put(ChatMessage(role=MessageRole.ASSISTANT, content=""))
 
     def feedback(self, **rating: Any) -> None:
         self.chat.feedback(**rating)
+
+
+def with_questions(table: Any, dialogues: Sequence[Dialogue]) -> Any:
+    """``table`` (token counts of the turns) with the questions', which the interleaved
+    protocol puts into ``SolarChatMemory``'s history as user messages."""
+    from adapter_bench import TokenTable
+    from llama_index.core.utils import get_tokenizer
+
+    tokenize = get_tokenizer()
+    asked = {q.text for d in dialogues for q in d.questions} - table.first.keys()
+    first = {**table.first, **{q: len(tokenize(q)) for q in asked}}
+    rest = {**table.rest, **{q: len(tokenize(" " + q)) for q in asked}}
+    return TokenTable(first, rest)
 
 
 def run(chat: Any, dialogue: Dialogue, setting: str, seed: int) -> float:
@@ -121,9 +153,10 @@ def run(chat: Any, dialogue: Dialogue, setting: str, seed: int) -> float:
             chat.feedback(score=rng.random())
         for i in (2 * n, 2 * n + 1):  # the exchange's turns
             for q in asked.get(i, ()):
-                score = len(q.evidence & chat.ask(q.text)) / len(q.evidence)
+                score = len(q.evidence & chat.ask(q.text, during=True)) / len(q.evidence)
                 if ratings == "evidence":
                     chat.feedback(score=score)
+                chat.answered()
                 scores.append(score)
     if mode == "end":
         scores = [len(q.evidence & chat.ask(q.text)) / len(q.evidence) for q in dialogue.questions]
@@ -142,13 +175,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     dialogues = [d for d in load_dialogues(args.data) if d.questions]
     every_text = [t for d in dialogues for t in texts(d)]
+    # a question asked during the conversation, answered with nothing, is an exchange too
+    every_text += [turn_text(q.text.strip(), "") for d in dialogues for q in d.questions]
     lookup = LiLookup(
         EmbeddingCache(*embedder_for(args.embedder), args.cache_dir).vectors(every_text)
     )
     priors: dict[str, SaliencePrior] = priors_for(
         dialogues, lookup.vectors.__getitem__, default_kind(args.embedder)
     )
-    table = li_table(dialogues)
+    table = with_questions(li_table(dialogues), dialogues)
     tokens = li_budget(dialogues, table)
     frameworks = ("langchain", "llamaindex") if args.only is None else (args.only,)
     print("adapter              setting                 K  recall   ±se  vs unrated")

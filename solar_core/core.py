@@ -739,7 +739,10 @@ class MemoryCore:
             "store_rate": self._admitted / steps if steps else 0.0,
             "feedbacks": self._feedbacks,
             "mean_feedback": self._score_sum / self._feedbacks if self._feedbacks else None,
-            "ratings": self._eviction.rating_effect(),
+            # how much ratings moved what is kept, from a policy that counts it
+            "ratings": effect()
+            if (effect := getattr(self._eviction, "rating_effect", None))
+            else None,
             "tau": self._admission.tau,
             "regret": self._admission.regret,
         }

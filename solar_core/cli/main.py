@@ -261,6 +261,7 @@ def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
         memory = reader.memory(scope, live=False)
         records = tables.decision_records(memory, args.last or None)
         scores = tables.score_names(memory)
+        effect = memory.stats()["ratings"]
         table = tables.decisions_table(records, scores=scores) if records else ""
     if args.json:
         _write(out, "\n".join(tables.json_line(r) for r in records) if records else "")
@@ -268,6 +269,13 @@ def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
     _write(out, f"{tables.safe(shown_scope(scope))}: the last {len(records)} decisions")
     if records:
         _write(out, table)
+    if effect is not None and effect["ratings"]:
+        moved = sum("; ratings " in str(r["reason"]) for r in records)
+        _write(
+            out,
+            f"ratings: {effect['ratings']}, usual rating {effect['baseline']:.2f}; they changed "
+            f"{moved} of these decisions ({effect['decisions_changed']} in all)",
+        )
 
 
 def _plot(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:

@@ -136,11 +136,6 @@ class EvictionPolicy(ABC):
         """What the policy knows of the item in ``slot`` (for inspection and tests)."""
         return {}
 
-    def rating_effect(self) -> dict[str, float | int] | None:
-        """How much ratings moved what is kept (``stats()["ratings"]``), for a policy that
-        counts it; ``None`` for one that does not."""
-        return None
-
     def check_invariants(self) -> None:
         """Raise ``AssertionError`` if internal state disagrees with the store."""
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -73,6 +73,16 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     )
     #: the attributes that hold its parameters: a stored scope's come from its recorded settings
     setting_names: ClassVar[tuple[str, ...]] = settings("feedback_weight rating_strength")
+    #: what a snapshot written before ratings were centred holds of them: none (its values
+    #: keep whatever ratings had added; its per-slot arrays are grown by :meth:`reserve`)
+    added_later: ClassVar[dict[str, Callable[[], object]]] = {
+        "_credit": lambda: np.zeros(0),
+        "_shares": lambda: np.zeros(0),
+        "_ratings": int,
+        "_rating_sum": float,
+        "_moved": int,
+        "rating_strength": lambda: 4.0,
+    }
     #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
     #: trailing zero rows, and a loaded memory reserves them again)
     slot_arrays: ClassVar[dict[str, float]] = {"_value": 0, "_key": 0, "_credit": 0, "_shares": 0}

@@ -193,6 +193,7 @@ class _Shape:
         *("cls", "name", "slots", "has_dict", "fields", "items", "named_tuple"),
         *("getter", "slot_names", "plain_dict", "stored_as", "attribute_of", "slot_arrays"),
         "settings",
+        "added_later",
     )
 
     def __init__(self, cls: type) -> None:
@@ -237,6 +238,10 @@ class _Shape:
         self.attribute_of = {n: a for a, n in self.stored_as.items()}
         if self.stored_as and self.slots:
             raise TypeError(f"{self.name}: snapshot_names rename attributes of a __dict__ only")
+        #: stored names of attributes added after a snapshot format -> their value before
+        self.added_later: dict[str, Callable[[], object]] = {
+            self.stored_as.get(n, n): make for n, make in vars(cls).get("added_later", {}).items()
+        }
         #: per-slot arrays -> the value their unused rows hold (see _trailing_rows_left_out)
         self.slot_arrays: dict[str, float] = {}
         for klass in reversed(cls.__mro__):
@@ -825,7 +830,10 @@ def _like(value: object, wanted: object) -> bool:
 class _Layout:
     """One (class, attribute names) pair of a snapshot, checked once for all its objects."""
 
-    __slots__ = ("shape", "names", "attributes", "setters", "checks", "size", "exact", "metadata")
+    __slots__ = (
+        *("shape", "names", "attributes", "setters", "checks", "size", "exact", "metadata"),
+        "later",
+    )
 
     def __init__(self, entry: object, template: dict[type, dict[str, _Entry]] | None) -> None:
         if type(entry) is not list or len(entry) != 2 or type(entry[1]) is not list:
@@ -846,13 +854,21 @@ class _Layout:
         if kinds is None and template is not None and shape.cls in _SIZED:
             raise _Bad(f"a memory of these settings holds no {shape.name}")
         self.exact: list[tuple[int, object]] = []
+        #: attributes the class gained after the snapshot was written: their values when
+        #: they did not exist yet (the class's ``added_later``), given to every object read
+        self.later: dict[str, Callable[[], object]] = {}
         if kinds is not None:
             if set(names) != kinds.keys():
                 extra, missing = (
                     sorted(set(names) - kinds.keys()),
                     sorted(kinds.keys() - set(names)),
                 )
-                raise _Bad(f"{shape.name} has attributes {extra} it should not, lacks {missing}")
+                added = shape.added_later
+                if extra or not set(missing) <= added.keys():
+                    raise _Bad(
+                        f"{shape.name} has attributes {extra} it should not, lacks {missing}"
+                    )
+                self.later = {shape.attribute_of.get(n, n): added[n] for n in missing}
             for i, n in enumerate(names):
                 entry = kinds[n]
                 if entry.exact is not None:
@@ -1036,6 +1052,8 @@ class _Decoder:
             names = layout.attributes
             for obj, row in zip(objects, zip(*values, strict=True), strict=True):
                 obj.__dict__.update(zip(names, row, strict=True))
+                for name, make in layout.later.items():
+                    obj.__dict__[name] = make()
         for setter, column in zip(layout.setters, values, strict=True):
             if setter is not None:
                 deque(map(setter.__set__, objects, column), maxlen=0)  # one C loop per column
@@ -1227,6 +1245,8 @@ class _Decoder:
                 raise _Bad(f"{shape.name}.{name} is {value!r}, not the scope's {wanted!r}")
         if shape.has_dict:
             obj.__dict__.update(zip(layout.attributes, values, strict=True))
+            for name, make in layout.later.items():
+                obj.__dict__[name] = make()
         for setter, value in zip(layout.setters, values, strict=True):
             if setter is not None:
                 setter.__set__(obj, value)

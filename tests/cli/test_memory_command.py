@@ -484,6 +484,36 @@ def test_trace_names_each_gates_scores(tmp_path: Path) -> None:
     assert headers["bo"][5:7] == ["regret", "tau"]
 
 
+def test_trace_says_how_much_ratings_moved_what_is_kept(tmp_path: Path) -> None:
+    """A decision ratings changed says what they changed, and the trace ends with the ratings,
+    their usual value and how many of the shown decisions they changed."""
+    path = str(tmp_path / "m.db")
+    turns = [
+        *("Ann: Hi Bo!", "Bo: Hey Ann!", "Ann: I adopted a beagle named Max in March 2022."),
+        *("Bo: Wow, cool!", "Ann: My sister moved to Lisbon last week.", "Bo: Haha, nice."),
+        *("Ann: I work as a nurse in Porto since 2019.", "Bo: ok", "Ann: Max is 3 now."),
+    ]
+    with MemoryStore(path, policy="solar-dialogue", capacity=3, seed=0) as store:
+        scope = store.scope(user="ann")
+        for i, turn in enumerate(turns):
+            hits = scope.retrieve(turn)
+            scope.add(turn)
+            if hits:
+                scope.feedback(like=i % 3 == 0, retrieval=hits)
+        effect = scope.stats()["ratings"]
+    assert effect["decisions_changed"] > 0
+    status, out = run("trace", path, "--user", "ann", "--last", "0")
+    assert status == 0
+    changed = [line for line in out.splitlines() if "; ratings " in line]
+    assert len(changed) == effect["decisions_changed"]
+    assert out.splitlines()[-1] == (
+        f"ratings: {effect['ratings']}, usual rating {effect['baseline']:.2f}; they changed "
+        f"{len(changed)} of these decisions ({len(changed)} in all)"
+    )
+    status, out = run("trace", path, "--user", "ann", "--last", "1")
+    assert out.splitlines()[-1].endswith(f"({len(changed)} in all)")
+
+
 def test_export_names_a_namespace_as_scopes_lists_it_and_scope_takes_it_back(
     tmp_path: Path,
 ) -> None:

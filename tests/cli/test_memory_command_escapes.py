@@ -162,7 +162,8 @@ def test_trace_shows_the_text_offered_in_a_refused_decision(
     write_escape_store(path)
     status, out, _ = run(capsys, "trace", path, "--user", "carol", "--last", "0")
     assert status == 0
-    rows = out.splitlines()[3:]
+    rows = out.splitlines()[3:-1]
+    assert out.splitlines()[-1].startswith("ratings: 12, usual rating 0.50;")  # liked, disliked
     assert [row.split()[3] for row in rows] == ["stored"] * 2 + ["refused"] * 4
     assert rows[2].endswith("ok thanks\\x1b]0;owned\\x07 \\x1b[2J \\x9b3…")
     assert rows[3].endswith("likes green tea") and rows[4].endswith("lives in Lyon")
@@ -178,7 +179,7 @@ def test_trace_shows_the_text_offered_in_a_refused_decision(
         store.scope(user="carol")
     status, out, _ = run(capsys, "trace", path, "--user", "carol")
     assert status == 0
-    assert out.splitlines()[-1].endswith("(offer no longer logged)")
+    assert out.splitlines()[-2].endswith("(offer no longer logged)")
 
 
 def test_a_libpq_connection_string_is_postgresql_and_no_password_is_printed(

@@ -16,6 +16,10 @@ FORMATS = sorted(p.stem for p in fs.FOLDER.glob("*.sqlite"))
 #: the versions that ranked by vector alone, with no relevance floor (reading settings of a
 #: store, not stored with a scope)
 BY_VECTOR = {"format-2", "format-3", "format-4-first"}
+#: policies whose rule for ratings changed after these databases were written (a rating now
+#: counts by how it differs from the memory's usual rating): they open with the state written
+#: and go on under today's rule, so they match the recording until their first rating
+RATING_RULE_CHANGED = {"solar-dialogue"}
 
 
 def same_outcomes(got: list[Any], want: list[Any]) -> bool:
@@ -43,10 +47,16 @@ def test_a_database_of_an_earlier_format_opens_and_goes_on_as_it_would_have(
     expected = json.loads((fs.FOLDER / f"{name}.json").read_text())
     clock = fs.Clock()
     reading = {"retrieval": "vector", "min_score": None} if name in BY_VECTOR else {}
+    kept: dict[str, list[str]] = {}  # what each run ended with
     for policy, want in expected.items():
         store = fs.store_for(db, policy, clock, **reading)
         try:
-            got = fs.run(store.scope(user=policy), clock, fs.BEFORE + fs.TAIL, fs.AFTER)
+            start = fs.BEFORE + fs.TAIL
+            got = fs.run(store.scope(user=policy), clock, start, fs.AFTER)
+            kept[policy] = want_items(got)
+            if policy in RATING_RULE_CHANGED:  # the outcomes until the first rating, inclusive
+                rated = next(i for i in range(fs.AFTER) if (start + i) % 3 == 0) + 1
+                got, want = got[:rated] + [None], want[:rated] + [None]
             assert same_outcomes(got, want), policy
             store.scope(user=policy).check_invariants()
         finally:
@@ -54,9 +64,7 @@ def test_a_database_of_an_earlier_format_opens_and_goes_on_as_it_would_have(
     for policy in expected:  # and once more, from the snapshot each close just wrote
         store = fs.store_for(db, policy, clock)
         try:
-            assert sorted(i.id for i in store.scope(user=policy).items()) == want_items(
-                expected[policy]
-            )
+            assert sorted(i.id for i in store.scope(user=policy).items()) == kept[policy]
         finally:
             store.close()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -259,25 +260,34 @@ def test_without_feedback_weight_ratings_change_nothing() -> None:
 
 
 def test_a_reopened_scope_continues_exactly(tmp_path: Path) -> None:
-    """The prior's weights and the recent-turn context are part of the snapshot."""
+    """The prior's weights, the recent-turn context and what ratings said (each turn's credit,
+    the usual rating, the decisions they changed) are part of the snapshot."""
     rng = np.random.default_rng(3)
     stream = [f"Ann: turn {i} about topic {i % 5}{'?' if i % 3 == 0 else ''}" for i in range(40)]
     vectors = [unit(rng, 384) for _ in stream]
 
-    def run(reopen: bool) -> list[tuple[bool, str | None]]:
+    def run(reopen: bool) -> list[Any]:
         path = tmp_path / f"{reopen}.db"
         store = MemoryStore(path, policy="solar-dialogue", capacity=6, dim=384, seed=0)
-        out = []
+        out: list[Any] = []
         for i, (text, v) in enumerate(zip(stream, vectors, strict=True)):
             if reopen and i == 20:
                 store.close()
                 store = MemoryStore(path, policy="solar-dialogue", capacity=6, dim=384, seed=0)
-            d = store.scope("u").add(text, embedding=v)
-            out.append((d.admitted, d.evicted))
+            scope = store.scope("u")
+            hits = scope.retrieve(embedding=v, k=3)
+            if hits and i % 4:
+                scope.feedback(like=i % 3 == 0, retrieval=hits)
+            d = scope.add(text, embedding=v)
+            out.append((d.admitted, d.evicted, d.reason))
+        scope = store.scope("u")
+        out += [scope.stats()["ratings"], sorted(str(i.policy) for i in scope.items())]
         store.close()
         return out
 
-    assert run(True) == run(False)
+    ran = run(False)
+    assert ran[-2]["decisions_changed"] > 0  # the ratings did change decisions
+    assert run(True) == ran
 
 
 def test_a_scope_of_an_earlier_version_gets_the_prior_it_picked_then() -> None:
