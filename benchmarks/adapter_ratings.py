@@ -208,7 +208,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                         )
                         units.append(run(chat, d, setting, seed))
                 mean = statistics.fmean(units)
-                se = statistics.stdev(units) / len(units) ** 0.5
+                se = statistics.stdev(units) / len(units) ** 0.5 if len(units) > 1 else 0.0
                 unrated = base.setdefault(setting.partition("+")[0], mean)
                 name = "SolarConversationMemory" if framework == "langchain" else "SolarChatMemory"
                 print(

@@ -78,10 +78,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("how", choices=("keep", "demote", "rank", "in-sample"))
     p.add_argument("--bonus", type=float, default=None, help="keep 100, demote 2, rank 0.3")
     p.add_argument("--k", type=int, nargs="+", default=[50, 100, 200])
+    p.add_argument("--cache-dir", type=Path, default=None, help="embedding cache folder")
     args = p.parse_args(argv)
     bonus = args.bonus if args.bonus is not None else {"keep": 100, "demote": 2}.get(args.how, 0.3)
     dialogues = [d for d in bench.load_dialogues(args.data) if d.questions]
-    vectors = EmbeddingCache(*embedder_for("static")).vectors(bench.distinct_texts(dialogues))
+    vectors = EmbeddingCache(*embedder_for("static"), args.cache_dir).vectors(
+        bench.distinct_texts(dialogues)
+    )
     vector = vectors.__getitem__
     priors = priors_for(dialogues, vector, "static")
     for k in args.k:

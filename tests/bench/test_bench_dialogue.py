@@ -198,6 +198,52 @@ def test_interleaved_rates_each_question_with_its_recall(monkeypatch: pytest.Mon
     assert rated == []  # end mode only looks: nothing rated
 
 
+def _ratings(monkeypatch: pytest.MonkeyPatch, mode: str, seed: int = 0) -> list[dict[str, Any]]:
+    """Every ``feedback`` call of one run in ``mode`` (FIFO, K = 1), in order."""
+    rated: list[dict[str, Any]] = []
+    made = bench.memory_for
+
+    def spy(policy: str, **kwargs: Any) -> Any:
+        memory = made(policy, **kwargs)
+        feedback = memory.feedback
+
+        def recorded(**kw: Any) -> None:
+            rated.append(kw)
+            feedback(**kw)
+
+        memory.feedback = recorded  # type: ignore[method-assign]
+        return memory
+
+    monkeypatch.setattr(bench, "memory_for", spy)
+    run_dialogue(dialogue(), one_hot(), "fifo", 1, seed=seed, mode=mode)
+    return rated
+
+
+def test_a_mode_names_the_ratings_every_recall_gets(monkeypatch: pytest.MonkeyPatch) -> None:
+    turns = len(dialogue().turns)
+    disliked = _ratings(monkeypatch, "end+disliked")
+    # every turn's recall, the first one (empty: nothing stored yet) too
+    assert [kw.get("like") for kw in disliked] == [False] * turns
+    randoms = [kw["score"] for kw in _ratings(monkeypatch, "end+random")]
+    assert len(randoms) == turns and len(set(randoms)) == turns and all(0 <= s < 1 for s in randoms)
+    assert randoms == [kw["score"] for kw in _ratings(monkeypatch, "end+random")]  # seeded
+    overlaps = [kw["score"] for kw in _ratings(monkeypatch, "end+overlap")]
+    assert len(overlaps) == turns and all(0 <= s <= 1 for s in overlaps)
+    # interleaved+none asks the same questions and rates none; +disliked rates them too
+    assert _ratings(monkeypatch, "interleaved+none") == []
+    asked = len(dialogue().questions)
+    assert len(_ratings(monkeypatch, "interleaved+disliked")) == turns + asked
+    assert len(_ratings(monkeypatch, "interleaved")) == asked
+
+
+def test_overlap_is_the_share_of_the_replys_words_in_the_recalled_turns() -> None:
+    from types import SimpleNamespace as Hit
+
+    assert bench.overlap("Yes, the CAT!", [Hit(text="a cat"), Hit(text="yes")]) == 2 / 3
+    assert bench.overlap("", [Hit(text="a cat")]) == 0.0
+    assert bench.overlap("cat", []) == 0.0
+
+
 def test_a_bad_mode_is_refused() -> None:
     with pytest.raises(ValueError, match="end or interleaved"):
         run_dialogue(dialogue(), one_hot(), "fifo", 2, seed=1, mode="later")

@@ -1,0 +1,109 @@
+"""Ratings through the chat adapters (``benchmarks/adapter_ratings.py``): answer buttons wired to
+``SolarConversationMemory.feedback`` and ``SolarChatMemory.feedback``."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+from tests.bench.test_dialogue_adapters import RAW
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore::DeprecationWarning"),
+    pytest.mark.ranking,  # orders of cosine scores: CI runs them under two BLAS kernels
+]
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _script() -> ModuleType:
+    if str(BENCHMARKS) not in sys.path:  # it imports its sibling dialogue_adapters
+        sys.path.insert(0, str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location(
+        "_adapter_ratings", BENCHMARKS / "adapter_ratings.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class Chat:
+    """What the protocol asks of an adapter, recorded."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, Any]] = []
+
+    def turn(self, said: str, answer: str) -> None:
+        self.calls.append(("turn", said))
+
+    def ask(self, question: str, during: bool = False) -> frozenset[str]:
+        self.calls.append(("ask", (question, during)))
+        return frozenset({"D1:1"}) if "alpha" in question else frozenset()
+
+    def answered(self) -> None:
+        self.calls.append(("answered", None))
+
+    def feedback(self, **rating: Any) -> None:
+        self.calls.append(("feedback", rating))
+
+
+def test_each_setting_rates_what_it_says() -> None:
+    bench = _script()
+    from solar_bench.dialogue import dialogues_from
+
+    d = dialogues_from(RAW)[0]
+    chat = Chat()
+    assert bench.run(chat, d, "end+disliked", seed=1) == 0.5  # q-early found, q-late not
+    rated = [c[1] for c in chat.calls if c[0] == "feedback"]
+    assert rated == [{"like": False}] * 11  # every exchange's recall
+    chat = Chat()
+    bench.run(chat, d, "interleaved+evidence", seed=1)
+    kinds = [c[0] for c in chat.calls if c[0] != "turn"]
+    assert kinds == ["ask", "feedback", "answered"] * 2  # asked during, rated, answered
+    assert sorted(c[1]["score"] for c in chat.calls if c[0] == "feedback") == [0.0, 1.0]
+    chat = Chat()
+    bench.run(chat, d, "interleaved+none", seed=1)
+    assert not [c for c in chat.calls if c[0] == "feedback"]
+
+
+def test_the_command_rates_through_both_adapters(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = _script()
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(RAW))
+    argv = ["--data", str(data), "--embedder", "hash", "--seeds", "1", "--k", "4",
+            "--cache-dir", str(tmp_path)]  # fmt: skip
+    assert bench.main(argv) == 0
+    rows = [line.split() for line in capsys.readouterr().out.splitlines()[1:]]
+    assert [(r[0], r[1]) for r in rows] == [
+        (adapter, setting) for adapter in ("SolarConversationMemory", "SolarChatMemory")
+        for setting in bench.SETTINGS
+    ]  # fmt: skip
+    for row in rows:
+        assert 0.0 <= float(row[3]) <= 1.0
+
+
+def test_the_ceiling_probes_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """``benchmarks/rating_ceiling.py``: each probe prints one figure per capacity."""
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location("_ceiling", BENCHMARKS / "rating_ceiling.py")
+    assert spec is not None and spec.loader is not None
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    data = tmp_path / "locomo.json"
+    data.write_text(json.dumps(RAW))
+    for how in ("keep", "demote", "rank"):
+        argv = ["--data", str(data), how, "--k", "2", "4", "--cache-dir", str(tmp_path)]
+        assert probe.main(argv) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert [line.split()[2] for line in lines] == ["K=2:", "K=4:"]
+        assert all(0.0 <= float(line.split()[-1]) <= 1.0 for line in lines)
