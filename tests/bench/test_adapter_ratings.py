@@ -3,35 +3,19 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from tests.bench.test_dialogue_adapters import RAW
+from tests.support.scripts import load_script
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
     pytest.mark.ranking,  # orders of cosine scores: CI runs them under two BLAS kernels
 ]
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _script() -> ModuleType:
-    if str(BENCHMARKS) not in sys.path:  # it imports its sibling dialogue_adapters
-        sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location(
-        "_adapter_ratings", BENCHMARKS / "adapter_ratings.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 class Chat:
@@ -55,7 +39,7 @@ class Chat:
 
 
 def test_each_setting_rates_what_it_says() -> None:
-    bench = _script()
+    bench = load_script("adapter_ratings")
     from solar_bench.dialogue import dialogues_from
 
     d = dialogues_from(RAW)[0]
@@ -76,7 +60,7 @@ def test_each_setting_rates_what_it_says() -> None:
 def test_the_command_rates_through_both_adapters(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bench = _script()
+    bench = load_script("adapter_ratings")
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps(RAW))
     argv = ["--data", str(data), "--embedder", "hash", "--seeds", "1", "--k", "4",
@@ -93,12 +77,7 @@ def test_the_command_rates_through_both_adapters(
 
 def test_the_ceiling_probes_run(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """``benchmarks/rating_ceiling.py``: each probe prints one figure per capacity."""
-    if str(BENCHMARKS) not in sys.path:
-        sys.path.insert(0, str(BENCHMARKS))
-    spec = importlib.util.spec_from_file_location("_ceiling", BENCHMARKS / "rating_ceiling.py")
-    assert spec is not None and spec.loader is not None
-    probe = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(probe)
+    probe = load_script("rating_ceiling")
     data = tmp_path / "locomo.json"
     data.write_text(json.dumps(RAW))
     for how in ("keep", "demote", "rank"):

@@ -3,23 +3,17 @@ every row is, timings aside; and the latency side-by-side runs two checkouts."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
+
+from tests.support.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def _script() -> ModuleType:
-    path = ROOT / "benchmarks" / "behaviour_check.py"
-    spec = importlib.util.spec_from_file_location("_bench_behaviour_check", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("behaviour_check")
 
 
 def _write(folder: Path, name: str, rows: list[dict[str, object]]) -> None:

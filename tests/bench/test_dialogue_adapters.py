@@ -3,9 +3,7 @@ the exchanges, what each memory shows, and the recall it is scored by."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -13,23 +11,16 @@ import numpy as np
 import pytest
 
 from solar_bench.dialogue import dialogues_from
+from tests.support.scripts import load_script
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore::DeprecationWarning"),
     pytest.mark.ranking,  # orders of cosine scores: CI runs them under two BLAS kernels
 ]
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "_dialogue_adapters", BENCHMARKS / "dialogue_adapters.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("dialogue_adapters")
 
 
 #: one word per turn that no other turn says: a keyword ranking has a clear winner too

@@ -3,25 +3,20 @@ the cycling ceiling is attained by the frozen memory (no policy can do better)."
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import numpy as np
 import pytest
 
+from tests.support.scripts import load_script
+
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def _script(name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"_bench_{name}", BENCHMARKS / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script(name)
 
 
 def _rows(workload: str, setting: str, k: int, scores: dict[str, float]) -> list[str]:

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -16,18 +13,9 @@ from solar_bench import salience_training as training
 from solar_bench.dialogue import dialogues_from
 from solar_core.salience import load_prior
 from tests.support.data import data_path
+from tests.support.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def load_script(name: str) -> ModuleType:
-    """A script of benchmarks/ (not a package) as a module."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "benchmarks" / f"{name}.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
 
 
 FACTS = ["I adopted a beagle named Max in March 2022.", "My sister moved to Lisbon last week."]
