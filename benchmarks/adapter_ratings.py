@@ -14,7 +14,10 @@ answer buttons wired to the adapter's ``feedback``:
 - ``interleaved``: each question is asked once, after its last evidence turn (the schedule
   of ``solar-bench dialogue``; to ``SolarChatMemory`` as the user's next message, answered
   with an empty one, since its rating rates a turn's first prompt), and its recall is rated
-  ``evidence``
+  ``evidence`` (the share of the evidence the window did not show that the memory recalled;
+  no rating when the window showed it all: the memory had nothing to find), ``prompt`` (the
+  share of the evidence the whole prompt showed, window included: a rating partly about the
+  window)
   (``feedback(score=recall)``: ratings that know what the memory should have shown), or
   ``none``.
 
@@ -54,7 +57,10 @@ from solar_core import SolarMemory
 from solar_core.integrations.turns import turn_text
 from solar_core.salience import SaliencePrior
 
-SETTINGS = ("end", "end+disliked", "end+random", "interleaved+none", "interleaved+evidence")
+SETTINGS = (
+    *("end", "end+disliked", "end+random"),
+    *("interleaved+none", "interleaved+evidence", "interleaved+prompt"),
+)
 
 
 class LangChainChat:
@@ -70,8 +76,11 @@ class LangChainChat:
         self.chat.load_memory_variables({"input": said})
         self.chat.save_context({"input": said}, {"output": answer})
 
-    def ask(self, question: str, during: bool = False) -> frozenset[str]:
-        return shown(self.chat.load_memory_variables({"input": question})["history"], self.names)
+    def ask(self, question: str, during: bool = False) -> tuple[frozenset[str], frozenset[str]]:
+        """The turns the prompt shows, and those of them the memory recalled."""
+        history = self.chat.load_memory_variables({"input": question})["history"]
+        recalled = "\n".join(hit.text for hit in self.chat.recalled)
+        return shown(history, self.names), shown(recalled, self.names)
 
     def answered(self) -> None:
         """The answer to a question asked during the conversation (a chain that is not saved)."""
@@ -106,15 +115,20 @@ class LlamaIndexChat:
         self.chat.get()
         self.chat.put(ChatMessage(role=MessageRole.ASSISTANT, content=answer))
 
-    def ask(self, question: str, during: bool = False) -> frozenset[str]:
-        """During the conversation a question is the user's next message (the recall that a
-        rating rates is a turn's first prompt); after it, a look with ``get(input=...)``."""
+    def ask(self, question: str, during: bool = False) -> tuple[frozenset[str], frozenset[str]]:
+        """The turns the prompt shows, and those of them the memory recalled (its system
+        message). During the conversation a question is the user's next message (the recall
+        that a rating rates is a turn's first prompt); after it, a look with
+        ``get(input=...)``."""
         from llama_index.core.base.llms.types import ChatMessage, MessageRole
 
-        if not during:
-            return li_shown(self.chat.get(input=question), self.dialogue)
-        self.chat.put(ChatMessage(role=MessageRole.USER, content=question))
-        return li_shown(self.chat.get(), self.dialogue)
+        if during:
+            self.chat.put(ChatMessage(role=MessageRole.USER, content=question))
+            messages = self.chat.get()
+        else:
+            messages = self.chat.get(input=question)
+        recall = [m for m in messages if m.role == MessageRole.SYSTEM]
+        return li_shown(messages, self.dialogue), li_shown(recall, self.dialogue)
 
     def answered(self) -> None:
         """An empty answer finishes the question's turn (so the next exchange is a new turn)."""
@@ -153,13 +167,20 @@ def run(chat: Any, dialogue: Dialogue, setting: str, seed: int) -> float:
             chat.feedback(score=rng.random())
         for i in (2 * n, 2 * n + 1):  # the exchange's turns
             for q in asked.get(i, ()):
-                score = len(q.evidence & chat.ask(q.text, during=True)) / len(q.evidence)
-                if ratings == "evidence":
+                seen, recalled = chat.ask(q.text, during=True)
+                score = len(q.evidence & seen) / len(q.evidence)
+                # the evidence the window did not show: what the memory had to recall
+                wanted = q.evidence - (seen - recalled)
+                if ratings == "evidence" and wanted:
+                    chat.feedback(score=len(wanted & recalled) / len(wanted))
+                elif ratings == "prompt":
                     chat.feedback(score=score)
                 chat.answered()
                 scores.append(score)
     if mode == "end":
-        scores = [len(q.evidence & chat.ask(q.text)) / len(q.evidence) for q in dialogue.questions]
+        scores = [
+            len(q.evidence & chat.ask(q.text)[0]) / len(q.evidence) for q in dialogue.questions
+        ]
     return statistics.fmean(scores)
 
 

@@ -27,9 +27,10 @@ class Chat:
     def turn(self, said: str, answer: str) -> None:
         self.calls.append(("turn", said))
 
-    def ask(self, question: str, during: bool = False) -> frozenset[str]:
+    def ask(self, question: str, during: bool = False) -> tuple[frozenset[str], frozenset[str]]:
+        """The window shows turn 20 (q-late's evidence); the memory recalls turn 1 (q-early's)."""
         self.calls.append(("ask", (question, during)))
-        return frozenset({"D1:1"}) if "alpha" in question else frozenset()
+        return frozenset({"D1:1", "D1:20"}), frozenset({"D1:1"})
 
     def answered(self) -> None:
         self.calls.append(("answered", None))
@@ -44,14 +45,18 @@ def test_each_setting_rates_what_it_says() -> None:
 
     d = dialogues_from(RAW)[0]
     chat = Chat()
-    assert bench.run(chat, d, "end+disliked", seed=1) == 0.5  # q-early found, q-late not
+    assert bench.run(chat, d, "end+disliked", seed=1) == 1.0
     rated = [c[1] for c in chat.calls if c[0] == "feedback"]
     assert rated == [{"like": False}] * 11  # every exchange's recall
     chat = Chat()
     bench.run(chat, d, "interleaved+evidence", seed=1)
     kinds = [c[0] for c in chat.calls if c[0] != "turn"]
-    assert kinds == ["ask", "feedback", "answered"] * 2  # asked during, rated, answered
-    assert sorted(c[1]["score"] for c in chat.calls if c[0] == "feedback") == [0.0, 1.0]
+    # q-early's evidence was recalled: rated 1; q-late's was in the window: not rated
+    assert kinds == ["ask", "feedback", "answered", "ask", "answered"]
+    assert [c[1] for c in chat.calls if c[0] == "feedback"] == [{"score": 1.0}]
+    chat = Chat()
+    bench.run(chat, d, "interleaved+prompt", seed=1)  # both rated by what the prompt showed
+    assert [c[1] for c in chat.calls if c[0] == "feedback"] == [{"score": 1.0}] * 2
     chat = Chat()
     bench.run(chat, d, "interleaved+none", seed=1)
     assert not [c for c in chat.calls if c[0] == "feedback"]
