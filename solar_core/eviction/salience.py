@@ -20,6 +20,9 @@ from ..salience import (
 from ..validation import check_nonnegative, check_positive
 from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array
 
+#: a rated retrieval's share for each of its first hits: 1/n for the n-th
+_SHARE = tuple(1.0 / n for n in range(1, 17))
+
 
 class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     """``solar-dialogue``: a memory of conversation turns that keeps the turns most likely to be
@@ -68,7 +71,8 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
 
     #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
     snapshot_names: ClassVar[dict[str, str]] = stored(
-        "_credit _key _moved _pending _rating_sum _ratings _seq _shares _value _version"
+        "_credit _credited _key _moved _pending _plain _rating_sum _ratings _seq _shares _value"
+        " _version"
         " _weakest context feedback_weight prior rating_strength"
     )
     #: the attributes that hold its parameters: a stored scope's come from its recorded settings
@@ -81,11 +85,15 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         "_ratings": int,
         "_rating_sum": float,
         "_moved": int,
+        "_credited": bool,
+        "_plain": lambda: np.zeros(0),
         "rating_strength": lambda: 4.0,
     }
     #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
     #: trailing zero rows, and a loaded memory reserves them again)
-    slot_arrays: ClassVar[dict[str, float]] = {"_value": 0, "_key": 0, "_credit": 0, "_shares": 0}
+    slot_arrays: ClassVar[dict[str, float]] = {
+        **{"_value": 0, "_key": 0, "_credit": 0, "_shares": 0, "_plain": 0}
+    }
 
     name = "salience"
     # State that a new memory holds as None, and what else it may hold: a snapshot is checked
@@ -129,6 +137,9 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         self._ratings = 0
         self._rating_sum = 0.0
         self._moved = 0  # decisions the ratings changed
+        self._credited = False  # whether any rating moved a value (before: nothing to compare)
+        # Once one has: each slot's key without its rating part (the victim without ratings)
+        self._plain = np.zeros(0)
 
     # -- wiring ---------------------------------------------------------------------------------
     def use_embedder(self, embedder: object, dim: int) -> None:
@@ -149,6 +160,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         self._key = grow_array(self._key, slots, 0.0)
         self._credit = grow_array(self._credit, slots, 0.0)
         self._shares = grow_array(self._shares, slots, 0.0)
+        self._plain = grow_array(self._plain, slots, 0.0)
 
     @property
     def baseline(self) -> float:
@@ -194,10 +206,14 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     def _what_ratings_changed(self, admitted: bool, slot: int, salience: float) -> str:
         """The decision without ratings, against the one taken: a note for the reason (empty
         when they agree), counted in :meth:`rating_effect`."""
+        if not self._credited:  # no rating has moved a value yet
+            return ""
         slots = self.store.evictable_selection()
-        pick = int(self._key[slots].argmin())
+        pick = int(self._plain[slots].argmin())
         unrated = pick if isinstance(slots, slice) else int(slots[pick])
-        would = salience > self._value[unrated]
+        part = self.feedback_weight * self._credit.item(unrated)
+        part /= self._shares.item(unrated) + self.rating_strength
+        would = salience > self._value.item(unrated) - part
         if admitted == would and (not admitted or slot == unrated):
             return ""
         self._moved += 1
@@ -217,11 +233,26 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         deviation = reward - self.baseline
         self._ratings += 1
         self._rating_sum += reward
-        self._version += 1  # the baseline moved: every value did
-        if len(slots):
-            share = 1.0 / (1.0 + np.arange(len(slots)))  # the first hit most likely served it
-            self._credit[slots] += share * deviation
-            self._shares[slots] += share
+        if not len(slots):
+            return
+        credit, shares, value, key = self._credit, self._shares, self._value, self._key
+        if not deviation and not self._credited:
+            for n, slot in enumerate(slots.tolist()):  # one more rating at the baseline:
+                shares[slot] += _SHARE[n] if n < len(_SHARE) else 1.0 / (n + 1)  # parts stay 0
+            return
+        if not self._credited:  # every part was 0 until now: the keys are the plain keys
+            self._credited, self._plain = True, self._key.copy()
+        weight, strength = self.feedback_weight, self.rating_strength
+        # A few hits: Python floats cost less than numpy's fancy indexing here.
+        for n, slot in enumerate(slots.tolist()):
+            share = _SHARE[n] if n < len(_SHARE) else 1.0 / (n + 1)
+            had, weighed = credit.item(slot), shares.item(slot)
+            credit[slot] = now = had + share * deviation
+            shares[slot] = weighs = weighed + share
+            moved = weight * (now / (weighs + strength) - had / (weighed + strength))
+            value[slot] += moved  # values and keys hold the rating part: one argmin names
+            key[slot] += moved  # the victim, as without ratings
+        self._version += 1
 
     def on_insert(self, slot: int, step: int) -> None:
         self._version += 1
@@ -237,6 +268,8 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
             )
         self._value[slot] = salience
         self._key[slot] = salience + 1e-9 * self._seq
+        if self._credited:
+            self._plain[slot] = self._key[slot]
 
     def on_remove(self, slot: int, evicted: bool) -> None:
         self._version += 1
@@ -244,6 +277,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         self._key[slot] = 0.0
         self._credit[slot] = 0.0
         self._shares[slot] = 0.0
+        self._plain[slot] = 0.0
 
     def victim(self, step: int) -> Victim:
         cached = self._weakest  # no value moved since it was named: the same one
@@ -254,29 +288,25 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         return victim
 
     def _victim(self, step: int, slots: Selection) -> Victim:
-        if not self._ratings:  # values are the saliences: one argmin of the kept keys
-            pick = int(self._key[slots].argmin())
-            slot = pick if isinstance(slots, slice) else int(slots[pick])
-            return Victim(slot, float(self._value[slot]))
-        rated = self.rating_part(slots)
-        pick = int((self._key[slots] + rated).argmin())
+        pick = int(self._key[slots].argmin())
         slot = pick if isinstance(slots, slice) else int(slots[pick])
-        return Victim(slot, float(self._value[slot] + rated[pick]))
+        return Victim(slot, float(self._value[slot]))
 
     def clear(self) -> None:
         self._value[:] = 0.0
         self._key[:] = 0.0
         self._credit[:] = 0.0
         self._shares[:] = 0.0
-        self._ratings, self._rating_sum, self._moved = 0, 0.0, 0
+        self._plain[:] = 0.0
+        self._ratings, self._rating_sum, self._moved, self._credited = 0, 0.0, 0, False
         self._pending = None
         self._version += 1
         self.context = TurnContext(dim=self.context.dim)
 
     # -- inspection -----------------------------------------------------------------------------
     def describe(self, slot: int) -> Mapping[str, float]:
-        rated = float(self.rating_part(np.array([slot]))[0]) if self._ratings else 0.0
-        return {"value": float(self._value[slot]) + rated, "ratings": rated}
+        rated = float(self.rating_part(np.array([slot]))[0])
+        return {"value": float(self._value[slot]), "ratings": rated}
 
     def rating_effect(self) -> dict[str, float | int]:
         """How much ratings moved what is kept: the ratings, their baseline, and the number
@@ -293,6 +323,10 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
             raise AssertionError("non-finite salience value")
         if not (np.isfinite(self._credit[slots]).all() and (self._shares[slots] >= 0).all()):
             raise AssertionError("non-finite or negative rating credit")
+        if self._credited and not np.allclose(
+            self._plain[slots], self._key[slots] - self.rating_part(slots), rtol=0.0, atol=1e-9
+        ):
+            raise AssertionError("the keys without ratings disagree with the rating parts")
         nudge = 1e-9 * (self._seq + 1)  # the largest tie-break any key holds
         if not np.allclose(self._key[slots], self._value[slots], rtol=0.0, atol=nudge):
             raise AssertionError("salience victim keys disagree with the values")
