@@ -326,9 +326,10 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
         """Rate the last answer: ``like=True/False`` or ``score`` in [0, 1].
 
         The turns recalled for it are credited, so helpful experiences outlive unhelpful ones
-        (with ``solar-adaptive``, a dislike takes from the best recalled turn the value it
-        earned for this input; with the paper's ``solar``, Thompson eviction adds 1 to alpha on
-        a like, to beta on a dislike).
+        (with the default ``solar-dialogue``, by how the rating differs from the memory's usual
+        one: a user who dislikes every answer moves nothing; with ``solar-adaptive``, a dislike
+        takes from the best recalled turn the value it earned for this input; with the paper's
+        ``solar``, Thompson eviction adds 1 to alpha on a like, to beta on a dislike).
         """
         if self._recalled is None:
             raise ValueError(

@@ -425,10 +425,11 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
     ) -> None:
         """Rate the memories recalled for ``scope``'s last invoke: ``like`` or ``score`` in [0, 1].
 
-        They are credited as the memory's policy does it (the default ``solar-dialogue``: a like
-        raises their value, a dislike lowers it; ``solar-adaptive``: a dislike takes from the
-        best of them the value it earned for that input; the paper's
-        ``solar``: Thompson posteriors, ``alpha += 1`` on a like, ``beta += 1`` on a dislike), so
+        They are credited as the memory's policy does it (the default ``solar-dialogue``: a
+        rating above the memory's usual one raises their value, one below lowers it, and uniform
+        ratings move nothing; ``solar-adaptive``: a dislike takes from the best of them the
+        value it earned for that input; the paper's ``solar``: Thompson posteriors,
+        ``alpha += 1`` on a like, ``beta += 1`` on a dislike), so
         experiences that help outlive those that do not. When runs of one scope may
         overlap, pass ``retrieval=result["solar_retrieval"]`` (from the invoke's output state) to
         rate that very invoke.

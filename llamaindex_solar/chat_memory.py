@@ -453,11 +453,12 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
         """Rate the last answer: ``like=True/False`` or ``score`` in [0, 1].
 
         The turns recalled for it are credited as the memory's policy does it (the default
-        ``solar-dialogue``: a like raises their value, a dislike lowers it; ``solar-adaptive``:
-        a dislike takes from the best of them the value it earned for this message; the
-        paper's ``solar``: Thompson posteriors, ``alpha += 1`` on a like, ``beta += 1`` on a
-        dislike), so helpful experiences outlive unhelpful ones. When its
-        prompt showed none, there is nothing to credit and nothing happens.
+        ``solar-dialogue``: a rating above the memory's usual one raises their value, one below
+        lowers it, and uniform ratings move nothing; ``solar-adaptive``: a dislike takes from
+        the best of them the value it earned for this message; the paper's ``solar``: Thompson
+        posteriors, ``alpha += 1`` on a like, ``beta += 1`` on a dislike), so helpful
+        experiences outlive unhelpful ones. When its prompt showed none, there is nothing to
+        credit and nothing happens.
         """
         check_feedback(like, score)  # bad input fails even when there is nothing to credit
         if self._recalled_for < 0:

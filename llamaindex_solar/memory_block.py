@@ -455,11 +455,11 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     ) -> None:
         """Rate the experiences recalled for the session's latest user message: ``like`` or
         ``score`` in [0, 1]. They are credited as the memory's policy does it (the default
-        ``solar-dialogue``: a like raises their value, a dislike lowers it; ``solar-adaptive``:
-        a dislike takes from the best of them the value it earned for this message; the
-        paper's ``solar``: Thompson posteriors, ``alpha += 1`` on a like, ``beta += 1`` on a
-        dislike), so experiences that help outlive those that do not. When
-        the prompt showed none, there is nothing to credit and nothing happens. A session
+        ``solar-dialogue``: a rating above the memory's usual one raises their value, one below
+        lowers it, and uniform ratings move nothing; ``solar-adaptive``: a dislike takes from
+        the best of them the value it earned for this message; the paper's ``solar``: Thompson
+        posteriors, ``alpha += 1`` on a like, ``beta += 1`` on a dislike), so experiences that
+        help outlive those that do not. When the prompt showed none, there is nothing to credit and nothing happens. A session
         without a memory (never read, or forgotten) is refused with a ``ValueError``: feedback
         never creates one; so is a call without ``session_id`` on a block that serves
         ``Memory`` sessions (the error names the fix)."""
