@@ -459,10 +459,10 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         lowers it, and uniform ratings move nothing; ``solar-adaptive``: a dislike takes from
         the best of them the value it earned for this message; the paper's ``solar``: Thompson
         posteriors, ``alpha += 1`` on a like, ``beta += 1`` on a dislike), so experiences that
-        help outlive those that do not. When the prompt showed none, there is nothing to credit and nothing happens. A session
-        without a memory (never read, or forgotten) is refused with a ``ValueError``: feedback
-        never creates one; so is a call without ``session_id`` on a block that serves
-        ``Memory`` sessions (the error names the fix)."""
+        help outlive those that do not. When the prompt showed none, there is nothing to credit
+        and nothing happens. A session without a memory (never read, or forgotten) is refused
+        with a ``ValueError``: feedback never creates one; so is a call without ``session_id``
+        on a block that serves ``Memory`` sessions (the error names the fix)."""
         check_feedback(like, score)  # bad input fails even when there is nothing to credit
         key = self._named(session_id, "feedback(like=True, session_id='alice')")
         memory = self._current(key)
