@@ -298,8 +298,11 @@ def run_dialogue(
         times.append(clock() - start)
         sizes.append(len(memory))
         if ratings in ("disliked", "random", "overlap"):  # the answer to this turn is rated
-            reply = dialogue.turns[i + 1].text if i + 1 < len(dialogue.turns) else ""
-            _rate(memory, recalled, ratings, rng, overlap(reply, recalled))
+            score = None
+            if ratings == "overlap":  # the reply: the next turn
+                reply = dialogue.turns[i + 1].text if i + 1 < len(dialogue.turns) else ""
+                score = overlap(reply, recalled)
+            _rate(memory, recalled, ratings, rng, score)
         for q in asked.get(i, ()):
             hits = memory.retrieve(q.text, embedding=vector(q.text))
             s = recall(q, hits)

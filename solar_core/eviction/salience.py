@@ -20,9 +20,6 @@ from ..salience import (
 from ..validation import check_nonnegative, check_positive
 from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array
 
-#: a rated retrieval's share for each of its first hits: 1/n for the n-th
-_SHARE = tuple(1.0 / n for n in range(1, 17))
-
 
 class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     """``solar-dialogue``: a memory of conversation turns that keeps the turns most likely to be
@@ -238,14 +235,14 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         credit, shares, value, key = self._credit, self._shares, self._value, self._key
         if not deviation and not self._credited:
             for n, slot in enumerate(slots.tolist()):  # one more rating at the baseline:
-                shares[slot] += _SHARE[n] if n < len(_SHARE) else 1.0 / (n + 1)  # parts stay 0
+                shares[slot] += 1.0 / (n + 1)  # every part stays 0
             return
         if not self._credited:  # every part was 0 until now: the keys are the plain keys
             self._credited, self._plain = True, self._key.copy()
         weight, strength = self.feedback_weight, self.rating_strength
         # A few hits: Python floats cost less than numpy's fancy indexing here.
         for n, slot in enumerate(slots.tolist()):
-            share = _SHARE[n] if n < len(_SHARE) else 1.0 / (n + 1)
+            share = 1.0 / (n + 1)  # the n-th hit's 1/n: the first most likely served the answer
             had, weighed = credit.item(slot), shares.item(slot)
             credit[slot] = now = had + share * deviation
             shares[slot] = weighs = weighed + share

@@ -6,7 +6,6 @@ bound is stored and read back equal."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -14,16 +13,10 @@ pytest.importorskip("langgraph.store.base")
 
 from langchain_solar.store import SolarStore  # noqa: E402
 from solar_core.records import METADATA_VALUES  # noqa: E402
+from tests.support.values import doubled  # noqa: E402
 
 NS = ("users", "alice")
 TOO_MANY = f"an item's value holds more than {METADATA_VALUES} values"
-
-
-def doubled(levels: int) -> Any:
-    value: Any = [1]
-    for _ in range(levels):
-        value = [value, value]
-    return value
 
 
 def test_a_value_holding_a_list_many_times_over_is_refused(tmp_path: Path) -> None:

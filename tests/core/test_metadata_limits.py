@@ -16,16 +16,9 @@ from solar_core import SolarMemory
 from solar_core.persistence import MemoryStore
 from solar_core.records import METADATA_DEPTH, METADATA_VALUES, copy_metadata
 from tests.support.memories import full_state, onehot
+from tests.support.values import doubled
 
 TOO_MANY = f"holds more than {METADATA_VALUES} values"
-
-
-def doubled(levels: int) -> Any:
-    """``levels`` + 1 lists, ``2**levels`` values spelled out: each list holds the next twice."""
-    value: Any = [1]
-    for _ in range(levels):
-        value = [value, value]
-    return value
 
 
 def at_the_bound() -> dict[str, Any]:
