@@ -13,7 +13,7 @@ the same thing. Persistence relies on it to replay a log.
 
 from __future__ import annotations
 
-import hashlib
+import math
 from collections import OrderedDict, deque
 from collections.abc import Callable, Collection, Iterable, Mapping
 from functools import partial
@@ -26,9 +26,9 @@ from .admission import AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
 from .admission.base import ALWAYS
 from .deletion import DeletionPolicy
 from .eviction import EvictionPolicy, Victim
-from .former_layouts import upgrade
 from .fusion import Ranked, fused, relevant
-from .records import Record, Retrieval, copy_metadata, read_copy
+from .records import CATEGORIES, Record, Retrieval, copy_metadata, read_copy
+from .state import MOST_COUNT, State, StateReader, part_of, prefixed
 from .steps import Lookup, Offer, Rating, Renewal
 from .store import VectorStore
 from .types import Decision, Hit, Hits, MemoryItem, UnknownItemError
@@ -761,28 +761,327 @@ class MemoryCore:
         if self._admitted + self._rejected + self._reoffered != self._steps:
             raise AssertionError("every step must be admitted or rejected")
 
-    @staticmethod
-    def legacy_identity(state: Mapping[str, Any], policy: str) -> str:
-        """An identity for a memory saved without one: the same for every process loading the
-        same state (it is then saved with the memory), and as unique as its random generator."""
-        basis = repr(
-            (state["_rng"].bit_generator.state, state["_steps"], state["_retrieval_seq"], policy)
-        )
-        return hashlib.blake2b(basis.encode(), digest_size=16).hexdigest()
+    # -- state --------------------------------------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        """What the core was built with, besides its parts (see :mod:`solar_core.state`)."""
+        return {
+            "capacity": self.capacity,
+            "dim": self.dim,
+            "trace_size": self._trace.maxlen,
+            "importance_weight": self.importance_weight,
+        }
 
-    # -- state ----------------------------------------------------------------------------------
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        for wiring in ("_listeners", *(k for k in state if k.startswith("_hear_"))):
-            del state[wiring]  # run-time wiring, not state
+    def state(self) -> State:
+        """The counters, the random generator, the items' records (by slot, below the store's
+        high-water mark), both traces and the rateable retrievals; then the store's and the
+        policies' states under ``store.``, ``eviction.``, ``admission.`` (when it is a part of
+        its own) and ``deletion.``. Item metadata and traced hits are JSON values as a stored
+        memory holds them (a plain memory's are whatever ``add`` took)."""
+        store = self._store
+        high = store.high_water
+        records: list[Record | None] = store.slot_lists()[1][:high]
+        kept = [record for record in records if record is not None]
+        slots = [slot for slot, record in enumerate(records) if record is not None]
+
+        def column(values: list[Any], fill: Any = None) -> list[Any]:
+            out = [fill] * high
+            for slot, value in zip(slots, values, strict=True):
+                out[slot] = value
+            return out
+
+        def floats(values: list[float]) -> npt.NDArray[np.float64]:
+            out = np.zeros(high)
+            out[slots] = values
+            return out
+
+        state: State = {
+            **{name: getattr(self, "_" + name) for name in _COUNTERS},
+            "score_sum": self._score_sum,
+            "pending_score": self._pending_score,
+            "identity": self._identity,
+            "rng": _plain(self._rng.bit_generator.state),
+            "item.text": column([r.text for r in kept]),
+            "item.metadata": column([r.metadata for r in kept]),
+            "item.category": column([r.category for r in kept]),
+            "item.valid_until": column([r.valid_until for r in kept]),
+            "item.step": np.asarray(column([r.step for r in kept], 0), dtype=np.int64),
+            "item.created_at": floats([r.created_at for r in kept]),
+            "item.importance": floats([r.importance for r in kept]),
+            "trace.time": np.asarray(self._trace_times, dtype=np.float64),
+            "trace.decision": [_decision_row(d) for d in self._trace],
+            "found.time": np.asarray([at for at, _, _ in self._retrieval_trace], dtype=np.float64),
+            "found.query": [query for _, query, _ in self._retrieval_trace],
+            "found.hits": [
+                [[h.id, h.text, h.score, h.metadata, h.rank] for h in hits]
+                for _, _, hits in self._retrieval_trace
+            ],
+            "rateable": [
+                [
+                    key,
+                    found.slots.tolist(),
+                    found.step,
+                    found.removals,
+                    found.rated,
+                    [
+                        store.payload_at(s) is r
+                        for s, r in zip(found.slots.tolist(), found.records, strict=True)
+                    ],
+                ]
+                for key, found in self._recent.items()
+            ],
+        }
+        state.update(prefixed("store", store.state()))
+        state.update(prefixed("eviction", self._eviction.state()))
+        if not self._one_policy():
+            state.update(prefixed("admission", self._admission.state()))
+        if self._deletion is not None:
+            state.update(prefixed("deletion", self._deletion.state()))
         return state
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        upgrade(state)  # a state pickled by an earlier version: today's policy layout
-        self.__dict__.update(state)
-        # A snapshot leaves out the per-slot rows no slot has used (the eviction policy's
-        # slot_arrays): they are the zeros reserve() grows, made again here. (Not a deletion
-        # rule's: a combination holds any number of rules, so a forged one could make this
-        # allocate rules x capacity from a small snapshot. Theirs are written whole.)
-        self._eviction.reserve(self._store.slots)
-        self.listeners = ()
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Take ``state`` (:meth:`state`'s) into this new core of the same parameters and
+        parts. Every value is checked before it is used; whatever does not hold raises
+        :class:`~solar_core.state.StateError` and the core must then be dropped (its parts
+        may hold part of the state)."""
+        read = StateReader(state, "the memory's state")
+        for name in state:  # the parts read their own
+            if name.split(".", 1)[0] in ("store", "eviction", "admission", "deletion"):
+                read.value(name)
+        store = self._store
+        store.load_state(part_of("store", state))
+        counters = {name: read.integer(name) for name in _COUNTERS}
+        score_sum = read.number("score_sum", 0.0, float(counters["feedbacks"]))
+        pending = read.number("pending_score", 0.0, 1.0, optional=True)
+        identity = read.text("identity")
+        rng = read.mapping("rng")
+        records = self._read_records(read, store)
+        limit = self._trace.maxlen or 0
+        times = read.array("trace.time", np.float64, (None,))
+        decisions = [_decision(row, read) for row in read.listed("trace.decision", len(times))]
+        found_times = read.array("found.time", np.float64, (None,))
+        queries = read.listed("found.query", len(found_times))
+        if len(times) > limit or len(found_times) > limit:
+            raise read.fail(f"a trace holds more than trace_size = {limit} entries")
+        if any(q is not None and type(q) is not str for q in queries):
+            raise read.fail("a traced query is not a string")
+        hits = [_hits(row, read) for row in read.listed("found.hits", len(found_times))]
+        recent = self._read_rateable(read, counters)
+        read.done()
+        try:
+            self._rng.bit_generator.state = rng
+        except (TypeError, ValueError, KeyError, OverflowError) as err:
+            raise read.fail(f"rng is not a state of this random generator: {err}") from None
+        payloads = store.slot_lists()[1]
+        for slot, record in records.items():
+            payloads[slot] = record
+        for name, value in counters.items():
+            setattr(self, "_" + name, value)
+        self._score_sum, self._pending_score, self._identity = score_sum, pending, identity
+        self._trace.extend(decisions)
+        self._trace_times.extend(times.tolist())
+        self._retrieval_trace.extend(zip(found_times.tolist(), queries, hits, strict=True))
+        self._recent = OrderedDict(
+            (
+                key,
+                Retrieval(
+                    slots,
+                    [
+                        records.get(s, _GONE) if alive else _GONE
+                        for s, alive in zip(slots.tolist(), live, strict=True)
+                    ],
+                    step,
+                    removals,
+                    rated,
+                ),
+            )
+            for key, slots, step, removals, rated, live in recent
+        )
+        self._eviction.reserve(store.slots)
+        self._eviction.load_state(part_of("eviction", state))
+        if not self._one_policy():
+            self._admission.load_state(part_of("admission", state))
+        if self._deletion is not None:
+            self._deletion.reserve(store.slots)
+            self._deletion.load_state(part_of("deletion", state))
+        try:
+            self.check_invariants()
+        except AssertionError as err:
+            raise read.fail(f"the loaded state breaks an invariant: {err}") from None
+
+    def _read_records(self, read: StateReader, store: VectorStore) -> dict[int, Record]:
+        """The items' records by slot, checked against the store's used slots."""
+        high = store.high_water
+        texts = read.listed("item.text", high)
+        metadata = read.value("item.metadata")  # checked as add() checks it, below
+        if type(metadata) is not list or len(metadata) != high:
+            raise read.fail(f"item.metadata must be a list of {high}")
+        categories = read.listed("item.category", high)
+        until = read.listed("item.valid_until", high)
+        steps = read.array("item.step", np.int64, (high,), lo=0, hi=MOST_COUNT).tolist()
+        created = read.array("item.created_at", np.float64, (high,)).tolist()
+        importance = read.array("item.importance", np.float64, (high,), lo=0.0, hi=1.0).tolist()
+        used = store.active_mask
+        records: dict[int, Record] = {}
+        for slot in range(high):
+            text = texts[slot]
+            if not used[slot]:
+                if text is not None or metadata[slot] is not None:
+                    raise read.fail(f"empty slot {slot} holds an item")
+                continue
+            if type(text) is not str or not text.strip():
+                raise read.fail(f"the item in slot {slot} has no text")
+            if type(metadata[slot]) is not dict:
+                raise read.fail(f"the metadata of the item in slot {slot} is not a mapping")
+            if categories[slot] not in CATEGORIES:
+                raise read.fail(f"the item in slot {slot} has no known category")
+            valid = until[slot]
+            if valid is not None and (type(valid) is not float or not math.isfinite(valid)):
+                raise read.fail(f"the item in slot {slot} has a bad valid_until {valid!r}")
+            try:
+                meta = copy_metadata(metadata[slot], f"the metadata of the item in slot {slot}")
+            except ValueError as err:
+                raise read.fail(str(err)) from None
+            records[slot] = Record(
+                text, meta, steps[slot], created[slot], categories[slot], importance[slot], valid
+            )
+        return records
+
+    def _read_rateable(
+        self, read: StateReader, counters: Mapping[str, int]
+    ) -> list[tuple[int, npt.NDArray[np.int64], int, int, bool, list[bool]]]:
+        """The rateable retrievals: ids rising up to the last one, slots of the rows, the
+        step and removal count they were made at (a retrieval made when the removal count was
+        today's lists only items still stored), at most :data:`FEEDBACK_WINDOW` of them."""
+        rows = read.listed("rateable")
+        if len(rows) > FEEDBACK_WINDOW:
+            raise read.fail(f"more than {FEEDBACK_WINDOW} rateable retrievals")
+        out = []
+        previous = 0
+        slots_in = self._store.slots
+        for row in rows:
+            if type(row) is not list or len(row) != 6:
+                raise read.fail(
+                    "a rateable retrieval is not [id, slots, step, removals, rated, live]"
+                )
+            key, slots, step, removals, rated, live = row
+            ok = (
+                type(key) is int
+                and previous < key <= counters["retrieval_seq"]
+                and type(step) is int
+                and 0 < step <= counters["steps"] + 1
+                and type(removals) is int
+                and 0 <= removals <= counters["removals"]
+                and type(rated) is bool
+                and type(slots) is list
+                and type(live) is list
+                and len(live) == len(slots)
+                and all(type(s) is int and 0 <= s < slots_in for s in slots)
+                and all(type(v) is bool for v in live)
+                and len(set(slots)) == len(slots)
+            )
+            if not ok:
+                raise read.fail(f"rateable retrieval {key!r} does not hold together")
+            array = np.asarray(slots, dtype=np.int64)
+            if any(
+                alive and not self._store.active_full[s]
+                for s, alive in zip(slots, live, strict=True)
+            ):
+                raise read.fail(f"rateable retrieval {key} names an empty slot as live")
+            if removals == counters["removals"] and not all(live):
+                raise read.fail(f"rateable retrieval {key} lost an item without a removal")
+            previous = key
+            out.append((key, array, step, removals, rated, live))
+        return out
+
+
+#: the core's counters, stored by these names (each an int attribute ``_name``)
+_COUNTERS = (
+    *("steps", "retrievals", "admitted", "rejected", "reoffered", "evicted", "removed"),
+    *("deleted", "expired", "feedbacks", "removals", "id_counter", "retrieval_seq"),
+)
+#: the record a rateable retrieval holds for an item gone since: no slot ever holds it
+_GONE = Record("(gone)", {}, 0, 0.0)
+
+
+def _plain(value: Any) -> Any:
+    """A random generator's state as JSON values (a bit generator may hold arrays)."""
+    if isinstance(value, dict):
+        return {key: _plain(v) for key, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def _decision_row(d: Decision) -> list[Any]:
+    return [
+        *(d.step, d.admitted, d.item_id, d.evicted, d.reason, d.cost, d.regret, d.tau),
+        d.victim_score,
+        [list(pair) for pair in d.contenders],
+        [list(pair) for pair in d.deleted],
+    ]
+
+
+def _decision(row: object, read: StateReader) -> Decision:
+    """A traced decision from its row, each field of its type."""
+    if type(row) is not list or len(row) != 11:
+        raise read.fail("a traced decision is not a row of 11 fields")
+    step, admitted, item_id, evicted, reason, *numbers, contenders, deleted = row
+    ok = (
+        type(step) is int
+        and 0 < step <= MOST_COUNT
+        and type(admitted) is bool
+        and all(v is None or type(v) is str for v in (item_id, evicted))
+        and type(reason) is str
+        and all(v is None or type(v) in (int, float) for v in numbers)
+        and _pairs(contenders, (int, float))
+        and _pairs(deleted, (str,))
+    )
+    if not ok:
+        raise read.fail(f"a traced decision does not hold together: {row!r:.200}")
+    cost, regret, tau, victim_score = (None if v is None else float(v) for v in numbers)
+    return Decision(
+        step,
+        admitted,
+        item_id,
+        evicted,
+        reason,
+        cost,
+        regret,
+        tau,
+        victim_score,
+        tuple((i, float(v)) for i, v in contenders),
+        tuple((i, v) for i, v in deleted),
+    )
+
+
+def _pairs(value: object, second: tuple[type, ...]) -> bool:
+    return type(value) is list and all(
+        type(pair) is list and len(pair) == 2 and type(pair[0]) is str and type(pair[1]) in second
+        for pair in value
+    )
+
+
+def _hits(row: object, read: StateReader) -> list[Hit]:
+    """A traced retrieval's hits from its row."""
+    if type(row) is not list:
+        raise read.fail("a traced retrieval's hits are not a list")
+    hits = []
+    for hit in row:
+        if not (
+            type(hit) is list
+            and len(hit) == 5
+            and type(hit[0]) is str
+            and type(hit[1]) is str
+            and type(hit[2]) in (int, float)
+            and type(hit[3]) is dict
+            and type(hit[4]) is int
+        ):
+            raise read.fail(f"a traced hit does not hold together: {hit!r:.200}")
+        try:
+            meta = copy_metadata(hit[3], "a traced hit's metadata")
+        except ValueError as err:
+            raise read.fail(str(err)) from None
+        hits.append(Hit(hit[0], hit[1], float(hit[2]), meta, hit[4]))
+    return hits

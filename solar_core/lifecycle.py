@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 from .core import MemoryCore, StepListener
 from .records import CATEGORIES, Record, check_category
 from .registry import stored
+from .state import State, StateReader
 from .steps import Renewal, Step, Sweep
 from .validation import FloatVector
 
@@ -360,27 +361,28 @@ class Lifecycle(StepListener):
         self._last_decay = donor.last_decay
         self._memory = core
 
-    def __getstate__(self) -> dict[str, Any]:
-        # A thread and an event do not pickle; a restored memory starts without a schedule.
-        state = self.__dict__.copy()
-        del state["_run"]  # the memory's wiring: a restored memory wires its own
-        state["_memory"] = None  # its core too (pickled with the memory, by the memory)
-        state["_thread"] = None
-        state["last_error"] = None  # a background failure is not state (nor always picklable)
-        del state["_stop"]
-        return state
+    # -- explicit state (see solar_core.state) ----------------------------------------------
+    def params(self) -> dict[str, Any]:
+        """The memory's arguments that made this lifecycle."""
+        return {"ttl_days": self.ttl_days, "trace_retention_days": dict(self.retention_days)}
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._stop = threading.Event()
-        self._run = None
+    def state(self) -> State:
+        """When importance was last decayed (a schedule, a thread, a last error are not
+        state: a loaded memory starts without a schedule)."""
+        return {"last_decay": self._last_decay}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        read = StateReader(state, "the lifecycle's state")
+        last = read.number("last_decay", optional=True)
+        read.done()
+        self._last_decay = last
 
     @property
     def running(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def state(self) -> dict[str, Any]:
-        """The lifecycle's settings as plain data."""
+    def describe(self) -> dict[str, Any]:
+        """The lifecycle's settings and schedule as plain data."""
         return {
             "ttl_days": self.ttl_days,
             "retention_days": dict(self.retention_days),

@@ -25,9 +25,10 @@ from .filters import Filter, Matcher, compile_filter, left_out, only_matching
 from .fusion import DEFAULT_RETRIEVAL, Setting, check_floor, check_retrieval, floor_for
 from .inputs import input_vector, resolve_for_memory
 from .lifecycle import Lifecycle
-from .memory_state import MemoryCopies, core_and_own_state, state_of
+from .memory_state import MemoryCopies, state_of
 from .presets import compose
 from .records import copy_metadata
+from .state import State, StateError, StateReader, build, part_of, prefixed, spec
 from .steps import Clearing, LocalRunner, Lookup, Offer, Rating, Removal, Step, StepRunner
 from .types import Decision, Hits
 from .validation import (
@@ -384,16 +385,171 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         self.lifecycle.take_state(donor.lifecycle, core)
         self._dispatch()
 
-    # -- pickling: one flat state, the layout snapshots hold too (see memory_state) -----------
+    # -- explicit state (see solar_core.state): what snapshots, pickles and copies hold ---------
+    def params(self) -> dict[str, Any]:
+        """What this memory was built with, as JSON values: its policy's name, capacity,
+        dimension and reading settings, and each part's class and parameters.
+        :meth:`from_params` builds a new, empty memory from them.
+
+        >>> memory = SolarMemory("lfu", capacity=4, embedder="hash")
+        >>> params = memory.params()
+        >>> params["policy"], params["capacity"], params["eviction"]
+        ('lfu', 4, {'class': 'LfuEviction', 'params': {'tie_break': 'insertion'}})
+        >>> SolarMemory.from_params(params, embedder="hash").params() == params
+        True
+        """
+        with self._lock:
+            core = self._core
+            admission, eviction = core.admission, core.eviction
+            gate = None
+            if isinstance(admission, EvaluatorGate):
+                gate = {k: v for k, v in admission.params().items() if k != "inner"}
+                admission = admission.inner
+            return {
+                "policy": self.policy,
+                **core.params(),
+                "k": self.k,
+                "retrieval": self.retrieval,
+                "min_score": self.min_score,
+                **self.lifecycle.params(),
+                "random": type(core.rng.bit_generator).__name__,
+                "eviction": spec(eviction),
+                "admission": None if admission is eviction else spec(admission),
+                "evaluator": gate,
+                "deletion": None if core.deletion is None else spec(core.deletion),
+            }
+
+    @classmethod
+    def from_params(
+        cls,
+        params: Mapping[str, Any],
+        *,
+        embedder: object = None,
+        clock: Callable[[], float] = time.time,
+        evaluator: Evaluator | None = None,
+    ) -> SolarMemory:
+        """A new, empty memory of :meth:`params`; the run-time parts (embedder, clock, the
+        evaluator of a memory that has one) are given again. Parameters no part takes, or a
+        part that is not registered, raise :class:`~solar_core.state.StateError`."""
+        return build_memory(cls, params, embedder, clock, evaluator)
+
+    def state(self) -> State:
+        """What this memory has learned: a flat dict of names to numbers, strings, JSON
+        values and arrays (see :mod:`solar_core.state`). With :meth:`params`, everything
+        needed to continue it exactly; :meth:`load_state` is the inverse.
+
+        >>> memory = SolarMemory("fifo", capacity=2, embedder="hash", seed=0)
+        >>> _ = memory.add("tea at five")
+        >>> twin = SolarMemory.from_params(memory.params(), embedder="hash")
+        >>> twin.load_state(memory.state())
+        >>> [item.text for item in twin.items()], twin.stats()["steps"]
+        (['tea at five'], 1)
+        """
+        with self._lock:
+            self._sync()
+            return {**self._core.state(), **prefixed("lifecycle", self.lifecycle.state())}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Take ``state`` (:meth:`state`'s, of a memory with these :meth:`params`), replacing
+        what this memory holds. Each value is checked (types, shapes, ranges, then the
+        memory's invariants) before the memory changes: a state that does not hold raises
+        :class:`~solar_core.state.StateError` and leaves this memory as it was."""
+        with self._lock:
+            fresh = self._blank()
+            own = {k: v for k, v in state.items() if not k.startswith("lifecycle.")}
+            fresh._core.load_state(own)
+            fresh.lifecycle.load_state(part_of("lifecycle", state))
+            self.take_state(fresh)
+
+    def _blank(self) -> SolarMemory:
+        """A new, empty memory with this one's parameters and run-time parts."""
+        core = self._core
+        clock = getattr(self._runner, "user_clock", core.clock)
+        evaluator = getattr(core.admission, "evaluator", None) if self._prepares else None
+        return type(self).from_params(
+            self.params(), embedder=self._embedder, clock=clock, evaluator=evaluator
+        )
+
+    # -- pickling: the parameters and the state, with the run-time parts (see memory_state) ---
     def __getstate__(self) -> dict[str, Any]:
         return state_of(self)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self._core, own = core_and_own_state(state)
-        self.k, self.policy, self._prepares = own["k"], own["policy"], own["_prepares"]
-        self.retrieval, self.min_score = own["retrieval"], own["min_score"]
-        self._embedder, self.lifecycle = own["_embedder"], own["lifecycle"]
+        memory = build_memory(
+            type(self), state["params"], state["embedder"], state["clock"], state["evaluator"]
+        )
+        memory.load_state(state["state"])
+        self.__dict__.update(memory.__dict__)
         self._wire()
+
+
+def build_memory(
+    cls: type[SolarMemory],
+    params: Mapping[str, Any],
+    embedder: object,
+    clock: Callable[[], float],
+    evaluator: Evaluator | None,
+) -> SolarMemory:
+    """:meth:`SolarMemory.from_params` (for a subclass too)."""
+    read = StateReader(params, "a memory's parameters")
+    capacity = read.value("capacity")
+    eviction = build(read.value("eviction"), "its eviction policy")
+    if not isinstance(eviction, EvictionPolicy):
+        raise read.fail("eviction names no eviction policy")
+    admission_spec = read.value("admission")
+    admission = eviction if admission_spec is None else build(admission_spec, "its admission")
+    deletion_spec = read.value("deletion")
+    deletion = None if deletion_spec is None else build(deletion_spec, "its deletion policy")
+    gate = read.value("evaluator")
+    if (gate is None) != (evaluator is None):
+        raise read.fail(
+            "an evaluator is needed: the memory has an evaluator gate"
+            if gate is not None
+            else "this memory has no evaluator gate: pass no evaluator"
+        )
+    random = read.text("random", sorted(BIT_GENERATORS))
+    try:
+        memory = cls(
+            None,
+            capacity,
+            embedder=embedder,
+            dim=read.integer("dim", 1, 1 << 16),
+            k=read.value("k"),
+            retrieval=read.value("retrieval"),
+            min_score=read.value("min_score"),
+            rng=np.random.Generator(BIT_GENERATORS[random]()),
+            clock=clock,
+            admission=admission,
+            eviction=eviction,
+            trace_size=read.value("trace_size"),
+            deletion=deletion,
+            importance_weight=read.value("importance_weight"),
+            ttl_days=read.value("ttl_days"),
+            trace_retention_days=read.value("trace_retention_days"),
+        )
+        if gate is not None:
+            if type(gate) is not dict:
+                raise read.fail("evaluator must be the evaluator gate's parameters")
+            core = memory._core
+            core._admission = EvaluatorGate(evaluator, inner=core.admission, **gate)  # type: ignore[arg-type]
+            memory._prepares = True
+    except (TypeError, ValueError) as err:
+        if isinstance(err, StateError):
+            raise
+        raise read.fail(f"they are not a memory's: {err}") from None
+    memory.policy = read.text("policy")
+    read.done()
+    return memory
+
+
+#: the bit generators a memory's random generator may run on, by name
+BIT_GENERATORS: dict[str, Callable[[], np.random.BitGenerator]] = {
+    "PCG64": np.random.PCG64,
+    "PCG64DXSM": np.random.PCG64DXSM,
+    "MT19937": np.random.MT19937,
+    "Philox": np.random.Philox,
+    "SFC64": np.random.SFC64,
+}
 
 
 #: SolarMemory's own keyword arguments, for telling a misspelt one (not self, **policy_params)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Protocol
+from collections.abc import Mapping
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from .registry import stored
+from .state import State, StateReader
 
 
 class Rows(Protocol):
@@ -148,6 +150,36 @@ class NeighbourIndex:
             return nearest
         out: npt.NDArray[np.float64] = self.sim[slots].max(axis=1).astype(np.float64)
         return out
+
+    def state(self, rows: int) -> State:
+        """Its first ``rows`` rows: the similarities and the slots they are to."""
+        return {"sim": self.sim[:rows].copy(), "idx": self.idx[:rows].copy()}
+
+    def load_state(
+        self, state: Mapping[str, Any], rows: int, active: npt.NDArray[np.bool_]
+    ) -> None:
+        """Take ``state`` (of ``rows`` rows) into this new index of the store's rows, whose
+        used slots are ``active``: each row lists distinct used slots other than its own, the
+        similarity of each within [-1, 1] (rounding allowed), -inf and -1 in the spare
+        columns, and nothing in the rows of empty slots."""
+        read = StateReader(state, "the neighbour index's state")
+        sim = read.array("sim", np.float32, (rows, self.k), finite=False)
+        idx = read.array("idx", np.int64, (rows, self.k), lo=-1, hi=len(active) - 1)
+        read.done()
+        spare = idx < 0
+        if (sim[spare] != NEG_INF).any():
+            raise read.fail("a spare column holds a similarity")
+        if not np.array_equal(spare, ~np.isfinite(sim)) or (sim[~spare] < -1.01).any():
+            raise read.fail("a similarity is out of range or its slot is missing")
+        if (sim[~spare] > 1.01).any() or not active[idx[~spare]].all():
+            raise read.fail("a row lists an empty slot, or a similarity above 1")
+        if (~spare[~active[:rows]]).any() or (idx == np.arange(rows)[:, None]).any():
+            raise read.fail("an empty slot has neighbours, or a slot is its own")
+        if self.k > 1:
+            ordered = np.sort(np.where(spare, -1 - np.arange(self.k), idx), axis=1)
+            if (ordered[:, 1:] == ordered[:, :-1]).any():
+                raise read.fail("a row lists a slot twice")
+        self.sim[:rows], self.idx[:rows] = sim, idx
 
     def check(self, store: Rows) -> None:
         """Compare against a brute-force recomputation (tests call this; O(K^2 d))."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
@@ -11,6 +12,10 @@ import numpy.typing as npt
 from .lexical import LexicalIndex
 from .neighbours import NEG_INF, NeighbourIndex
 from .registry import stored
+from .state import State, StateReader, part_of, prefixed
+
+#: the most rows an unbounded store's state may claim (the validation's capacity bound)
+MAX_ROWS = 1 << 21
 
 
 class VectorStore:
@@ -299,56 +304,102 @@ class VectorStore:
             self._lexical.check({s: t for s, t in texts.items() if t is not None})
 
     # -- state --------------------------------------------------------------------------------
-    def __getstate__(self) -> dict[str, Any]:
-        """The state without the keyword index (derived from the texts) and without the rows
-        from the high-water mark on: they are empty (a zero vector, no id, no payload), and
-        :meth:`restore_rows` makes them again. A memory of capacity 1,000 holding one item
-        writes one row, not a thousand. Without a capacity, the rows are the free slots plus
-        the stored items (the free list is written whole), and they are left out only while
-        there are at most twice as many as those written (or as the first allocation): a
-        snapshot never makes its reader allocate more than a small multiple of what it holds."""
-        state = self.__dict__.copy()
-        state.pop("_lexical", None)
+    def params(self) -> dict[str, Any]:
+        """What the store was built with (see :mod:`solar_core.state`)."""
+        return {
+            "dim": self.dim,
+            "capacity": self.capacity,
+            "neighbours": self._neighbour_k,
+            "initial_slots": self._initial,
+        }
+
+    def state(self) -> State:
+        """The ids and vectors of the slots below the high-water mark (the rows above it are
+        empty: a memory of capacity 1,000 holding one item writes one row), the free slots
+        except the never-used ones, the protected slots, and the neighbour index. Without a
+        capacity the rows are written whole once there are more than twice as many as the
+        used ones (and the first allocation), so a state never makes its reader allocate more
+        than a small multiple of what it holds. The payloads are the memory's records: its
+        core writes them. The keyword index is rebuilt from the texts, not stored; the
+        neighbour index is stored, since recomputing its similarities by another product than
+        the one of the step that made them can differ in the last bit."""
         high, rows = self.high_water, len(self.matrix)
-        if self.capacity is not None or rows <= 2 * max(self._initial, high):
-            state["matrix"], state["active_full"] = self.matrix[:high], self.active_full[:high]
-            state["_ids"], state["_payloads"] = self._ids[:high], self._payloads[:high]
-        if self.capacity is not None:
-            # the free list starts with the never-used slots, top down: left out, made again
-            free, top = self._free, rows - 1
-            untouched = 0
-            while untouched < len(free) and free[untouched] == top - untouched:
-                untouched += 1
-            state["_free"] = free[untouched:]
+        written = (
+            high if self.capacity is not None or rows <= 2 * max(self._initial, high) else rows
+        )
+        free, top = self._free, rows - 1
+        untouched = 0  # the free list starts with the never-used slots, top down: left out
+        while untouched < len(free) and free[untouched] == top - untouched:
+            untouched += 1
+        state: State = {
+            "rows": rows,
+            "ids": self._ids[:written],
+            "vectors": self.matrix[:written].copy(),
+            "free": np.asarray(free[untouched:], dtype=np.int64),
+            # the id map's order (oldest insert first, what items() lists), as slots
+            "order": np.fromiter(self._slot_of.values(), dtype=np.int64, count=len(self._slot_of)),
+            "protected": np.asarray(sorted(self.protected), dtype=np.int64),
+        }
+        if self.neighbours is not None:
+            state.update(prefixed("neighbours", self.neighbours.state(written)))
         return state
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self.restore_rows()
-
-    def restore_rows(self) -> None:
-        """Bring back the empty rows :meth:`__getstate__` left out (a state written before it
-        left them out holds them all), and drop the keyword index. Raises ``ValueError`` if a
-        store without a capacity claims more rows than it may leave out."""
-        rows = self.capacity
-        if rows is None:
-            rows = len(self._free) + len(self._slot_of)
-            if rows > len(self.matrix) and rows > 2 * max(self._initial, len(self.matrix)):
-                raise ValueError(f"a store of {len(self.matrix)} rows written claims {rows}")
-        if len(self.matrix) < rows:
-            pad = rows - len(self.matrix)
-            self.matrix = np.concatenate([self.matrix, np.zeros((pad, self.dim), np.float32)])
-            self.active_full = np.concatenate([self.active_full, np.zeros(pad, dtype=bool)])
-            self._ids = [*self._ids, *[None] * pad]
-            self._payloads = [*self._payloads, *[None] * pad]
-        if len(self._free) + len(self._slot_of) < rows:
-            # the slots neither used nor listed are the never-used ones, handed out lowest first
-            listed = {*self._free, *self._slot_of.values()}
-            untouched = [slot for slot in range(rows - 1, -1, -1) if slot not in listed]
-            self._free = [*untouched, *self._free]
-        if self.neighbours is not None:  # its rows of unused slots, left out likewise
-            self.neighbours.grow(len(self.matrix))
-        self.forget_lexical()
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Take ``state`` (:meth:`state`'s) into this new, empty store of the same parameters,
+        with every payload ``None`` (the memory's core puts its records in)."""
+        read = StateReader(state, "the store's state")
+        capacity, initial = self.capacity, self._initial
+        vectors = read.array("vectors", np.float32, (None, self.dim))
+        written = len(vectors)
+        rows = read.integer("rows", 1, capacity if capacity is not None else MAX_ROWS)
+        if capacity is not None and rows != capacity:
+            raise read.fail(f"rows must equal the capacity {capacity}, got {rows}")
+        if written > rows or (capacity is None and rows > 2 * max(initial, written)):
+            raise read.fail(f"{written} rows written do not stand for {rows}")
+        ids = read.listed("ids", written)
+        slot_of: dict[str, int] = {}
+        for slot, item_id in enumerate(ids):
+            if item_id is None:
+                continue
+            if type(item_id) is not str or not item_id or item_id in slot_of:
+                raise read.fail(f"slot {slot} holds a bad or repeated id {item_id!r}")
+            slot_of[item_id] = slot
+        high = max(slot_of.values(), default=-1) + 1
+        active = np.zeros(rows, dtype=bool)
+        active[list(slot_of.values())] = True
+        if written > high and vectors[high:].any():
+            raise read.fail("an empty row above the high-water mark holds a vector")
+        used = vectors[active[:written]]
+        if len(used) and not np.allclose(np.einsum("ij,ij->i", used, used), 1.0, atol=1e-4):
+            raise read.fail("a stored vector is not a unit vector")
+        listed = read.integers("free", 0, rows - 1)
+        untouched = rows - len(slot_of) - len(listed)
+        free = [*range(rows - 1, rows - 1 - untouched, -1), *listed]
+        if untouched < 0 or len(set(free)) != len(free) or active[free].any():
+            raise read.fail("the free slots and the used ones do not make up the rows")
+        order = read.integers("order", 0, rows - 1)
+        if len(order) != len(slot_of) or set(order) != set(slot_of.values()):
+            raise read.fail("the order of the items is not that of the used slots")
+        protected = read.integers("protected", 0, rows - 1)
+        if len(set(protected)) != len(protected) or not active[protected].all():
+            raise read.fail("a protected slot is not a used one, or is listed twice")
+        if self._neighbour_k > 0:
+            index = NeighbourIndex(self._neighbour_k, rows)
+            index.load_state(part_of("neighbours", state), written, active)
+            for name in state:
+                if name.startswith("neighbours."):
+                    read.value(name)
+        read.done()
+        self._allocate(rows)
+        self.matrix[:written] = vectors
+        self.active_full = active
+        self._ids[:written] = ids
+        self._slot_of = {ids[slot]: slot for slot in order}
+        self._free = free
+        self.protected = set(protected)
+        self.high_water = high
+        if self._neighbour_k > 0:
+            self.neighbours = index
 
     def forget_lexical(self) -> None:
         """Drop the keyword index: the next keyword lookup rebuilds it from the texts (what

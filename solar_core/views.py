@@ -167,9 +167,10 @@ class MemoryViews:
                 for at, q, hs in self._core.retrievals()
             ]
 
-    def state(self) -> dict[str, Any]:
-        """The whole memory as plain data: items (with category, importance, created_at,
-        valid_until and policy statistics), counters, lifecycle settings and traces."""
+    def export(self) -> dict[str, Any]:
+        """The whole memory as plain data to read (not to load: that is :meth:`state`): items
+        (with category, importance, created_at, valid_until and policy statistics), counters,
+        lifecycle settings and traces."""
         with self._lock:
             self._sync()
             return {
@@ -189,7 +190,7 @@ class MemoryViews:
                     for i in self.items()
                 ],
                 "stats": self.stats(),
-                "lifecycle": self.lifecycle.state(),
+                "lifecycle": self.lifecycle.describe(),
                 "decisions": [
                     {"at": at, **{f: getattr(d, f) for f in d.__slots__}}
                     for at, d in self._core.decisions()

@@ -272,7 +272,7 @@ def decision_records(memory: SolarMemory, last: int | None = None) -> list[dict[
     """The traced decisions, oldest first, with the texts of the items still stored and of
     the refused offers the log still holds (:func:`offered_texts`)."""
     texts = {item.id: item.text for item in memory.items()}
-    timed = memory.state()["decisions"]
+    timed = memory.export()["decisions"]
     if last is not None:
         timed = timed[-last:] if last > 0 else []
     offered = offered_texts(memory) if any(not e["admitted"] for e in timed) else {}

@@ -19,11 +19,14 @@ digest of the row's fields *and of its scope id and step or item id* (a row copi
 place does not verify there), checked whenever the row is read -- a bit flip in a logged text
 or vector is a :class:`PersistenceError`, not a silently different memory. (Not a defence
 against whoever can write the database: they can recompute it. That is what the snapshot
-format's checks and the replay digests are for.) Schema 1 had no such column: opening a schema
-1 database adds it and computes it for every row already there, in one transaction, so that
-rows are trusted as they were at the upgrade; afterwards a row without a checksum is refused
-(it was written by an older solar-memory still running against the database, which the schema
-version now keeps out on its next open).
+format's checks and the replay digests are for.)
+
+**Schema versions.** A database records its schema version (``solar_meta``; SQLite's
+``user_version`` too). This version writes schema :data:`SCHEMA_VERSION`; every later change of
+the tables appends a migration to :data:`MIGRATIONS` (its position in the list is the version
+it upgrades from) and a line to ``CHANGELOG.md``, and a writer opening an older database runs
+the migrations it lacks in one transaction. A database of a version this one does not know is
+refused, untouched, with what to do.
 """
 
 from __future__ import annotations
@@ -33,19 +36,29 @@ import json
 import secrets
 import threading
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
 from .errors import PersistenceError
 
-#: the schema this code writes; a database with a newer one is refused, an older one upgraded
-#: (2: row checksums; 3: the indexes that find a namespace's scopes and the items due to expire)
-SCHEMA_VERSION = 3
-#: the oldest schema a reader reads as it is (3 only added indexes, which reads do without)
-READABLE_SINCE = 2
+#: the changes of the tables since the first release, in order: ``MIGRATIONS[i]`` brings a
+#: database of schema ``i + 1`` to ``i + 2``, in the caller's write transaction
+MIGRATIONS: list[Callable[[Backend], None]] = []
+#: the schema this code writes: the first one, and one more per migration
+SCHEMA_VERSION = 1 + len(MIGRATIONS)
 FORMAT = "solar-memory"
+
+
+def unknown_schema(database: str, version: object) -> PersistenceError:
+    """The refusal of a database of a schema version this code does not know."""
+    return PersistenceError(
+        f"{database} has schema version {version}, which this version of solar-memory does not "
+        f"know (it knows 1 to {SCHEMA_VERSION}): it was written by another version of "
+        "solar-memory. Open it with that version; it was left untouched"
+    )
+
 
 _TABLES = """
 CREATE TABLE IF NOT EXISTS solar_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -67,7 +80,7 @@ CREATE TABLE IF NOT EXISTS solar_ops (
     clocks TEXT NOT NULL,
     digest TEXT NOT NULL,
     at DOUBLE PRECISION NOT NULL,
-    checksum TEXT,
+    checksum TEXT NOT NULL,
     PRIMARY KEY (scope_id, seq)
 );
 CREATE TABLE IF NOT EXISTS solar_snapshots (
@@ -86,7 +99,7 @@ CREATE TABLE IF NOT EXISTS solar_items (
     created_at DOUBLE PRECISION NOT NULL,
     valid_until DOUBLE PRECISION,
     step BIGINT NOT NULL,
-    checksum TEXT,
+    checksum TEXT NOT NULL,
     PRIMARY KEY (scope_id, item_id)
 )
 """
@@ -256,14 +269,11 @@ class Backend(ABC):
                     f"{self.named()} has a solar_meta table of another application; it was "
                     "left untouched"
                 )
-            version = int(rows.get("schema", "0"))
-            if version > SCHEMA_VERSION:
-                raise PersistenceError(
-                    f"{self.named()} has schema version {version}; this library reads up "
-                    f"to {SCHEMA_VERSION}: upgrade solar-memory"
-                )
-            if version < SCHEMA_VERSION:  # (under the schema lock: one process upgrades)
-                self._upgrade(version)
+            version = rows.get("schema", "0")
+            if version not in {str(v) for v in range(1, SCHEMA_VERSION + 1)}:
+                raise unknown_schema(self.named(), version)
+            if int(version) < SCHEMA_VERSION:  # (under the schema lock: one process upgrades)
+                self.migrate(int(version))
 
     def lock_schema(self) -> None:
         """Make concurrent first users of one database wait for each other while
@@ -282,35 +292,11 @@ class Backend(ABC):
     def _indexes(self) -> list[str]:
         return [_DUE_INDEX] + ([self.key_index] if self.key_index else [])
 
-    def _upgrade(self, version: int) -> None:
+    def migrate(self, version: int) -> None:
         """Bring a schema ``version`` database to :data:`SCHEMA_VERSION` (in the caller's write
-        transaction). 1 -> 2: add the row checksums, computed over the rows as they are now;
-        2 -> 3: add the indexes and the database's id (nothing else changes)."""
-        if version < 2:
-            for table in ("solar_ops", "solar_items"):
-                self.execute(f"ALTER TABLE {table} ADD COLUMN checksum TEXT")  # fixed names
-            ops = self.execute(f"SELECT scope_id, {_OP_COLUMNS} FROM solar_ops").fetchall()
-            for row in ops:
-                vector = None if row[4] is None else bytes(row[4])
-                op = OpRow(int(row[1]), row[2], row[3], vector, row[5], row[6])
-                self.execute(
-                    "UPDATE solar_ops SET checksum = ? WHERE scope_id = ? AND seq = ?",
-                    (_op_checksum(int(row[0]), op), row[0], row[1]),
-                )
-            items = self.execute(f"SELECT scope_id, {_ITEM_COLUMNS} FROM solar_items").fetchall()
-            for row in items:
-                self.execute(
-                    "UPDATE solar_items SET checksum = ? WHERE scope_id = ? AND item_id = ?",
-                    (_item_checksum(int(row[0]), row[1:]), row[0], row[1]),
-                )
-        if version < 3:
-            for statement in self._indexes():
-                self.execute(statement)
-            self.execute(
-                "INSERT INTO solar_meta (key, value) VALUES ('database', ?) "
-                "ON CONFLICT (key) DO NOTHING",  # (a database made by this version, downgraded)
-                (new_database_id(),),
-            )
+        transaction): the migrations it lacks, in order."""
+        for migration in MIGRATIONS[version - 1 :]:
+            migration(self)
         self.execute("UPDATE solar_meta SET value = ? WHERE key = 'schema'", (str(SCHEMA_VERSION),))
 
     # -- scopes -------------------------------------------------------------------------------

@@ -35,14 +35,13 @@ as one that finds nothing now either; the ``Hits`` it returned gets the logged r
 
 from __future__ import annotations
 
-import copy
 import hashlib
 import json
 import math
 import time
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -51,12 +50,13 @@ import numpy as np
 
 from ..core import StepListener
 from ..records import Record
+from ..state import StateError
 from ..steps import Clearing, Lookup, Offer, Rating, Removal, Renewal, Step, Sweep
 from ..types import Decision, Hits
-from . import codec
+from . import container
 from .backend import Backend, ItemChange, OpRow, ScopeRow
 from .errors import PersistenceError
-from .logged_steps import KINDS, fields_of, read, storable
+from .logged_steps import KINDS, read, storable
 from .scope import Scope, call_for, named
 
 if TYPE_CHECKING:
@@ -82,19 +82,14 @@ def plain_json(value: object, what: str) -> str:
         raise TypeError(f"{what} must be JSON-serialisable to be persisted: {err}") from None
 
 
-def snapshot_state(memory: SolarMemory) -> dict[str, Any]:
-    """``memory``'s state as a snapshot holds it (see :mod:`.codec`), without the run-time
-    objects (embedder, clock, an evaluator): they are the store's, put back on load. Swapped
-    out here rather than recognised object by object while encoding, which would cost a check
-    for each of the tens of thousands of objects in a memory's traces."""
-    state = memory.__getstate__()
-    state["_embedder"] = state["_clock"] = None
-    gate = state["_admission"]
-    if hasattr(gate, "evaluator"):
-        gate = copy.copy(gate)  # only the memory holds its gate: a shallow copy is enough
-        gate.evaluator = None
-        state["_admission"] = gate
-    return state
+#: the parameters a snapshot's must equal those of the scope's memory in: not the reading
+#: settings a store is opened with (they are the store's, not the scope's)
+_READING = ("k", "retrieval", "min_score")
+
+
+def snapshot_params(memory: SolarMemory) -> dict[str, Any]:
+    """The parameters a snapshot of ``memory`` records (checked against the scope's on load)."""
+    return {k: v for k, v in memory.params().items() if k not in _READING}
 
 
 def _digest(kind: str, result: object) -> str:
@@ -151,7 +146,6 @@ class Journal(StepListener):
         settle: Callable[[str], dict[str, Any]],
         locate: Locate,
         snapshot_every: int,
-        runtime: Mapping[str, object],
     ) -> None:
         self.backend = backend
         self.scope_id = scope_id
@@ -173,7 +167,6 @@ class Journal(StepListener):
         self._creation: tuple[int, bytes | None, list[_Kept]] | None = None
         self._merging: list[_Kept] | None = None
         self.snapshot_every = snapshot_every
-        self._runtime = dict(runtime)
         self.seq = 0  # the last step this process's memory has applied
         self.snapshot_seq = 0
         self._token: object = object()  # never equal to a backend's: the first look reads
@@ -187,7 +180,6 @@ class Journal(StepListener):
         self._memory: weakref.ref[SolarMemory] | None = None  # the attached memory
         self.user_clock: Callable[[], float] = time.time
         self._clock: Callable[[], float] = self._read_clock  # one bound method: an identity
-        self._template_cache: tuple[str, tuple[dict[str, Any], dict[str, Any]]] | None = None
 
     # -- wiring -------------------------------------------------------------------------------
     def _blank(self) -> SolarMemory:
@@ -389,7 +381,7 @@ class Journal(StepListener):
         replace the log it stands for (a purge deletes the steps before it) and the scope
         could not be opened again; refused, the step's transaction rolls back, the log stays
         the scope's truth and this memory is rebuilt from the database on its next use."""
-        blob = codec.dumps(snapshot_state(memory))
+        blob = container.dumps(snapshot_params(memory), memory.state())
         try:
             self._memory_from(blob, f"the snapshot of {named(self.scope)} at step {seq}", False)
         except PersistenceError as err:
@@ -400,43 +392,6 @@ class Journal(StepListener):
             ) from err
         return blob
 
-    def _templates(self) -> tuple[dict[str, Any], dict[str, Any]]:
-        """What a snapshot of this scope is checked against: the state of a new memory of its
-        settings, and of one after a few synthetic steps (its containers hold examples of what
-        they hold); made once per config."""
-        cached = self._template_cache
-        if cached is not None and cached[0] == self.config_text:
-            return cached[1]
-        # Shared by the scopes of one store (given as runtime "templates"): scopes differ only
-        # in their seed, which sets values (a generator's state), never what a state holds.
-        shared = self._runtime.get("templates")
-        kind = json.dumps({**self.config, "seed": 0}, sort_keys=True, default=str)
-        if isinstance(shared, dict) and kind in shared:
-            templates: tuple[dict[str, Any], dict[str, Any]] = shared[kind]
-            self._template_cache = (self.config_text, templates)
-            return templates
-        new = snapshot_state(self._blank())
-        memory = self._blank()
-        memory.core.clock = time.time  # not the journal's: nothing here is logged
-        try:
-            rng = np.random.default_rng(0)
-            vector = np.zeros(memory.dim, np.float32)
-            for i in range(3):
-                vector = rng.normal(size=memory.dim).astype(np.float32)
-                vector /= np.linalg.norm(vector)
-                # prepared: an evaluator's verdict given, so no evaluator is asked
-                memory.apply(Offer(f"t{i}", vector, prepared=True))
-            memory.apply(Lookup(vector, "q", 2))
-            memory.apply(Rating(0.5, 0.5))
-            memory.apply(Sweep("decay"))
-        except Exception:  # a policy this cannot drive so: its new state is the template
-            memory = self._blank()
-        templates = (new, snapshot_state(memory))
-        self._template_cache = (self.config_text, templates)
-        if isinstance(shared, dict):
-            shared[kind] = templates
-        return templates
-
     def read_snapshot(self, blob: bytes, what: str) -> SolarMemory:
         """The memory the snapshot ``blob`` holds, checked as a reopen checks it, else
         :class:`PersistenceError` (:class:`InconsistentSnapshot` if it decodes but its memory
@@ -444,42 +399,28 @@ class Journal(StepListener):
         return self._memory_from(blob, what)
 
     def _memory_from(self, blob: bytes, what: str, stored: bool = True) -> SolarMemory:
-        """The memory a snapshot holds, checked: its format and structure (see :mod:`.codec`),
-        each object against a new memory of the scope's settings, then its invariants
-        (``stored``: a snapshot read from the database, not one about to be written)."""
-        from ..memory import SolarMemory
-
-        if codec.is_legacy(blob):
+        """The memory a snapshot holds, checked: its format (see :mod:`.container`), its
+        parameters against the scope's, then every value and the memory's invariants as it
+        loads (``stored``: a snapshot read from the database, not one about to be written)."""
+        params, state = container.loads(blob, what)
+        donor = self._blank()
+        wanted = snapshot_params(donor)
+        if params != wanted:
+            differ = sorted(k for k in {*params, *wanted} if params.get(k) != wanted.get(k))
             raise PersistenceError(
-                f"{what} was written by an earlier solar-memory in a format this version never "
-                "reads (a pickle: reading it could run code). Rebuild the scope from its stored "
-                f"items with {call_for('reembed', self.scope)}: it keeps each item's id, text, "
-                "metadata, "
-                "category and times; the policy's statistics start over"
+                f"{what} was written by a memory of other parameters than the scope's "
+                f"({', '.join(differ)}); the database was edited by hand"
             )
-        new, used = self._templates()
-        # a scope that recorded its settings takes its parameters from them, not the snapshot
-        state = codec.loads(blob, what, new, (used,), "settings" in self.config)
         try:
-            # the scope's embedder for its settings now (a re-embedded scope changes it)
-            embedder_of = self._runtime.get("embedder_of")
-            embedded = embedder_of(self.config) if callable(embedder_of) else None
-            state["_embedder"] = embedded or self._runtime.get("embedder")
-            state["_clock"] = self._clock
-            gate = state["_admission"]
-            if hasattr(gate, "evaluator"):
-                gate.evaluator = self._runtime.get("evaluator")
-            donor = SolarMemory.__new__(SolarMemory)
-            donor.__setstate__(state)
-            donor.check_invariants()
-        except Exception as err:  # a state the checks let through, but not a memory's
+            donor.load_state(state)
+        except StateError as err:
             fix = (
                 f"; {call_for('reembed', self.scope)} rebuilds the scope from its stored items"
                 if stored
                 else ""
             )
             raise InconsistentSnapshot(
-                f"{what} does not hold a consistent memory: {err!r}{fix}"
+                f"{what} does not hold a memory's state: {err}{fix}"
             ) from err
         return donor
 
@@ -868,8 +809,7 @@ class Journal(StepListener):
             # Another process's new fact (e.g. for a response cache): told once the
             # transaction is over, so a subscriber may use the memory; never twice.
             assert result.item_id is not None and vector is not None
-            fields = fields_of("add", args)
-            note = (result.item_id, fields["text"], vector, fields["metadata"], op.seq)
+            note = (result.item_id, args["text"], vector, args["metadata"], op.seq)
             self._pending_notes.append(note)
         digest = _digest(op.kind, result)
         if digest != op.digest:

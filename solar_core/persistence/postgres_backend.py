@@ -6,7 +6,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .backend import FORMAT, READABLE_SINCE, SCHEMA_VERSION, Backend, ItemChange, OpRow
+from .backend import FORMAT, SCHEMA_VERSION, Backend, ItemChange, OpRow, unknown_schema
 from .errors import PersistenceError
 
 #: ``pg_advisory_xact_lock`` key that serialises schema creation by concurrent first users
@@ -77,12 +77,14 @@ class PostgresBackend(Backend):
                 "this PostgreSQL database (and search_path) holds no solar-memory store: give "
                 "the URL a MemoryStore writes to; it was left untouched"
             )
-        readable = {str(v) for v in range(READABLE_SINCE, SCHEMA_VERSION + 1)}
-        if rows.get("schema") not in readable:
+        version = rows.get("schema")
+        if version not in {str(v) for v in range(1, SCHEMA_VERSION + 1)}:
+            raise unknown_schema("the database", version)
+        if version != str(SCHEMA_VERSION):
             raise PersistenceError(
-                f"the database has schema version {rows.get('schema')}; reading needs version "
-                f"{SCHEMA_VERSION}: open it once with MemoryStore of this version (which "
-                "upgrades an older one), or upgrade solar-memory. It was left untouched"
+                f"the database has schema version {version}; reading needs version "
+                f"{SCHEMA_VERSION}: open it once with MemoryStore (which migrates it), then "
+                "read it. It was left untouched"
             )
 
     def _create(self) -> None:

@@ -234,7 +234,6 @@ class MemoryReader:
             settle=partial(self._config, key),
             locate=partial(self._locate, key),
             snapshot_every=1,  # (never used: a reader writes no snapshot)
-            runtime={"embedder": embedder, "evaluator": None},
         )
         memory = build(config)
         journal.attach(memory)  # a read transaction: the snapshot, then the log on top

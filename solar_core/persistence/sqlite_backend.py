@@ -10,7 +10,7 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
-from .backend import FORMAT, READABLE_SINCE, SCHEMA_VERSION, Backend, new_database_id
+from .backend import FORMAT, SCHEMA_VERSION, Backend, new_database_id, unknown_schema
 from .errors import PersistenceError
 
 #: ``PRAGMA application_id`` of our files ("SOLR"): tells them from every other SQLite file
@@ -144,15 +144,13 @@ class SQLiteBackend(Backend):
                 "give the file a MemoryStore writes; it was left untouched"
             )
         version = self._conn.execute("PRAGMA user_version").fetchone()[0]
-        if not READABLE_SINCE <= version <= SCHEMA_VERSION:
-            fix = (
-                "upgrade solar-memory"
-                if version > SCHEMA_VERSION
-                else "open it once with MemoryStore (which upgrades it), then read it"
-            )
+        if not 1 <= version <= SCHEMA_VERSION:
+            raise unknown_schema(self.path, version)
+        if version < SCHEMA_VERSION:
             raise PersistenceError(
                 f"{self.path} has schema version {version}; reading needs version "
-                f"{SCHEMA_VERSION}: {fix}. It was left untouched"
+                f"{SCHEMA_VERSION}: open it once with MemoryStore (which migrates it), then "
+                "read it. It was left untouched"
             )
 
     def _wal(self) -> None:
@@ -176,11 +174,8 @@ class SQLiteBackend(Backend):
 
     def _check_version(self) -> None:
         version = self._conn.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise PersistenceError(
-                f"{self.path} has schema version {version}; this library reads up to "
-                f"{SCHEMA_VERSION}: upgrade solar-memory"
-            )
+        if not 1 <= version <= SCHEMA_VERSION:
+            raise unknown_schema(self.path, version)
         if version < SCHEMA_VERSION:
             conn = self._conn
             conn.execute("BEGIN IMMEDIATE")
@@ -190,13 +185,10 @@ class SQLiteBackend(Backend):
                 version = conn.execute("PRAGMA user_version").fetchone()[0]
                 meta = conn.execute("SELECT value FROM solar_meta WHERE key = 'schema'").fetchone()
                 version = max(version, int(meta[0]) if meta and str(meta[0]).isdigit() else 0)
-                if version > SCHEMA_VERSION:
-                    raise PersistenceError(
-                        f"{self.path} has schema version {version}; this library reads up to "
-                        f"{SCHEMA_VERSION}: upgrade solar-memory"
-                    )
+                if not 1 <= version <= SCHEMA_VERSION:
+                    raise unknown_schema(self.path, version)
                 if version < SCHEMA_VERSION:
-                    self._upgrade(version)
+                    self.migrate(version)
                 conn.execute(f"PRAGMA user_version={SCHEMA_VERSION}")  # a constant
                 conn.execute("COMMIT")
             except BaseException:
