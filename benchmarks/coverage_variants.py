@@ -1,9 +1,9 @@
 """Variants of ``solar-adaptive`` tried for LoCoMo at K = 10, on many seeds.
 
 Each variant is a ``CoverageEviction`` subclass plus a gate; none is in the library because none
-closed the K = 10 gap without losing elsewhere (``docs/BENCHMARKS.md``). The runner is
-the LoCoMo protocol of ``solar_bench.locomo`` (MiniLM vectors from the bench's disk cache),
-with the named variants added to the presets; two worker processes.
+closed the K = 10 gap without losing elsewhere (``docs/benchmarks/solar-adaptive.md``). The
+runner is the LoCoMo protocol of ``solar_bench.locomo`` (MiniLM vectors from the bench's disk
+cache), with the named variants added to the presets; two worker processes.
 
     python benchmarks/coverage_variants.py --k 10,20,50,100 --seeds 100-119 \\
         --policies fifo,solar,solar-adaptive,discounted,utility-top [--data locomo.json]

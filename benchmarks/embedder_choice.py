@@ -4,7 +4,7 @@ Each candidate of ``solar_bench.embedders`` is timed side by side in one run: it
 and first embedding) in a fresh process, the median time of one LoCoMo turn embedded alone
 (batch 1, after a warm-up) over a sample of the dev conversations' turns, and one text of 1 MB.
 Quality is measured by ``solar-bench dialogue|locomo|response-cache --embedder NAME`` (see
-docs/BENCHMARKS.md, "The default embedder").
+docs/benchmarks/default-embedder.md).
 
     python benchmarks/embedder_choice.py --data locomo-dev.json \\
         [--embedders static,minilm,wordllama,hash] [--turns 2000]

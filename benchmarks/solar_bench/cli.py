@@ -57,7 +57,7 @@ POLICY_ORDER = [
     "solar-adaptive",
     "unlimited",
 ]
-#: where the protocols and the measured tables are written up (docs/BENCHMARKS.md in the repo)
+#: the summary of the protocols and measured tables (docs/BENCHMARKS.md, linking each page)
 BENCHMARKS_URL = "https://github.com/solar-agent-memory/solar-memory/blob/main/docs/BENCHMARKS.md"
 LATENCY_K = (100, 1000, 10000)
 LATENCY_STEPS = {100: 5000, 1000: 2000, 10000: 500}

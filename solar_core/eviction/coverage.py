@@ -45,7 +45,7 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
     ``tau``: admitted iff ``regret > tau``, as for the SOLAR gate. Composed by hand with another
     gate (``SolarMemory(admission=RegretGate(), eviction=CoverageEviction())``), it only evicts.
 
-    Why each mechanism is here (ablations in ``docs/BENCHMARKS.md``):
+    Why each mechanism is here (ablations in ``docs/benchmarks/solar-adaptive.md``):
 
     - *Margins, not retrieval counts*: a count rewards hubs and near-duplicates, and LFU-style
       counts never fade (LFU: 0.37 hit rate under topic drift, FIFO 0.95). Margins are

@@ -43,7 +43,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
       leaves (oldest first on ties): once every offer has been seen, the memory holds the most
       salient turns of the conversation, moved by the ratings.
     - Retrievals by incoming turns are *not* credited: which earlier turns a new turn resembles
-      says little about which ones questions will cite (measured in docs/BENCHMARKS.md:
+      says little about which ones questions will cite (measured in docs/benchmarks/dialogue.md:
       crediting them lowers recall at every size).
 
     ``prior``: a shipped prior's name (``"dialogue-static"``, ``"dialogue-minilm"``,

@@ -104,7 +104,7 @@ def test_fifty_turn_chat_with_all_defaults_recalls_every_fact(embedder: str | No
     refused = [d for d in memory.memory.trace() if not d.admitted]
     assert refused == [], [d.reason for d in refused]  # half the slots were free
     # "satay" -> peanuts is knowledge, not words: MiniLM has it, the static embedder (which
-    # reads "sat" + "##ay") does not (docs/BENCHMARKS.md, "The default embedder")
+    # reads "sat" + "##ay") does not (docs/benchmarks/default-embedder.md)
     asked = QUESTIONS if embedder == "minilm" else QUESTIONS[1:]
     for question, fact in asked:
         recorder = PromptRecorder()

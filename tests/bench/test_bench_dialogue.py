@@ -1,4 +1,4 @@
-"""The conversation-memory protocol on dialogue turns (docs/BENCHMARKS.md, dialogue turns)."""
+"""The conversation-memory protocol on dialogue turns (docs/benchmarks/dialogue.md)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The seeded synthetic workloads of ``solar_bench.generators`` (see docs/BENCHMARKS.md)."""
+"""The seeded synthetic workloads of ``solar_bench.generators``.
+
+Protocols and results: docs/benchmarks/synthetic-workloads.md.
+"""
 
 from __future__ import annotations
 

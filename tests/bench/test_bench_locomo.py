@@ -1,4 +1,4 @@
-"""The LoCoMo offline protocol (docs/BENCHMARKS.md, LoCoMo) and the on-disk embedding cache."""
+"""The LoCoMo offline protocol (docs/benchmarks/locomo.md) and the on-disk embedding cache."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Training the salience prior, and scoring only out of sample (docs/BENCHMARKS.md)."""
+"""Training the salience prior, and scoring only out of sample (docs/benchmarks/dialogue.md)."""
 
 from __future__ import annotations
 
