@@ -37,21 +37,3 @@ def check_misnamed(params: Mapping[str, Any], own: Sequence[str]) -> None:
             raise TypeError(
                 f"SolarMemory() has no argument {name!r}: did you mean {known}={value!r}?"
             )
-
-
-def reaches_the_policy(name: str, own: Sequence[str]) -> bool:
-    """Whether the constructor whose ``own`` arguments these are hands keyword ``name`` to its
-    policy: not one of them, nor a name it refuses as one misspelt (a policy parameter named so
-    is only ever its class's default).
-
-    >>> own = ["capacity", "k", "ttl_days"]
-    >>> reaches_the_policy("window", own), reaches_the_policy("ttl_days", own)
-    (True, False)
-    >>> reaches_the_policy("top_k", own)
-    False
-    """
-    try:
-        check_misnamed({name: None}, own)
-    except TypeError:
-        return False
-    return name not in own

@@ -127,8 +127,6 @@ class MemoryCore:
     ['m2']
     """
 
-    # State that a new memory holds as None, and what else it may hold: a snapshot is checked
-    # against these annotations (see solar_core.registry.state_class)
     _pending_score: float | None
 
     def __init__(

@@ -35,11 +35,10 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from .core import MemoryCore, StepListener
 from .records import CATEGORIES, Record, check_category
-from .registry import stored
 from .state import State, StateReader
 from .steps import Renewal, Step, Sweep
 from .validation import FloatVector
@@ -98,13 +97,6 @@ class Lifecycle(StepListener):
     ['m2']
     """
 
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored(
-        "_last_decay _memory _thread last_error retention_days ticks ttl_days"
-    )
-
-    # State that a new memory holds as None, and what else it may hold: a snapshot is checked
-    # against these annotations (see solar_core.registry.state_class)
     _last_decay: float | None
 
     def __init__(

@@ -414,7 +414,7 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
                 **self.lifecycle.params(),
                 "random": type(core.rng.bit_generator).__name__,
                 "eviction": spec(eviction),
-                "admission": None if admission is eviction else spec(admission),
+                "admission": None if admission is cast(object, eviction) else spec(admission),
                 "evaluator": gate,
                 "deletion": None if core.deletion is None else spec(core.deletion),
             }
@@ -427,11 +427,14 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         embedder: object = None,
         clock: Callable[[], float] = time.time,
         evaluator: Evaluator | None = None,
+        seed: int | None = None,
     ) -> SolarMemory:
-        """A new, empty memory of :meth:`params`; the run-time parts (embedder, clock, the
-        evaluator of a memory that has one) are given again. Parameters no part takes, or a
-        part that is not registered, raise :class:`~solar_core.state.StateError`."""
-        return build_memory(cls, params, embedder, clock, evaluator)
+        """A new, empty memory of :meth:`params` (how it reads -- ``k``, ``retrieval``,
+        ``min_score`` -- the defaults where they leave it out), its random generator seeded by
+        ``seed``; the run-time parts (embedder, clock, the evaluator of a memory that has one)
+        are given again. Parameters no part takes, or a part that is not registered, raise
+        :class:`~solar_core.state.StateError`."""
+        return build_memory(cls, params, embedder, clock, evaluator, seed)
 
     def state(self) -> State:
         """What this memory has learned: a flat dict of names to numbers, strings, JSON
@@ -489,6 +492,7 @@ def build_memory(
     embedder: object,
     clock: Callable[[], float],
     evaluator: Evaluator | None,
+    seed: int | None = None,
 ) -> SolarMemory:
     """:meth:`SolarMemory.from_params` (for a subclass too)."""
     read = StateReader(params, "a memory's parameters")
@@ -498,6 +502,8 @@ def build_memory(
         raise read.fail("eviction names no eviction policy")
     admission_spec = read.value("admission")
     admission = eviction if admission_spec is None else build(admission_spec, "its admission")
+    if not isinstance(admission, AdmissionPolicy):
+        raise read.fail("admission names no admission policy")
     deletion_spec = read.value("deletion")
     deletion = None if deletion_spec is None else build(deletion_spec, "its deletion policy")
     gate = read.value("evaluator")
@@ -514,10 +520,11 @@ def build_memory(
             capacity,
             embedder=embedder,
             dim=read.integer("dim", 1, 1 << 16),
-            k=read.value("k"),
-            retrieval=read.value("retrieval"),
-            min_score=read.value("min_score"),
-            rng=np.random.Generator(BIT_GENERATORS[random]()),
+            # (how it reads: the defaults unless given)
+            k=read.value("k") if read.has("k") else 3,
+            retrieval=read.value("retrieval") if read.has("retrieval") else DEFAULT_RETRIEVAL,
+            min_score=read.value("min_score") if read.has("min_score") else "auto",
+            rng=np.random.Generator(BIT_GENERATORS[random](seed)),
             clock=clock,
             admission=admission,
             eviction=eviction,
@@ -543,7 +550,7 @@ def build_memory(
 
 
 #: the bit generators a memory's random generator may run on, by name
-BIT_GENERATORS: dict[str, Callable[[], np.random.BitGenerator]] = {
+BIT_GENERATORS: dict[str, Callable[[int | None], np.random.BitGenerator]] = {
     "PCG64": np.random.PCG64,
     "PCG64DXSM": np.random.PCG64DXSM,
     "MT19937": np.random.MT19937,

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from .registry import stored
 from .state import State, StateReader
 
 
@@ -40,12 +39,6 @@ class NeighbourIndex:
     costs one product per insert (which the admission gate computes anyway) plus one row per item
     whose neighbour left. Rows with fewer than ``k`` other items hold ``-inf`` in the spare columns.
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored("idx k sim")
-    #: its per-slot arrays and the value :meth:`grow` fills new rows with (a snapshot leaves out
-    #: the trailing rows that hold only it, and the store grows them again)
-    slot_arrays: ClassVar[dict[str, float]] = {"sim": float(NEG_INF), "idx": -1}
 
     def __init__(self, k: int, slots: int) -> None:
         self.k = k

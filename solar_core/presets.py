@@ -176,61 +176,6 @@ def _parameters(factory: Callable[..., Any]) -> set[str]:
     return {name for name, p in inspect.signature(factory).parameters.items() if p.kind in _NAMED}
 
 
-#: parameters a scope records elsewhere, or that no setting holds: the capacity, the gate an
-#: ARC asks (given as an object), the salience prior (recorded by name, see MemoryStore)
-_NOT_SETTINGS = frozenset({"capacity", "gate", "prior"})
-_SCALARS = (bool, int, float, str, type(None))
-
-
-def settings_of(name: str, params: dict[str, Any]) -> dict[str, Any]:
-    """Every parameter policy ``name``'s classes take, with the value a memory built with
-    ``params`` gets: the given one, else the class's default. A stored scope records these when
-    it is created and is built from them ever after, so a later change of a default changes no
-    scope (nor how its log replays). Left out unless given: a default that is not a plain scalar
-    (it cannot be recorded as JSON), and a name both classes take unless both have that same
-    default (passed, one value would reach both). An unknown name or parameter is left to
-    :func:`build_policies` to refuse.
-
-    >>> settings_of("lfu", {})
-    {'tie_break': 'insertion'}
-    >>> settings_of("solar", {"window": 12})["window"], len(settings_of("solar", {}))
-    (12, 15)
-    """
-    preset = PRESETS.get(name) if isinstance(name, str) else None
-    if preset is None:
-        return {}
-    defaults: dict[str, list[object]] = {}  # each class's that takes the name
-    for factory in (f for f in (preset.admission, preset.eviction) if f is not None):
-        for param, spec in inspect.signature(factory).parameters.items():
-            if param not in _NOT_SETTINGS and spec.kind in _NAMED:
-                defaults.setdefault(param, []).append(spec.default)
-    found = {
-        param: first
-        for param, (first, *rest) in defaults.items()
-        if isinstance(first, _SCALARS) and all(_same(first, other) for other in rest)
-    }
-    taken = policy_parameters(name) - _NOT_SETTINGS
-    return found | {key: value for key, value in params.items() if key in taken}
-
-
-def _same(one: object, other: object) -> bool:
-    return type(one) is type(other) and one == other
-
-
-def policy_parameters(name: str) -> set[str]:
-    """The parameters policy ``name``'s classes take (by name), other than its capacity and
-    gate; none for an unknown name.
-
-    >>> sorted(policy_parameters("lfu"))
-    ['tie_break']
-    """
-    preset = PRESETS.get(name) if isinstance(name, str) else None
-    if preset is None:
-        return set()
-    factories = [f for f in (preset.admission, preset.eviction) if f is not None]
-    return set().union(*map(_parameters, factories)) - {"capacity", "gate"}
-
-
 def build_policies(
     name: str, capacity: int | None, params: dict[str, Any]
 ) -> tuple[AdmissionPolicy, EvictionPolicy, int | None]:

@@ -399,40 +399,6 @@ def prior_for(embedder: object, dim: int) -> SaliencePrior:
     return load_prior("dialogue-static")
 
 
-def legacy_prior(embedder_name: str | None, dim: object) -> str:
-    """The prior a memory picked before the static prior existed, as far as the recorded name
-    of its embedder (:func:`~solar_core.persistence.fingerprint.embedder_name`) tells: MiniLM's
-    for the library's MiniLM or an embedder whose ``model_name`` ends in all-MiniLM-L6-v2
-    (directly, or that of the model a framework wrapper holds), at 384 dimensions; the text
-    prior for any other. A scope stored then replays with it.
-
-    >>> legacy_prior("CachedEmbedder > MiniLMEmbedder", 384), legacy_prior("HashEmbedder", 384)
-    ('dialogue-minilm', 'dialogue-text')
-    >>> legacy_prior("LangChainEmbedder > HuggingFaceEmbeddings(sentence-transformers/"
-    ...              "all-MiniLM-L6-v2)", 384)
-    'dialogue-minilm'
-    >>> legacy_prior("Mine(onnx/all-MiniLM-L6-v2-onnx)", 384)
-    'dialogue-text'
-    """
-    parts = (embedder_name or "").split(" > ")
-    if parts[0] == "CachedEmbedder":
-        parts = parts[1:]
-    if dim != 384 or not parts:
-        return "dialogue-text"
-
-    def split(part: str) -> tuple[str, str]:
-        cls, _, model = part.partition("(")
-        return cls, model[:-1] if model.endswith(")") else model
-
-    cls, model = split(parts[0])
-    if cls == "MiniLMEmbedder":
-        return "dialogue-minilm"
-    if cls in ("LangChainEmbedder", "LlamaIndexEmbedder") and len(parts) > 1:
-        model = split(parts[1])[1]  # their model_name is the wrapped model's
-    minilm = model.rsplit("/", 1)[-1].lower() == MINILM_MODEL.lower()
-    return "dialogue-minilm" if minilm else "dialogue-text"
-
-
 def check_prior(prior: SaliencePrior, dim: int) -> None:
     """Refuse a prior trained on vectors of another dimension than the memory's (one that
     makes its own vectors reads any memory)."""

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from .lexical import LexicalIndex
 from .neighbours import NEG_INF, NeighbourIndex
-from .registry import stored
 from .state import State, StateReader, part_of, prefixed
 
 #: the most rows an unbounded store's state may claim (the validation's capacity bound)
@@ -39,12 +38,6 @@ class VectorStore:
     >>> [store.id_at(int(s)) for s in slots], [round(float(x), 2) for x in scores]
     (['m0', 'm2'], [1.0, 0.6])
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored(
-        "_free _ids _initial _neighbour_k _payloads _slot_of active_full capacity dim high_water "
-        "matrix neighbours protected"
-    )
 
     def __init__(
         self, dim: int, capacity: int | None, *, neighbours: int = 0, initial_slots: int = 64

@@ -4,9 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
-
-from .registry import stored
+from typing import Any
 
 
 class UnknownItemError(KeyError, ValueError):
@@ -40,9 +38,6 @@ class Hits(list[Hit]):
     refuses hits of another origin rather than rate its own retrieval of the same number.
     ``None`` (hits made by hand) is not checked.
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored("origin retrieval_id")
 
     def __init__(
         self, hits: list[Hit], retrieval_id: int | None, origin: str | None = None

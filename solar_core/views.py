@@ -143,8 +143,9 @@ class MemoryViews:
         that rates several memories and must refuse before it rates any."""
         with self._lock:
             self._sync()
-            renamed = getattr(self._runner, "renamed", None)  # a persisted memory's numbering
-            self._core.resolve_retrieval(renamed(retrieval) if renamed else retrieval)
+            if getattr(self._runner, "unstored", False):
+                return  # a scope not stored yet: rating it changes nothing, refuses nothing
+            self._core.resolve_retrieval(retrieval)
 
     def items(self) -> list[MemoryItem]:
         """Every stored item, oldest insert first."""

@@ -26,7 +26,6 @@ from typing import Any, Protocol
 from ..memory import SolarMemory
 from ..persistence.errors import PersistenceError
 from ..persistence.journal import Journal
-from ..persistence.logged_steps import fields_of
 from ..types import Decision, MemoryItem
 
 #: categories shown escaped besides the control ones (C*): they break a line like a newline
@@ -261,7 +260,7 @@ def offered_texts(memory: SolarMemory) -> dict[int, str]:
             decision = decisions.get(step)
             if decision is None or op.digest != _digest(decision):
                 break
-            texts[step] = str(fields_of("add", json.loads(op.args))["text"])
+            texts[step] = str(json.loads(op.args)["text"])
             step -= 1
         return texts
     except (PersistenceError, ValueError, TypeError, KeyError):

@@ -103,8 +103,7 @@ def loads(blob: bytes, what: str) -> tuple[dict[str, Any], dict[str, Any]]:
     if version != FORMAT:
         raise PersistenceError(
             f"{what} is in snapshot format {version}, which this version of solar-memory does "
-            f"not read (it reads format {FORMAT}): open it with the version that wrote it, or "
-            "rebuild the scope from its items with store.reembed(scope)"
+            f"not read (it reads format {FORMAT}): open it with the version that wrote it"
         )
     _, header_length, arrays_length = _HEAD.unpack_from(blob, len(MAGIC))
     end = _PREFIX + header_length + arrays_length

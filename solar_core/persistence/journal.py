@@ -21,16 +21,12 @@ Each replayed step is checked against a digest of what it did the first time (th
 returned, admitted, evicted): a process whose replay disagrees -- another numpy build or
 library version sharing the scope -- stops with :class:`PersistenceError` instead of drifting.
 
-**A scope is stored from its first write.** A memory handed out for a scope that has no row yet
-is *pending*: reading it writes nothing, and the recorded retrievals and feedback it takes (on
-an empty memory: they return nothing, but count, trace and may be rated, exactly as in a plain
-memory) are kept in this process only. The first step that writes -- an add, a clear, a
-lifecycle sweep -- creates the row, stores the memory as it is then as the scope's first
-snapshot (so what was kept is not lost) and logs itself after it, all in one transaction. If
-the process stops first, what was kept is gone, as is the scope: nothing was stored. If another
-process stores the scope first, this one takes the stored scope and logs what it kept after its
-steps (the last :data:`_MERGE_AT_MOST` kept steps): a kept retrieval found nothing, and is logged
-as one that finds nothing now either; the ``Hits`` it returned gets the logged retrieval's id.
+**A scope is stored by its first write.** A memory handed out for a scope that has no row yet
+is empty and stays so until a step changes it: reading it writes nothing, and a retrieval,
+recorded or not, returns nothing and records nothing (it is not counted, traced or rateable:
+there is nothing to credit), so rating it changes nothing either. The first step that writes --
+an add, a clear, a lifecycle sweep -- creates the row and logs itself, in one transaction. If
+another process stored the scope meanwhile, the step catches up with it first, as any step does.
 """
 
 from __future__ import annotations
@@ -43,8 +39,8 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
@@ -56,7 +52,7 @@ from ..types import Decision, Hits
 from . import container
 from .backend import Backend, ItemChange, OpRow, ScopeRow
 from .errors import PersistenceError
-from .logged_steps import KINDS, read, storable
+from .logged_steps import read, storable
 from .scope import Scope, call_for, named
 
 if TYPE_CHECKING:
@@ -66,10 +62,6 @@ if TYPE_CHECKING:
 _T = TypeVar("_T")
 #: errors a step raises before it changes anything (checked input): nothing to undo
 _BAD_INPUT = (ValueError, TypeError, LookupError)
-#: steps a scope not stored yet keeps in the process (every other step creates the scope)
-_KEPT = ("retrieve", "feedback")
-#: the most kept steps remembered for a merge into a scope another process stored first
-_MERGE_AT_MOST = 256
 #: the store's look-up of a scope's row in the caller's transaction: ``locate(create,
 #: config)`` is ``(row, whether this call created it)``, or ``None`` (not stored, not created)
 Locate = Callable[[bool, str], tuple[ScopeRow, bool] | None]
@@ -112,18 +104,6 @@ class InconsistentSnapshot(PersistenceError):
     policies disagree): its scope is rebuilt from its item rows by ``store.reembed``."""
 
 
-@dataclass(slots=True)
-class _Kept:
-    """A step kept by a scope not stored yet, as it would be logged (for a merge)."""
-
-    kind: str
-    args: dict[str, Any]
-    vector: FloatVector | None
-    clocks: list[float]
-    hits: Hits | None  # a retrieval's, handed to the caller: renumbered by a merge
-    retrieval_id: int | None  # a retrieval's id then
-
-
 class Journal(StepListener):
     """The link between one live memory and its scope's rows (made by :class:`MemoryStore`).
 
@@ -155,17 +135,7 @@ class Journal(StepListener):
         self._build = build
         self._settle = settle
         self._locate = locate
-        # A scope not stored yet: what it kept, for a merge into a scope another process
-        # stored first; the state to rebuild from after its creation was rolled back.
-        self._kept_steps: deque[_Kept] = deque(maxlen=_MERGE_AT_MOST)
-        self._kept: tuple[int, bytes, list[_Kept]] | None = None
-        self._to_merge: list[_Kept] = []  # kept steps to log on top of the stored scope
-        # A kept retrieval's id as the caller got it -> the id it was logged under by a merge:
-        # an int held from before would otherwise rate another process's retrieval of that id.
-        self._renamed: dict[int, int] = {}
-        # undone if the open write transaction rolls back: a creation, a merge
-        self._creation: tuple[int, bytes | None, list[_Kept]] | None = None
-        self._merging: list[_Kept] | None = None
+        self._creating = False  # the open write transaction creates the scope's row
         self.snapshot_every = snapshot_every
         self.seq = 0  # the last step this process's memory has applied
         self.snapshot_seq = 0
@@ -193,8 +163,7 @@ class Journal(StepListener):
         """The identity (what a rating handle names) of a stored scope that has no snapshot
         yet: every process rebuilding it from its log must name it alike, so it comes from the
         scope's key and row id (ids are never reused, so a scope forgotten and stored again is
-        another memory). A scope stored with kept steps has its first snapshot instead, and
-        the identity that snapshot holds."""
+        another memory)."""
         # and the database's own id: two databases give scopes of one key the same row id
         database = self.backend.database_id()
         name = f"{self.scope.key}\x00{self._id}" + (f"\x00{database}" if database else "")
@@ -207,9 +176,10 @@ class Journal(StepListener):
         return self.scope_id
 
     @property
-    def kept(self) -> bool:
-        """Whether this memory holds steps of a scope that is not stored yet."""
-        return self.scope_id is None and self.seq > 0 and not self._closed
+    def unstored(self) -> bool:
+        """Whether the scope has no row yet (as this process last looked): its memory is empty,
+        and a retrieval or a rating of it changes nothing."""
+        return self.scope_id is None
 
     def recheck(self) -> None:
         """Look at the database on the next use even if nobody else committed (this process
@@ -266,16 +236,11 @@ class Journal(StepListener):
         vector: FloatVector | None,
         apply: Callable[[], _T],
     ) -> _T:
-        """Apply one step and log it in one transaction (after catching up with the log). On a
-        scope not stored yet, a retrieval or a feedback is only kept; any other step stores it."""
+        """Apply one step and log it in one transaction (after catching up with the log), storing
+        the scope if it is not stored yet."""
         backend = self.backend
         with memory.lock:
             self._check_open()
-            if self.scope_id is None and kind in _KEPT:
-                with backend.transaction(write=False):
-                    self._catch_up(memory, lock=False)  # stored by another process meanwhile?
-                if self.scope_id is None:
-                    return self._keep(kind, args, vector, apply)
             applied = False
             try:
                 with self._write_transaction():
@@ -321,55 +286,21 @@ class Journal(StepListener):
             self._notified = max(self._notified, seq)
             return result
 
-    def _keep(
-        self,
-        kind: str,
-        args: dict[str, Any],
-        vector: FloatVector | None,
-        apply: Callable[[], _T],
-    ) -> _T:
-        """A step of a scope not stored yet: applied here only. The memory itself is what the
-        scope's first snapshot will hold; the step is also remembered as it would be logged,
-        for a merge into the scope should another process store it first."""
-        self._clocks = []
-        try:
-            result = apply()
-        except _BAD_INPUT:
-            raise  # checked before any change
-        except BaseException:
-            self._stale = True
-            raise
-        finally:
-            clocks, self._clocks = self._clocks, None
-        self.seq += 1
-        hits = result if isinstance(result, Hits) else None
-        rid = None if hits is None else hits.retrieval_id
-        self._kept_steps.append(_Kept(kind, dict(args), vector, clocks, hits, rid))
-        return result
-
     @contextmanager
     def _write_transaction(self) -> Iterator[None]:
         """A write transaction, and what a rollback undoes here: a creation of the scope's row
-        (it is not stored after all), a merge (to be done again)."""
+        (it is not stored after all)."""
         try:
             with self.backend.transaction(write=True):
                 yield
         except BaseException:
-            creation, self._creation = self._creation, None
-            if creation is not None:
-                seq, blob, steps = creation
+            if self._creating:
                 self.scope_id = None
                 self.snapshot_seq = 0
                 self._token = object()
-                self._kept_steps.extend(steps)
-                if blob is not None:  # a failed step that changed the memory rebuilds from it
-                    self._kept = (seq, blob, steps)
-            merging, self._merging = self._merging, None
-            if merging is not None:
-                self._to_merge = merging + self._to_merge
-                self._stale = True  # merged here, not in the database: rebuild, merge again
             raise
-        self._creation = self._merging = None
+        finally:
+            self._creating = False
 
     def _write_snapshot(self, memory: SolarMemory, seq: int, purge: bool = False) -> None:
         blob = self._snapshot_of(memory, seq)
@@ -402,7 +333,16 @@ class Journal(StepListener):
         """The memory a snapshot holds, checked: its format (see :mod:`.container`), its
         parameters against the scope's, then every value and the memory's invariants as it
         loads (``stored``: a snapshot read from the database, not one about to be written)."""
-        params, state = container.loads(blob, what)
+        fix = (
+            f"; {call_for('reembed', self.scope)} rebuilds the scope from its stored items (their "
+            "texts and metadata are kept; the policy's statistics start over)"
+            if stored
+            else ""
+        )
+        try:
+            params, state = container.loads(blob, what)
+        except PersistenceError as err:
+            raise PersistenceError(f"{err}{fix}") from err
         donor = self._blank()
         wanted = snapshot_params(donor)
         if params != wanted:
@@ -495,6 +435,13 @@ class Journal(StepListener):
         memory = None if ref is None else ref()
         assert memory is not None  # the memory running a step is alive
         kind = type(step)
+        if (kind is Lookup or kind is Rating) and self._still_unstored(memory):
+            # Before its first write a scope is empty: a retrieval finds nothing and records
+            # nothing, and a rating has nothing to credit (see the module's docs).
+            if kind is Rating:
+                return cast(_T, None)
+            assert isinstance(step, Lookup)
+            return apply(replace(step, record=False))
         if kind is Lookup:
             assert isinstance(step, Lookup)
             if not step.record:  # a look changes nothing: nothing to log, but see the latest
@@ -512,9 +459,7 @@ class Journal(StepListener):
             args = {"reward": step.reward, "quality": step.quality}
 
             def rate() -> _T:
-                wanted = rating.retrieval  # translated here: the catch-up may have merged it
-                wanted = self.renamed(wanted)
-                key = apply(replace(rating, retrieval=wanted))
+                key = apply(rating)
                 args["retrieval"] = key  # "the latest" as it was, not as a replay finds it
                 return key
 
@@ -548,12 +493,16 @@ class Journal(StepListener):
         assert isinstance(step, Sweep)
         return self._logged(memory, step.kind, {}, None, lambda: apply(step))
 
-    def renamed(self, retrieval: object) -> object:
-        """A retrieval id as the scope numbers it now: a merge renumbers the retrievals this
-        process kept before another stored the scope (see the module's docs)."""
-        if type(retrieval) is int:
-            return self._renamed.get(retrieval, retrieval)
-        return retrieval
+    def _still_unstored(self, memory: SolarMemory) -> bool:
+        """Whether the scope has no row even now (another process may have stored it)."""
+        if self.scope_id is not None:
+            return False
+        with memory.lock:
+            self._check_open()
+            if self.scope_id is None:
+                with self.backend.transaction(write=False):
+                    self._catch_up(memory, lock=False)
+            return self.scope_id is None
 
     # -- catching up --------------------------------------------------------------------------
     def sync(self) -> None:
@@ -566,7 +515,7 @@ class Journal(StepListener):
         """Apply the steps other processes logged since this one last looked (under the
         memory's lock). A no-op when the backend can tell nobody else wrote."""
         self._check_open()
-        if not self._stale and not self._to_merge:
+        if not self._stale:
             token = self.backend.version_token()
             if token is not None and token == self._token:
                 self._deliver(memory)  # what an earlier catch-up (e.g. a checkpoint) left untold
@@ -574,9 +523,6 @@ class Journal(StepListener):
         try:
             with self.backend.transaction(write=False):
                 self._catch_up(memory, lock=False)
-            if self._to_merge:  # another process stored the scope: what this one kept goes on top
-                with self._write_transaction():
-                    self._catch_up(memory, lock=True)
         except BaseException:
             if memory.events:  # what the catch-up deleted (or a forget elsewhere) is told
                 memory.events.tell_deletions()
@@ -585,10 +531,8 @@ class Journal(StepListener):
 
     def _catch_up(self, memory: SolarMemory, lock: bool, create: bool = False) -> None:
         """Bring ``memory`` up to the scope's latest step; ``lock``: in a write transaction,
-        which also stores a scope not stored yet if ``create``, and merges what was kept."""
+        which also stores a scope not stored yet if ``create``."""
         self._read_log(memory, lock, create)
-        if lock and self._to_merge and self.scope_id is not None:
-            self._merge(memory)
 
     def _read_log(self, memory: SolarMemory, lock: bool, create: bool) -> None:
         backend = self.backend
@@ -596,8 +540,9 @@ class Journal(StepListener):
         if self.scope_id is None:
             if not create and not self._stale and token is not None and token == self._token:
                 return  # nobody else committed since we last looked: still not stored
-            if self._stale:
-                self._rebuild_kept(memory)
+            if self._stale:  # a step failed half-way: empty again, as the scope is
+                memory.take_state(self._blank())
+                self.seq, self._stale = 0, False
             if not self._find(memory, create):
                 self._token = token
                 return
@@ -658,91 +603,17 @@ class Journal(StepListener):
         if found is None:
             return False
         row, created = found
-        if created:
-            # What this process kept becomes the scope's first snapshot; the step creating the
-            # row is logged after it, in this transaction.
-            blob = None
-            if self.seq > 0:
-                blob = self._snapshot_of(memory, self.seq)
-                self.backend.write_snapshot(row.id, self.seq, blob, time.time())
-                self.backend.set_seq(row.id, self.seq)
-            self._creation = (self.seq, blob, list(self._kept_steps))
-            self._kept_steps.clear()
-            self._kept = None
-            self.scope_id = row.id
-            self.snapshot_seq = self.seq
-            if blob is None:  # no snapshot: other processes start from _blank(), named alike
-                memory.core.identity = self._stored_identity()
-            return True
-        # Another process stored the scope first: take the stored scope (if this store may),
-        # then log what this one kept on top of it (see _merge).
-        config = self._settle(row.config)
         self.scope_id = row.id
-        self.config_text, self.config = row.config, config
-        self._to_merge = list(self._kept_steps)
-        self._kept_steps.clear()
-        self._kept = None
+        if created:  # the step creating it is logged next, in this transaction
+            self._creating = True
+            memory.core.identity = self._stored_identity()  # as other processes name it
+            return True
+        # Another process stored the scope first: take the stored scope (if this store may).
+        self.config = self._settle(row.config)
+        self.config_text = row.config
         self._stale = True  # rebuilt from the stored scope by the caller
-        self._notified = 0  # nothing kept here was an item: every stored one is news
+        self._notified = 0  # every stored item is news here
         return True
-
-    def _merge(self, memory: SolarMemory) -> None:
-        """Log the steps this process kept before another process stored the scope, after the
-        stored ones (in a write transaction, ``memory`` caught up). A kept retrieval found
-        nothing (the memory was empty): it is logged as one that finds nothing now either
-        (every stored item excluded), with its clock readings; its feedback follows it. The
-        retrieval gets a new id: the ``Hits`` the caller holds is renumbered."""
-        steps, self._to_merge = self._to_merge, []
-        self._merging = steps
-        renumbered: dict[int | None, int | None] = {}
-        for step in steps:
-            args = dict(step.args)
-            if step.kind == "feedback":
-                if args.get("retrieval") not in renumbered:
-                    continue  # its retrieval was not kept (too old): nothing to rate
-                args["retrieval"] = renumbered[args["retrieval"]]
-            else:
-                args["exclude"] = sorted(set(args["exclude"]) | set(memory.core.ids()))
-            result: object = None
-            self._replay = deque(step.clocks)
-            try:
-                result = memory.apply(KINDS[step.kind].build(args, step.vector))
-            finally:
-                self._replay = None
-            seq = self.seq + 1
-            op = OpRow(
-                seq,
-                step.kind,
-                plain_json(args, "a step's input"),
-                None if step.vector is None else step.vector.tobytes(),
-                json.dumps(step.clocks),
-                _digest(step.kind, result),
-            )
-            self.backend.append_op(self._id, op, time.time(), [])
-            self.seq = seq
-            if isinstance(result, Hits):
-                renumbered[step.retrieval_id] = result.retrieval_id
-                if step.retrieval_id is not None and result.retrieval_id is not None:
-                    self._renamed[step.retrieval_id] = result.retrieval_id
-                if step.hits is not None:
-                    step.hits.retrieval_id = result.retrieval_id
-                    step.hits.origin = result.origin  # now a retrieval of the stored scope
-
-    def _rebuild_kept(self, memory: SolarMemory) -> None:
-        """A step failed half-way on a scope not stored yet: back to the state kept when its
-        creation was rolled back, else to an empty memory (the steps kept since are lost, as
-        they would be if the process stopped)."""
-        if self._kept is not None:
-            seq, blob, steps = self._kept
-            what = f"the kept state of {named(self.scope)}"
-            donor = self._memory_from(blob, what)
-        else:
-            seq, donor, steps = 0, self._blank(), []
-        self._kept_steps.clear()
-        self._kept_steps.extend(steps)
-        memory.take_state(donor)
-        self.seq = seq
-        self._stale = False
 
     def _load_base(self, memory: SolarMemory, snapshot_seq: int) -> None:
         """Reset ``memory`` to the snapshot (or to a new memory when there is none)."""
@@ -833,25 +704,22 @@ class Journal(StepListener):
     def checkpoint(self, memory: SolarMemory, unless_below: int = 0) -> None:
         """Write a snapshot of the latest state (so a reopen replays nothing), staying attached;
         with ``unless_below``, only if the log since the snapshot holds at least that many
-        steps (what this process kept for a scope not stored yet is merged all the same). A
+        steps. A
         scope forgotten by another process meanwhile raises :class:`PersistenceError` and
         leaves the journal closed (as any step would)."""
         with memory.lock:
             self._check_open()
-            # A scope not stored yet writes nothing (what it kept goes with the process),
-            # unless another process stored it meanwhile: then what it kept is merged.
-            if self._stale or (self.scope_id is None and not self._kept_steps):
+            if self._stale or self.scope_id is None:
+                return  # (a scope not stored yet holds nothing to write)
+            if self.seq - self.snapshot_seq < unless_below:
                 return
-            short = self.seq - self.snapshot_seq < unless_below
-            if short and self.scope_id is not None and not self._to_merge:
-                return
-            if self.seq == self.snapshot_seq and not self._to_merge:
+            if self.seq == self.snapshot_seq:
                 token = self.backend.version_token()
                 if token is not None and token == self._token:
                     return  # nothing new since the last snapshot, here or elsewhere
             with self._write_transaction():
                 self._catch_up(memory, lock=True)
-                written = self.scope_id is not None and self.seq > self.snapshot_seq
+                written = self.seq > self.snapshot_seq
                 if written:  # closing or evicted: all the log goes, the database stays small
                     self._write_snapshot(memory, self.seq, purge=True)
             if written:

@@ -33,6 +33,8 @@ from .errors import PersistenceError
 
 #: how far from 1 a logged vector's squared norm may be (the store's check of its rows)
 UNIT_TOLERANCE = 1e-4
+
+
 class _Bad(ValueError):
     """A field the call would have refused."""
 

@@ -16,18 +16,16 @@ from functools import partial
 from typing import Any, Final
 
 from ..admission.evaluator_gate import Evaluator
-from ..arguments import reaches_the_policy
 from ..async_calls import in_worker
 from ..deletion import DeletionPolicy
 from ..embedder import Embedder
-from ..eviction.salience import SalienceEviction
 from ..fusion import DEFAULT_RETRIEVAL, check_floor, check_retrieval
-from ..memory import OWN_ARGUMENTS, SolarMemory
-from ..presets import DEFAULT_POLICY, PRESETS, policy_parameters, settings_of
+from ..memory import SolarMemory
+from ..presets import DEFAULT_POLICY
 from ..records import Record
 from ..response_cache import ResponseCache
-from ..salience import PRIORS, legacy_prior, prior_for
-from ..validation import FloatVector, check_capacity, check_k, unit_rows
+from ..salience import prior_for
+from ..validation import FloatVector, check_k, unit_rows
 from . import container
 from .backend import Backend, ItemChange, ScopeRow
 from .errors import PersistenceError
@@ -35,10 +33,6 @@ from .fingerprint import describe, fingerprint, same_embedder
 from .journal import InconsistentSnapshot, Journal, plain_json, snapshot_params
 from .scope import PARTS, Scope, call_for, check_identifier, check_part_name, named
 
-#: settings that shape a memory's decisions: a scope keeps the ones it was created with
-_SHAPING = ("policy", "capacity", "dim", "params", "deletion", "evaluator")
-#: of those, the ones a store may leave out: each existing scope then keeps its own
-_PINNABLE = ("policy", "capacity", "params")
 #: texts embedded per call by :meth:`MemoryStore.reembed`
 _EMBED_BATCH = 256
 
@@ -58,77 +52,6 @@ DEFAULT_CAPACITY: Final[int] = _Omitted(50)
 DEFAULT_MAX_OPEN_SCOPES: Final[int] = 256
 
 
-def _picks_a_prior(config: Mapping[str, Any]) -> bool:
-    """Whether a scope with these settings reads a salience prior its parameters do not name
-    (one the memory picks, so the settings record it)."""
-    preset = PRESETS.get(str(config.get("policy")))
-    params = config.get("params")
-    return (
-        preset is not None
-        and preset.eviction is SalienceEviction
-        and not (isinstance(params, Mapping) and "prior" in params)
-    )
-
-
-def default_prior(config: Mapping[str, Any]) -> str | None:
-    """The prior a new scope with these settings records: the default one if it picks one
-    (:func:`_picks_a_prior`), else ``None``."""
-    return prior_for(None, 0).name if _picks_a_prior(config) else None
-
-
-def prior_param(config: Mapping[str, Any]) -> dict[str, str]:
-    """The salience prior a stored scope's memory is built with, as a policy parameter: the
-    one its settings recorded; for a scope stored before they recorded one, the one it had
-    picked then (:func:`~solar_core.salience.legacy_prior`), so its log replays the same.
-    ``{}`` when its policy reads no prior or its parameters name one."""
-    if not _picks_a_prior(config):
-        return {}
-    if "prior" in config:
-        recorded = config["prior"]
-        if recorded is None:
-            return {}
-        if recorded not in PRIORS:
-            raise PersistenceError(
-                f"a scope's settings name the salience prior {recorded!r}, not one of "
-                f"{', '.join(PRIORS)}; the database was edited by hand"
-            )
-        return {"prior": str(recorded)}
-    embedder = config.get("embedder")
-    name = embedder.get("name") if isinstance(embedder, dict) else None
-    return {"prior": legacy_prior(None if name is None else str(name), config.get("dim"))}
-
-
-def memory_params(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The policy parameters a stored scope's memory is built with: the settings it recorded
-    when it was created (every parameter of its policy, see
-    :func:`~solar_core.presets.settings_of`; a scope created before they were recorded has
-    none, and takes the defaults), then the ones it was given (the memory's own keywords among
-    them), then its salience prior. A recorded parameter its policy no longer takes (one a later
-    version removed) is left out: it was a default, not a choice; a given one is passed as it
-    was given, and the memory refuses it if nothing takes it."""
-    settings = config.get("settings", {})
-    if not isinstance(settings, dict):
-        raise PersistenceError(
-            f"a scope's recorded settings are a {type(settings).__name__}, not a mapping; the "
-            "database was edited by hand"
-        )
-    policy, given = config.get("policy"), config["params"]
-    if not isinstance(given, dict):
-        raise PersistenceError(
-            f"a scope's parameters are a {type(given).__name__}, not a mapping; the database was "
-            "edited by hand"
-        )
-    taken = policy_parameters(str(policy))
-    kept = _reaching_the_policy({k: v for k, v in settings.items() if k in taken})
-    return {**kept, **given, **prior_param(config)}
-
-
-def _reaching_the_policy(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """Those of a policy's ``settings`` that ``SolarMemory`` hands to its policy: not one named
-    as the memory's own argument (the class only ever has its default)."""
-    return {k: v for k, v in settings.items() if reaches_the_policy(k, OWN_ARGUMENTS)}
-
-
 #: a scope's seed: ``MemoryStore``'s seed plus a hash of its key, or random bits, modulo this
 _SEEDS = 2**32
 
@@ -141,41 +64,42 @@ def _stored_seed(value: object) -> int:
     return value
 
 
-def _stored_dim(value: object) -> int | None:
-    return None if value is None else check_k(value, "dim")
+def check_stored_settings(key: str, stored: object) -> dict[str, Any]:
+    """A scope's stored settings (its row's text, read as JSON): its memory's parameters (see
+    :meth:`SolarMemory.params <solar_core.SolarMemory.params>`), its seed and the fingerprint
+    of the embedder that made its vectors. What the parameters say is checked when the memory
+    is built from them (by its parts' constructors, before they allocate); settings edited in
+    the database give a :class:`PersistenceError` naming the setting."""
+    if (
+        not isinstance(stored, dict)
+        or not {"params", "seed"} <= stored.keys() <= {"params", "seed", "embedder"}
+        or not isinstance(stored["params"], dict)
+        or not isinstance(stored["params"].get("dim"), int)
+    ):
+        raise PersistenceError(
+            f"{_named(key)} has no readable settings; the database was edited by hand"
+        )
+    try:
+        _stored_seed(stored["seed"])
+    except (TypeError, ValueError) as err:
+        raise PersistenceError(
+            f"{_named(key)} has seed={stored['seed']!r} in its stored settings, which no "
+            f"memory takes ({err}); the database was edited by hand: restore it, or forget "
+            f"the scope ({call_for('forget', Scope.from_key(key))}: its items go)"
+        ) from None
+    return stored
 
 
-def _stored_policy(value: object) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"policy must be a str, got {type(value).__name__}")
-    return value
+def _dim(config: Mapping[str, Any]) -> int:
+    """The dimension of a scope's vectors, from its settings."""
+    return int(config["params"]["dim"])
 
 
-#: what a scope's stored settings must be, checked as the API checks the same arguments
-_STORED_CHECKS: dict[str, Callable[[object], object]] = {
-    "policy": _stored_policy,
-    "capacity": check_capacity,
-    "dim": _stored_dim,
-    "seed": _stored_seed,
-}
-
-
-def check_stored_settings(key: str, stored: Mapping[str, Any]) -> None:
-    """A scope's stored settings (its row in the database), checked as the API checks the
-    arguments they came from -- type, range, and the bounds of what a memory allocates -- before
-    anything is built from them. Its policy's parameters are checked by the policy's classes
-    when the memory is built (before they allocate): either way, settings edited in the
-    database give a :class:`PersistenceError` naming the setting, not a memory that exhausts
-    the process or fails at every step."""
-    for name, check in _STORED_CHECKS.items():
-        try:
-            check(stored[name])
-        except (TypeError, ValueError) as err:
-            raise PersistenceError(
-                f"{_named(key)} has {name}={stored[name]!r} in its stored settings, which no "
-                f"memory takes ({err}); the database was edited by hand: restore it, or forget "
-                f"the scope ({call_for('forget', Scope.from_key(key))}: its items go)"
-            ) from None
+#: a scope's parameters that a store given no policy parameters leaves as the scope's own
+_POLICY_SETTINGS = frozenset(
+    {"eviction", "admission", "trace_size", "importance_weight", "ttl_days"}
+    | {"trace_retention_days"}
+)
 
 
 def _check_max_open_scopes(value: object) -> int:
@@ -193,16 +117,12 @@ def _check_max_open_scopes(value: object) -> int:
     return value
 
 
-def _deletion_settings(policy: DeletionPolicy | None) -> dict[str, Any] | None:
-    """A deletion policy's class and public parameters (a scope keeps the ones it began with)."""
-    if policy is None:
-        return None
-    params = {
-        name: value
-        for name, value in vars(policy).items()
-        if not name.startswith("_") and isinstance(value, bool | int | float | str | None)
-    }
-    return {"class": type(policy).__name__, "params": params}
+def _default_prior(part: Any) -> Any:
+    """A chat policy's part with the default salience prior (what a re-embedded scope takes:
+    the prior it had may read the old embedder's vectors); any other part as it is."""
+    if isinstance(part, dict) and part.get("class") == "SalienceEviction":
+        return {**part, "params": {**part["params"], "prior": prior_for(None, 0).name}}
+    return part
 
 
 def _plain(value: object) -> Any:
@@ -493,11 +413,21 @@ class MemoryStore:
         self._params = dict(memory_params)
         self.embedder: Embedder | None = embedder  # type: ignore[assignment]  # resolved below
         self.dim = dim
-        self._prior: str | None = None  # new scopes' salience prior (the probe's), recorded
-        self._deletion_settings: dict[str, Any] | None = None  # the probe's, below
         # One probe memory checks every setting now and resolves the embedder to share.
         try:
-            probe = self._memory(self._new_config(seed=0), embedder, dim)
+            probe = SolarMemory(
+                self.policy,
+                self.capacity,
+                embedder=embedder,
+                dim=dim,
+                k=k,
+                retrieval=retrieval,
+                min_score=min_score,
+                clock=clock,
+                evaluator=evaluator,
+                deletion=deletion() if deletion is not None else None,
+                **memory_params,
+            )
         except TypeError as err:
             if policy is None and memory_params:  # parameters of the earlier default, say
                 raise TypeError(
@@ -506,8 +436,6 @@ class MemoryStore:
                 ) from err
             raise
         self.embedder, self.dim = probe.embedder, probe.dim
-        self._prior = default_prior({"policy": self.policy, "params": self._params})
-        self._deletion_settings = _deletion_settings(probe.core.deletion)
         # Every scope will be snapshotted: find out now if something in it cannot be (a policy
         # class of your own that is not registered, a parameter that is not a JSON value).
         try:
@@ -518,7 +446,8 @@ class MemoryStore:
                 "registered with solar_core.presets.register_policy)"
             ) from err
         self._fingerprint: dict[str, Any] | None = None  # computed on first need: see below
-        self._shaping = _plain({name: self._new_config(0)[name] for name in _SHAPING})
+        #: the parameters of every new scope's memory (its recorded settings)
+        self._new_params: dict[str, Any] = _plain(snapshot_params(probe))
         self.backend = _given_backend(url, backend, durability)
         self.url = self.backend.url
         # the open scopes, least recently used first
@@ -541,69 +470,45 @@ class MemoryStore:
             self._fingerprint = fingerprint(self.embedder)
         return self._fingerprint
 
-    def _new_config(self, seed: int) -> dict[str, Any]:
-        """The settings a new scope is created with (before its embedder's fingerprint)."""
-        return {
-            "policy": self.policy,
-            "capacity": self.capacity,
-            "dim": self.dim,
-            "params": self._params,
-            # every parameter, given or default: a later default changes no scope
-            "settings": _reaching_the_policy(settings_of(self.policy, self._params)),
-            "deletion": self._deletion_settings,
-            "evaluator": self._evaluator is not None,
-            "seed": seed,
-            # the salience prior it was given (None: none, or the memory picks by its embedder),
-            # so that a later default never changes how its log replays
-            "prior": self._prior,
-        }
-
     def _config(self, key: str) -> dict[str, Any]:
         seed = (
             (self.seed + zlib.crc32(key.encode())) % 2**32
             if self.seed is not None
             else secrets.randbits(32)  # stored with the scope: a replay uses the same
         )
-        config = self._new_config(seed)
+        config: dict[str, Any] = {"params": self._new_params, "seed": seed}
         if self.fingerprint is not None:
             config["embedder"] = self.fingerprint
         plain: dict[str, Any] = _plain(config)  # as it will read back: one memory either way
         return plain
 
-    def _memory(self, config: Mapping[str, Any], embedder: object, dim: int | None) -> SolarMemory:
-        """A new, empty memory with a scope's settings (its state before its first step)."""
-        params = memory_params(config)
-        return SolarMemory(
-            config["policy"],
-            config["capacity"],
+    def _memory(self, config: Mapping[str, Any], embedder: object) -> SolarMemory:
+        """A new, empty memory with a scope's settings (its state before its first step),
+        reading as this store's memories read."""
+        params = {**config["params"], "k": self.k}
+        params.update(retrieval=self.retrieval, min_score=self.min_score)
+        return SolarMemory.from_params(
+            params,
             embedder=embedder,
-            dim=dim,
-            k=self.k,
-            retrieval=self.retrieval,
-            min_score=self.min_score,
-            seed=int(config["seed"]),
             clock=self._clock,
             evaluator=self._evaluator,
-            deletion=self._deletion() if self._deletion is not None else None,
-            **params,
+            seed=int(config["seed"]),
         )
 
     def _build(self, key: str, config: Mapping[str, Any]) -> SolarMemory:
-        return self._built(key, config, *self._embedder_of(key, config))
+        return self._built(key, config, self.embedder)
 
-    def _built(
-        self, key: str, config: Mapping[str, Any], embedder: object, dim: int | None
-    ) -> SolarMemory:
+    def _built(self, key: str, config: Mapping[str, Any], embedder: object) -> SolarMemory:
         """:meth:`_memory`, or :class:`PersistenceError` if its settings are not ones the
         constructors take: a scope of another version of the library, or settings edited in
         the database (the constructors' checks, bounds included, run before they allocate)."""
         try:
-            return self._memory(config, embedder, dim)
+            return self._memory(config, embedder)
         except (TypeError, ValueError) as err:
             raise PersistenceError(
-                f"{_named(key)} was created with policy={config.get('policy')!r}, capacity="
-                f"{config.get('capacity')!r}, params={config.get('params')!r}, which this "
-                f"version of solar-memory cannot build: {err}"
+                f"{_named(key)} was created with settings this version of solar-memory cannot "
+                f"build ({err}); the database was edited by hand: restore it, or forget the "
+                f"scope ({call_for('forget', Scope.from_key(key))}: its items go)"
             ) from err
 
     def _settle(self, key: str, text: str, embedder: bool = True) -> dict[str, Any]:
@@ -613,22 +518,17 @@ class MemoryStore:
         one that made its vectors (``embedder=False``: not checked). Else
         :class:`PersistenceError`, naming the setting and the ways out."""
         try:
-            stored = json.loads(text)
+            stored = check_stored_settings(key, json.loads(text))
         except ValueError:
-            stored = None
-        needed = ("policy", "capacity", "dim", "params", "seed")  # to build its memory
-        if not isinstance(stored, dict) or not all(name in stored for name in needed):
-            raise PersistenceError(
-                f"{_named(key)} has no readable settings; the database was edited by hand"
-            )
-        check_stored_settings(key, stored)
-        for name in _SHAPING:
-            theirs, wanted = stored.get(name), self._shaping[name]
-            if name == "dim" or theirs == wanted:
+            stored = check_stored_settings(key, None)
+        theirs, mine = stored["params"], self._new_params
+        for name in sorted({*theirs, *mine}):
+            if name == "dim" or theirs.get(name) == mine.get(name):
                 continue  # (the dimension goes with the embedder, below)
-            if name in _PINNABLE and not self._given[name]:
+            given = "params" if name in _POLICY_SETTINGS else name
+            if not self._given.get(given, True):
                 continue  # left out: the scope keeps its own
-            raise PersistenceError(self._mismatch(key, name, theirs, wanted))
+            raise PersistenceError(self._mismatch(key, name, theirs.get(name), mine.get(name)))
         if embedder:
             self._check_embedder(key, stored)
         return stored
@@ -642,7 +542,7 @@ class MemoryStore:
                 f"Omit {name}= so each scope keeps its own, open it with {name}={theirs!r}, or "
                 f"forget() the scope to start over ({forget}: its items go)"
             )
-        elif name == "params":
+        elif name in _POLICY_SETTINGS:
             fix = (
                 "Pass none of these settings so each scope keeps its own, pass the same ones, "
                 f"or forget() the scope to start over ({forget}: its items go)"
@@ -657,29 +557,23 @@ class MemoryStore:
             f"{name}={wanted!r}. {fix}"
         )
 
-    def _embedder_of(
-        self, key: str, config: Mapping[str, Any]
-    ) -> tuple[Embedder | None, int | None]:
-        """The embedder (and dimension) a scope runs with: this store's."""
-        return self.embedder, self.dim
-
     def _check_embedder(self, key: str, stored: Mapping[str, Any]) -> None:
         """The scope's vectors must be this store's embedder's (same dimension, same
         fingerprint). A scope with no fingerprint (an older version's, or a ``dim=`` store's)
         is accepted: :meth:`_open` records this store's. A ``dim=`` store checks the
         dimension only."""
         theirs, mine = stored.get("embedder"), self.fingerprint
-        same_dim = stored["dim"] == self.dim
+        same_dim = _dim(stored) == self.dim
         if mine is None:
             if not same_dim:
-                raise PersistenceError(self._mismatch(key, "dim", stored["dim"], self.dim))
+                raise PersistenceError(self._mismatch(key, "dim", _dim(stored), self.dim))
             return
         if same_dim and (theirs is None or same_embedder(theirs, mine)):
             return
         made_by = describe(theirs) if theirs is not None else "an embedder it did not record"
         scope = Scope.from_key(key)
         raise PersistenceError(
-            f"{named(scope)} holds {stored['dim']}-dimensional vectors made by {made_by}; this "
+            f"{named(scope)} holds {_dim(stored)}-dimensional vectors made by {made_by}; this "
             f"store's embedder is {describe(mine)}, whose queries would not find them. Open "
             "the store with the embedder the scope was created with, or "
             f"re-embed the scope's items with this one: {call_for('reembed', scope)} (it keeps "
@@ -797,20 +691,15 @@ class MemoryStore:
     def existing(self, scope: Scope | Mapping[str, str] | str) -> SolarMemory | None:
         """``scope``'s memory if it exists, else ``None``; never creates one.
 
-        It exists if it is stored (``scope in store``), or if this store's memory of it holds
-        steps not stored yet (a recorded retrieval or a rating before the scope's first write:
-        that memory is the one to rate). A scope another process forgot is noticed here (its
-        memory object is then closed) and does not exist.
+        It exists if it is stored (``scope in store``). A scope another process forgot is
+        noticed here (its memory object is then closed) and does not exist.
 
         >>> store = MemoryStore(":memory:", policy="fifo", capacity=3, embedder="hash")
         >>> store.existing({"user": "alice"}) is None
         True
         >>> alice = store.scope(user="alice")        # handed out: nothing stored
-        >>> len(alice), store.existing({"user": "alice"}) is None
-        (0, True)
-        >>> hits = alice.retrieve("my plan?")          # kept by this store, rateable
-        >>> store.existing({"user": "alice"}) is alice, Scope(user="alice") in store
-        (True, False)
+        >>> alice.retrieve("my plan?"), store.existing({"user": "alice"}) is None
+        ([], True)
         >>> _ = alice.add("I am on the Team plan")     # the first write stores the scope
         >>> store.existing(Scope(user="alice")) is alice, store.names()
         (True, ['user=alice'])
@@ -821,10 +710,6 @@ class MemoryStore:
         wanted = Scope.of(scope)
         with self._lock:
             self._check_open()
-            memory = self._live(wanted.key)
-            journal = None if memory is None else _journal(memory)
-            if journal is not None and journal.kept:
-                return memory
         for _ in range(2):
             if wanted not in self:
                 return None
@@ -964,7 +849,7 @@ class MemoryStore:
             embedded = stored.get("embedder")
             if (
                 not legacy
-                and stored["dim"] == self.dim
+                and _dim(stored) == self.dim
                 and same_embedder(embedded, self.fingerprint)
             ):
                 return False
@@ -977,10 +862,11 @@ class MemoryStore:
                 records = old.core.records()
                 carried = (*old.core.continuation(), old.lifecycle.last_decay)
                 base = (journal.seq, journal.snapshot_seq, journal.config_text)
-            config = {**stored, "dim": self.dim, "embedder": self.fingerprint}
-            # its statistics start over, with the default prior (a scope of an earlier version
-            # recorded none, and the MiniLM prior cannot read the new vectors)
-            config["prior"] = default_prior(config)
+            params = {**stored["params"], "dim": self.dim}
+            # its statistics start over; a part made for the old vectors (a salience prior of
+            # another embedder) takes the new embedder's
+            params["eviction"] = _default_prior(params["eviction"])
+            config = {**stored, "params": params, "embedder": self.fingerprint}
             fresh = self._reembedded(key, records, carried, config, vectors)
             blob = container.dumps(snapshot_params(fresh), fresh.state())
             items: list[ItemChange] = [
@@ -1046,7 +932,7 @@ class MemoryStore:
         return memory, journal
 
     def _vectors_only(self, key: str, config: Mapping[str, Any]) -> SolarMemory:
-        return self._built(key, config, None, int(config["dim"]))
+        return self._built(key, config, None)
 
     def _reader(self, scope: Scope, row: ScopeRow, stored: dict[str, Any]) -> Journal:
         """A journal that reads the scope as stored, without its embedder."""
@@ -1198,19 +1084,17 @@ class MemoryStore:
                 if memory is None:
                     memory = held
                 self._drop_cache(key)
-                kept = False
                 journal = None if memory is None else _journal(memory)
                 if memory is not None and journal is not None:
                     # First: a step in flight finishes (it holds the lock), none starts after,
                     # so nothing of this scope can be written once its rows are gone.
                     with memory.lock:
-                        kept = journal.kept
                         journal.forgotten()
                 with backend.transaction(write=True):
                     row = backend.find_scope(key, lock=True)
                     if row is not None:
                         backend.delete_scope(row.id)
-                if row is not None or kept:
+                if row is not None:
                     gone.append(key)
         return gone
 

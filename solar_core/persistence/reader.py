@@ -32,14 +32,13 @@ from functools import partial
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from .. import deletion as deletion_policies
 from ..hash_embedder import HashEmbedder
 from ..memory import SolarMemory
 from ..static_embedder import StaticEmbedder
 from .backend import Backend, ScopeRow
 from .errors import PersistenceError
 from .journal import Journal
-from .memory_store import check_stored_settings, memory_params, open_backend
+from .memory_store import check_stored_settings, open_backend
 from .scope import Scope, check_part_name, scope_namespace, shown_scope
 
 
@@ -61,7 +60,7 @@ def _embedder_for_replay(config: Mapping[str, Any]) -> object:
     """The embedder a replay must give the memory, without loading any model.
 
     A replay never embeds (the log holds the vectors; ``solar-dialogue``'s prior is named by
-    the scope's settings: :func:`~solar_core.persistence.memory_store.prior_param`). The
+    the scope's settings). The
     recorded fingerprint names the embedder: the library's MiniLM (built lazily: its model is
     never loaded), static or hash embedder are rebuilt; any other is left out (``None``: a
     vectors-only memory).
@@ -73,30 +72,12 @@ def _embedder_for_replay(config: Mapping[str, Any]) -> object:
         from ..minilm import MiniLMEmbedder
 
         return MiniLMEmbedder()
-    if innermost == "StaticEmbedder" and config.get("dim") == StaticEmbedder.DIM:
+    dim = config["params"]["dim"]
+    if innermost == "StaticEmbedder" and dim == StaticEmbedder.DIM:
         return StaticEmbedder()
     if innermost == "HashEmbedder":
-        return HashEmbedder(dim=int(config["dim"]))
+        return HashEmbedder(dim=int(dim))
     return None
-
-
-def _deletion_for_replay(key: str, settings: object) -> deletion_policies.DeletionPolicy | None:
-    """The scope's deletion policy, rebuilt from the class and parameters it recorded."""
-    if settings is None:
-        return None
-    if isinstance(settings, dict):
-        cls = getattr(deletion_policies, str(settings.get("class")), None)
-        if isinstance(cls, type) and issubclass(cls, deletion_policies.DeletionPolicy):
-            try:
-                policy: deletion_policies.DeletionPolicy = cls(**settings.get("params", {}))
-                return policy
-            except (TypeError, ValueError):
-                pass
-    raise PersistenceError(
-        f"scope {key!r} sweeps with the deletion policy {settings!r}, whose settings do not "
-        "say enough to rebuild it (a CombinedDeletion records no inner policies), so its log "
-        "cannot be replayed here: open it with a MemoryStore given the same deletion= factory"
-    )
 
 
 def redacted(message: str, url: str) -> str:
@@ -177,14 +158,13 @@ class MemoryReader:
             if any(scope.parts().get(part) != value for part, value in parts.items()):
                 continue
             config = self._config(key, config_text)
-            recorded = config.get("embedder")
+            recorded, params = config.get("embedder"), config["params"]
             found.append(
                 ScopeSummary(
                     key=key,
                     parts=scope.parts(),
-                    policy=str(config["policy"]),
-                    # (the preset that stores everything ignores the capacity it was given)
-                    capacity=None if config["policy"] == "unlimited" else config["capacity"],
+                    policy=str(params.get("policy")),
+                    capacity=params.get("capacity"),
                     items=items,
                     logged_steps=seq,
                     created_at=created_at,
@@ -199,13 +179,7 @@ class MemoryReader:
             config = json.loads(text)
         except ValueError:
             config = None
-        needed = ("policy", "capacity", "dim", "params", "seed")
-        if not isinstance(config, dict) or not all(name in config for name in needed):
-            raise PersistenceError(
-                f"scope {key!r} has no readable settings; the database was edited by hand"
-            )
-        check_stored_settings(key, config)
-        return config
+        return check_stored_settings(key, config)
 
     def memory(self, scope: Scope | Mapping[str, str] | str, live: bool = True) -> SolarMemory:
         """The memory of a stored ``scope`` (a :class:`Scope`, a mapping of parts or a session
@@ -261,25 +235,19 @@ class MemoryReader:
 
     def _build(self, key: str, embedder: object, config: Mapping[str, Any]) -> SolarMemory:
         """A new, empty memory with a scope's settings (its state before its first step)."""
-        if config.get("evaluator"):
+        if config["params"].get("evaluator") is not None:
             raise PersistenceError(
                 f"scope {key!r} judges its additions with an evaluator (an LLM call): "
                 "replaying its log would call it, which reading must not do"
             )
         try:
-            return SolarMemory(
-                config["policy"],
-                config["capacity"],
-                embedder=embedder,
-                dim=None if embedder is not None else int(config["dim"]),
-                seed=int(config["seed"]),
-                deletion=_deletion_for_replay(key, config.get("deletion")),
-                **memory_params(config),
+            return SolarMemory.from_params(
+                config["params"], embedder=embedder, seed=int(config["seed"])
             )
         except (TypeError, ValueError) as err:
             raise PersistenceError(
-                f"scope {key!r} was created with policy={config.get('policy')!r}, which this "
-                f"version of solar-memory cannot build: {err}"
+                f"scope {key!r} was created with settings this version of solar-memory cannot "
+                f"build: {err}"
             ) from err
 
     def _locate(self, key: str, create: bool, config: str) -> tuple[ScopeRow, bool] | None:

@@ -78,12 +78,12 @@ def test_a_filter_too_deep_is_refused_before_anything_changes() -> None:
     store.put(NS, "k", {"a": nested(5)})
     memory = store.memory(NS)
     assert memory is not None
-    before = memory.state()
+    before = memory.export()
     for depth in (MAX_DEPTH + 1, 10_000):
         deep = {"a": {"$eq": nested(depth)}} if depth % 2 else {"a": nested(depth)}
         with pytest.raises(ValueError, match="deeper than"):
             store.batch([GetOp(NS, "k"), SearchOp(NS, filter=deep)])  # refreshes no TTL
-        assert memory.state() == before
+        assert memory.export() == before
     ten_thousand: dict[str, Any] = {}
     inner = ten_thousand
     for _ in range(10_000):

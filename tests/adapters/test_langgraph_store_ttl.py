@@ -172,7 +172,7 @@ def test_a_bad_ttl_is_refused_naming_the_fix_and_changes_nothing(ttl: Any) -> No
     store.put(NS, "k", {"text": "x"}, ttl=5)
     memory = store.memory(NS)
     assert memory is not None
-    before = memory.state()
+    before = memory.export()
     clock.now += MINUTE  # a refresh would move the ttl: none may happen
     for attempt in (
         lambda: store.put(NS, "k", {"text": "y"}, ttl=ttl),
@@ -184,7 +184,7 @@ def test_a_bad_ttl_is_refused_naming_the_fix_and_changes_nothing(ttl: Any) -> No
     ):
         with pytest.raises((TypeError, ValueError), match=r"ttl.*minutes"):
             attempt()
-    assert memory.state() == before
+    assert memory.export() == before
     assert store.list_namespaces() == [NS]
     store.close()
 
@@ -318,7 +318,7 @@ def test_a_batch_with_a_bad_op_changes_nothing_not_even_a_refresh() -> None:
     clock.now += 2 * MINUTE  # "old" expired, not swept yet
     memory = store.memory(NS)
     assert memory is not None
-    before = memory.state()
+    before = memory.export()
     bad_ops: list[Any] = [
         PutOp(NS, "z", [1, 2]),  # type: ignore[arg-type]
         PutOp(NS, "z\x00", {"text": "nul"}),
@@ -330,10 +330,10 @@ def test_a_batch_with_a_bad_op_changes_nothing_not_even_a_refresh() -> None:
     for bad in bad_ops:
         with pytest.raises((TypeError, ValueError)):
             store.batch([GetOp(NS, "k"), bad])
-        assert memory.state() == before, bad
+        assert memory.export() == before, bad
     with pytest.raises(ValueError, match="NUL"):
         store.put(NS, "z\x00", {"text": "nul"}, pinned=True)
-    assert memory.state() == before
+    assert memory.export() == before
     store.close()
 
 

@@ -187,7 +187,7 @@ def test_state_is_plain_data_and_pickling_keeps_the_lifecycle() -> None:
     m = memory(clock, ttl_days=3)
     m.add("fact", embedding=v(0), category="knowledge", valid_until=clock.now + DAY)
     m.retrieve(embedding=v(0))
-    state = m.state()
+    state = m.export()
     json.dumps(state)  # plain data
     assert state["items"][0]["category"] == "knowledge"
     assert state["items"][0]["importance"] == pytest.approx(0.88)

@@ -30,12 +30,12 @@ def test_renew_moves_valid_until_from_now_and_nothing_else() -> None:
     m = SolarMemory("solar", capacity=5, dim=4, clock=clock, seed=0)
     short = m.add("short", embedding=v(0), valid_until=clock.now + 60).item_id
     never = m.add("never", embedding=v(1), category="identity").item_id
-    before = m.state()
+    before = m.export()
     clock.now += 30
     assert m.lifecycle.renew({short: 600, never: 60, "ghost": 5}) == [short]
     assert m.get(short).valid_until == clock.now + 600
     assert m.get(never).valid_until is None  # it never expires: a renewal gives it no deadline
-    after = m.state()
+    after = m.export()
     for state in (before, after):  # only the deadlines moved
         for item in state["items"]:
             item["valid_until"] = None
@@ -63,10 +63,10 @@ def test_bad_lifetimes_are_refused_and_change_nothing(lifetimes: Any, error: typ
     m = SolarMemory("fifo", capacity=5, dim=4, clock=clock, seed=0)
     for i in range(2):
         m.add(f"t{i}", embedding=v(i), valid_until=clock.now + 60)
-    before = m.state()
+    before = m.export()
     with pytest.raises(error, match="lifetimes|item id"):
         m.lifecycle.renew(lifetimes)
-    assert m.state() == before
+    assert m.export() == before
 
 
 def test_lapse_removes_only_items_past_their_valid_until() -> None:

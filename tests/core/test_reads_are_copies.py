@@ -62,7 +62,7 @@ def test_changing_an_items_or_records_metadata_changes_nothing_stored() -> None:
     for _, record in memory.records():
         scribble(record.metadata)
         record.text = "changed"
-    scribble(memory.state()["items"][0]["metadata"])
+    scribble(memory.export()["items"][0]["metadata"])
     assert full_state(memory) == before
     assert memory.get("x").metadata == nested()
 
@@ -114,7 +114,7 @@ def test_a_persisted_memory_changed_through_its_reads_still_equals_a_reopen(
     for item in live.items():
         scribble(item.metadata)
     other = MemoryStore(path, policy="fifo", capacity=4, embedder="hash", seed=0)
-    assert live.state() == other.scope(user="alice").state()
+    assert live.export() == other.scope(user="alice").export()
     other.close()
     store.close()
 

@@ -218,14 +218,14 @@ def test_a_filtered_retrieval_replays_to_the_same_state(tmp_path: Path) -> None:
     look = live.retrieve("invoice", k=3, filter={"i": {"$gte": 6}}, record=False)
     assert sorted(h.metadata["i"] for h in look) == [6, 7]
     ranged = live.retrieve("invoice", k=3, filter={"i": {"$gte": 6}}, min_score=None)
-    expected_state, expected_stats = live.state(), live.stats()
+    expected_state, expected_stats = live.export(), live.stats()
 
     # Another process replays the log (no snapshot since: the steps themselves run again).
     reader = MemoryStore(path, policy="fifo", capacity=6, embedder="hash", seed=0)
     replayed = reader.scope(user="alice")
     replayed.check_invariants()
     assert replayed.stats() == expected_stats
-    assert replayed.state() == expected_state
+    assert replayed.export() == expected_state
     assert replayed.retrieval_trace()[-1]["ids"] == [h.id for h in ranged]
     reader.close()
     writer.close()
@@ -234,7 +234,7 @@ def test_a_filtered_retrieval_replays_to_the_same_state(tmp_path: Path) -> None:
     again = MemoryStore(path, policy="fifo", capacity=6, embedder="hash", seed=0)
     reopened = again.scope(user="alice")
     reopened.check_invariants()
-    assert reopened.state() == expected_state and reopened.stats() == expected_stats
+    assert reopened.export() == expected_state and reopened.stats() == expected_stats
     reopened.feedback(like=False, retrieval=ranged.retrieval_id)
     assert reopened.stats()["feedbacks"] == expected_stats["feedbacks"] + 1
     again.close()
@@ -245,13 +245,13 @@ def test_a_bad_filter_on_a_persisted_memory_logs_nothing(tmp_path: Path) -> None
     store = MemoryStore(path, policy="fifo", capacity=5, embedder="hash", seed=0)
     memory = store.scope(user="alice")
     memory.add("invoice about billing", metadata={"topic": "billing"})
-    before = memory.state()
+    before = memory.export()
     with pytest.raises(ValueError, match="unsupported filter operator"):
         memory.retrieve("invoice", filter={"topic": {"$in": ["billing"]}})
-    assert memory.state() == before
+    assert memory.export() == before
     store.close()
     reopened = MemoryStore(path, policy="fifo", capacity=5, embedder="hash", seed=0)
-    assert reopened.scope(user="alice").state() == before
+    assert reopened.scope(user="alice").export() == before
     reopened.close()
 
 

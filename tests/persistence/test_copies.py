@@ -302,7 +302,7 @@ def test_a_shallow_copy_of_a_plain_memory_is_independent() -> None:
         each.retrieve("b")
         each.feedback(like=True)
         each.add("c")
-    assert deep.state() == shallow.state()
+    assert deep.export() == shallow.export()
 
 
 @pytest.mark.parametrize("kind", ["copy.deepcopy", "pickle"])
@@ -323,7 +323,7 @@ def test_a_detached_copy_says_so_and_writes_only_to_itself(tmp_path: Path) -> No
     assert alice.persistent and not twin.persistent
     twin.add("only in the copy")
     assert _texts(twin) == {"tea at five", "only in the copy"} and len(alice) == 1
-    assert pickle.loads(pickle.dumps(twin)).state() == twin.state()  # a plain memory: copies
+    assert pickle.loads(pickle.dumps(twin)).export() == twin.export()  # a plain memory: copies
     store.close()
     again = _store(tmp_path / "m.db")
     assert _texts(again.scope(user="alice")) == {"tea at five"}

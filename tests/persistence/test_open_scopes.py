@@ -32,7 +32,7 @@ class Clock:
 def core_state(memory: SolarMemory) -> dict[str, Any]:
     """What makes a memory's next decisions: items, policy state, counters, the generator."""
     return {
-        "state": memory.state(),
+        "state": memory.export(),
         "items": [(i.id, i.text, i.metadata, i.category) for i in memory.items()],
         "rng": memory.core.rng.bit_generator.state,
         "recent": [(k, r.slots.tolist(), r.step, r.rated) for k, r in memory.core._recent.items()],

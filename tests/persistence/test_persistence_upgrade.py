@@ -335,7 +335,7 @@ def test_reads_never_create_a_scope(db_url: str) -> None:
     bob = store.scope(user="bob")
     assert len(bob) == 0 and bob.items() == [] and list(bob) == [] and "m1" not in bob
     assert bob.retrieve("x", record=False) == [] and bob.stats()["size"] == 0
-    assert bob.trace() == [] and bob.retrieval_trace() == [] and bob.state()["items"] == []
+    assert bob.trace() == [] and bob.retrieval_trace() == [] and bob.export()["items"] == []
     with pytest.raises(UnknownItemError):
         bob.get("m1")
     with pytest.raises(UnknownItemError):

@@ -55,10 +55,10 @@ def test_check_rating_refuses_as_feedback_would_and_changes_nothing(tmp_path: Pa
     memory.add("tea at five")
     hits = memory.retrieve("tea")
     memory.check_rating(hits)  # ratable
-    state, logged = memory.state(), _logged(path)
+    state, logged = memory.export(), _logged(path)
     with pytest.raises(ValueError, match="retrieval"):
         memory.check_rating(10**6)
-    assert memory.state() == state and _logged(path) == logged
+    assert memory.export() == state and _logged(path) == logged
     memory.feedback(like=True, retrieval=hits)
     store.close()
 

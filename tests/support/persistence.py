@@ -34,7 +34,7 @@ def scope_seed(seed: int, key: str) -> int:
 def core_state(memory: SolarMemory) -> dict[str, Any]:
     """Everything that makes a memory's next decisions, as comparable plain data."""
     return {
-        "state": memory.state(),
+        "state": memory.export(),
         "rng": memory.core.rng.bit_generator.state,
         "recent": [(k, r.slots.tolist(), r.step, r.rated) for k, r in memory.core._recent.items()],
         "pending": memory.core._pending_score,
