@@ -4,19 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from itertools import chain
-from typing import TYPE_CHECKING, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
 from ..admission.base import AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
 from ..records import content_key
 from ..registry import settings, stored
-from .base import Cosines, OrderedEviction, Query, Slots
+from ..state import State, Stateful, StateReader, build, part_of, prefixed, register_part, spec
+from .base import Cosines, OrderedEviction, Query, Slots, reader_of
 
 if TYPE_CHECKING:
     from ..store import VectorStore
 
 
+@register_part
 class ArcEviction(OrderedEviction, AdmissionPolicy):
     """ARC over the memory's items.
 
@@ -69,6 +71,74 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
         self._into_t2 = False  # set by _prepare_insert: a ghost hit goes straight to T2
         self._in_b2 = False
         self._drop_t1_lru = False  # case IV(A) with B1 empty: T1's LRU leaves without a ghost
+
+    # -- explicit state (see solar_core.state) ----------------------------------------------
+    def params(self) -> dict[str, Any]:
+        """``capacity`` (``None`` until bound, when it takes the memory's) and the ``gate``'s
+        :func:`~solar_core.state.spec`."""
+        return {"capacity": self.c or None, "gate": spec(self._gate_part)}
+
+    @property
+    def _gate_part(self) -> Stateful:
+        """The gate, as a part with explicit state (every registered gate is one)."""
+        return cast(Stateful, self.gate)
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> ArcEviction:
+        """A new ARC from :meth:`params`: its gate built first."""
+        given = dict(params)
+        gate = given.pop("gate", None)
+        return cls(**given, gate=None if gate is None else build(gate, "ArcEviction's gate"))
+
+    def state(self) -> State:
+        """``t1``, ``t2``: their slots, LRU first; ``b1``, ``b2``: the ghosts' content keys, LRU
+        first; ``p``: the target size of T1; ``into_t2``, ``in_b2``, ``drop_t1_lru``: what an
+        admitted offer's case left for its insert (false between steps); the gate's state
+        under ``gate.``. Each stored item's content key is not stored: it is its text's."""
+        return {
+            "t1": np.fromiter(self.t1, np.int64, len(self.t1)),
+            "t2": np.fromiter(self.t2, np.int64, len(self.t2)),
+            "b1": list(self.b1),
+            "b2": list(self.b2),
+            "p": self.p,
+            "into_t2": self._into_t2,
+            "in_b2": self._in_b2,
+            "drop_t1_lru": self._drop_t1_lru,
+            **prefixed("gate", self._gate_part.state()),
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        own = {name: value for name, value in state.items() if not name.startswith("gate.")}
+        reader, store, c = reader_of(self, own), self.store, self.c
+        t1 = reader.array("t1", np.int64, (None,))
+        t2 = reader.array("t2", np.int64, (None,))
+        both = np.concatenate([t1, t2])
+        if len(both) != len(store) or not np.array_equal(np.sort(both), store.active_slots()):
+            raise reader.fail("t1 and t2 must list every stored slot once between them")
+        b1, b2 = self._ghosts(reader, "b1"), self._ghosts(reader, "b2")
+        if not b1.keys().isdisjoint(b2):
+            raise reader.fail("b1 and b2 must be disjoint")
+        n1, n2, m1, m2 = sizes = len(t1), len(t2), len(b1), len(b2)
+        if n1 + n2 > c or n1 + m1 > c or n2 + m2 > 2 * c or n1 + n2 + m1 + m2 > 2 * c:
+            raise reader.fail(f"list sizes T1, T2, B1, B2 = {sizes} break ARC's bounds at c={c}")
+        p = reader.number("p", 0.0, float(c))
+        flags = reader.flag("into_t2"), reader.flag("in_b2"), reader.flag("drop_t1_lru")
+        reader.done()
+        self._gate_part.load_state(part_of("gate", state))
+        # The stored items' content keys are their texts' (as on_insert takes them): made again
+        payloads = store.payload_at
+        self._key = {slot: content_key(payloads(slot).text) for slot in both.tolist()}
+        self.t1 = dict.fromkeys(t1.tolist())
+        self.t2 = dict.fromkeys(t2.tolist())
+        self.b1, self.b2, self.p = b1, b2, p
+        self._into_t2, self._in_b2, self._drop_t1_lru = flags
+
+    @staticmethod
+    def _ghosts(reader: StateReader, name: str) -> dict[str, None]:
+        keys = reader.listed(name)
+        if not all(type(key) is str for key in keys) or len(set(keys)) != len(keys):
+            raise reader.fail(f"{name} must list distinct content keys")
+        return dict.fromkeys(keys)
 
     def bind(self, store: VectorStore, rng: np.random.Generator) -> None:
         if store.capacity is None:

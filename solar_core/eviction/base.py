@@ -10,6 +10,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ..registry import stored
+from ..state import MOST_COUNT, StateReader
 
 if TYPE_CHECKING:
     from ..store import VectorStore
@@ -195,3 +196,75 @@ def grow_array(array: ArrayT, slots: int, fill: float) -> ArrayT:
         return array
     extra = np.full(slots - len(array), fill, dtype=array.dtype)
     return cast(ArrayT, np.concatenate([array, extra]))
+
+
+# -- explicit state: helpers shared by the policies ---------------------------------------------
+def plain(value: Any) -> Any:
+    """``value`` as a plain Python number if it is a numpy scalar (a parameter given as one)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def reader_of(policy: EvictionPolicy, state: Mapping[str, Any]) -> StateReader:
+    """A checked reader of ``policy``'s state, named after its class."""
+    return StateReader(state, f"{type(policy).__name__}'s state")
+
+
+def slot_rows(store: VectorStore, array: ArrayT, fill: float | None = None) -> ArrayT:
+    """The rows of the per-slot ``array`` a state holds: those below the store's high-water
+    mark (the rows above it hold what :meth:`EvictionPolicy.reserve` fills them with, or stale
+    values no hook reads). With ``fill``, the empty slots' rows are written as ``fill``: the
+    live arrays keep stale values there that nothing reads before :meth:`on_insert` sets them,
+    and a state says what matters only."""
+    rows = array[: store.high_water].copy()
+    if fill is not None:
+        rows[~store.active_mask] = fill
+    return cast(ArrayT, rows)
+
+
+def read_slot_rows(
+    reader: StateReader,
+    name: str,
+    store: VectorStore,
+    dtype: npt.DTypeLike,
+    fill: float,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+) -> npt.NDArray[Any]:
+    """A per-slot array written by :func:`slot_rows`: exactly ``store.high_water`` rows (finite,
+    within ``[lo, hi]`` for the active slots), ``fill`` in every empty slot's row, grown to
+    ``store.slots`` with ``fill`` as :meth:`EvictionPolicy.reserve` grows it."""
+    array = reader.array(name, dtype, (store.high_water,))
+    active = store.active_mask
+    if array.size:
+        if (array[~active] != fill).any():
+            raise reader.fail(f"{name} must be {fill} in every empty slot")
+        live = array[active]
+        if live.size and lo is not None and live.min() < lo:
+            raise reader.fail(f"{name} holds a value below {lo}")
+        if live.size and hi is not None and live.max() > hi:
+            raise reader.fail(f"{name} holds a value above {hi}")
+    return grow_array(array, store.slots, fill)
+
+
+def read_order(reader: StateReader, name: str, store: VectorStore) -> Slots:
+    """An order of the stored items: an int64 array of slots holding every active slot once."""
+    order = reader.array(name, np.int64, (None,), lo=0, hi=store.high_water - 1)
+    if len(order) != len(store) or not np.array_equal(np.sort(order), store.active_slots()):
+        raise reader.fail(f"{name} must list every stored slot once, and no other")
+    return order
+
+
+def read_steps(reader: StateReader, name: str, length: int) -> Slots:
+    """An int64 array of ``length`` step numbers or counters (within +-MOST_COUNT)."""
+    return reader.array(name, np.int64, (length,), lo=-MOST_COUNT, hi=MOST_COUNT)
+
+
+def read_slot(reader: StateReader, name: str, store: VectorStore) -> int | None:
+    """A slot that must hold an item, or ``None``."""
+    value = reader.value(name)
+    if value is None:
+        return None
+    if type(value) is not int or not 0 <= value < store.high_water or not store.active_mask[value]:
+        raise reader.fail(f"{name} must be a stored slot or null, got {value!r}")
+    return value

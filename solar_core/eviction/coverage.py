@@ -10,12 +10,27 @@ import numpy.typing as npt
 
 from ..admission.base import AdmissionPolicy, Candidate, Verdict
 from ..registry import settings, stored
+from ..state import State, register_part
 from ..validation import MAX_WINDOW, check_nonnegative, check_size
-from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array
+from .base import (
+    Cosines,
+    EvictionPolicy,
+    Query,
+    Selection,
+    Slots,
+    Victim,
+    grow_array,
+    plain,
+    read_slot,
+    read_slot_rows,
+    reader_of,
+    slot_rows,
+)
 
 F32 = npt.NDArray[np.float32]
 
 
+@register_part
 class CoverageEviction(EvictionPolicy, AdmissionPolicy):
     """``solar-adaptive``: admit what serves the recent queries better than what it would
     displace; evict the item whose loss they would feel least.
@@ -197,6 +212,126 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
             self._margin = np.concatenate([self._margin, np.zeros(pad)])
             self._owner = np.concatenate([self._owner, np.full(pad, -1, dtype=np.int64)])
             self._owner_serial = np.concatenate([self._owner_serial, np.zeros(pad, np.int64)])
+
+    # -- explicit state (see solar_core.state) ----------------------------------------------
+    def params(self) -> dict[str, Any]:
+        return {
+            "window": plain(self.fixed_window),
+            "window_per_slot": plain(self.window_per_slot),
+            "max_window": plain(self.max_window),
+            "shift": plain(self.shift),
+            "fast": plain(self.fast),
+            "slow": plain(self.slow),
+            "min_rise": plain(self.min_rise),
+            "use_feedback": self.use_feedback,
+            "hysteresis": plain(self.hysteresis),
+        }
+
+    @property
+    def last_slots(self) -> Slots | None:
+        """The slots array of the latest retrieval: feedback credits the latest query only when
+        the memory hands back this very array. A memory loading its state makes its latest
+        recorded retrieval hold this array (the loaded one), so that a rating of it counts."""
+        return self._last_slots
+
+    def state(self) -> State:
+        """Per slot (below the high-water mark; 0 for empty slots): ``value`` and ``serial``
+        (its insert sequence number). The ring of the last ``count`` queries, rows in ring
+        order: ``queries``, ``best``, ``margin``, ``owner`` and ``owner_serial`` (a row whose
+        owner left or was replaced is written as no owner: -1, 0, margin 0, as nothing reads
+        it); ``head``, the next row. ``seq`` and ``version`` counters; ``fast_miss`` (null
+        before any query), ``slow_miss``, ``deviation``; ``last_slots`` (the latest retrieval's
+        slots, or null); ``pending``: the similarities of the offer just admitted to the ring
+        (null if none waits for its insert); ``weakest``: the slot named as victim since the
+        values last moved (or null).
+
+        Not stored, being made again: each slot's tie-break nudge (``1e-12 * serial``), the
+        row of the latest query (the row before ``head``), and the window (from the
+        parameters and the store's capacity)."""
+        store, n = self.store, self._count
+        owner, owner_serial = self._owner[:n].copy(), self._owner_serial[:n].copy()
+        margin = self._margin[:n].copy()
+        dead = owner < 0
+        dead[~dead] = self._serial[owner[~dead]] != owner_serial[~dead]
+        owner[dead], owner_serial[dead], margin[dead] = -1, 0, 0.0
+        pending = self._pending
+        pending_ok = pending is not None and pending[0] == self._seq + 1 and len(pending[1]) == n
+        weakest = self._weakest
+        return {
+            "value": slot_rows(store, self._value, 0.0),
+            "serial": slot_rows(store, self._serial, 0),
+            "queries": self._queries[:n].copy(),
+            "best": self._best[:n].copy(),
+            "margin": margin,
+            "owner": owner,
+            "owner_serial": owner_serial,
+            "head": self._head,
+            "seq": self._seq,
+            "version": self._version,
+            "fast_miss": self._fast_miss,
+            "slow_miss": self._slow_miss,
+            "deviation": self._deviation,
+            "last_slots": None if self._last_slots is None else self._last_slots.copy(),
+            "pending": pending[1].copy() if pending is not None and pending_ok else None,
+            "weakest": weakest[1] if weakest is not None and weakest[0] == self._version else None,
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        reader, store, window, dim = reader_of(self, state), self.store, self.window, self._dim
+        seq, version = reader.integer("seq"), reader.integer("version")
+        value = read_slot_rows(reader, "value", store, np.float64, 0.0)
+        serial = read_slot_rows(reader, "serial", store, np.int64, 0, lo=1, hi=seq)
+        active = store.active_slots()
+        if len(np.unique(serial[active])) != len(active):
+            raise reader.fail("serial must give every stored slot its own sequence number")
+        # Unit vectors and their cosines (bounds with room for rounding): a forged magnitude
+        # could overflow the similarities a later insert computes.
+        queries = reader.array("queries", np.float32, (None, dim), lo=-1.5, hi=1.5)
+        n = len(queries)
+        if n > window:
+            raise reader.fail(f"queries must hold at most {window} rows, got {n}")
+        best = reader.array("best", np.float32, (n,), lo=-3.0, hi=3.0)
+        margin = reader.array("margin", np.float64, (n,), lo=0.0, hi=4.0)
+        owner = reader.array("owner", np.int64, (n,), lo=-1, hi=store.high_water - 1)
+        owner_serial = reader.array("owner_serial", np.int64, (n,), lo=0, hi=seq)
+        dead = owner < 0
+        if (owner_serial[dead] != 0).any() or (margin[dead] != 0.0).any():
+            raise reader.fail("a ring row without an owner must have owner_serial 0, margin 0")
+        if (owner_serial[~dead] < 1).any() or (serial[owner[~dead]] != owner_serial[~dead]).any():
+            raise reader.fail("a ring row's owner_serial must be its (stored) owner's serial")
+        expected = np.bincount(owner[~dead], margin[~dead], minlength=len(value))
+        if not np.allclose(expected[active], value[active], atol=1e-6):
+            raise reader.fail("value must be the sum of the margins of the rows each slot owns")
+        head = reader.integer("head", 0, window - 1)
+        if n < window and head != n:
+            raise reader.fail(f"head must be {n} while the ring fills, got {head}")
+        # Averages of 1 - best (a cosine) and of its deviation
+        fast_miss = reader.number("fast_miss", -2.0, 4.0, optional=True)
+        slow_miss = reader.number("slow_miss", -2.0, 4.0)
+        deviation = reader.number("deviation", 0.0, 6.0)
+        if (fast_miss is None) != (n == 0) or (n == 0 and (slow_miss or deviation)):
+            raise reader.fail("the miss averages start with the first query (null, 0, 0 before)")
+        last_slots = None
+        if reader.value("last_slots") is not None:
+            last_slots = reader.array("last_slots", np.int64, (None,), lo=0)
+        pending = None
+        if reader.value("pending") is not None:
+            pending = (seq + 1, reader.array("pending", np.float32, (n,), lo=-3.0, hi=3.0))
+        weakest = read_slot(reader, "weakest", store)
+        reader.done()
+        self._value, self._serial, self._seq, self._version = value, serial, seq, version
+        # The tie-break nudge is 1e-12 * serial (as on_insert makes it): the same doubles
+        self._nudge = 1e-12 * serial
+        self._queries = np.concatenate([queries, np.zeros((window - n, dim), np.float32)])
+        self._best = np.concatenate([best, np.zeros(window - n, np.float32)])
+        self._margin = np.concatenate([margin, np.zeros(window - n)])
+        self._owner = np.concatenate([owner, np.full(window - n, -1, np.int64)])
+        self._owner_serial = np.concatenate([owner_serial, np.zeros(window - n, np.int64)])
+        self._count, self._head = n, head
+        self._last = (head - 1) % window if n else -1
+        self._fast_miss, self._slow_miss, self._deviation = fast_miss, slow_miss, deviation
+        self._last_slots, self._pending = last_slots, pending
+        self._weakest = None if weakest is None else (version, weakest, float(value[weakest]))
 
     # -- queries ------------------------------------------------------------------------------
     def on_retrieve(

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
+
+import numpy as np
 
 from ..registry import stored
-from .base import OrderedEviction
+from ..state import State, register_part
+from .base import OrderedEviction, read_order, read_steps, reader_of
 
 
+@register_part
 class FifoEviction(OrderedEviction):
     """Evict the item inserted longest ago; retrievals change nothing.
 
@@ -24,6 +28,24 @@ class FifoEviction(OrderedEviction):
     def __init__(self) -> None:
         super().__init__()
         self._order: dict[int, int] = {}  # slot -> insert step, oldest first
+
+    # -- explicit state (see solar_core.state) ----------------------------------------------
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    def state(self) -> State:
+        """``order``: the stored slots, oldest insert first; ``steps``: their insert steps."""
+        return {
+            "order": np.fromiter(self._order, np.int64, len(self._order)),
+            "steps": np.fromiter(self._order.values(), np.int64, len(self._order)),
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        reader = reader_of(self, state)
+        order = read_order(reader, "order", self.store)
+        steps = read_steps(reader, "steps", len(order))
+        reader.done()
+        self._order = dict(zip(order.tolist(), steps.tolist(), strict=True))
 
     def on_insert(self, slot: int, step: int) -> None:
         self._order[slot] = step

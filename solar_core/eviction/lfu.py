@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from ..registry import settings, stored
-from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array
+from ..state import State, register_part
+from .base import (
+    Cosines,
+    EvictionPolicy,
+    Query,
+    Selection,
+    Slots,
+    Victim,
+    grow_array,
+    read_slot_rows,
+    reader_of,
+    slot_rows,
+)
 
 TieBreak = Literal["insertion", "recency"]
+#: the most retrievals a count may hold: the victim's key shifts it 32 bits into an int64
+MOST_RETRIEVALS = 2**31 - 1
 
 
+@register_part
 class LfuEviction(EvictionPolicy):
     """Evict the item retrieved the fewest times since it was stored.
 
@@ -50,6 +65,34 @@ class LfuEviction(EvictionPolicy):
         self._count = grow_array(self._count, slots, 0)
         self._order = grow_array(self._order, slots, 0)
         self._inserted = grow_array(self._inserted, slots, 0)
+
+    # -- explicit state (see solar_core.state) ----------------------------------------------
+    def params(self) -> dict[str, Any]:
+        return {"tie_break": self.tie_break}
+
+    def state(self) -> State:
+        """Per slot (below the high-water mark; 0 for empty slots): ``count`` retrievals since
+        insert, ``order`` the tie-break sequence number, ``inserted`` the insert sequence
+        number; ``seq`` the sequence counter."""
+        store = self.store
+        return {
+            "count": slot_rows(store, self._count, 0),
+            "order": slot_rows(store, self._order, 0),
+            "inserted": slot_rows(store, self._inserted, 0),
+            "seq": self._seq,
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        reader, store = reader_of(self, state), self.store
+        seq = reader.integer("seq")
+        count = read_slot_rows(reader, "count", store, np.int64, 0, lo=0, hi=MOST_RETRIEVALS)
+        order = read_slot_rows(reader, "order", store, np.int64, 0, lo=1, hi=seq)
+        inserted = read_slot_rows(reader, "inserted", store, np.int64, 0, lo=1, hi=seq)
+        active = store.active_slots()
+        if len(np.unique(order[active])) != len(active):
+            raise reader.fail("order must give every stored slot its own sequence number")
+        reader.done()
+        self._count, self._order, self._inserted, self._seq = count, order, inserted, seq
 
     def on_insert(self, slot: int, step: int) -> None:
         self._seq += 1

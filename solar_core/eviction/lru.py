@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
+
+import numpy as np
 
 from ..registry import stored
-from .base import Cosines, OrderedEviction, Query, Slots
+from ..state import State, register_part
+from .base import Cosines, OrderedEviction, Query, Slots, read_order, reader_of
 
 
+@register_part
 class LruEviction(OrderedEviction):
     """Evict the item least recently retrieved (an insert counts as a use).
 
@@ -29,6 +33,39 @@ class LruEviction(OrderedEviction):
         self._last_use: dict[int, int] = {}  # slot -> use counter at its latest insert/touch
         self._seq = 0
         self._uses = 0
+
+    # -- explicit state (see solar_core.state) ----------------------------------------------
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    def state(self) -> State:
+        """``order``: the stored slots, least recent first; ``inserted``: their insert
+        sequence numbers (the tie-break of simultaneous touches), ``last_use``: the use counter
+        at their latest touch, both in that order; ``seq`` and ``uses``: the two counters."""
+        n = len(self._recency)
+        return {
+            "order": np.fromiter(self._recency, np.int64, n),
+            "inserted": np.fromiter(self._recency.values(), np.int64, n),
+            "last_use": np.fromiter(map(self._last_use.__getitem__, self._recency), np.int64, n),
+            "seq": self._seq,
+            "uses": self._uses,
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        reader = reader_of(self, state)
+        order = read_order(reader, "order", self.store)
+        seq, uses = reader.integer("seq"), reader.integer("uses")
+        n = len(order)
+        inserted = reader.array("inserted", np.int64, (n,), lo=1, hi=seq)
+        last_use = reader.array("last_use", np.int64, (n,), lo=1, hi=uses)
+        # Each insert takes a new sequence number and each insert or touch a new use: distinct
+        if len(np.unique(inserted)) != n or len(np.unique(last_use)) != n:
+            raise reader.fail("inserted and last_use must hold distinct numbers")
+        reader.done()
+        slots = order.tolist()
+        self._recency = dict(zip(slots, inserted.tolist(), strict=True))
+        self._last_use = dict(zip(slots, last_use.tolist(), strict=True))
+        self._seq, self._uses = seq, uses
 
     def on_insert(self, slot: int, step: int) -> None:
         self._seq += 1

@@ -4,16 +4,31 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ..registry import settings, stored
+from ..state import MOST_COUNT, State, register_part
 from ..validation import check_nonnegative, check_positive
-from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array, lowest
+from .base import (
+    Cosines,
+    EvictionPolicy,
+    Query,
+    Selection,
+    Slots,
+    Victim,
+    grow_array,
+    lowest,
+    plain,
+    read_slot_rows,
+    reader_of,
+    slot_rows,
+)
 
 
+@register_part
 class MultiScoreEviction(EvictionPolicy):
     """Evict the lowest ``0.4 * exp(-age / 100) + 0.3 * freq + 0.3 * diversity`` (SOLAR-A).
 
@@ -51,6 +66,29 @@ class MultiScoreEviction(EvictionPolicy):
         self.neighbours = 1 if diversity_weight > 0 else 0
         self._last: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._count: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+
+    # -- explicit state (see solar_core.state) ----------------------------------------------
+    def params(self) -> dict[str, Any]:
+        recency, frequency, diversity = self.weights
+        return {
+            "recency_weight": plain(recency),
+            "frequency_weight": plain(frequency),
+            "diversity_weight": plain(diversity),
+            "age_scale": plain(self.age_scale),
+        }
+
+    def state(self) -> State:
+        """Per slot (below the high-water mark; 0 for empty slots): ``last`` the step of its
+        latest retrieval or insert, ``count`` its retrievals."""
+        store = self.store
+        return {"last": slot_rows(store, self._last, 0), "count": slot_rows(store, self._count, 0)}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        reader, store = reader_of(self, state), self.store
+        last = read_slot_rows(reader, "last", store, np.int64, 0, lo=0, hi=MOST_COUNT)
+        count = read_slot_rows(reader, "count", store, np.int64, 0, lo=0, hi=MOST_COUNT)
+        reader.done()
+        self._last, self._count = last, count
 
     def reserve(self, slots: int) -> None:
         self._last = grow_array(self._last, slots, 0)

@@ -10,6 +10,8 @@ import numpy as np
 from ..admission.base import AdmissionPolicy, Candidate, Verdict
 from ..registry import settings, stored
 from ..salience import (
+    PRIORS,
+    RECENT,
     SaliencePrior,
     TurnContext,
     check_prior,
@@ -17,10 +19,25 @@ from ..salience import (
     prior_for,
     prior_vector,
 )
+from ..state import State, register_part
 from ..validation import check_nonnegative, check_positive
-from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array
+from .base import (
+    Cosines,
+    EvictionPolicy,
+    Query,
+    Selection,
+    Slots,
+    Victim,
+    grow_array,
+    plain,
+    read_slot,
+    read_slot_rows,
+    reader_of,
+    slot_rows,
+)
 
 
+@register_part
 class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     """``solar-dialogue``: a memory of conversation turns that keeps the turns most likely to be
     asked about, by a :mod:`salience prior <solar_core.salience>` and the ratings it gets.
@@ -47,10 +64,12 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
       crediting them lowers recall at every size).
 
     ``prior``: a shipped prior's name (``"dialogue-static"``, ``"dialogue-minilm"``,
-    ``"dialogue-text"``), a prior file's path, a :class:`~solar_core.salience.SaliencePrior`,
-    or ``None``: the memory picks by its embedder (:func:`~solar_core.salience.prior_for`: the
-    static prior, which embeds each turn itself, unless the memory's vectors are MiniLM's; the
-    text prior when the policy is bound without being told).
+    ``"dialogue-text"``), a prior file's path, a :class:`~solar_core.salience.SaliencePrior`
+    or its JSON document (:meth:`~solar_core.salience.SaliencePrior.to_json`, as
+    :meth:`params` gives a prior that is not a shipped one), or ``None``: the memory picks by
+    its embedder (:func:`~solar_core.salience.prior_for`: the static prior, which embeds each
+    turn itself, unless the memory's vectors are MiniLM's; the text prior when the policy is
+    bound without being told).
 
     >>> from solar_core import SolarMemory
     >>> memory = SolarMemory("solar-dialogue", capacity=2, embedder="hash", dim=64, seed=0)
@@ -101,7 +120,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
 
     def __init__(
         self,
-        prior: str | SaliencePrior | None = None,
+        prior: str | SaliencePrior | Mapping[str, Any] | None = None,
         *,
         feedback_weight: float = 2.0,
         rating_strength: float = 4.0,
@@ -109,6 +128,8 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         super().__init__()
         check_nonnegative(feedback_weight=feedback_weight)
         check_positive(rating_strength=rating_strength)  # an unrated item's share is 0: 0/0
+        if isinstance(prior, Mapping):  # a prior's document, as params() gives one
+            prior = SaliencePrior.from_json(prior, "SalienceEviction's prior")
         if prior is not None and not isinstance(prior, SaliencePrior):
             if not isinstance(prior, str):
                 raise TypeError(
@@ -137,6 +158,115 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         self._credited = False  # whether any rating moved a value (before: nothing to compare)
         # Once one has: each slot's key without its rating part (the victim without ratings)
         self._plain = np.zeros(0)
+
+    # -- explicit state (see solar_core.state) ----------------------------------------------
+    def params(self) -> dict[str, Any]:
+        """``prior``: the prior in use -- the one :meth:`use_embedder` or :meth:`bind` picked
+        if none was given, so a policy rebuilt from these scores turns alike whatever embedder
+        its memory has -- by its name if it is a shipped prior, else as its JSON document (a
+        prior file may be gone or changed when the policy is rebuilt); ``None`` only before
+        either picked one. Then ``feedback_weight`` and ``rating_strength``."""
+        return {
+            "prior": self._prior_param(),
+            "feedback_weight": plain(self.feedback_weight),
+            "rating_strength": plain(self.rating_strength),
+        }
+
+    def _prior_param(self) -> str | dict[str, Any] | None:
+        prior = self.prior
+        if prior is None:
+            return None
+        if prior.name in PRIORS:
+            shipped = load_prior(prior.name)
+            if shipped is prior or shipped.to_json() == prior.to_json():
+                return prior.name
+        return prior.to_json()
+
+    def state(self) -> State:
+        """Per slot (below the high-water mark; 0 for empty slots): ``value`` (salience plus
+        the rating part), ``key`` (the value plus the insert tie-break), ``credit`` and
+        ``shares`` (the rank-weighted sums of rating deviations and of shares), ``plain`` (the
+        key without the rating part; 0 until ``credited``). ``seq`` and ``version`` counters;
+        ``ratings``, ``rating_sum``, ``moved`` (decisions the ratings changed), ``credited``;
+        ``pending``: the salience of the offer waiting for its insert (or null); ``weakest``:
+        the slot named as victim since the values last moved (or null); the turn context:
+        ``previous`` (the latest offer's text, or null), ``recent`` (the unit vectors of the
+        latest turns, in ring order), ``head`` and ``last`` (its next and latest rows)."""
+        store, context = self.store, self.context
+        pending, weakest = self._pending, self._weakest
+        return {
+            "value": slot_rows(store, self._value, 0.0),
+            "key": slot_rows(store, self._key, 0.0),
+            "credit": slot_rows(store, self._credit, 0.0),
+            "shares": slot_rows(store, self._shares, 0.0),
+            "plain": slot_rows(store, self._plain, 0.0),
+            "seq": self._seq,
+            "version": self._version,
+            "ratings": self._ratings,
+            "rating_sum": self._rating_sum,
+            "moved": self._moved,
+            "credited": self._credited,
+            "pending": pending[1] if pending is not None and pending[0] == self._seq + 1 else None,
+            "weakest": (
+                weakest[1].slot if weakest is not None and weakest[0] == self._version else None
+            ),
+            "previous": context.previous,
+            "recent": context.vectors[: context.count].copy(),
+            "head": context.head,
+            "last": context.last,
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        reader, store = reader_of(self, state), self.store
+        value = read_slot_rows(reader, "value", store, np.float64, 0.0)
+        key = read_slot_rows(reader, "key", store, np.float64, 0.0)
+        credit = read_slot_rows(reader, "credit", store, np.float64, 0.0)
+        shares = read_slot_rows(reader, "shares", store, np.float64, 0.0, lo=0.0)
+        plain_keys = read_slot_rows(reader, "plain", store, np.float64, 0.0)
+        seq, version = reader.integer("seq"), reader.integer("version")
+        ratings, moved = reader.integer("ratings"), reader.integer("moved")
+        rating_sum = reader.number("rating_sum", 0.0, float(ratings))
+        credited = reader.flag("credited")
+        slots = store.active_slots()
+        if not credited and (credit.any() or plain_keys.any()):
+            raise reader.fail("credit and plain must be 0 until a rating moved a value")
+        # What check_invariants holds them to: the keys are the values plus a tie-break below
+        # 1e-9 * (seq + 1), and (once credited) the plain keys the keys less the rating part.
+        rated = self.feedback_weight * credit[slots] / (shares[slots] + self.rating_strength)
+        if credited and not np.allclose(plain_keys[slots], key[slots] - rated, rtol=0.0, atol=1e-9):
+            raise reader.fail("plain must be key less the rating part")
+        if not np.allclose(key[slots], value[slots], rtol=0.0, atol=1e-9 * (seq + 1)):
+            raise reader.fail("key must be value plus a tie-break below 1e-9 * (seq + 1)")
+        pending = reader.number("pending", optional=True)
+        weakest = read_slot(reader, "weakest", store)
+        previous = reader.text("previous", optional=True)
+        dim = self.context.dim
+        recent = reader.array("recent", np.float32, (None, dim), lo=-1.5, hi=1.5)  # unit vectors
+        count = len(recent)
+        head = reader.integer("head", 0, RECENT - 1)
+        last = reader.integer("last", -1, RECENT - 1)
+        if (
+            count > RECENT
+            or (count < RECENT and head != count)
+            or last not in (-1, (head - 1) % RECENT)
+            or (count == 0 and last != -1)
+            or (previous is None and count)
+        ):
+            raise reader.fail(
+                f"the turn context's ring is inconsistent: {count} rows, head {head}, last {last}"
+            )
+        reader.done()
+        self._value, self._key, self._credit, self._shares = value, key, credit, shares
+        self._plain, self._seq, self._version = plain_keys, seq, version
+        self._ratings, self._rating_sum, self._moved = ratings, rating_sum, moved
+        self._credited = credited
+        self._pending = None if pending is None else (seq + 1, pending)
+        self._weakest = (
+            None if weakest is None else (version, Victim(weakest, float(value[weakest])))
+        )
+        context = TurnContext(dim=dim, previous=previous, count=count, head=head, last=last)
+        context.vectors[:count] = recent
+        self.context = context
 
     # -- wiring ---------------------------------------------------------------------------------
     def use_embedder(self, embedder: object, dim: int) -> None:

@@ -3,17 +3,32 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ..beta_posterior import BetaPosterior
 from ..registry import settings, stored
+from ..state import MOST_COUNT, State, register_part
 from ..validation import MAX_NEIGHBOURS, check_k, check_nonnegative, check_positive, check_size
-from .base import Cosines, EvictionPolicy, Query, Selection, Slots, Victim, grow_array, lowest
+from .base import (
+    Cosines,
+    EvictionPolicy,
+    Query,
+    Selection,
+    Slots,
+    Victim,
+    grow_array,
+    lowest,
+    plain,
+    read_slot_rows,
+    reader_of,
+    slot_rows,
+)
 
 
+@register_part
 class ThompsonEviction(EvictionPolicy):
     """Evict the item with the lowest sampled utility plus a novelty bonus (SOLAR §4.3).
 
@@ -70,6 +85,44 @@ class ThompsonEviction(EvictionPolicy):
         self._alpha: npt.NDArray[np.float64] = np.zeros(0)
         self._beta: npt.NDArray[np.float64] = np.zeros(0)
         self._retrievals = 0
+
+    # -- explicit state (see solar_core.state) ----------------------------------------------
+    def params(self) -> dict[str, Any]:
+        return {
+            "prior_alpha": plain(self.prior_alpha),
+            "prior_beta": plain(self.prior_beta),
+            "decay_every": plain(self.decay_every),
+            "decay": plain(self.decay),
+            "novelty_bonus": plain(self.novelty_bonus),
+            # Without a bonus the neighbours are not kept (0), and the count changes nothing:
+            # the default stands for it.
+            "novelty_neighbours": plain(self.neighbours) if self.novelty_bonus > 0 else 3,
+        }
+
+    def state(self) -> State:
+        """``alpha``, ``beta``: each slot's Beta belief (below the high-water mark; 0 for empty
+        slots); ``retrievals``: the retrievals counted towards the next decay."""
+        store = self.store
+        return {
+            "alpha": slot_rows(store, self._alpha, 0.0),
+            "beta": slot_rows(store, self._beta, 0.0),
+            "retrievals": self._retrievals,
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        reader, store = reader_of(self, state), self.store
+        # Evidence adds at most a few units a step: a larger parameter is forged (and numpy's
+        # Beta sampler returns NaN for some huge ones)
+        most = float(MOST_COUNT)
+        alpha = read_slot_rows(reader, "alpha", store, np.float64, 0.0, hi=most)
+        beta = read_slot_rows(reader, "beta", store, np.float64, 0.0, hi=most)
+        active = store.active_mask
+        hw = store.high_water
+        if not ((alpha[:hw][active] > 0.0).all() and (beta[:hw][active] > 0.0).all()):
+            raise reader.fail("alpha and beta must be > 0 for every stored slot")
+        retrievals = reader.integer("retrievals")
+        reader.done()
+        self._alpha, self._beta, self._retrievals = alpha, beta, retrievals
 
     def reserve(self, slots: int) -> None:
         self._alpha = grow_array(self._alpha, slots, 0.0)

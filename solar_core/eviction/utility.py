@@ -3,16 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ..registry import stored
+from ..state import MOST_COUNT, State, register_part
 from ..validation import check_positive, check_score
-from .base import EvictionPolicy, Selection, Slots, Victim, grow_array, lowest
+from .base import (
+    EvictionPolicy,
+    Selection,
+    Slots,
+    Victim,
+    grow_array,
+    lowest,
+    plain,
+    read_slot_rows,
+    reader_of,
+    slot_rows,
+)
 
 
+@register_part
 class UtilityEviction(EvictionPolicy):
     """Evict the item whose past retrievals led to the worst steps.
 
@@ -48,6 +61,36 @@ class UtilityEviction(EvictionPolicy):
         self._uses: npt.NDArray[np.float64] = np.zeros(0)
         self._serial: npt.NDArray[np.float64] = np.zeros(0)
         self._seq = 0
+
+    # -- explicit state (see solar_core.state) ----------------------------------------------
+    def params(self) -> dict[str, Any]:
+        return {"prior": plain(self.prior), "strength": plain(self.strength)}
+
+    def state(self) -> State:
+        """Per slot (below the high-water mark; 0 for empty slots): ``sum`` of the scores of
+        the rated steps it informed, ``uses`` their number, ``serial`` its insert sequence
+        number (a float, as the tie-break adds it); ``seq`` the sequence counter."""
+        store = self.store
+        return {
+            "sum": slot_rows(store, self._sum, 0.0),
+            "uses": slot_rows(store, self._uses, 0.0),
+            "serial": slot_rows(store, self._serial, 0.0),
+            "seq": self._seq,
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        reader, store = reader_of(self, state), self.store
+        seq = reader.integer("seq")
+        uses = read_slot_rows(reader, "uses", store, np.float64, 0.0, lo=0.0, hi=MOST_COUNT)
+        total = read_slot_rows(reader, "sum", store, np.float64, 0.0, lo=0.0, hi=MOST_COUNT)
+        serial = read_slot_rows(reader, "serial", store, np.float64, 0.0, lo=1.0, hi=seq)
+        # A count of ratings, each scored in [0, 1]; serials are whole sequence numbers
+        if (total > uses).any() or (uses != np.floor(uses)).any():
+            raise reader.fail("uses must be whole numbers, and sum at most uses")
+        if (serial != np.floor(serial)).any():
+            raise reader.fail("serial must hold whole sequence numbers")
+        reader.done()
+        self._sum, self._uses, self._serial, self._seq = total, uses, serial, seq
 
     def reserve(self, slots: int) -> None:
         self._sum = grow_array(self._sum, slots, 0.0)
