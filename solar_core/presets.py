@@ -21,6 +21,7 @@ from .eviction import (
     SalienceEviction,
     ThompsonEviction,
 )
+from .state import register_part
 
 
 @dataclass(frozen=True)
@@ -109,15 +110,15 @@ def register_policy(
     unbounded: bool = False,
 ) -> Preset:
     """Make ``name`` a policy like the built-in ones: ``SolarMemory(name)``, a store's
-    ``policy=name`` and every adapter's. Its classes are registered as state classes (see
-    :mod:`solar_core.registry`), so stored scopes of it are snapshotted and reopened bit for
-    bit. Either part may be a built-in class or one of yours: a composition of registered
-    parts. ``admission=None``: the eviction policy decides admission too (it must then be an
-    ``AdmissionPolicy`` as well). Parameters given to ``SolarMemory`` or the store go to
-    whichever part's constructor takes them, as for the built-in policies. A stored scope of it
-    records them, given or default (:func:`settings_of`); a class that names the attributes
-    holding them (``setting_names = settings("...")``, :func:`solar_core.registry.settings`) has
-    a snapshot's values of those checked against them.
+    ``policy=name`` and every adapter's. Either part may be a built-in class or one of yours: a
+    composition of registered parts. ``admission=None``: the eviction policy decides admission
+    too (it must then be an ``AdmissionPolicy`` as well). Parameters given to ``SolarMemory``
+    or the store go to whichever part's constructor takes them, as for the built-in policies.
+
+    Its classes are registered as parts (:func:`solar_core.state.register_part`), so a stored
+    scope of it records their ``params()`` and snapshots their ``state()``: a class of yours
+    that learns something implements ``params()``, ``state()`` and ``load_state()`` (see
+    :mod:`solar_core.state`); the base classes' say it has no parameters and learns nothing.
 
     One line where the policy is defined, so importing that module is what defines the name:
 
@@ -135,8 +136,6 @@ def register_policy(
     ['one', 'three']
     >>> _ = PRESETS.pop("last-in-out")  # (a name for this example only)
     """
-    from .registry import state_class
-
     if not isinstance(name, str) or not name.strip() or name != name.strip():
         raise ValueError(f"a policy name must be a non-blank str, got {name!r}")
     if not (isinstance(eviction, type) and issubclass(eviction, EvictionPolicy)):
@@ -153,7 +152,7 @@ def register_policy(
         raise ValueError(f"policy {name!r} is already defined ({known.rule}): pick another name")
     for cls in (eviction, admission):
         if cls is not None:
-            state_class(cls)
+            register_part(cls)
     PRESETS[name] = preset
     return preset
 

@@ -366,6 +366,7 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         else:
             best = margin = 0.0
             self._owner[head] = -1
+            self._owner_serial[head] = 0  # (a row without an owner holds zeros: one state)
         self._best[head] = best
         self._margin[head] = margin
         self._last = head
@@ -527,6 +528,7 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
             # Those queries fall back to their runner-up, which was `margin` worse.
             self._best[rows] -= self._margin[rows]
             self._owner[rows] = -1
+            self._owner_serial[rows] = 0
             self._margin[rows] = 0.0
         self._value[slot] = 0.0
         self._serial[slot] = 0

@@ -36,10 +36,22 @@ def core_state(memory: SolarMemory) -> dict[str, Any]:
     return {
         "state": memory.export(),
         "rng": memory.core.rng.bit_generator.state,
-        "recent": [(k, r.slots.tolist(), r.step, r.rated) for k, r in memory.core._recent.items()],
+        "recent": [
+            (k, r.slots.tolist(), r.step, r.rated, _live(memory, r))
+            for k, r in memory.core._recent.items()
+        ],
         "pending": memory.core._pending_score,
         "matrix": memory.core.store.matrix[: memory.core.store.high_water].tobytes(),
     }
+
+
+def _live(memory: SolarMemory, retrieval: Any) -> list[bool]:
+    """Which of a rateable retrieval's items are still stored (what a rating credits)."""
+    store = memory.core.store
+    return [
+        store.payload_at(slot) is record
+        for slot, record in zip(retrieval.slots.tolist(), retrieval.records, strict=True)
+    ]
 
 
 # _identity: every memory gets its own (a rating handle names it), even with the same seed
@@ -47,6 +59,10 @@ _SKIP = {
     *("_lock", "_clock", "_embedder", "_journal", "_subscribers", "_memory", "_thread"),
     *("_stop", "_identity", "_events", "_runner", "_run", "_local", "_appliers"),
     "_mine",  # the latest retrieval made through this object: run-time, not state
+    # a rateable retrieval's records count by whether they are still stored (core_state):
+    # one gone since is any record no slot holds
+    "records",
+    "_lexical",  # the keyword index: made again from the texts when first asked for
     # the core's listeners: run-time wiring, in whichever order the memory was assembled
     *("_listeners", "_hear_stored", "_hear_retrieved", "_hear_removed", "_hear_cleared"),
 }
