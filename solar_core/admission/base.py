@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from ..registry import stored
+from ..state import StateReader, register_part
 
 if TYPE_CHECKING:
     from ..eviction.base import Victim
@@ -115,7 +117,35 @@ class Verdict(NamedTuple):
         return self.admitted
 
 
-class AdmissionPolicy(ABC):
+class StagedState:
+    """The explicit-state methods (see :mod:`solar_core.state`) of the admission and deletion
+    policies: :meth:`load_state` checks the whole state (:meth:`checked_state`, which a policy
+    with state defines) before it assigns any of it, so a policy holding others checks theirs
+    too before any changes (:func:`staged`). The defaults are a policy's that takes no
+    parameters and learns nothing."""
+
+    def params(self) -> dict[str, Any]:
+        """Its constructor's keyword arguments, as JSON values (a policy taking none: none)."""
+        return no_params(self)
+
+    def state(self) -> dict[str, Any]:
+        """What it has learned since it was built, as plain values."""
+        return {}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Take ``state`` (from :meth:`state`) on a new policy built from the same parameters
+        (a deletion policy bound to a store holding the same items): checked whole before
+        anything is assigned; a bad one raises :class:`~solar_core.state.StateError`."""
+        self.checked_state(state)()
+
+    def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
+        """Check ``state`` and return what assigns it: nothing is assigned until that is
+        called, and it cannot fail."""
+        reader_of(self, state).done()
+        return nothing
+
+
+class AdmissionPolicy(StagedState, ABC):
     """Decides whether an offered item enters the memory, seeing the candidate and, if it
     asks, the victim it would displace (:attr:`Candidate.victim`).
 
@@ -159,6 +189,7 @@ class AdmissionPolicy(ABC):
         return None
 
 
+@register_part
 class AlwaysAdmit(AdmissionPolicy):
     """Store every offered item (FIFO, LRU, LFU, ARC, SOLAR-E; the study's pi_all)."""
 
@@ -170,3 +201,66 @@ class AlwaysAdmit(AdmissionPolicy):
 
 #: AlwaysAdmit's verdict on every candidate (immutable: one shared instance)
 ALWAYS = Verdict(True, "always")
+
+
+def nothing() -> None:
+    """The assignment of an empty state."""
+
+
+def reader_of(part: object, state: Mapping[str, Any]) -> StateReader:
+    """A :class:`~solar_core.state.StateReader` of ``part``'s ``state``, whose names are
+    strings (another name is refused here, not met by a string operation later)."""
+    reader = StateReader(state, f"{type(part).__name__}'s state")
+    odd = [name for name in state if type(name) is not str]
+    if odd:
+        raise reader.fail(f"a state's names are strings, got {odd[0]!r}")
+    return reader
+
+
+def no_params(part: object) -> dict[str, Any]:
+    """``{}`` for a part whose constructor takes no parameters; else an error: its class must
+    say what they are (a part built again from ``{}`` would not be the same part)."""
+    init = type(part).__init__
+    if init is not object.__init__:
+        taken = [
+            name
+            for name, p in list(inspect.signature(init).parameters.items())[1:]
+            if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        ]
+        if taken:
+            raise NotImplementedError(
+                f"{type(part).__name__} takes parameters ({', '.join(taken)}): define its params()"
+            )
+    return {}
+
+
+def plain(value: Any) -> Any:
+    """A parameter as a JSON value: a numpy number as the Python one, anything else as it is
+    (an int stays an int, a float a float)."""
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+def staged(part: Any, state: Mapping[str, Any]) -> tuple[bool, Callable[[], None]]:
+    """A held part's load of ``state`` in two stages: ``(True, assign)`` when ``part`` checks
+    its state before assigning it (:class:`StagedState`); ``(False, load)`` for a part of
+    another kind, whose ``load_state`` checks while it loads (:func:`run_stages` runs those
+    first)."""
+    if getattr(type(part), "load_state", None) is StagedState.load_state:
+        checked: Callable[[], None] = part.checked_state(state)
+        return True, checked
+    return False, lambda: part.load_state(state)
+
+
+def run_stages(stages: list[tuple[bool, Callable[[], None]]]) -> None:
+    """Run :func:`staged`'s results: the loads that may still refuse first, then the checked
+    assignments (which cannot)."""
+    for checked, step in stages:
+        if not checked:
+            step()
+    for checked, step in stages:
+        if checked:
+            step()

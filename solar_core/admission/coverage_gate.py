@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from ..registry import settings, stored
+from ..state import register_part
 from ..validation import check_nonnegative
-from .base import AdmissionPolicy, Candidate, Verdict
+from .base import AdmissionPolicy, Candidate, Verdict, plain
 
 
+@register_part
 class CoverageGate(AdmissionPolicy):
     """Compose ``solar-adaptive`` by hand: ``SolarMemory(admission=CoverageGate(h),
     eviction=CoverageEviction())``.
@@ -43,3 +45,8 @@ class CoverageGate(AdmissionPolicy):
             "(SolarMemory(admission=CoverageGate(), eviction=CoverageEviction())), or use "
             'policy="solar-adaptive"'
         )
+
+    def params(self) -> dict[str, Any]:
+        """Its hysteresis. It learns nothing: its state is empty (and a memory never holds it,
+        but the ``CoverageEviction`` it was folded into)."""
+        return {"hysteresis": plain(self.hysteresis)}

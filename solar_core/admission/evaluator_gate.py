@@ -10,13 +10,30 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..registry import stored
+from ..state import build, prefixed, register_part, spec
 from ..validation import check_nonnegative_int
-from .base import ALWAYS, AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
+from .base import (
+    ALWAYS,
+    AdmissionPolicy,
+    AlwaysAdmit,
+    Candidate,
+    Verdict,
+    reader_of,
+    run_stages,
+    staged,
+)
+from .coverage_gate import CoverageGate
 
 #: ``(query, execution, metadata) -> bool | float``: does this execution deserve to be stored?
 Evaluator = Callable[[str | None, str, Mapping[str, Any]], Any]
 
 
+#: ``params()["inner"]`` of a gate whose inner gate is its memory's eviction policy (ARC,
+#: coverage): that object's state is the eviction's, and a new gate takes the new memory's
+INNER_EVICTION = "eviction"
+
+
+@register_part
 class EvaluatorGate(AdmissionPolicy):
     """Store an offered experience only if ``evaluator`` accepts it, and ``inner`` too.
 
@@ -153,6 +170,85 @@ class EvaluatorGate(AdmissionPolicy):
     def tau(self) -> float | None:
         return self.inner.tau
 
+    # -- explicit state (see solar_core.state) --------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        """``threshold``, ``initial`` and ``inner``: the inner gate's ``spec()``, or
+        ``"eviction"`` when the inner gate is the memory's eviction policy (ARC, coverage). The
+        evaluator is not a parameter: a run-time object (a function, an LLM judge), which
+        :meth:`from_params` takes from its caller."""
+        inner = INNER_EVICTION if _is_eviction(self.inner) else spec(self.inner)
+        return {"threshold": self.threshold, "initial": self.initial, "inner": inner}
+
+    @classmethod
+    def from_params(
+        cls,
+        params: Mapping[str, Any],
+        evaluator: Evaluator | None = None,
+        *,
+        eviction: object = None,
+    ) -> EvaluatorGate:
+        """A new gate from :meth:`params`, asking ``evaluator``; ``eviction`` is the new
+        memory's eviction policy, which an ``inner`` of ``"eviction"`` names. Without an
+        evaluator (``solar_core.state.build`` gives none) it is refused: a gate that could not
+        judge would fail at its first offer."""
+        if evaluator is None:
+            raise TypeError(
+                "an EvaluatorGate is built with its evaluator, which no state holds: "
+                "EvaluatorGate.from_params(params, evaluator)"
+            )
+        rest = dict(params)
+        described = rest.pop("inner", None)
+        inner: AdmissionPolicy | None
+        if described == INNER_EVICTION:
+            if not isinstance(eviction, AdmissionPolicy):
+                raise TypeError(
+                    "this EvaluatorGate asks its memory's eviction policy: pass eviction= (one "
+                    f"that decides admission too), got {type(eviction).__name__}"
+                )
+            inner = eviction
+        elif described is None:
+            inner = None
+        else:
+            inner = build(described, "EvaluatorGate's inner gate")
+            if isinstance(inner, CoverageGate) or _is_eviction(inner):
+                raise TypeError(
+                    f"an EvaluatorGate's inner {type(inner).__name__} is its memory's eviction "
+                    'policy, named "eviction" in its parameters'
+                )
+        return cls(evaluator, inner=inner, **rest)
+
+    def state(self) -> dict[str, Any]:
+        """``offers`` (counted so far: the first ``initial`` skip the evaluator), ``judged``
+        (the verdict on the latest offer, ``None`` if it was not judged: what a persisted
+        memory logs so a replay never asks again) and the inner gate's state under ``inner.``
+        (none when the inner gate is the memory's eviction policy, whose state that is)."""
+        own: dict[str, Any] = {"offers": self._offers, "judged": self.judged}
+        if _is_eviction(self.inner):
+            return own
+        return own | prefixed("inner", self.inner.state())
+
+    def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
+        reader = reader_of(self, state)
+        offers = reader.integer("offers")
+        judged = reader.value("judged")
+        if judged is not None and type(judged) is not bool:
+            raise reader.fail(f"judged must be true, false or null, got {judged!r}")
+        stages: list[tuple[bool, Callable[[], None]]] = []
+        if not _is_eviction(self.inner):
+            inner = {
+                name[len("inner.") :]: reader.value(name)
+                for name in list(state)
+                if name.startswith("inner.")
+            }
+            stages.append(staged(self.inner, inner))
+        reader.done()
+
+        def assign() -> None:
+            run_stages(stages)
+            self._offers, self.judged = offers, judged
+
+        return assign
+
 
 class MetadataThreshold:
     """A ground-truth evaluator: accept iff ``metadata[key]`` is at most ``at_most`` and at
@@ -191,3 +287,11 @@ class MetadataThreshold:
         if self.at_most is not None and number > self.at_most:
             return False
         return not (self.at_least is not None and number < self.at_least)
+
+
+def _is_eviction(policy: object) -> bool:
+    """Whether ``policy`` is an eviction policy too: then it is its memory's eviction policy
+    (``solar_core.presets.join`` makes ARC and coverage gates so)."""
+    from ..eviction.base import EvictionPolicy  # (the eviction package imports this one)
+
+    return isinstance(policy, EvictionPolicy)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 from ..registry import stored
+from ..state import register_part
 from ..validation import check_nonnegative_int
-from .base import AdmissionPolicy, Candidate, Verdict
+from .base import AdmissionPolicy, Candidate, Verdict, reader_of
 
 
+@register_part
 class NeverAdmit(AdmissionPolicy):
     """Admit the first ``initial`` offers (the seed memory), then nothing (the study's
     ``pi_fixed``: a curated memory that the agent's own executions never change).
@@ -38,3 +41,20 @@ class NeverAdmit(AdmissionPolicy):
 
     def clear(self) -> None:
         self._offers = 0
+
+    def params(self) -> dict[str, Any]:
+        return {"initial": self.initial}
+
+    def state(self) -> dict[str, Any]:
+        """``offers``: the offers counted so far (the first ``initial`` are admitted)."""
+        return {"offers": self._offers}
+
+    def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
+        reader = reader_of(self, state)
+        offers = reader.integer("offers")
+        reader.done()
+
+        def assign() -> None:
+            self._offers = offers
+
+        return assign

@@ -3,14 +3,22 @@
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
+
+import numpy as np
 
 from ..registry import settings, stored
+from ..state import register_part
 from ..validation import check_k, check_nonnegative, check_positive
-from .base import AdmissionPolicy, Candidate, Verdict
+from .base import AdmissionPolicy, Candidate, Verdict, plain, reader_of
 from .info_gain import information_gain
 
+#: how far below 0.1 (the floor of every ``L_new``) rounding may leave their average ``L_ema``
+_L_FLOOR = 0.1 * (1.0 - 1e-9)
 
+
+@register_part
 class RegretGate(AdmissionPolicy):
     """Store only when the regret accumulated since the last store exceeds ``tau``.
 
@@ -178,3 +186,92 @@ class RegretGate(AdmissionPolicy):
             raise AssertionError(f"tau {self._tau} outside [{self.tau_min}, {self.tau_max}]")
         if len(self._costs) > self.window:
             raise AssertionError("cost window overflow")
+
+    # -- explicit state (see solar_core.state) --------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        names = (
+            "switching_cost lipschitz window tau_min tau_max ema bootstrap novelty_weight "
+            "density_weight"
+        )
+        return {name: plain(getattr(self, name)) for name in names.split()}
+
+    def state(self) -> dict[str, Any]:
+        """``regret`` (R since the last store), ``tau``, ``l_ema`` (``None`` until ``window``
+        costs were seen), ``costs`` (the ring of the last costs, float64, at most ``window``),
+        ``head`` (the ring's next slot once full), ``seen`` (costs recorded), ``sum`` and
+        ``sumsq`` (the ring's running sums)."""
+        return {
+            "regret": float(self._regret),
+            "tau": float(self._tau),
+            "l_ema": None if self._l_ema is None else float(self._l_ema),
+            "costs": np.array(self._costs, dtype=np.float64).reshape(-1),
+            "head": self._head,
+            "seen": self._seen,
+            "sum": float(self._sum),
+            "sumsq": float(self._sumsq),
+        }
+
+    def _top_cost(self) -> float:
+        """The largest step cost: ``1 - score`` is at most 1, a gain at most its novelty weight."""
+        return max(1.0, float(self.novelty_weight))
+
+    def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
+        reader = reader_of(self, state)
+        window, top = self.window, self._top_cost()
+        costs = reader.array("costs", np.float64, (None,), lo=0.0, hi=top)
+        seen = reader.integer("seen")
+        head = reader.integer("head", 0, window - 1)
+        regret = reader.number("regret", 0.0, seen * top * (1.0 + 1e-9))
+        total = reader.number("sum")
+        squares = reader.number("sumsq")
+        l_ema = reader.number("l_ema", optional=True)
+        tau = reader.number("tau")
+        reader.done()
+        filled = len(costs)
+        if filled > window:
+            raise reader.fail(f"costs holds {filled} costs, more than the window of {window}")
+        if filled < window and (seen != filled or head != 0):
+            raise reader.fail(
+                f"a window filling up ({filled} of {window} costs) comes with seen = {filled} "
+                f"and head = 0, got seen = {seen}, head = {head}"
+            )
+        if filled == window and (seen < window or head != seen % window):
+            raise reader.fail(
+                f"a full window has seen >= {window} and head = seen mod {window}, got seen = "
+                f"{seen}, head = {head}"
+            )
+        listed = [float(x) for x in costs.tolist()]
+        exact_sum, exact_squares = math.fsum(listed), math.fsum([x * x for x in listed])
+        if filled < window or head == 0:  # the sums were just recomputed: exactly these
+            if total != exact_sum or squares != exact_squares:
+                raise reader.fail("sum and sumsq must be the fsum of costs and of their squares")
+        else:  # running sums since the last lap: what rounding can drift, no more
+            drift = 1e-12 * window * window
+            if abs(total - exact_sum) > drift * top or abs(squares - exact_squares) > drift * (
+                top * top
+            ):
+                raise reader.fail("sum and sumsq stray from the costs' sums")
+        if (l_ema is None) != (seen < window):
+            raise reader.fail(f"l_ema is null exactly while seen < window ({window})")
+        if l_ema is None:
+            if tau != math.sqrt(2.0 * self.switching_cost / self.lipschitz):
+                raise reader.fail("tau must be its first value until the window is full")
+        else:
+            if not _L_FLOOR <= l_ema <= max(2.0 * top, 0.1) * (1.0 + 1e-9):
+                raise reader.fail(f"l_ema must be in [0.1, {max(2.0 * top, 0.1)}], got {l_ema}")
+            if tau != self._clipped_tau(l_ema):
+                raise reader.fail(f"tau {tau} is not the clipped threshold of l_ema {l_ema}")
+
+        def assign() -> None:
+            self._regret, self._tau, self._l_ema = regret, tau, l_ema
+            self._costs = listed
+            self._head, self._seen, self._sum, self._sumsq = head, seen, total, squares
+
+        return assign
+
+    def _clipped_tau(self, l_ema: float) -> float:
+        """``tau`` for ``l_ema``, as :meth:`_record` computes it."""
+        tau = math.sqrt(2.0 * self.switching_cost / l_ema)
+        if self.tau_min > tau:
+            tau = self.tau_min
+        return self.tau_max if self.tau_max < tau else tau

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 import numpy.typing as npt
 
+from ..admission.base import StagedState
 from ..registry import stored
 
 if TYPE_CHECKING:
@@ -17,7 +18,7 @@ if TYPE_CHECKING:
 Slots = npt.NDArray[np.int64]
 
 
-class DeletionPolicy(ABC):
+class DeletionPolicy(StagedState, ABC):
     """Decides, after each step, which stored items to delete.
 
     The memory calls the hooks as it calls an eviction policy's: :meth:`on_insert`,
@@ -25,6 +26,10 @@ class DeletionPolicy(ABC):
     :meth:`on_feedback` (``score`` is the step's quality in [0, 1]). It calls :meth:`sweep` at the
     end of every ``add``, and deletes the slots returned, each with its reason; the step's
     :class:`~solar_core.Decision` lists them in ``deleted``.
+
+    Its explicit state (:class:`~solar_core.admission.base.StagedState`): per-slot arrays
+    hold the store's first ``high_water`` slots; ``load_state`` runs on a policy bound to a
+    store holding the same items, and makes them as long as the store's slots.
     """
 
     #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)

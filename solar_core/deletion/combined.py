@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
+from ..admission.base import reader_of, run_stages, staged
 from ..registry import stored
+from ..state import build, part_of, prefixed, register_part, spec
 from ..store import VectorStore
 from .base import DeletionPolicy, Slots
 
 
+@register_part
 class CombinedDeletion(DeletionPolicy):
     """Delete an item if any of ``policies`` would (the study's ``phi_per OR phi_hist``).
 
@@ -81,6 +84,36 @@ class CombinedDeletion(DeletionPolicy):
         for p in self.policies:
             out.update(p.describe(slot))
         return out
+
+    # -- explicit state (see solar_core.state) --------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        """``policies``: each policy's ``spec()``, in order (:meth:`from_params` builds them)."""
+        return {"policies": [spec(p) for p in self.policies]}
+
+    @classmethod
+    def from_params(cls, params: Mapping[str, Any]) -> CombinedDeletion:
+        """A new combination from :meth:`params`: its policies built by
+        :func:`solar_core.state.build`."""
+        described = params.get("policies")
+        if set(params) != {"policies"} or type(described) is not list:
+            raise ValueError(f"CombinedDeletion takes {{'policies': [...]}}, got {params!r}")
+        return cls(*(build(d, f"CombinedDeletion's policy {i}") for i, d in enumerate(described)))
+
+    def state(self) -> dict[str, Any]:
+        """Each policy's state under its position: ``0.count``, ``1.sum``, ..."""
+        out: dict[str, Any] = {}
+        for i, p in enumerate(self.policies):
+            out.update(prefixed(str(i), p.state()))
+        return out
+
+    def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
+        reader = reader_of(self, state)
+        known = {str(i) for i in range(len(self.policies))}
+        unknown = [name for name in state if name.partition(".")[0] not in known or "." not in name]
+        if unknown:
+            raise reader.fail(f"unknown state {', '.join(sorted(unknown))}")
+        stages = [staged(p, part_of(str(i), state)) for i, p in enumerate(self.policies)]
+        return lambda: run_stages(stages)
 
 
 def _members(policy: DeletionPolicy) -> list[DeletionPolicy]:

@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
+from ..admission.base import plain, reader_of
 from ..eviction.base import grow_array
 from ..registry import stored
+from ..state import register_part
 from ..validation import check_nonnegative_int, check_score
 from .base import DeletionPolicy, Slots
 
 
+@register_part
 class HistoryDeletion(DeletionPolicy):
     """Delete an item once more than ``n`` rated steps have used it and their mean quality is
     at most ``beta``.
@@ -97,3 +100,40 @@ class HistoryDeletion(DeletionPolicy):
         if mean is not None:
             info["mean_quality"] = mean
         return info
+
+    # -- explicit state (see solar_core.state) --------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        return {"n": self.n, "beta": plain(self.beta)}
+
+    def state(self) -> dict[str, Any]:
+        """Per slot, for the store's first ``high_water`` slots: ``sum`` (float64, the rated
+        qualities of the steps that used it) and ``uses`` (int64, how many); and ``dirty``,
+        the stored slots rated since the last sweep (sorted)."""
+        high = 0 if self._store is None else self._store.high_water
+        return {
+            "sum": self._sum[:high].copy(),
+            "uses": self._uses[:high].copy(),
+            "dirty": sorted(self._dirty),
+        }
+
+    def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
+        store = self.store
+        reader = reader_of(self, state)
+        high, slots = store.high_water, store.slots
+        total = reader.array("sum", np.float64, (high,), lo=0.0)
+        uses = reader.array("uses", np.int64, (high,), lo=0)
+        dirty = reader.integers("dirty", 0, high - 1)
+        reader.done()
+        if (total > uses).any():  # each use adds a quality in [0, 1]
+            raise reader.fail("sum exceeds uses (a slot's mean quality above 1)")
+        if len(set(dirty)) != len(dirty):
+            raise reader.fail("dirty names a slot twice")
+        if dirty and not store.active_full[np.asarray(dirty, dtype=np.int64)].all():
+            raise reader.fail("dirty names an empty slot (a removed item leaves it)")
+
+        def assign() -> None:
+            self._sum = grow_array(total, slots, 0.0)
+            self._uses = grow_array(uses, slots, 0)
+            self._dirty = set(dirty)
+
+        return assign

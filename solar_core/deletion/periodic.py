@@ -2,18 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import ClassVar
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 import numpy.typing as npt
 
+from ..admission.base import reader_of
 from ..eviction.base import grow_array
 from ..registry import stored
+from ..state import register_part
 from ..validation import check_k, check_nonnegative_int
 from .base import DeletionPolicy, Slots
 
 
+@register_part
 class PeriodicDeletion(DeletionPolicy):
     """Every ``window`` steps, delete the items retrieved at most ``alpha`` times in the last
     ``window`` steps, among those stored for at least ``window`` steps.
@@ -91,3 +94,36 @@ class PeriodicDeletion(DeletionPolicy):
 
     def describe(self, slot: int) -> Mapping[str, float]:
         return {"retrievals": float(self._count[slot])}
+
+    # -- explicit state (see solar_core.state) --------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        return {"window": self.window, "alpha": self.alpha}
+
+    def state(self) -> dict[str, Any]:
+        """Per slot, for the store's first ``high_water`` slots (int64): ``count``
+        (retrievals since stored), ``mark`` (``count`` at the last sweep) and ``born`` (the
+        step it was stored at)."""
+        high = 0 if self._store is None else self._store.high_water
+        return {
+            "count": self._count[:high].copy(),
+            "mark": self._mark[:high].copy(),
+            "born": self._born[:high].copy(),
+        }
+
+    def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
+        store = self.store
+        reader = reader_of(self, state)
+        high, slots = store.high_water, store.slots
+        count = reader.array("count", np.int64, (high,), lo=0)
+        mark = reader.array("mark", np.int64, (high,), lo=0)
+        born = reader.array("born", np.int64, (high,), lo=0)
+        reader.done()
+        if (mark > count).any():  # a mark is a count once reached; counts only grow
+            raise reader.fail("mark exceeds count (retrievals at the last sweep > retrievals)")
+
+        def assign() -> None:
+            self._count = grow_array(count, slots, 0)
+            self._mark = grow_array(mark, slots, 0)
+            self._born = grow_array(born, slots, 0)
+
+        return assign
