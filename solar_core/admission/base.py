@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ..registry import stored
 from ..state import StateReader, register_part
 
 if TYPE_CHECKING:
@@ -153,9 +152,6 @@ class AdmissionPolicy(StagedState, ABC):
     already refused (:attr:`Candidate.refused`) is never admitted: a gate may learn from it
     (SOLAR's regret counts its cost), and whatever it answers is a refusal.
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored()
 
     name: ClassVar[str] = "base"
     #: what a verdict's two scores (``Decision.regret`` and ``.tau``) are, for a trace's columns

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import Any
 
-from ..registry import settings, stored
 from ..state import register_part
 from ..validation import check_nonnegative
 from .base import AdmissionPolicy, Candidate, Verdict, plain
@@ -27,11 +26,6 @@ class CoverageGate(AdmissionPolicy):
     >>> memory.core.admission is memory.core.eviction, memory.core.eviction.hysteresis
     (True, 0.25)
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored("hysteresis")
-    #: the attributes that hold its parameters: a stored scope's come from its recorded settings
-    setting_names: ClassVar[tuple[str, ...]] = settings("hysteresis")
 
     name = "coverage"
 

@@ -5,11 +5,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from numbers import Real
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from ..registry import stored
 from ..state import build, prefixed, register_part, spec
 from ..validation import check_nonnegative_int
 from .base import (
@@ -64,14 +63,7 @@ class EvaluatorGate(AdmissionPolicy):
     ['evaluator accepts', 'evaluator rejects']
     """
 
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored(
-        "_offers evaluator initial inner judged threshold"
-    )
-
     name = "evaluator"
-    # State that a new memory holds as None, and what else it may hold: a snapshot is checked
-    # against these annotations (see solar_core.registry.state_class)
     judged: bool | None
     evaluator: Evaluator
     threshold: float

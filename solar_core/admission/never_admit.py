@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
-from ..registry import stored
 from ..state import register_part
 from ..validation import check_nonnegative_int
 from .base import AdmissionPolicy, Candidate, Verdict, reader_of
@@ -21,9 +20,6 @@ class NeverAdmit(AdmissionPolicy):
     >>> [gate.admit(Candidate(size=n, capacity=None)).reason for n in range(3)]
     ['initial', 'initial', 'never']
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored("_offers initial")
 
     name = "never"
 

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from ..registry import settings, stored
 from ..state import register_part
 from ..validation import check_k, check_nonnegative, check_positive
 from .base import AdmissionPolicy, Candidate, Verdict, plain, reader_of
@@ -43,20 +42,7 @@ class RegretGate(AdmissionPolicy):
     [True, False, False, True, False]
     """
 
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored(
-        "_costs _head _l_ema _regret _seen _sum _sumsq _tau bootstrap density_weight ema lipschitz "
-        "novelty_weight switching_cost tau_max tau_min window"
-    )
-    #: the attributes that hold its parameters: a stored scope's come from its recorded settings
-    setting_names: ClassVar[tuple[str, ...]] = settings(
-        "bootstrap density_weight ema lipschitz novelty_weight switching_cost tau_max tau_min "
-        "window"
-    )
-
     name = "regret"
-    # State that a new memory holds as None, and what else it may hold: a snapshot is checked
-    # against these annotations (see solar_core.registry.state_class)
     _l_ema: float | None
 
     def __init__(

@@ -10,7 +10,6 @@ import numpy as np
 import numpy.typing as npt
 
 from ..admission.base import StagedState
-from ..registry import stored
 
 if TYPE_CHECKING:
     from ..store import VectorStore
@@ -31,9 +30,6 @@ class DeletionPolicy(StagedState, ABC):
     hold the store's first ``high_water`` slots; ``load_state`` runs on a policy bound to a
     store holding the same items, and makes them as long as the store's slots.
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored("_store")
 
     name: ClassVar[str] = "base"
 

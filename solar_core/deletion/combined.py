@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 from ..admission.base import reader_of, run_stages, staged
-from ..registry import stored
 from ..state import build, part_of, prefixed, register_part, spec
 from ..store import VectorStore
 from .base import DeletionPolicy, Slots
@@ -19,9 +18,6 @@ class CombinedDeletion(DeletionPolicy):
     Every policy sees every event; a slot named by several is deleted once, with the first
     reason.
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored("policies")
 
     name = "combined"
 

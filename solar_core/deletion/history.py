@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..admission.base import plain, reader_of
 from ..eviction.base import grow_array
-from ..registry import stored
 from ..state import register_part
 from ..validation import check_nonnegative_int, check_score
 from .base import DeletionPolicy, Slots
@@ -37,9 +36,6 @@ class HistoryDeletion(DeletionPolicy):
     >>> m.add("next", embedding=[0, 1]).deleted
     (('m1', 'history: mean downstream quality 0.10 <= 0.5 over 2 uses'),)
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored("_dirty _sum _uses beta n")
 
     name = "history"
 

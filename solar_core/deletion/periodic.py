@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..admission.base import reader_of
 from ..eviction.base import grow_array
-from ..registry import stored
 from ..state import register_part
 from ..validation import check_k, check_nonnegative_int
 from .base import DeletionPolicy, Slots
@@ -37,9 +36,6 @@ class PeriodicDeletion(DeletionPolicy):
     >>> m.add("fourth", embedding=[-1, 0]).deleted     # step 4: "unused" had 2 steps, no use
     (('m2', 'periodic: retrieved 0 times in the last 2 steps (alpha 0)'),)
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored("_born _count _mark alpha window")
 
     name = "periodic"
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from itertools import chain
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ..admission.base import AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
 from ..records import content_key
-from ..registry import settings, stored
 from ..state import State, Stateful, StateReader, build, part_of, prefixed, register_part, spec
 from .base import Cosines, OrderedEviction, Query, Slots, reader_of
 
@@ -42,13 +41,6 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
             given value must equal it).
         gate: the admission policy ARC asks (default: store everything).
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored(
-        "_drop_t1_lru _in_b2 _into_t2 _key b1 b2 c gate p t1 t2"
-    )
-    #: the attributes that hold its parameters: a stored scope's come from its recorded settings
-    setting_names: ClassVar[tuple[str, ...]] = settings("c")
 
     name = "arc"
 
@@ -125,9 +117,11 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
         flags = reader.flag("into_t2"), reader.flag("in_b2"), reader.flag("drop_t1_lru")
         reader.done()
         self._gate_part.load_state(part_of("gate", state))
-        # The stored items' content keys are their texts' (as on_insert takes them): made again
-        payloads = store.payload_at
-        self._key = {slot: content_key(payloads(slot).text) for slot in both.tolist()}
+        # The stored items' content keys are their texts' (as on_insert takes them): made again,
+        # in the order the items were stored (as on_insert added them)
+        payloads, slot_of = store.payload_at, store.slot_of
+        order = [slot_of(item_id) for item_id in store.ids()]
+        self._key = {slot: content_key(payloads(slot).text) for slot in order}
         self.t1 = dict.fromkeys(t1.tolist())
         self.t2 = dict.fromkeys(t2.tolist())
         self.b1, self.b2, self.p = b1, b2, p

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
-from ..registry import stored
-from ..state import MOST_COUNT, StateReader
+from ..admission.base import no_params
+from ..state import MOST_COUNT, State, StateReader
 
 if TYPE_CHECKING:
     from ..store import VectorStore
@@ -55,9 +55,6 @@ class EvictionPolicy(ABC):
     Public methods validate and delegate to the ``_``-prefixed hooks subclasses implement.
     """
 
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored("_rng _store")
-
     name: ClassVar[str] = "base"
     #: nearest-neighbour similarities the store must maintain for this policy (0 = none)
     neighbours: int = 0
@@ -97,6 +94,20 @@ class EvictionPolicy(ABC):
 
     def reserve(self, slots: int) -> None:
         """Make per-slot state hold at least ``slots`` slots (the store grew)."""
+
+    # -- explicit state (see solar_core.state): a policy that learns something overrides these --
+    def params(self) -> dict[str, Any]:
+        """Its constructor's keyword arguments, as JSON values (a policy taking none: none)."""
+        return no_params(self)
+
+    def state(self) -> State:
+        """What it has learned since it was built (a policy that learns nothing: nothing)."""
+        return {}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Take ``state`` on a new policy of the same parameters, bound to a store holding the
+        same items; a bad one raises :class:`~solar_core.state.StateError`."""
+        StateReader(state, f"{type(self).__name__}'s state").done()
 
     # -- hooks ----------------------------------------------------------------------------------
     def on_retrieve(

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..admission.base import AdmissionPolicy, Candidate, Verdict
-from ..registry import settings, stored
 from ..state import State, register_part
 from ..validation import MAX_WINDOW, check_nonnegative, check_size
 from .base import (
@@ -81,24 +80,7 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
       0.083 with, 0.064 without).
     """
 
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored(
-        "_best _count _deviation _dim _fast_miss _head _last _last_slots _margin _nudge _owner "
-        "_owner_serial _pending _queries _seq _serial _slow_miss _value _version _weakest fast "
-        "fixed_window hysteresis max_window min_rise shift slow use_feedback window "
-        "window_per_slot"
-    )
-    #: the attributes that hold its parameters: a stored scope's come from its recorded settings
-    setting_names: ClassVar[tuple[str, ...]] = settings(
-        "fast fixed_window hysteresis max_window min_rise shift slow use_feedback window_per_slot"
-    )
-    #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
-    #: trailing zero rows, and a loaded memory reserves them again)
-    slot_arrays: ClassVar[dict[str, float]] = {"_value": 0, "_serial": 0, "_nudge": 0}
-
     name = "coverage"
-    # State that a new memory holds as None, and what else it may hold: a snapshot is checked
-    # against these annotations (see solar_core.registry.state_class)
     _pending: tuple[int, F32] | None
     _weakest: tuple[int, int, float] | None
     _last_slots: Slots | None

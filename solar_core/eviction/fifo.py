@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from ..registry import stored
 from ..state import State, register_part
 from .base import OrderedEviction, read_order, read_steps, reader_of
 
@@ -19,9 +18,6 @@ class FifoEviction(OrderedEviction):
     This is LangChain's ``ConversationBufferWindowMemory`` rule, and the paper's baseline. On a
     cycle over more topics than slots it evicts exactly the item needed next (0% hits).
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored("_order")
 
     name = "fifo"
 

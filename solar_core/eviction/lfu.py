@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
 
-from ..registry import settings, stored
 from ..state import State, register_part
 from .base import (
     Cosines,
@@ -40,14 +39,6 @@ class LfuEviction(EvictionPolicy):
     Counts never decay, so after a topic shift the old topic's well-used items squat the cache
     (the paper's LFU failure under drift).
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored("_count _inserted _order _seq tie_break")
-    #: the attributes that hold its parameters: a stored scope's come from its recorded settings
-    setting_names: ClassVar[tuple[str, ...]] = settings("tie_break")
-    #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
-    #: trailing zero rows, and a loaded memory reserves them again)
-    slot_arrays: ClassVar[dict[str, float]] = {"_count": 0, "_order": 0, "_inserted": 0}
 
     name = "lfu"
 
@@ -115,7 +106,8 @@ class LfuEviction(EvictionPolicy):
                 self._order[slot] = self._seq
 
     def on_remove(self, slot: int, evicted: bool) -> None:
-        self._count[slot] = 0
+        # (an empty slot's rows hold zeros, as a state writes them: one state, one object)
+        self._count[slot] = self._order[slot] = self._inserted[slot] = 0
 
     def _victim(self, step: int, slots: Selection) -> Victim:
         # One int64 key orders by count, then by sequence: a single vectorised argmin.

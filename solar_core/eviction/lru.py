@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 
-from ..registry import stored
 from ..state import State, register_part
 from .base import Cosines, OrderedEviction, Query, Slots, read_order, reader_of
 
@@ -21,9 +20,6 @@ class LruEviction(OrderedEviction):
     gets the same timestamp and ties go to the earliest insert. On cyclic topics recency is an
     anti-signal (the paper's LRU 0.38 vs FIFO 0.90 at m/K = 1).
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored("_last_use _recency _seq _uses")
 
     name = "lru"
 
@@ -64,7 +60,10 @@ class LruEviction(OrderedEviction):
         reader.done()
         slots = order.tolist()
         self._recency = dict(zip(slots, inserted.tolist(), strict=True))
-        self._last_use = dict(zip(slots, last_use.tolist(), strict=True))
+        uses_of = dict(zip(slots, last_use.tolist(), strict=True))
+        # (kept in the order the items were stored, as on_insert adds them and a touch keeps)
+        stored = [self.store.slot_of(item_id) for item_id in self.store.ids()]
+        self._last_use = {slot: uses_of[slot] for slot in stored}
         self._seq, self._uses = seq, uses
 
     def on_insert(self, slot: int, step: int) -> None:

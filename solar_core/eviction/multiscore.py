@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..registry import settings, stored
 from ..state import MOST_COUNT, State, register_part
 from ..validation import check_nonnegative, check_positive
 from .base import (
@@ -36,14 +35,6 @@ class MultiScoreEviction(EvictionPolicy):
     divided by the steps so far, ``diversity`` = ``clip(1 - cosine to its nearest other item, 0,
     1)`` (1 for an item alone). Deterministic. Weights from the reference implementation.
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored("_count _last age_scale neighbours weights")
-    #: the attributes that hold its parameters: a stored scope's come from its recorded settings
-    setting_names: ClassVar[tuple[str, ...]] = settings("age_scale neighbours weights")
-    #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
-    #: trailing zero rows, and a loaded memory reserves them again)
-    slot_arrays: ClassVar[dict[str, float]] = {"_last": 0, "_count": 0}
 
     name = "multiscore"
 
@@ -108,7 +99,7 @@ class MultiScoreEviction(EvictionPolicy):
             count[slot] += 1
 
     def on_remove(self, slot: int, evicted: bool) -> None:
-        self._count[slot] = 0
+        self._count[slot] = self._last[slot] = 0  # (as a state writes an empty slot's rows)
 
     def _victim(self, step: int, slots: Selection) -> Victim:
         # The formula below, written as in-place ufuncs on fresh arrays: the same roundings in

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 
 from ..admission.base import AdmissionPolicy, Candidate, Verdict
-from ..registry import settings, stored
 from ..salience import (
     PRIORS,
     RECENT,
@@ -85,35 +84,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     'salience <= lowest value'
     """
 
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored(
-        "_credit _credited _key _moved _pending _plain _rating_sum _ratings _seq _shares _value"
-        " _version"
-        " _weakest context feedback_weight prior rating_strength"
-    )
-    #: the attributes that hold its parameters: a stored scope's come from its recorded settings
-    setting_names: ClassVar[tuple[str, ...]] = settings("feedback_weight rating_strength")
-    #: what a snapshot written before ratings were centred holds of them: none (its values
-    #: keep whatever ratings had added; its per-slot arrays are grown by :meth:`reserve`)
-    added_later: ClassVar[dict[str, Callable[[], object]]] = {
-        "_credit": lambda: np.zeros(0),
-        "_shares": lambda: np.zeros(0),
-        "_ratings": int,
-        "_rating_sum": float,
-        "_moved": int,
-        "_credited": bool,
-        "_plain": lambda: np.zeros(0),
-        "rating_strength": lambda: 4.0,
-    }
-    #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
-    #: trailing zero rows, and a loaded memory reserves them again)
-    slot_arrays: ClassVar[dict[str, float]] = {
-        **{"_value": 0, "_key": 0, "_credit": 0, "_shares": 0, "_plain": 0}
-    }
-
     name = "salience"
-    # State that a new memory holds as None, and what else it may hold: a snapshot is checked
-    # against these annotations (see solar_core.registry.state_class)
     _pending: tuple[int, float] | None
     _weakest: tuple[int, Victim] | None
     score_names = ("salience", "lowest")  # a turn's salience against the lowest value held

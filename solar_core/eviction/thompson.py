@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from ..beta_posterior import BetaPosterior
-from ..registry import settings, stored
 from ..state import MOST_COUNT, State, register_part
 from ..validation import MAX_NEIGHBOURS, check_k, check_nonnegative, check_positive, check_size
 from .base import (
@@ -47,18 +46,6 @@ class ThompsonEviction(EvictionPolicy):
     Constants are those of the paper's reference implementation (``src/agent/solar.py``,
     ``synthetic_workloads/runners.py``).
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored(
-        "_alpha _beta _retrievals decay decay_every neighbours novelty_bonus prior_alpha prior_beta"
-    )
-    #: the attributes that hold its parameters: a stored scope's come from its recorded settings
-    setting_names: ClassVar[tuple[str, ...]] = settings(
-        "decay decay_every neighbours novelty_bonus prior_alpha prior_beta"
-    )
-    #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
-    #: trailing zero rows, and a loaded memory reserves them again)
-    slot_arrays: ClassVar[dict[str, float]] = {"_alpha": 0, "_beta": 0}
 
     name = "thompson"
 

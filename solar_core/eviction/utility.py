@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from ..registry import stored
 from ..state import MOST_COUNT, State, register_part
 from ..validation import check_positive, check_score
 from .base import (
@@ -43,12 +42,6 @@ class UtilityEviction(EvictionPolicy):
     >>> m.add("new", embedding=[1, 1]).evicted == bad
     True
     """
-
-    #: its state as a snapshot holds it (attribute -> stored name, see solar_core.registry)
-    snapshot_names: ClassVar[dict[str, str]] = stored("_seq _serial _sum _uses prior strength")
-    #: its per-slot arrays, grown by :meth:`reserve` with zeros (a snapshot leaves out their
-    #: trailing zero rows, and a loaded memory reserves them again)
-    slot_arrays: ClassVar[dict[str, float]] = {"_sum": 0, "_uses": 0, "_serial": 0}
 
     name = "utility"
 
@@ -111,6 +104,7 @@ class UtilityEviction(EvictionPolicy):
     def on_remove(self, slot: int, evicted: bool) -> None:
         self._sum[slot] = 0.0
         self._uses[slot] = 0.0
+        self._serial[slot] = 0.0  # (as a state writes an empty slot's rows)
 
     def utility(self, slots: Slots | slice) -> npt.NDArray[np.float64]:
         prior = self.prior * self.strength

@@ -75,7 +75,7 @@ def test_composed_parts_and_deletion_policies_round_trip() -> None:
             "fifo",
             capacity=6,
             embedder="hash",
-            deletion=CombinedDeletion([HistoryDeletion(), PeriodicDeletion(window=4)]),
+            deletion=CombinedDeletion(HistoryDeletion(), PeriodicDeletion(window=4)),
         ),
     ]
     for memory in memories:

@@ -288,23 +288,3 @@ def test_a_reopened_scope_continues_exactly(tmp_path: Path) -> None:
     ran = run(False)
     assert ran[-2]["decisions_changed"] > 0  # the ratings did change decisions
     assert run(True) == ran
-
-
-def test_a_scope_of_an_earlier_version_gets_the_prior_it_picked_then() -> None:
-    """``legacy_prior`` reads the recorded embedder name as the earlier rule read the embedder:
-    the library's MiniLM, or a ``model_name`` ending in all-MiniLM-L6-v2 (the embedder's own,
-    or, for the framework wrappers, the wrapped model's), at 384 dimensions."""
-    from solar_core.salience import legacy_prior
-
-    minilm = "dialogue-minilm"
-    assert legacy_prior("MiniLMEmbedder", 384) == minilm
-    assert legacy_prior("CachedEmbedder > MiniLMEmbedder", 384) == minilm
-    assert legacy_prior("Mine(sentence-transformers/all-MiniLM-L6-v2) > Inner", 384) == minilm
-    wrapped = "LlamaIndexEmbedder > HuggingFaceEmbedding(sentence-transformers/all-MiniLM-L6-v2)"
-    assert legacy_prior(wrapped, 384) == minilm
-    assert legacy_prior("MiniLMEmbedder", 256) == "dialogue-text"
-    assert legacy_prior("Mine(onnx-models/all-MiniLM-L6-v2-onnx)", 384) == "dialogue-text"
-    assert legacy_prior("FrameworkEmbedder > HuggingFaceEmbeddings(all-MiniLM-L6-v2)", 384) == (
-        "dialogue-text"  # FrameworkEmbedder has no model_name: the earlier rule saw none
-    )
-    assert legacy_prior(None, 384) == legacy_prior("HashEmbedder", 384) == "dialogue-text"
