@@ -186,7 +186,6 @@ class Journal(StepListener):
         self._pending_notes: list[tuple[str, str, FloatVector, Any, int]] = []
         self._memory: weakref.ref[SolarMemory] | None = None  # the attached memory
         self.user_clock: Callable[[], float] = time.time
-        self._clock: Callable[[], float] = self._read_clock  # one bound method: an identity
         self._template_cache: tuple[str, tuple[dict[str, Any], dict[str, Any]]] | None = None
 
     # -- wiring -------------------------------------------------------------------------------
@@ -228,7 +227,7 @@ class Journal(StepListener):
         """Become ``memory``'s step runner, take over its clock and bring it up to the scope's
         latest step."""
         self.user_clock = memory.core.clock
-        memory.core.clock = self._clock
+        memory.core.clock = self._read_clock  # (not kept here: it would be a cycle)
         memory.core.listen(self)  # the item rows a step writes
         memory.use_runner(self)
         with memory.lock, self.backend.transaction(write=False):
@@ -465,7 +464,7 @@ class Journal(StepListener):
             embedder_of = self._runtime.get("embedder_of")
             embedded = embedder_of(self.config) if callable(embedder_of) else None
             state["_embedder"] = embedded or self._runtime.get("embedder")
-            state["_clock"] = self._clock
+            state["_clock"] = self._read_clock
             gate = state["_admission"]
             if hasattr(gate, "evaluator"):
                 gate.evaluator = self._runtime.get("evaluator")
