@@ -34,7 +34,9 @@ from __future__ import annotations
 
 import math
 import threading
+import weakref
 from collections.abc import Callable, Mapping
+from types import MethodType
 from typing import Any
 
 from .core import MemoryCore, StepListener
@@ -106,10 +108,12 @@ class Lifecycle(StepListener):
         ttl_days: float = 7.0,
         retention_days: Mapping[str, float] | None = None,
     ) -> None:
-        # The memory's core, whose items and traces the sweeps change (named so in snapshots).
-        self._memory: MemoryCore = core
-        # How a sweep runs as a step of the memory (logged, for a persisted one): set by it.
-        self._run: Callable[[Step], Any] | None = None
+        # The memory's core, whose items and traces the sweeps change (named so in snapshots):
+        # weakly, as the core holds its lifecycle (a listener): no cycle (see _core).
+        self._memory: Callable[[], MemoryCore | None] | None = weakref.ref(core)
+        # How a sweep runs as a step of the memory (logged, for a persisted one): set by it, as
+        # a weak reference (the memory holds its lifecycle: no cycle, freed by refcounting).
+        self._run: Callable[[], Callable[[Step], Any] | None] | None = None
         self.ttl_days = _positive_days("ttl_days", ttl_days)
         retention = {"decision": 30.0, "retrieval": 30.0}
         if retention_days is not None and not isinstance(retention_days, Mapping):
@@ -132,7 +136,7 @@ class Lifecycle(StepListener):
     def stored(self, item_id: str, record: Record, vector: FloatVector) -> None:
         record.importance = INITIAL_IMPORTANCE[record.category]
         if record.category == "identity":  # never evicted to make room: the store skips it
-            store = self._memory.store
+            store = self._core.store
             store.protected.add(store.slot_of(item_id))
 
     def retrieved(self, records: list[Record]) -> None:
@@ -148,9 +152,20 @@ class Lifecycle(StepListener):
         return result
 
     def _step(self, kind: str) -> Any:
-        if self._run is None:
-            raise RuntimeError("this lifecycle belongs to no memory")
-        return self._run(Sweep(kind))
+        return self._runner()(Sweep(kind))
+
+    @property
+    def _core(self) -> MemoryCore:
+        core = None if self._memory is None else self._memory()
+        if core is None:
+            raise RuntimeError("this lifecycle belongs to no memory (or its memory is gone)")
+        return core
+
+    def _runner(self) -> Callable[[Step], Any]:
+        run = None if self._run is None else self._run()
+        if run is None:
+            raise RuntimeError("this lifecycle belongs to no memory (or its memory is gone)")
+        return run
 
     def apply(self, kind: str) -> Any:
         """Run the sweep ``kind`` now (under the memory's lock: see :mod:`solar_core.steps`)."""
@@ -165,7 +180,7 @@ class Lifecycle(StepListener):
         raise ValueError(f"unknown lifecycle sweep {kind!r}")
 
     def _decay(self) -> dict[str, float]:
-        memory = self._memory
+        memory = self._core
         now = memory.clock()
         last = self._last_decay
         if last is not None and now < last:  # the clock went back: no time has passed
@@ -195,7 +210,7 @@ class Lifecycle(StepListener):
         return result
 
     def _expire(self, context: bool = True) -> list[str]:
-        memory = self._memory
+        memory = self._core
         now = memory.clock()
         doomed = [
             item_id
@@ -248,9 +263,7 @@ class Lifecycle(StepListener):
             entries.append((item_id, value, None if was is None else float(was)))
         if not entries:
             return []  # nothing to renew: no step (a scope not stored stays so)
-        if self._run is None:
-            raise RuntimeError("this lifecycle belongs to no memory")
-        result: list[str] = self._run(Renewal(tuple(entries)))
+        result: list[str] = self._runner()(Renewal(tuple(entries)))
         return result
 
     def appliers(self) -> dict[type, Callable[[Any], Any]]:
@@ -258,7 +271,7 @@ class Lifecycle(StepListener):
         step): sweeps here, renewals by the core (it tells its listeners what moved)."""
         return {
             Sweep: lambda step: self.apply(step.kind),
-            Renewal: lambda step: self._memory.renew(step),
+            Renewal: lambda step: self._core.renew(step),
         }
 
     def sweep_traces(self) -> dict[str, int]:
@@ -268,8 +281,9 @@ class Lifecycle(StepListener):
         return result
 
     def _sweep_traces(self) -> dict[str, int]:
-        now = self._memory.clock()
-        return self._memory.drop_traces_before(
+        memory = self._core
+        now = memory.clock()
+        return memory.drop_traces_before(
             now - self.retention_days["decision"] * DAY,
             now - self.retention_days["retrieval"] * DAY,
         )
@@ -304,23 +318,28 @@ class Lifecycle(StepListener):
         if self._thread is not None and self._thread.is_alive():
             raise RuntimeError("the lifecycle schedule is already running: stop() it first")
         self._stop.clear()
+        # The thread holds its lifecycle weakly (a dropped memory is freed: it then stops).
+        this, stop = weakref.ref(self), self._stop
+        weakref.finalize(self, stop.set)
 
         def loop() -> None:
             try:
-                while True:
+                while (lifecycle := this()) is not None:
                     try:
-                        self.run()
+                        lifecycle.run()
                     except Exception as err:  # keep the schedule alive; the error is inspectable
-                        self.last_error = err
-                    self.ticks += 1
-                    if self._stop.wait(interval):
+                        lifecycle.last_error = err
+                    lifecycle.ticks += 1
+                    del lifecycle  # (held only while it runs)
+                    if stop.wait(interval):
                         return
             except BaseException as err:  # the thread ends: say why rather than vanish
-                self.last_error = (
-                    err
-                    if isinstance(err, Exception)
-                    else RuntimeError(f"the lifecycle schedule stopped: {err!r}")
-                )
+                if (lifecycle := this()) is not None:
+                    lifecycle.last_error = (
+                        err
+                        if isinstance(err, Exception)
+                        else RuntimeError(f"the lifecycle schedule stopped: {err!r}")
+                    )
 
         self._thread = threading.Thread(target=loop, name="solar-lifecycle", daemon=True)
         self._thread.start()
@@ -344,14 +363,15 @@ class Lifecycle(StepListener):
 
     def bind(self, core: MemoryCore, run: Callable[[Step], Any]) -> None:
         """Serve the memory whose state is ``core`` and whose steps ``run`` runs."""
-        self._memory, self._run = core, run
+        self._memory = weakref.ref(core)
+        self._run = weakref.WeakMethod(run) if isinstance(run, MethodType) else lambda: run
 
     def take_state(self, donor: Lifecycle, core: MemoryCore) -> None:
         """Take ``donor``'s settings and sweep times, for ``core`` (a memory replacing its state
         in place); the schedule and the wiring stay."""
         self.ttl_days, self.retention_days = donor.ttl_days, donor.retention_days
         self._last_decay = donor.last_decay
-        self._memory = core
+        self._memory = weakref.ref(core)
 
     # -- explicit state (see solar_core.state) ----------------------------------------------
     def params(self) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 import threading
 import time
+import weakref
 from collections import OrderedDict, deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -495,15 +496,19 @@ class ResponseCache:
         if memory.dim != self.dim:
             raise ValueError(f"memory dim {memory.dim} differs from the cache's {self.dim}")
 
+        cache = weakref.ref(self)  # the memory holds these, a persisted one's watch it: no cycle
+
         def on_store(item_id: str, text: str, vector: F32, metadata: Mapping[str, Any]) -> None:
-            if len(vector) != self.dim:  # the scope was re-embedded: nothing here is its own
-                self._invalidate(key)
+            if (this := cache()) is None:
                 return
-            self.learn(text, scope=dict(key), vector=vector)
+            if len(vector) != this.dim:  # the scope was re-embedded: nothing here is its own
+                this._invalidate(key)
+                return
+            this.learn(text, scope=dict(key), vector=vector)
 
         def on_delete(item_ids: Sequence[str], reason: str) -> None:
-            if reason != "evicted":
-                self._invalidate(key)
+            if reason != "evicted" and (this := cache()) is not None:
+                this._invalidate(key)
 
         memory.subscribe(on_store, on_delete=on_delete)
         journal = memory.runner

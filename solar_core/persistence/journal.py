@@ -149,7 +149,6 @@ class Journal(StepListener):
         self._pending_notes: list[tuple[str, str, FloatVector, Any, int]] = []
         self._memory: weakref.ref[SolarMemory] | None = None  # the attached memory
         self.user_clock: Callable[[], float] = time.time
-        self._clock: Callable[[], float] = self._read_clock  # one bound method: an identity
 
     # -- wiring -------------------------------------------------------------------------------
     def _blank(self) -> SolarMemory:
@@ -190,7 +189,7 @@ class Journal(StepListener):
         """Become ``memory``'s step runner, take over its clock and bring it up to the scope's
         latest step."""
         self.user_clock = memory.core.clock
-        memory.core.clock = self._clock
+        memory.core.clock = self._read_clock  # (not kept here: it would be a cycle)
         memory.core.listen(self)  # the item rows a step writes
         memory.use_runner(self)
         with memory.lock, self.backend.transaction(write=False):
@@ -354,14 +353,8 @@ class Journal(StepListener):
         try:
             donor.load_state(state)
         except StateError as err:
-            fix = (
-                f"; {call_for('reembed', self.scope)} rebuilds the scope from its stored items"
-                if stored
-                else ""
-            )
-            raise InconsistentSnapshot(
-                f"{what} does not hold a memory's state: {err}{fix}"
-            ) from err
+            message = f"{what} does not hold a memory's state: {err}{fix}"
+            raise InconsistentSnapshot(message) from err
         return donor
 
     def _deliver(self, memory: SolarMemory) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import os
 import secrets
@@ -46,9 +45,9 @@ DEFAULT_CAPACITY: Final[int] = _Omitted(50)
 
 #: scopes a ``MemoryStore`` keeps open by default. An open scope of capacity 50 holds ~150-200 KB
 #: (its vectors, policy state and traces): 256 of them ~50 MB, and a process serving any number
-#: of users plateaus at ~170 MB over its baseline (evicted memories wait for a collection; see
-#: ``MemoryStore._evict``). Reopening an evicted scope loads its snapshot (~3-10 ms at capacity
-#: 50), which a working set of up to 256 active users never pays.
+#: of users plateaus at ~170 MB over its baseline (an evicted memory nobody holds is freed at
+#: once: it holds no reference cycle). Reopening an evicted scope loads its snapshot (~3-10 ms
+#: at capacity 50), which a working set of up to 256 active users never pays.
 DEFAULT_MAX_OPEN_SCOPES: Final[int] = 256
 
 
@@ -454,7 +453,6 @@ class MemoryStore:
         self._memories: OrderedDict[str, SolarMemory] = OrderedDict()
         # evicted memories a caller still holds (they keep working: handed out again)
         self._evicted: weakref.WeakValueDictionary[str, SolarMemory] = weakref.WeakValueDictionary()
-        self._collect_at = self.max_open_scopes  # see _evict
         self._caches: dict[str, ResponseCache] = {}
         self._lock = threading.RLock()
         self._closed = False
@@ -671,13 +669,6 @@ class MemoryStore:
                 failures.append((key, err))
             if _usable(memory):  # a caller may still hold it: it is handed out again
                 self._evicted[key] = memory
-        if len(self._evicted) > self._collect_at:
-            # A memory is a reference cycle (its lifecycle points back at it): one nobody holds
-            # any more waits for a full garbage collection, which the interpreter runs rarely
-            # once a process holds many objects. Run one each time as many evicted memories as
-            # are open may be waiting; those still held then set the next threshold.
-            gc.collect()
-            self._collect_at = len(self._evicted) + self.max_open_scopes
         if len(self._caches) > self.max_open_scopes:  # a cache made for a scope evicted since
             for key in [key for key in self._caches if key not in self._memories]:
                 self._drop_cache(key)
