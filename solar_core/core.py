@@ -896,6 +896,13 @@ class MemoryCore:
         )
         self._eviction.reserve(store.slots)
         self._eviction.load_state(part_of("eviction", state))
+        # A policy that tells the latest retrieval by its slots array (coverage: a rating of it
+        # rescales the ring row it made) gets the very array the memory hands back to rate it.
+        latest = getattr(self._eviction, "last_slots", None)
+        if latest is not None and self._recent:
+            newest = next(reversed(self._recent.values()))
+            if np.array_equal(newest.slots, latest):
+                newest.slots = latest
         if not self._one_policy():
             self._admission.load_state(part_of("admission", state))
         if self._deletion is not None:

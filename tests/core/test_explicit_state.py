@@ -60,8 +60,12 @@ def _same(a: SolarMemory, b: SolarMemory) -> None:
 def test_a_memory_rebuilt_from_its_params_and_state_goes_on_the_same(policy: str) -> None:
     memory = SolarMemory(policy, capacity=8, embedder="hash", seed=3)
     _drive(memory, 60)
+    memory.retrieve("what about tea")  # its rating, after the load, still reaches the policy
     twin = _twin(memory)
     assert twin.params() == memory.params()
+    _same(twin, memory)
+    twin.feedback(score=0.25)
+    memory.feedback(score=0.25)
     _same(twin, memory)
     assert _drive(twin, 40, seed=1) == _drive(memory, 40, seed=1)
     assert twin.core.rng.random() == memory.core.rng.random()
