@@ -136,6 +136,7 @@ class Journal(StepListener):
         self._settle = settle
         self._locate = locate
         self._creating = False  # the open write transaction creates the scope's row
+        self._reading = False  # reading the memory for a snapshot: its reads must not sync
         self.snapshot_every = snapshot_every
         self.seq = 0  # the last step this process's memory has applied
         self.snapshot_seq = 0
@@ -311,7 +312,11 @@ class Journal(StepListener):
         replace the log it stands for (a purge deletes the steps before it) and the scope
         could not be opened again; refused, the step's transaction rolls back, the log stays
         the scope's truth and this memory is rebuilt from the database on its next use."""
-        blob = container.dumps(snapshot_params(memory), memory.state())
+        self._reading = True  # (in this step's transaction: caught up already)
+        try:
+            blob = container.dumps(snapshot_params(memory), memory.state())
+        finally:
+            self._reading = False
         try:
             self._memory_from(blob, f"the snapshot of {named(self.scope)} at step {seq}", False)
         except PersistenceError as err:
@@ -499,9 +504,10 @@ class Journal(StepListener):
 
     # -- catching up --------------------------------------------------------------------------
     def sync(self) -> None:
-        """Catch up with the steps other processes logged (the memory's reads call this)."""
+        """Catch up with the steps other processes logged (the memory's reads call this; not
+        while this journal reads the memory itself, in its own transaction)."""
         memory = None if self._memory is None else self._memory()
-        if memory is not None:
+        if memory is not None and not self._reading:
             self.catch_up(memory)
 
     def catch_up(self, memory: SolarMemory) -> None:

@@ -146,8 +146,13 @@ def stream(n: int, seed: int = 0) -> list[tuple[str, Any]]:
 
 def apply(memory: SolarMemory, op: tuple[str, Any], clock: Clock) -> object:
     kind, arg = op
+    # Before a scope's first write (a stream's first add) its memory records no retrieval and
+    # takes no rating: a plain memory standing for it is read the same way.
+    unwritten = memory.stats()["steps"] == 0
     if kind == "retrieve":
-        return [h.id for h in memory.retrieve(embedding=arg, k=3)]
+        return [h.id for h in memory.retrieve(embedding=arg, k=3, record=not unwritten)]
+    if kind == "feedback" and unwritten:
+        return None
     if kind == "feedback":
         # The memory's latest retrieval, whichever process or handle made it (named: by
         # default a handle rates only its own, and these streams hop between handles).
