@@ -796,7 +796,7 @@ class MemoryCore:
             **{name: getattr(self, "_" + name) for name in _COUNTERS},
             "score_sum": self._score_sum,
             "pending_score": self._pending_score,
-            "identity": self._identity,
+            "origin": self._identity,  # who made its rating handles
             "rng": _plain(self._rng.bit_generator.state),
             "item.text": column([r.text for r in kept]),
             "item.metadata": column([r.metadata for r in kept]),
@@ -850,7 +850,7 @@ class MemoryCore:
         counters = {name: read.integer(name) for name in _COUNTERS}
         score_sum = read.number("score_sum", 0.0, float(counters["feedbacks"]))
         pending = read.number("pending_score", 0.0, 1.0, optional=True)
-        identity = read.text("identity")
+        identity = read.text("origin")
         rng = read.mapping("rng")
         records = self._read_records(read, store)
         limit = self._trace.maxlen or 0

@@ -30,6 +30,7 @@ solar_core.state.StateError: an example: count must be an int in [0, 46116860184
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Protocol, TypeAlias, TypeVar, runtime_checkable
@@ -117,6 +118,23 @@ def build(described: object, what: str) -> Any:
         return from_params(params) if from_params is not None else cls(**params)
     except (TypeError, ValueError) as err:
         raise StateError(f"{what}: {cls.__name__}({params!r}) is refused: {err}") from err
+
+
+def no_params(part: object) -> dict[str, Any]:
+    """``{}`` for a part whose constructor takes no parameters; else an error: its class must
+    say what they are (a part built again from ``{}`` would not be the same part)."""
+    init = type(part).__init__
+    if init is not object.__init__:
+        taken = [
+            name
+            for name, p in list(inspect.signature(init).parameters.items())[1:]
+            if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        ]
+        if taken:
+            raise NotImplementedError(
+                f"{type(part).__name__} takes parameters ({', '.join(taken)}): define its params()"
+            )
+    return {}
 
 
 def prefixed(prefix: str, state: Mapping[str, Value]) -> State:

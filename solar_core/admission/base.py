@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
@@ -10,7 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from ..state import StateReader, register_part
+from ..state import StateReader, no_params, register_part
 
 if TYPE_CHECKING:
     from ..eviction.base import Victim
@@ -211,23 +210,6 @@ def reader_of(part: object, state: Mapping[str, Any]) -> StateReader:
     if odd:
         raise reader.fail(f"a state's names are strings, got {odd[0]!r}")
     return reader
-
-
-def no_params(part: object) -> dict[str, Any]:
-    """``{}`` for a part whose constructor takes no parameters; else an error: its class must
-    say what they are (a part built again from ``{}`` would not be the same part)."""
-    init = type(part).__init__
-    if init is not object.__init__:
-        taken = [
-            name
-            for name, p in list(inspect.signature(init).parameters.items())[1:]
-            if p.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-        ]
-        if taken:
-            raise NotImplementedError(
-                f"{type(part).__name__} takes parameters ({', '.join(taken)}): define its params()"
-            )
-    return {}
 
 
 def plain(value: Any) -> Any:

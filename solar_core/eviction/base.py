@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
-from ..admission.base import no_params
-from ..state import MOST_COUNT, State, StateReader
+from ..state import MOST_COUNT, State, StateReader, no_params
 
 if TYPE_CHECKING:
     from ..store import VectorStore

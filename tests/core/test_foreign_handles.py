@@ -165,19 +165,3 @@ def test_middleware_refuses_one_scopes_retrieval_for_another_scope() -> None:
     assert mw.memory_for("bob").stats()["feedbacks"] == 0
     mw.feedback(like=True, scope="alice", retrieval=alice_out["solar_retrieval"])
     assert mw.memory_for("alice").stats()["feedbacks"] == 1
-
-
-def test_a_memory_saved_before_identities_gets_the_same_one_wherever_it_is_loaded() -> None:
-    memory = seeded(seed=None)
-    memory.retrieve("HTTP 429")
-    state = memory.__getstate__()
-    del state["_identity"]  # as saved by an older version
-    loaded = [SolarMemory.__new__(SolarMemory) for _ in range(2)]
-    for copy_ in loaded:
-        copy_.__setstate__(dict(state))
-    assert loaded[0].core.identity == loaded[1].core.identity != memory.core.identity
-    hits = loaded[0].retrieve("wifi")
-    loaded[1].retrieve("wifi")
-    loaded[1].feedback(like=True, retrieval=hits)  # the same saved memory, loaded twice
-    with pytest.raises(ValueError, match="another memory"):
-        seeded(seed=None).feedback(like=True, retrieval=hits)

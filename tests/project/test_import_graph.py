@@ -100,7 +100,8 @@ def test_no_import_circle() -> None:
 
 
 #: the modules that hold a memory's private parts: the state machine and the facade around it
-OWNERS = {"solar_core.core", "solar_core.memory"}
+#: (with the facade's base class that builds, loads and copies a memory)
+OWNERS = {"solar_core.core", "solar_core.memory", "solar_core.memory_state"}
 #: what code outside them calls a memory, its core or a lifecycle
 HANDLES = {"memory", "core", "donor", "fresh", "old", "probe", "lifecycle", "live", "m"}
 
