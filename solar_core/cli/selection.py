@@ -21,14 +21,14 @@ DAMAGE = (
     "cannot be replayed",
     "snapshot is missing",
     "not a SOLAR memory snapshot",
-    "consistent memory",
+    "memory's state",
     "no readable settings",
     "not a scope key",
     "cannot be read:",
 )
 #: what they say of rows another build may have written as they are (a policy it knows, a
 #: step it replays otherwise): damaged, or to read with that build
-OTHER_BUILD = ("cannot build", "replays differently")
+OTHER_BUILD = ("cannot build", "replays differently", "snapshot format")
 
 
 def scope_options(parser: argparse.ArgumentParser) -> None:

@@ -108,13 +108,13 @@ def loads(blob: bytes, what: str) -> tuple[dict[str, Any], dict[str, Any]]:
     _, header_length, arrays_length = _HEAD.unpack_from(blob, len(MAGIC))
     end = _PREFIX + header_length + arrays_length
     if end + _DIGEST != len(blob):
-        raise PersistenceError(f"{what} is truncated or has trailing bytes")
+        raise _damaged(what, "it is truncated or has trailing bytes")
     if hashlib.blake2b(blob[:end], digest_size=_DIGEST).digest() != blob[end:]:
-        raise PersistenceError(f"{what} fails its checksum: the stored bytes are corrupt")
+        raise _damaged(what, "it fails its checksum (the stored bytes are corrupted)")
     try:
         header = json.loads(blob[_PREFIX : _PREFIX + header_length].decode("utf-8"))
     except (UnicodeDecodeError, ValueError, RecursionError) as err:
-        raise PersistenceError(f"{what} has a header that is not JSON: {err}") from None
+        raise _damaged(what, f"its header is not JSON ({err})") from None
     if (
         type(header) is not dict
         or set(header) != {"params", "values", "arrays"}
@@ -122,24 +122,28 @@ def loads(blob: bytes, what: str) -> tuple[dict[str, Any], dict[str, Any]]:
         or type(header["values"]) is not dict
         or type(header["arrays"]) is not list
     ):
-        raise PersistenceError(f"{what} has a header of another layout")
+        raise _damaged(what, "its header is of another layout")
     state: dict[str, Any] = dict(header["values"])
     body = memoryview(blob)[_PREFIX + header_length : end]
     offset = 0
     for entry in header["arrays"]:
         name, dtype, shape = _array_entry(entry, what)
         if name in state:
-            raise PersistenceError(f"{what} holds {name!r} twice")
+            raise _damaged(what, f"it holds {name!r} twice")
         size = dtype.itemsize
         for n in shape:
             size *= n
         if size > len(body) - offset:
-            raise PersistenceError(f"{what}: array {name!r} runs past the arrays section")
+            raise _damaged(what, f"array {name!r} runs past the arrays section")
         state[name] = np.frombuffer(body[offset : offset + size], dtype=dtype).reshape(shape)
         offset += size
     if offset != len(body):
-        raise PersistenceError(f"{what} has bytes no array claims")
+        raise _damaged(what, "it has bytes no array claims")
     return header["params"], state
+
+
+def _damaged(what: str, why: str) -> PersistenceError:
+    return PersistenceError(f"{what} cannot be read: {why}")
 
 
 def _array_entry(entry: object, what: str) -> tuple[str, np.dtype[Any], tuple[int, ...]]:
@@ -152,5 +156,5 @@ def _array_entry(entry: object, what: str) -> tuple[str, np.dtype[Any], tuple[in
         or len(entry[2]) > _MAX_NDIM
         or any(type(n) is not int or not 0 <= n < 1 << 40 for n in entry[2])
     ):
-        raise PersistenceError(f"{what} describes an array as {str(entry)[:80]}")
+        raise _damaged(what, f"it describes an array as {str(entry)[:80]}")
     return entry[0], _DTYPES[entry[1]], tuple(entry[2])
