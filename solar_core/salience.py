@@ -38,7 +38,6 @@ True
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import re
@@ -408,69 +407,3 @@ def check_prior(prior: SaliencePrior, dim: int) -> None:
             f"this memory's are {dim}-d: use prior='dialogue-text' (any embedder) or a prior "
             "trained for this embedder"
         )
-
-
-def prior_state(prior: SaliencePrior) -> dict[str, Any]:
-    """What a snapshot holds of ``prior``: a shipped prior's name and a digest of its file
-    alone (its weights are the package's file of that name, 20 KB of them for a vector prior,
-    the same in every scope), any other prior whole."""
-    state = dict(vars(prior))
-    if _is_shipped(prior):
-        state = {name: None for name in state}
-        state["name"] = f"{prior.name}@{_shipped_digest(prior.name)}"
-    return state
-
-
-def restore_prior(prior: SaliencePrior) -> None:
-    """Fill in a shipped prior :func:`prior_state` wrote by name, in place; check a prior
-    written whole as its constructor would. Raises ``ValueError`` on either that is not, and
-    on a shipped prior whose file is not the one the snapshot was written with (a release
-    that changed its weights: the scope would go on with other ones)."""
-    values = vars(prior)
-    if all(value is None for name, value in values.items() if name != "name"):
-        name, _, digest = str(values.get("name")).partition("@")
-        if name not in PRIORS:
-            raise ValueError(f"a salience prior named {name!r}, which is not a shipped one")
-        if digest != _shipped_digest(name):
-            raise ValueError(
-                f"the shipped salience prior {name!r} is not the one this snapshot was written "
-                "with: store.reembed(scope) starts the scope over with today's"
-            )
-        values.update(vars(load_prior(name)))
-        return
-    try:
-        SaliencePrior(**values)
-    except TypeError as err:
-        raise ValueError(f"not a salience prior: {err}") from None
-
-
-_digests: dict[str, str] = {}
-
-
-def _shipped_digest(name: str) -> str:
-    """A digest of shipped prior ``name``'s file (its weights as the package ships them)."""
-    digest = _digests.get(name)
-    if digest is None:
-        data = (resources.files("solar_core") / "priors" / f"{name}.json").read_bytes()
-        digest = _digests[name] = hashlib.blake2b(data, digest_size=8).hexdigest()
-    return digest
-
-
-def _is_shipped(prior: SaliencePrior) -> bool:
-    if prior.name not in PRIORS:
-        return False
-    shipped = load_prior(prior.name)
-    if prior is shipped:
-        return True
-    mine, theirs = vars(prior), vars(shipped)
-    if mine.keys() != theirs.keys():
-        return False
-    for name, value in mine.items():
-        other = theirs[name]
-        if isinstance(value, np.ndarray) or isinstance(other, np.ndarray):
-            same = isinstance(value, np.ndarray) and isinstance(other, np.ndarray)
-            if not (same and value.dtype == other.dtype and np.array_equal(value, other)):
-                return False
-        elif value != other or type(value) is not type(other):
-            return False
-    return True

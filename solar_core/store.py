@@ -394,11 +394,6 @@ class VectorStore:
         if self._neighbour_k > 0:
             self.neighbours = index
 
-    def forget_lexical(self) -> None:
-        """Drop the keyword index: the next keyword lookup rebuilds it from the texts (what
-        a restored store does)."""
-        self._lexical = None
-
 
 def _text_of(payload: Any) -> str | None:
     """What the keyword index reads of a payload: its ``text``, if it has one."""

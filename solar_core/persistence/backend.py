@@ -342,10 +342,6 @@ class Backend(ABC):
         )
         return bool(cursor.rowcount == 1)
 
-    def set_seq(self, scope_id: int, seq: int) -> None:
-        """Start a new scope's log at ``seq`` (its first snapshot holds the steps before)."""
-        self.execute("UPDATE solar_scopes SET seq = ? WHERE id = ?", (seq, scope_id))
-
     def rebuild_scope(
         self,
         scope_id: int,
