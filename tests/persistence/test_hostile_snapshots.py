@@ -181,7 +181,7 @@ def test_metadata_nested_past_the_bound_is_refused(scope: _Scope) -> None:
         state["item.metadata"][0]["deep"] = node
 
     _forged(scope, deep)
-    with pytest.raises(InconsistentSnapshot, match="metadata of the item in slot 0 nests deeper than 100 levels"):
+    with pytest.raises(InconsistentSnapshot, match="item in slot 0 nests deeper than 100 levels"):
         scope.reopen()
 
 
@@ -200,7 +200,7 @@ def test_a_value_nested_past_the_json_bound_is_refused(scope: _Scope) -> None:
 def test_a_header_nested_past_the_parsers_bound_is_refused() -> None:
     """A header of 100,000 nested lists: refused as no JSON, not a crash of the reader."""
     header = b'{"params":{},"values":{"a":' + b"[" * 100_000 + b"]" * 100_000 + b'},"arrays":[]}'
-    with pytest.raises(PersistenceError, match="header that is not JSON"):
+    with pytest.raises(PersistenceError, match="not JSON"):
         container.loads(_blob(header, b""), "the snapshot")
 
 
@@ -321,32 +321,6 @@ def test_a_random_generator_of_another_kind_or_state_is_refused(
     _forged(scope, other)
     with pytest.raises(InconsistentSnapshot, match="rng"):
         scope.reopen()
-
-
-def test_a_shipped_prior_whose_file_changed_is_refused(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A snapshot names a shipped prior (and, formerly, the digest of its file): a release
-    that changed the weights must not go on with them silently."""
-    from solar_core import salience
-
-    path = tmp_path / "m.db"
-    settings: dict[str, Any] = {"policy": "solar-dialogue", "capacity": 8, "seed": 0}
-    store = MemoryStore(path, embedder=HashEmbedder(32), **settings)
-    memory = store.scope(user="alice")
-    memory.add("I moved to Lisbon last May.")
-    name = memory.core.eviction.prior.name  # type: ignore[attr-defined]
-    store.close()  # a snapshot
-    again = MemoryStore(path, embedder=HashEmbedder(32), **settings)
-    assert len(again.scope(user="alice")) == 1  # the same file: it loads
-    again.close()
-    monkeypatch.setitem(salience._digests, name, "0" * 16)
-    changed = MemoryStore(path, embedder=HashEmbedder(32), **settings)
-    try:
-        with pytest.raises(PersistenceError, match="not the one this snapshot was written with"):
-            len(changed.scope(user="alice"))
-    finally:
-        changed.close()
 
 
 @pytest.mark.parametrize(

@@ -578,7 +578,9 @@ def test_the_evaluator_and_deletion_settings_are_part_of_a_scope(tmp_path: Path)
     url = str(tmp_path / "m.db")
     MemoryStore(url, embedder="hash", evaluator=lambda q, e, m: True).scope(user="a").add("x")
     # (the recorded evaluator is its gate's parameters; a store without one asks for None)
-    with pytest.raises(PersistenceError, match=r"created with evaluator=\{.*asks for evaluator=None"):
+    with pytest.raises(
+        PersistenceError, match=r"created with evaluator=\{.*asks for evaluator=None"
+    ):
         MemoryStore(url, embedder="hash").scope(user="a")
     history = MemoryStore(url, embedder="hash", deletion=lambda: HistoryDeletion(n=3))
     history.scope(user="b").add("y")  # stored by its first write (a read stores nothing)

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any
 
 import pytest

@@ -98,7 +98,9 @@ def test_registration_refuses_what_cannot_be_a_policy_and_changes_nothing(
 
 
 @pytest.mark.parametrize("value", [{"a": 1}, 3.5, [1, 2], "text", None, {"deep": [[1.5]]}])
-def test_a_class_of_yours_says_what_fills_on_use_in_its_state(tmp_path: Path, value: object) -> None:
+def test_a_class_of_yours_says_what_fills_on_use_in_its_state(
+    tmp_path: Path, value: object
+) -> None:
     """An attribute of your class that fills on use is its learned state: its ``state()`` says
     it as a JSON value and its ``load_state()`` takes it back, checked; a scope of it reopens
     with it."""

@@ -13,9 +13,8 @@ from typing import Any
 import numpy as np
 import pytest
 
-from solar_core import MemoryStore
+from solar_core import MemoryStore, SolarMemory
 from solar_core.deletion import CombinedDeletion, HistoryDeletion, PeriodicDeletion
-from solar_core import SolarMemory
 from solar_core.persistence import PersistenceError, container
 from solar_core.persistence.journal import Journal, snapshot_params
 from solar_core.presets import available_policies
