@@ -42,8 +42,8 @@ from langchain_solar import SolarRetriever as LangChainRetriever
 from llamaindex_solar import SolarChatMemory, SolarMemoryBlock
 from llamaindex_solar import SolarRetriever as LlamaIndexRetriever
 from solar_core import SolarMemory
-from solar_core.persistence import MemoryStore, PersistenceError, Scope, codec
-from solar_core.persistence.journal import Journal, snapshot_state
+from solar_core.persistence import MemoryStore, PersistenceError, Scope, container
+from solar_core.persistence.journal import Journal, snapshot_params
 from solar_core.persistence.scope import namespace_scope
 from solar_core.response_cache import ResponseCache
 from tests.support.profiles import examples
@@ -390,7 +390,7 @@ def test_reembed_brings_back_a_scope_whose_snapshot_its_reader_refuses(tmp_path:
     journal = alice.runner
     assert isinstance(journal, Journal) and journal.scope_id is not None
     with store.backend.transaction(write=True):  # what an unchecked writer wrote
-        blob = codec.dumps(snapshot_state(alice))
+        blob = container.dumps(snapshot_params(alice), alice.state())
         store.backend.write_snapshot(journal.scope_id, journal.seq, blob, 0.0, True)
     journal.forgotten()  # (this process's memory: never written again)
     store.close()

@@ -1,6 +1,8 @@
-"""Scopes made by MiniLM (the default embedder of earlier versions) in a store whose default is
-now the built-in static embedder: they reopen with MiniLM, or say how to; nothing is re-embedded
-unless asked. Scopes stored before the salience prior was recorded keep the prior they had."""
+"""Scopes made by another embedder (MiniLM, the default of earlier versions) in a store whose
+embedder is another one: they are refused, saying how to re-embed them; nothing is re-embedded
+unless asked, and ``store.reembed`` brings them to the store's embedder, with today's default
+salience prior. (Earlier versions reopened a MiniLM scope with MiniLM in a default store, and
+kept the prior of a scope stored before priors were recorded: both are gone.)"""
 
 from __future__ import annotations
 
@@ -48,35 +50,14 @@ def made_by_minilm(url: str, policy: str, facts: list[str]) -> None:
     rewrite_config(url, as_if_minilm_made_it)
 
 
-@pytest.mark.minilm
-def test_a_scope_minilm_made_reopens_with_minilm_in_a_default_store(tmp_path: Path) -> None:
-    url = str(tmp_path / "agent.db")
-    old = MemoryStore(url, policy="solar-dialogue", capacity=10, embedder="minilm", seed=0)
-    for fact in FACTS:
-        old.scope(user="alice").add(fact)
-    old.close()
-    store = MemoryStore(url, seed=0)  # today's default: the static embedder
-    alice = store.scope(user="alice")
-    assert type(alice.embedder).__name__ == "MiniLMEmbedder" and alice.dim == 384
-    assert alice.core.eviction.prior.name == "dialogue-static"  # type: ignore[attr-defined]
-    hits = alice.retrieve("which tea do I like?", k=1)
-    assert [h.text for h in hits] == [FACTS[1]]
-    bob = store.scope(user="bob")  # a new scope gets the default
-    assert isinstance(bob.embedder, StaticEmbedder) and bob.dim == 256
-    store.close()
-
-
-def test_without_the_minilm_extra_a_minilm_scope_says_how_to_open_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_minilm_scope_in_a_default_store_says_how_to_reembed_it(tmp_path: Path) -> None:
     url = str(tmp_path / "agent.db")
     made_by_minilm(url, "fifo", FACTS)
-    monkeypatch.setattr("solar_core.minilm.minilm_installed", lambda: False)
     store = MemoryStore(url, seed=0)
     with pytest.raises(PersistenceError) as refused:
         store.scope(user="alice")
     message = str(refused.value)
-    assert "pip install 'solar-memory[minilm]'" in message
+    assert "MiniLMEmbedder" in message
     assert "store.reembed({'user': 'alice'})" in message
     # nothing was re-embedded: the scope is as it was, until asked
     with sqlite3.connect(url) as db:
@@ -91,38 +72,11 @@ def test_without_the_minilm_extra_a_minilm_scope_says_how_to_open_it(
 
 
 def test_a_store_given_an_embedder_never_swaps_it(tmp_path: Path) -> None:
-    """Only the default store reopens a MiniLM scope with MiniLM: one given an embedder
-    refuses a scope of another, as before."""
+    """A store given an embedder refuses a scope of another, as before."""
     url = str(tmp_path / "agent.db")
     made_by_minilm(url, "fifo", FACTS[:1])
     with pytest.raises(PersistenceError, match="reembed"):
         MemoryStore(url, embedder=HashEmbedder(dim=256), seed=0).scope(user="alice")
-
-
-def test_a_scope_stored_before_priors_were_recorded_keeps_its_prior(tmp_path: Path) -> None:
-    """Before the static prior, a chat memory with any embedder but MiniLM read the text prior.
-    A scope stored then records no prior: it keeps the text prior (its log replays the same),
-    while a new scope records the one it picked."""
-    url = str(tmp_path / "agent.db")
-    store = MemoryStore(url, policy="solar-dialogue", capacity=2, embedder="hash", seed=0)
-    for fact in [*FACTS, "Bo: haha, nice", "Ann: see you!"]:
-        store.scope(user="alice").add(fact)
-    with sqlite3.connect(url) as db:
-        (config,) = db.execute("SELECT config FROM solar_scopes").fetchone()
-    assert json.loads(config)["prior"] == "dialogue-static"  # recorded now
-
-    def as_before(config: dict[str, Any]) -> None:
-        del config["prior"]
-
-    # The writer is still open: its steps are only in the log, which the others replay.
-    rewrite_config(url, as_before)
-    again = MemoryStore(url, policy="solar-dialogue", capacity=2, embedder="hash", seed=0)
-    alice = again.scope(user="alice")
-    assert alice.core.eviction.prior.name == "dialogue-text"  # type: ignore[attr-defined]
-    read = MemoryReader(url).memory({"user": "alice"})
-    assert read.core.eviction.prior.name == "dialogue-text"  # type: ignore[attr-defined]
-    again.close()
-    store.close()
 
 
 def test_a_forged_prior_in_a_scopes_settings_is_refused(tmp_path: Path) -> None:
@@ -132,38 +86,19 @@ def test_a_forged_prior_in_a_scopes_settings_is_refused(tmp_path: Path) -> None:
     store.close()
 
     def forged(config: dict[str, Any]) -> None:
-        config["prior"] = "/etc/passwd"
+        config["params"]["eviction"]["params"]["prior"] = "/etc/passwd"
 
     rewrite_config(url, forged)
     with pytest.raises(PersistenceError, match="edited by hand"):
         MemoryStore(url, embedder="hash", seed=0).scope(user="alice")
 
 
-def as_if_minilm_were_installed(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A stand-in for MiniLM that needs no torch: the 384-d hash embedder the scope was made
-    with (so its fingerprint matches), under MiniLM's name."""
-
-    class StandIn(HashEmbedder):
-        def __init__(self) -> None:
-            super().__init__(dim=384)
-
-    monkeypatch.setattr("solar_core.minilm.minilm_installed", lambda: True)
-    monkeypatch.setattr("solar_core.minilm.MiniLMEmbedder", StandIn)
-
-
-def test_a_minilm_scope_re_embedded_while_open_works_at_once(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The handle a caller holds follows the scope to the new embedder, and its response
-    cache is the scope's: it used to keep MiniLM against a 256-d memory."""
+def test_a_reembedded_chat_scope_starts_over_with_todays_default_prior(tmp_path: Path) -> None:
     url = str(tmp_path / "agent.db")
     made_by_minilm(url, "solar-dialogue", FACTS)
-    as_if_minilm_were_installed(monkeypatch)
     store = MemoryStore(url, seed=0)
-    alice = store.scope(user="alice")
-    assert alice.dim == 384 and store.response_cache({"user": "alice"}) is not None
     assert store.reembed({"user": "alice"})
-    assert store.scope(user="alice") is alice  # the same handle, brought up to date
+    alice = store.scope(user="alice")
     assert isinstance(alice.embedder, StaticEmbedder) and alice.dim == 256
     assert [h.text for h in alice.retrieve("what is my locker code?", k=1)] == [FACTS[0]]
     assert alice.add("Ann: I moved to Porto").admitted
@@ -171,17 +106,7 @@ def test_a_minilm_scope_re_embedded_while_open_works_at_once(
     assert alice.core.eviction.prior.name == "dialogue-static"  # type: ignore[attr-defined]
     with sqlite3.connect(url) as db:
         (config,) = db.execute("SELECT config FROM solar_scopes").fetchone()
-    assert json.loads(config)["prior"] == "dialogue-static"
+    assert json.loads(config)["params"]["eviction"]["params"]["prior"] == "dialogue-static"
     store.close()
-
-
-def test_the_response_cache_of_a_minilm_scope_uses_its_embedder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    url = str(tmp_path / "agent.db")
-    made_by_minilm(url, "fifo", FACTS[:1])
-    as_if_minilm_were_installed(monkeypatch)
-    store = MemoryStore(url, seed=0)
-    cache = store.response_cache({"user": "alice"})
-    assert cache.lookup("what is my locker code?", scope={"user": "alice"}) is None  # a miss
-    store.close()
+    read = MemoryReader(url).memory({"user": "alice"})
+    assert read.core.eviction.prior.name == "dialogue-static"  # type: ignore[attr-defined]

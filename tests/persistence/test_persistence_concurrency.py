@@ -95,11 +95,13 @@ def eight_threads_on_one_sqlite_store(tmp_path: Path, operations: int) -> None:
                         mine.append(str(d.item_id))
                 elif r < 0.70:
                     hits = memory.retrieve(embedding=v, k=3)
-                    tally.record(1)
+                    # (before the scope's first write a retrieval records nothing: no step)
+                    tally.record(int(hits.retrieval_id is not None))
                 elif r < 0.80 and hits is not None:
                     try:
                         memory.feedback(like=bool(i % 2), retrieval=hits)
-                        tally.record(1)
+                        # (a rating of a retrieval that recorded nothing changes nothing)
+                        tally.record(int(hits.retrieval_id is not None))
                     except ValueError:  # rated already, or too old
                         pass
                 elif r < 0.85 and mine:

@@ -1,14 +1,15 @@
-"""A stored scope records every parameter of its policy when it is created, given or default, and
-is built from them ever after: a later change of a library default changes no scope, and a
-snapshot cannot give a scope parameters other than the recorded ones."""
+"""A stored scope records every parameter of its memory when it is created, given or default (its
+row's ``config["params"]``: the memory's ``params()`` less what only reads: k, retrieval,
+min_score), and is built from them ever after: a later change of a library default changes no
+scope, and a snapshot cannot give a scope parameters other than the recorded ones."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import pytest
 
@@ -16,10 +17,11 @@ from solar_core import MemoryStore, PersistenceError, SolarMemory
 from solar_core.admission import AdmissionPolicy, AlwaysAdmit, RegretGate
 from solar_core.admission.base import Candidate, Verdict
 from solar_core.eviction import FifoEviction, ThompsonEviction
-from solar_core.persistence import codec
+from solar_core.persistence import container
+from solar_core.persistence.journal import snapshot_params
 from solar_core.persistence.reader import MemoryReader
 from solar_core.presets import PRESETS, register_policy
-from solar_core.registry import settings, state_class
+from solar_core.state import part_of, prefixed
 from tests.support.persistence import DIM, Clock, apply, stream
 
 
@@ -55,16 +57,17 @@ def _fill(store: MemoryStore, steps: int = 30) -> None:
 
 
 def test_a_new_scope_records_every_parameter_given_or_default(tmp_path: Path) -> None:
-    from solar_core.presets import settings_of
-
     store = _store(tmp_path / "m.db", window=12)
     _fill(store, 3)
     config = _config(tmp_path / "m.db")
     store.close()
-    assert config["params"] == {"window": 12}  # what was given, as before
-    assert config["settings"] == settings_of("solar", {"window": 12})
-    assert config["settings"]["window"] == 12 and config["settings"]["ema"] == 0.7
-    assert config["settings"]["prior_alpha"] == 2.0  # the eviction policy's too
+    plain = SolarMemory("solar", capacity=20, dim=DIM, window=12)
+    assert config["params"] == snapshot_params(plain)  # the memory's parameters
+    admission = config["params"]["admission"]
+    assert admission["class"] == "RegretGate"
+    assert admission["params"]["window"] == 12 and admission["params"]["ema"] == 0.7
+    eviction = config["params"]["eviction"]  # the eviction policy's too
+    assert eviction["class"] == "ThompsonEviction" and eviction["params"]["prior_alpha"] == 2.0
 
 
 def _change_default(monkeypatch: pytest.MonkeyPatch, function: Any, name: str, value: Any) -> None:
@@ -103,17 +106,31 @@ def test_a_changed_default_changes_no_stored_scope(
 
 
 def _forge(path: Path, change: Any) -> None:
-    """Rewrite the scope's snapshot after ``change(state)``, as a writer of the database could."""
+    """Rewrite the scope's snapshot after ``change(params, state)``, as a writer of the database
+    could."""
     with sqlite3.connect(path) as db:
         (blob,) = db.execute("SELECT state FROM solar_snapshots").fetchone()
-        state = codec.loads(bytes(blob), "the snapshot")
-        change(state)
-        db.execute("UPDATE solar_snapshots SET state = ?", (codec.dumps(state),))
+        params, state = container.loads(bytes(blob), "the snapshot")
+        change(params, state)
+        db.execute("UPDATE solar_snapshots SET state = ?", (container.dumps(params, state),))
+
+
+def _set_param(part: str, name: str, value: object) -> Any:
+    """A forgery setting parameter ``name`` of the snapshot's part ``part``."""
+
+    def change(params: dict[str, Any], state: dict[str, Any]) -> None:
+        params[part]["params"][name] = value
+
+    return change
 
 
 @pytest.mark.parametrize(
     ("part", "name", "value"),
-    [("_admission", "window", 7), ("_eviction", "decay", 0.9), ("_eviction", "neighbours", 40)],
+    [
+        ("admission", "window", 7),
+        ("eviction", "decay", 0.9),
+        ("eviction", "novelty_neighbours", 40),
+    ],
 )
 def test_a_snapshot_cannot_give_a_scope_other_parameters(
     tmp_path: Path, part: str, name: str, value: object
@@ -121,58 +138,44 @@ def test_a_snapshot_cannot_give_a_scope_other_parameters(
     store = _store(tmp_path / "m.db")
     _fill(store)
     store.close()  # a snapshot
-    _forge(tmp_path / "m.db", lambda state: setattr(state[part], name, value))
+    _forge(tmp_path / "m.db", _set_param(part, name, value))
     again = _store(tmp_path / "m.db")
-    with pytest.raises(PersistenceError, match=rf"\.{name} is {value!r}, not the scope's"):
+    with pytest.raises(PersistenceError, match=rf"other parameters than the scope's \({part}\)"):
         again.scope(user="alice")
     again.close()
 
 
-def test_a_scope_that_recorded_no_settings_keeps_its_snapshots(tmp_path: Path) -> None:
-    """A scope created before settings were recorded: its snapshot's parameters stand (a default
-    changed since must not make it unreadable)."""
-    config = _stored(tmp_path / "m.db", 30)
-    del config["settings"]
-    _set_config(tmp_path / "m.db", config)
-    _forge(tmp_path / "m.db", lambda state: setattr(state["_eviction"], "decay", 0.9))
-    again = _store(tmp_path / "m.db")
-    assert again.scope(user="alice").core.eviction.decay == 0.9  # type: ignore[attr-defined]
-    again.close()
+def _with_admission(config: dict[str, Any], recorded: object) -> dict[str, Any]:
+    params = {**config["params"], "admission": {"class": "RegretGate", "params": recorded}}
+    return {**config, "params": params}
 
 
 def test_unreadable_recorded_settings_are_refused_by_name(tmp_path: Path) -> None:
     config = _stored(tmp_path / "m.db")
     for recorded in (["window"], {"window": -4}, {"window": "wide"}):
-        _set_config(tmp_path / "m.db", {**config, "settings": recorded})
+        _set_config(tmp_path / "m.db", _with_admission(config, recorded))
         again = _store(tmp_path / "m.db")
-        with pytest.raises(PersistenceError, match="settings|cannot build"):
+        with pytest.raises(PersistenceError, match="RegretGate|window"):
             again.scope(user="alice")
         again.close()
 
 
 class _Patience(FifoEviction):
-    """A policy of one's own with a parameter: it names the attribute that holds it."""
-
-    setting_names: ClassVar[tuple[str, ...]] = settings("patience")
+    """A policy of one's own with a parameter: its ``params()`` say it."""
 
     def __init__(self, patience: int = 3) -> None:
         super().__init__()
         self.patience = patience
 
-
-class _Misnamed(FifoEviction):
-    """One that names an attribute it does not have."""
-
-    setting_names: ClassVar[tuple[str, ...]] = settings("patience")
+    def params(self) -> dict[str, Any]:
+        return {"patience": self.patience}
 
 
 @pytest.fixture
 def own_policies() -> Iterator[None]:
     register_policy("patient-fifo", _Patience)
-    register_policy("misnamed-fifo", _Misnamed)
     yield
     PRESETS.pop("patient-fifo")
-    PRESETS.pop("misnamed-fifo")
 
 
 def test_a_policy_of_ones_own_has_its_parameters_recorded_and_held(
@@ -184,19 +187,16 @@ def test_a_policy_of_ones_own_has_its_parameters_recorded_and_held(
     first = store()
     _fill(first, 5)
     first.close()
-    assert _config(tmp_path / "m.db")["settings"] == {"patience": 5}
-    _forge(tmp_path / "m.db", lambda state: setattr(state["_eviction"], "patience", 9))
+    recorded = _config(tmp_path / "m.db")["params"]["eviction"]
+    assert recorded == {"class": "_Patience", "params": {"patience": 5}}
     again = store()
-    with pytest.raises(PersistenceError, match=r"\.patience is 9, not the scope's 5"):
+    assert again.scope(user="alice").core.eviction.patience == 5  # type: ignore[attr-defined]
+    again.close()
+    _forge(tmp_path / "m.db", _set_param("eviction", "patience", 9))
+    again = store()
+    with pytest.raises(PersistenceError, match=r"other parameters than the scope's \(eviction\)"):
         again.scope(user="alice")
     again.close()
-
-
-def test_a_setting_name_the_class_does_not_hold_is_refused_when_the_store_opens(
-    tmp_path: Path, own_policies: None
-) -> None:
-    with pytest.raises(TypeError, match="has no attribute 'patience', which its setting_names"):
-        MemoryStore(tmp_path / "m.db", policy="misnamed-fifo", dim=DIM)
 
 
 # -- policies of one's own: what the recorded settings must not change ----------------------------
@@ -206,6 +206,9 @@ class _WindowFifo(FifoEviction):
     def __init__(self, window: int | None = None) -> None:
         super().__init__()
         self.window = window
+
+    def params(self) -> dict[str, Any]:
+        return {"window": self.window}
 
 
 class _TwoSpeedGate(AdmissionPolicy):
@@ -221,10 +224,37 @@ class _TwoSpeedGate(AdmissionPolicy):
         fast, slow = self.fast.admit(candidate), self.slow.admit(candidate)
         return fast if fast.admitted else slow
 
+    def params(self) -> dict[str, Any]:
+        return {"short": self.fast.window, "long": self.slow.window}
+
+    def state(self) -> dict[str, Any]:
+        return {**prefixed("fast", self.fast.state()), **prefixed("slow", self.slow.state())}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        self.fast.load_state(part_of("fast", state))
+        self.slow.load_state(part_of("slow", state))
+
 
 class _Annealed(ThompsonEviction):
     """Thompson eviction whose decay anneals as it runs: a subclass may change what its base's
-    parameters do, so it does not inherit the base's ``setting_names``."""
+    parameters do. Its parameters stay those it was built with; the decay it has annealed to
+    is learned state (its ``state()`` and ``load_state()`` carry it)."""
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        self._built = super().params()
+
+    def params(self) -> dict[str, Any]:
+        return dict(self._built)
+
+    def state(self) -> dict[str, Any]:
+        return {**super().state(), "decay": self.decay}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        rest = dict(state)
+        decay = rest.pop("decay")
+        super().load_state(rest)
+        self.decay = float(decay)
 
     def on_retrieve(self, *args: Any, **kwargs: Any) -> None:
         super().on_retrieve(*args, **kwargs)
@@ -232,11 +262,15 @@ class _Annealed(ThompsonEviction):
 
 
 class _Slack(FifoEviction):
-    """A positional-only parameter: never passed by name, so never recorded."""
+    """A positional-only parameter: never passed by name, so it is always its default and its
+    ``params()`` record none."""
 
     def __init__(self, slack: int = 0, /) -> None:
         super().__init__()
         self.slack = slack
+
+    def params(self) -> dict[str, Any]:
+        return {}
 
 
 def _parameters(policy: object) -> dict[str, object]:
@@ -287,25 +321,29 @@ def test_a_stored_scope_is_the_memory_its_policy_builds_and_reopens(
     again.close()
 
 
-def test_a_recorded_parameter_a_later_version_removed_is_left_out(tmp_path: Path) -> None:
+def test_a_recorded_parameter_its_class_does_not_take_is_refused_by_name(tmp_path: Path) -> None:
+    """The recorded parameters are its parts' constructors' keyword arguments: one its class
+    does not take (a database of another version, or edited) is refused, naming it."""
     config = _stored(tmp_path / "m.db")
-    config["settings"]["retired_knob"] = 4  # recorded by a version whose gate took it
+    config["params"]["admission"]["params"]["retired_knob"] = 4
     _set_config(tmp_path / "m.db", config)
     again = _store(tmp_path / "m.db")
-    assert len(again.scope(user="alice")) > 0
+    with pytest.raises(PersistenceError, match="cannot build.*retired_knob"):
+        again.scope(user="alice")
     again.close()
 
 
-@pytest.mark.parametrize("params", [{"trace_retention_days": 5}, {"no_such": 1}, ["window"]])
-def test_parameters_edited_into_a_scope_are_refused_by_name(tmp_path: Path, params: object) -> None:
+@pytest.mark.parametrize("edit", [{"trace_retention_days": 5}, {"no_such": 1}, ["window"]])
+def test_parameters_edited_into_a_scope_are_refused_by_name(tmp_path: Path, edit: object) -> None:
     config = _stored(tmp_path / "m.db")
+    params = {**config["params"], **edit} if isinstance(edit, dict) else edit
     _set_config(tmp_path / "m.db", {**config, "params": params})
     for opener in (
         lambda: MemoryStore(tmp_path / "m.db", dim=DIM),
         lambda: MemoryReader(tmp_path / "m.db"),
     ):
         again = opener()
-        with pytest.raises(PersistenceError, match="parameters|cannot build"):
+        with pytest.raises(PersistenceError, match="parameters|cannot build|settings"):
             scope = (
                 again.scope(user="alice")
                 if isinstance(again, MemoryStore)
@@ -323,6 +361,9 @@ class _TtlFifo(FifoEviction):
         super().__init__()
         self.ttl = ttl_days
 
+    def params(self) -> dict[str, Any]:
+        return {"ttl_days": self.ttl}
+
 
 class _TopKFifo(FifoEviction):
     """A parameter named as an alias the memory refuses (``top_k`` for ``k``)."""
@@ -331,13 +372,19 @@ class _TopKFifo(FifoEviction):
         super().__init__()
         self.top = top_k
 
+    def params(self) -> dict[str, Any]:
+        return {"top_k": self.top}
+
 
 class _RingFifo(FifoEviction):
     """A ``window`` whose default is not a scalar, beside the regret gate's ``window=30``."""
 
-    def __init__(self, window: tuple[int, int] = (4, 8)) -> None:
+    def __init__(self, window: tuple[int, int] | list[int] = (4, 8)) -> None:
         super().__init__()
-        self.window = window
+        self.window = tuple(window)
+
+    def params(self) -> dict[str, Any]:
+        return {"window": list(self.window)}  # (as JSON: a list)
 
 
 @pytest.mark.parametrize(
@@ -362,37 +409,3 @@ def test_a_stored_scope_of_these_policies_is_the_memory_they_build(
         store.close()
     finally:
         PRESETS.pop(policy)
-
-
-@state_class
-class _Level:
-    """A registered part whose parameter is declared; a holder of several."""
-
-    setting_names: ClassVar[tuple[str, ...]] = settings("level")
-
-    def __init__(self, level: int) -> None:
-        self.level = level
-
-
-@state_class
-class _Levels:
-    def __init__(self, *levels: int) -> None:
-        self.kids = [_Level(level) for level in levels]
-
-
-def _load(snapshot: _Levels, template: _Levels, *examples: _Levels) -> list[int]:
-    back = codec.loads(codec.dumps(snapshot), "the snapshot", template, examples, True)
-    return [kid.level for kid in back.kids]
-
-
-def test_a_parameter_is_exact_where_the_templates_agree_on_it() -> None:
-    assert _load(_Levels(1, 1), _Levels(1), _Levels(1, 1)) == [1, 1]
-    with pytest.raises(PersistenceError, match=r"\.level is 9, not the scope's 1"):
-        _load(_Levels(9), _Levels(1), _Levels(1, 1))
-
-
-def test_a_parameter_two_objects_hold_apart_in_the_examples_is_checked_by_kind() -> None:
-    """A memory after a few steps may hold a second object of a class with another value: its
-    own snapshot must load."""
-    assert _load(_Levels(1, 2), _Levels(1), _Levels(1, 2)) == [1, 2]
-    assert _load(_Levels(2, 1, 1), _Levels(2, 1, 1)) == [2, 1, 1]

@@ -1,6 +1,9 @@
 """A policy of your own is one module and one registration line (``tests/support/
-newest_out.py``): stores persist it, and a scope of it reopens bit for bit, as a built-in
-policy's does. A composition of registered parts too."""
+newest_out.py``): ``presets.register_policy(name, eviction, admission)`` registers its classes
+as parts, stores persist it, and a scope of it reopens bit for bit, as a built-in policy's
+does. A composition of registered parts too. A class of yours that learns something says it
+with ``params()``, ``state()`` and ``load_state()``; a class no registration names is refused
+when a store is created with it."""
 
 from __future__ import annotations
 
@@ -8,9 +11,8 @@ import importlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Optional, Protocol
+from typing import Any
 
-import numpy as np
 import pytest
 
 from solar_core import SolarMemory
@@ -19,7 +21,7 @@ from solar_core.eviction import FifoEviction
 from solar_core.persistence import MemoryStore
 from solar_core.persistence.scope import Scope
 from solar_core.presets import PRESETS, Preset, register_policy
-from solar_core.registry import state_class
+from solar_core.state import StateReader, register_part
 from tests.support.persistence import Clock, apply, make_store, reference, same, stream
 
 #: the presets ``tests/support/newest_out.py`` registers when imported, once imported
@@ -68,9 +70,9 @@ def test_an_unregistered_class_is_refused_with_the_way_to_register_it(tmp_path: 
     class MyDeletion(HistoryDeletion):
         pass
 
-    with pytest.raises(TypeError, match="must be registered: solar_core.presets.register_policy"):
+    with pytest.raises(TypeError, match="not a registered part: register it with solar_core"):
         MemoryStore(tmp_path / "m.db", embedder="hash", deletion=MyDeletion)
-    state_class(MyDeletion)  # registered: it persists
+    register_part(MyDeletion)  # registered: it persists
     store = MemoryStore(tmp_path / "m.db", embedder="hash", deletion=MyDeletion)
     store.scope(user="a").add("a fact")
     store.close()
@@ -82,13 +84,7 @@ def test_an_unregistered_class_is_refused_with_the_way_to_register_it(tmp_path: 
 def test_registration_refuses_what_cannot_be_a_policy_and_changes_nothing(
     newest_out: ModuleType,
 ) -> None:
-    class Restores(FifoEviction):
-        def __setstate__(self, state: dict[str, object]) -> None:
-            self.__dict__.update(state)
-
     policies = dict(PRESETS)
-    with pytest.raises(TypeError, match="defines __setstate__"):
-        register_policy("restores", Restores)
     with pytest.raises(TypeError, match="EvictionPolicy subclass"):
         register_policy("not-a-policy", dict)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="already defined"):
@@ -101,53 +97,44 @@ def test_registration_refuses_what_cannot_be_a_policy_and_changes_nothing(
     assert SolarMemory("newest-out", capacity=2, embedder="hash").core.eviction.name == "newest-out"
 
 
-class _Sized(Protocol):
-    def __len__(self) -> int: ...
-
-
-@pytest.mark.parametrize(
-    ("annotation", "value"),
-    [
-        (Any, {"a": 1}),
-        (Optional[Any], 3.5),  # noqa: UP045 (the spelling a user may write)
-        (Mapping[str, int] | None, {"a": 1}),
-        (np.floating | None, np.float64(0.5)),
-        (_Sized | None, [1, 2]),
-        (object | None, "text"),
-        (dict | None, {"a": 1}),
-    ],
-)
-def test_a_class_of_yours_declares_what_fills_on_use_as_it_likes(
-    tmp_path: Path, annotation: object, value: object
+@pytest.mark.parametrize("value", [{"a": 1}, 3.5, [1, 2], "text", None, {"deep": [[1.5]]}])
+def test_a_class_of_yours_says_what_fills_on_use_in_its_state(
+    tmp_path: Path, value: object
 ) -> None:
-    """An attribute of your class that is None in a new memory and fills on use may be declared
-    with any annotation: ``Any``, ``object``, an abstract type or a protocol check nothing (they
-    refused every value, or the store's settings); a concrete type checks it."""
+    """An attribute of your class that fills on use is its learned state: its ``state()`` says
+    it as a JSON value and its ``load_state()`` takes it back, checked; a scope of it reopens
+    with it."""
     name = f"fills-{len(PRESETS)}"
 
-    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-        FifoEviction.__init__(self, *args, **kwargs)
-        self._last = None
+    class Fills(FifoEviction):
+        def __init__(self) -> None:
+            super().__init__()
+            self._last: object = None
 
-    def on_remove(self: Any, slot: int, evicted: bool) -> Any:
-        if evicted:
-            self._last = value
-        return FifoEviction.on_remove(self, slot, evicted)
+        def on_remove(self, slot: int, evicted: bool) -> Any:
+            if evicted:
+                self._last = value
+            return super().on_remove(slot, evicted)
 
-    namespace = {"__annotations__": {"_last": annotation}, "__module__": "yours"}
-    cls = type(
-        "Fills", (FifoEviction,), {**namespace, "__init__": __init__, "on_remove": on_remove}
-    )
-    cls.__qualname__ = cls.__name__ = f"Fills{tmp_path.name.replace('-', '_')}"
-    register_policy(name, cls)
+        def state(self) -> dict[str, Any]:
+            return {**super().state(), "last": self._last}
+
+        def load_state(self, state: Mapping[str, Any]) -> None:
+            rest = dict(state)
+            last = StateReader({"last": rest.pop("last")}, "Fills's state").json("last")
+            super().load_state(rest)
+            self._last = last
+
+    Fills.__qualname__ = Fills.__name__ = f"Fills{tmp_path.name.replace('-', '_')}"
+    register_policy(name, Fills)
     url = str(tmp_path / "s.db")
     try:
         with MemoryStore(url, policy=name, capacity=3, embedder="hash", snapshot_every=1) as store:
             memory = store.scope(user="a")
             for text in ("one", "two", "three", "four"):
                 memory.add(text)
-            assert memory.core.eviction._last is not None
+            assert memory.core.eviction._last == value  # type: ignore[attr-defined]
         with MemoryStore(url, policy=name, capacity=3, embedder="hash") as store:
-            assert store.scope(user="a").core.eviction._last == value
+            assert store.scope(user="a").core.eviction._last == value  # type: ignore[attr-defined]
     finally:
         PRESETS.pop(name)

@@ -1,8 +1,12 @@
 """A scope's stored settings and state get the checks the API gives its arguments: a setting
 edited in the database (a window of a billion queries, a capacity of a billion slots, a seed
 that is no int) is refused with a ``PersistenceError`` naming it, before anything is allocated
-by it; a snapshot's counters and the parts its settings make are bounded and exact, so a
-snapshot that loads can always take the next step."""
+by it; a snapshot's counters are bounded and its parameters must be the scope's, so a
+snapshot that loads can always take the next step.
+
+A scope's settings are its row's ``config``: ``{"params": memory.params() (less k, retrieval
+and min_score), "seed": int, "embedder": fingerprint}``; a policy's own settings are its
+part's spec, ``params["eviction"]["params"]``."""
 
 from __future__ import annotations
 
@@ -11,15 +15,14 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from solar_core import HashEmbedder, MemoryStore, PersistenceError, SolarMemory
-from solar_core.persistence import codec
-from solar_core.persistence.journal import snapshot_state
+from solar_core.persistence import container
+from solar_core.state import MOST_COUNT, StateError
 from solar_core.validation import MAX_CAPACITY, MAX_NEIGHBOURS, MAX_WINDOW
 from tests.support.persistence import DIM
 
@@ -60,6 +63,12 @@ def _reopen(path: Path) -> SolarMemory:
         store.close()
 
 
+def _policy_settings(config: dict[str, Any]) -> dict[str, Any]:
+    """The stored settings of a scope's policy (its eviction part's parameters)."""
+    settings: dict[str, Any] = config["params"]["eviction"]["params"]
+    return settings
+
+
 @pytest.mark.parametrize(
     ("policy", "name", "value"),
     [
@@ -75,14 +84,19 @@ def test_a_stored_size_beyond_the_apis_bound_is_refused(
     """(Before: the scope was built with it: a window of 10**9 allocated 7.7 GB.)"""
     path = tmp_path / "m.db"
     config = _stored(path, policy)
-    assert name in config["settings"]
-    config["settings"][name] = value
+    assert name in _policy_settings(config)
+    _policy_settings(config)[name] = value
     _set(path, "solar_scopes", "config", json.dumps(config))
     with pytest.raises(PersistenceError, match=f"{name} must be at most"):
         _reopen(path)
     with pytest.raises(ValueError, match=f"{name} must be at most"):  # as the API says
         params: dict[str, Any] = {name: value}
         SolarMemory(policy, 20, dim=DIM, **params)
+
+
+def _edit(config: dict[str, Any], name: str, value: object) -> None:
+    """Set the stored setting ``name``: the seed is the row's own, the others the memory's."""
+    (config if name == "seed" else config["params"])[name] = value
 
 
 @pytest.mark.parametrize(
@@ -93,8 +107,8 @@ def test_a_stored_size_beyond_the_apis_bound_is_refused(
         ("seed", 1.5, "seed must be an int"),
         ("seed", "7", "seed must be an int"),
         ("seed", 2**64, "seed must be in"),
-        ("policy", ["fifo"], "policy must be a str"),
-        ("dim", True, "dim must be an int"),
+        ("policy", ["fifo"], "policy must be"),
+        ("dim", True, "created with dim="),  # (a bool is no dimension: refused, named)
     ],
 )
 def test_a_stored_setting_the_api_refuses_is_refused(
@@ -105,9 +119,9 @@ def test_a_stored_setting_the_api_refuses_is_refused(
     path = tmp_path / "m.db"
     config = _stored(path, "fifo")
     before = _snapshot_rows(path)
-    config[name] = value
+    _edit(config, name, value)
     _set(path, "solar_scopes", "config", json.dumps(config))
-    with pytest.raises(PersistenceError, match=f"{name}=.*{says}"):
+    with pytest.raises(PersistenceError, match=says):
         _reopen(path)
     assert _snapshot_rows(path) == before  # nothing written
 
@@ -130,7 +144,8 @@ def test_a_billion_is_refused_before_it_is_allocated(tmp_path: Path) -> None:
         config = json.loads(sys.argv[1])
         for name in ("window", "max_window", "capacity"):
             edited = json.loads(json.dumps(config))
-            (edited["settings"] if name != "capacity" else edited)[name] = 10**9
+            params = edited["params"]
+            (params["eviction"]["params"] if name != "capacity" else params)[name] = 10**9
             with sqlite3.connect({str(path)!r}) as db:
                 db.execute("UPDATE solar_scopes SET config = ?", (json.dumps(edited),))
             store = MemoryStore({str(path)!r}, dim={DIM})
@@ -166,56 +181,70 @@ def _memory(steps: int = 8) -> SolarMemory:
     return memory
 
 
-def _load(state: dict[str, Any]) -> Any:
-    """``state`` read back as a store reads a snapshot (see test_hostile_snapshots)."""
-    new, used = snapshot_state(_memory(0)), snapshot_state(_memory(3))
-    return codec.loads(codec.dumps(state), "the snapshot", new, (used,))
+def _load(params: dict[str, Any], state: dict[str, Any]) -> SolarMemory:
+    """``state`` read back as a store reads a snapshot (see test_hostile_snapshots): through
+    the container, into a new memory of ``params``."""
+    params, state = container.loads(container.dumps(params, state), "the snapshot")
+    memory = SolarMemory.from_params(params, embedder=HashEmbedder(32), seed=0)
+    memory.load_state(state)
+    return memory
 
 
 @pytest.mark.parametrize(
     ("part", "value"),
-    [("_prepares", 2**64), ("_prepares", True), ("dim", 31), ("policy", "fifo"), ("capacity", 11)],
+    [("evaluator", {"threshold": 0.5, "initial": 0}), ("dim", 31), ("policy", "fifo")]
+    + [("capacity", 11)],
 )
-def test_a_part_the_settings_make_must_be_the_scopes(part: str, value: object) -> None:
-    """(Before: ``_prepares = 2**64`` loaded, then every add raised: the memory asked an
+def test_a_part_the_settings_make_must_be_the_scopes(
+    tmp_path: Path, part: str, value: object
+) -> None:
+    """A snapshot's parameters are the scope's: one written by a memory of others is refused.
+    (Before: ``_prepares = 2**64`` loaded, then every add raised: the memory asked an
     evaluator gate it does not have to prepare.)"""
-    state = snapshot_state(_memory())
-    state[part] = value
-    with pytest.raises(PersistenceError, match=f"the memory's {part} is"):
-        _load(state)
+    path = tmp_path / "m.db"
+    _stored(path)
+    (blob,) = _snapshot_rows(path)[0][1:]
+    params, state = container.loads(blob, "the snapshot")
+    params[part] = value
+    _set(path, "solar_snapshots", "state", container.dumps(params, state))
+    with pytest.raises(PersistenceError, match=f"other parameters than the scope's \\({part}\\)"):
+        _reopen(path)
 
 
 @pytest.mark.parametrize("value", [2**63, 2**64, -(2**63), float("inf"), float("nan"), 1e300])
-@pytest.mark.parametrize("owner", ["_eviction", "_admission"])
-def test_a_counter_beyond_the_bound_is_refused(owner: str, value: float) -> None:
+@pytest.mark.parametrize("name", ["eviction.seq", "eviction.version", "steps", "id_counter"])
+def test_a_counter_beyond_the_bound_is_refused(name: str, value: float) -> None:
     """(Before: ``_seq = 2**63`` loaded, then every add raised ``OverflowError``.)"""
-    state = snapshot_state(_memory())
-    state[owner]._seq = value
-    with pytest.raises(PersistenceError, match="_seq is"):
-        _load(state)
+    memory = _memory()
+    state = memory.state()
+    state[name] = value
+    with pytest.raises(StateError, match=f"{name.rpartition('.')[2]} must be an int"):
+        _load(memory.params(), state)
 
 
 def test_a_counter_at_the_bound_loads_and_takes_steps() -> None:
-    state = snapshot_state(_memory())
-    state["_eviction"]._seq = state["_admission"]._seq = codec.MOST_COUNT
-    memory = SolarMemory.__new__(SolarMemory)
-    loaded = _load(state)
-    loaded["_embedder"], loaded["_clock"] = HashEmbedder(32), time.time
-    memory.__setstate__(loaded)
+    memory = _memory()
+    state = memory.state()
+    state["eviction.seq"] = state["eviction.version"] = MOST_COUNT
+    loaded = _load(memory.params(), state)
     for i in range(12):
-        memory.add(f"a new fact {i} about coffee")
-        memory.retrieve("coffee")
-    memory.check_invariants()
+        loaded.add(f"a new fact {i} about coffee")
+        loaded.retrieve("coffee")
+    loaded.check_invariants()
 
 
-def test_a_forged_snapshot_is_refused_when_the_store_opens_it(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("name", "value"), [("eviction.seq", 2**64), ("eviction.head", -1)])
+def test_a_forged_snapshot_is_refused_when_the_store_opens_it(
+    tmp_path: Path, name: str, value: int
+) -> None:
     """The same through a store: the scope does not open (before: it opened, and its next
     add raised ``AttributeError``)."""
     path = tmp_path / "m.db"
     _stored(path)
     (blob,) = _snapshot_rows(path)[0][1:]
-    state = codec.loads(blob, "the snapshot")
-    state["_prepares"] = 2**64
-    _set(path, "solar_snapshots", "state", codec.dumps(state))
-    with pytest.raises(PersistenceError, match="_prepares"):
+    params, state = container.loads(blob, "the snapshot")
+    state[name] = value
+    _set(path, "solar_snapshots", "state", container.dumps(params, state))
+    short = name.rpartition(".")[2]
+    with pytest.raises(PersistenceError, match=f"does not hold a memory's state.*{short} must be"):
         _reopen(path)

@@ -94,11 +94,13 @@ def main(argv: list[str] | None = None) -> int:
         for i in range(args.steps):
             v = rng.normal(size=DIM).astype(np.float32)
             hits = memory.retrieve(embedding=v, k=3)
-            logged += 1
+            recorded = hits.retrieval_id is not None  # (none before the scope's first write)
+            logged += recorded
             if i % 4 == 0:
                 try:
+                    # a rating of a retrieval that recorded nothing is accepted, changes nothing
                     memory.feedback(like=True, retrieval=hits)
-                    logged += 1
+                    logged += recorded
                 except ValueError as err:
                     # A scope rates only its last 1,000 retrievals: a worker starved of the lock
                     # while the others ran 1,000 steps finds its own one expired (refused, not
