@@ -842,8 +842,13 @@ class MemoryCore:
         :class:`~solar_core.state.StateError` and the core must then be dropped (its parts
         may hold part of the state)."""
         read = StateReader(state, "the memory's state")
-        for name in state:  # the parts read their own
-            if name.split(".", 1)[0] in ("store", "eviction", "admission", "deletion"):
+        parts = {"store", "eviction"}  # the parts this memory has read their own
+        if not self._one_policy():
+            parts.add("admission")
+        if self._deletion is not None:
+            parts.add("deletion")
+        for name in state:
+            if "." in name and name.split(".", 1)[0] in parts:
                 read.value(name)
         store = self._store
         store.load_state(part_of("store", state))

@@ -128,6 +128,11 @@ class StepRunner(Protocol):
         """Bring the memory up to date before a read (a persisted one: other processes' steps)."""
         ...
 
+    def unrecorded(self, retrieval: object) -> bool:
+        """Whether rating ``retrieval`` changes nothing and refuses nothing (a persisted
+        memory's retrieval made before its scope was stored)."""
+        ...
+
 
 class LocalRunner:
     """A plain memory's runner: applies the step, nothing else (the memory holds its lock)."""
@@ -140,3 +145,6 @@ class LocalRunner:
 
     def sync(self) -> None:
         """Nothing to catch up with."""
+
+    def unrecorded(self, retrieval: object) -> bool:
+        return False

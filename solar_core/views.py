@@ -143,8 +143,9 @@ class MemoryViews:
         that rates several memories and must refuse before it rates any."""
         with self._lock:
             self._sync()
-            if getattr(self._runner, "unstored", False):
-                return  # a scope not stored yet: rating it changes nothing, refuses nothing
+            runner = self._runner
+            if getattr(runner, "unstored", False) or runner.unrecorded(retrieval):
+                return  # before a scope's first write: a rating changes nothing, refuses nothing
             self._core.resolve_retrieval(retrieval)
 
     def items(self) -> list[MemoryItem]:

@@ -137,6 +137,8 @@ class Journal(StepListener):
         self._locate = locate
         self._creating = False  # the open write transaction creates the scope's row
         self._reading = False  # reading the memory for a snapshot: its reads must not sync
+        # the hits of retrievals before the scope's first write (held by their callers)
+        self._unrecorded: weakref.WeakValueDictionary[int, Any] = weakref.WeakValueDictionary()
         self.snapshot_every = snapshot_every
         self.seq = 0  # the last step this process's memory has applied
         self.snapshot_seq = 0
@@ -174,6 +176,11 @@ class Journal(StepListener):
     def _id(self) -> int:
         assert self.scope_id is not None  # only asked of a stored scope
         return self.scope_id
+
+    def unrecorded(self, retrieval: object) -> bool:
+        """Whether ``retrieval`` is the hits of a retrieval made before the scope's first write
+        (rating them changes nothing, whoever stored the scope since)."""
+        return retrieval is not None and self._unrecorded.get(id(retrieval)) is retrieval
 
     @property
     def unstored(self) -> bool:
@@ -433,13 +440,17 @@ class Journal(StepListener):
         memory = None if ref is None else ref()
         assert memory is not None  # the memory running a step is alive
         kind = type(step)
+        if kind is Rating and self.unrecorded(getattr(step, "retrieval", None)):
+            return cast(_T, None)  # hits of a read before the first write: nothing to credit
         if (kind is Lookup or kind is Rating) and self._still_unstored(memory):
             # Before its first write a scope is empty: a retrieval finds nothing and records
             # nothing, and a rating has nothing to credit (see the module's docs).
             if kind is Rating:
                 return cast(_T, None)
             assert isinstance(step, Lookup)
-            return apply(replace(step, record=False))
+            hits = apply(replace(step, record=False))
+            self._unrecorded[id(hits)] = hits  # rating them later changes nothing either
+            return hits
         if kind is Lookup:
             assert isinstance(step, Lookup)
             if not step.record:  # a look changes nothing: nothing to log, but see the latest

@@ -75,7 +75,9 @@ def kill_at_random_points(db_url: str, interactions: int, most_acks: int, least_
         logged = journal.seq
         if last_ack is not None:  # every acknowledged step is there; at most one more
             assert last_ack <= logged <= last_ack + 1
-        while applied < logged:
+        # the log holds the ops from the first add on (those before it are no steps)
+        first = next(i for i, (kind, _) in enumerate(ops) if kind == "add")
+        while logged and applied < logged + first:
             run_op(ref, ops[applied])
             applied += 1
         same(memory, ref)  # nothing half applied: exactly the first `logged` steps

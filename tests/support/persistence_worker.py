@@ -41,8 +41,13 @@ def crash_ops(n: int, seed: int = 0) -> list[tuple[str, Any]]:
 
 def run_op(memory: SolarMemory, op: tuple[str, Any]) -> None:
     kind, arg = op
+    # Before a scope's first write (the stream's first add) its memory records no retrieval
+    # and takes no rating: a plain reference is read the same way.
+    unwritten = memory.stats()["steps"] == 0
     if kind == "retrieve":
-        memory.retrieve(embedding=arg, k=3)
+        memory.retrieve(embedding=arg, k=3, record=not unwritten)
+    elif kind == "feedback" and unwritten:
+        return
     elif kind == "feedback":
         # the stream's latest retrieval, named: a restarted worker did not make it itself
         memory.feedback(like=arg, retrieval=next(reversed(memory.core._recent)))
@@ -121,7 +126,10 @@ def main(argv: list[str] | None = None) -> int:
     assert journal is not None
     ops = crash_ops(args.interactions)
     out = sys.stdout
-    for op in ops[journal.seq :]:
+    # The ops before the first add are no steps of the scope (it is not stored yet): the log
+    # holds the ops from the first add on, one step each.
+    first = next(i for i, (kind, _) in enumerate(ops) if kind == "add")
+    for op in ops[journal.seq + first if journal.seq else 0 :]:
         run_op(memory, op)
         out.write(f"ack {journal.seq}\n")
         out.flush()
