@@ -127,32 +127,22 @@ def test_one_backend_serves_one_store(tmp_path: Path) -> None:
     first.close()
 
 
-def _schema_1_store(path: Path) -> None:
+def test_a_file_a_backend_of_your_own_wrote_to_opens_by_its_path(tmp_path: Path) -> None:
+    """A file made by its path, written through a backend of your own (which finds the tables
+    and the schema ``solar_meta`` records), opens by its path again with every step."""
+    path = tmp_path / "app.db"
     with MemoryStore(str(path), policy="fifo", embedder="hash") as store:
         store.scope(user="u").add("kept fact")
-    conn = sqlite3.connect(path, isolation_level=None)
-    for table in ("solar_ops", "solar_items"):  # as schema 1 was: no row checksums
-        conn.execute(f"ALTER TABLE {table} DROP COLUMN checksum")
-    conn.execute("DROP INDEX IF EXISTS solar_items_due")
-    conn.execute("UPDATE solar_meta SET value = '1' WHERE key = 'schema'")
-    conn.execute("DELETE FROM solar_meta WHERE key = 'database'")
-    conn.execute("PRAGMA user_version = 1")
-    conn.close()
-
-
-def test_a_file_a_backend_of_your_own_upgraded_opens_by_its_path(tmp_path: Path) -> None:
-    """``create_tables`` upgrades a schema 1 file and records it in ``solar_meta``; SQLite's
-    own backend read only its ``user_version`` (still 1), upgraded again and failed on a column
-    the first upgrade had added."""
-    path = tmp_path / "old.db"
-    _schema_1_store(path)
     conn = _connect(path)
     with MemoryStore(backend=AppConnection(conn), embedder="hash") as store:
         assert [item.text for item in store.scope(user="u").items()] == ["kept fact"]
+        store.scope(user="u").add("and one more")
     conn.close()
     with MemoryStore(str(path), embedder="hash") as store:
-        assert [item.text for item in store.scope(user="u").items()] == ["kept fact"]
-        store.scope(user="u").add("and one more")
+        memory = store.scope(user="u")
+        assert [item.text for item in memory.items()] == ["kept fact", "and one more"]
+        memory.add("and a third")
+        memory.check_invariants()
 
 
 def test_postgres_first_users_wait_for_each_other_while_the_tables_are_made() -> None:

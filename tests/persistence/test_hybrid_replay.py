@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import json
+import sqlite3
 from pathlib import Path
 
 import numpy as np
 import pytest
 
-from solar_core import SolarMemory
+from solar_core import PersistenceError, SolarMemory
 from solar_core.persistence import MemoryStore
+from solar_core.persistence.backend import OpRow, _op_checksum
 from solar_core.persistence.logged_steps import read
 
 pytestmark = pytest.mark.ranking  # orders of cosine scores: CI runs them under two BLAS kernels
@@ -51,21 +54,70 @@ def test_a_replay_ranks_as_logged_whatever_the_reopening_store_says(tmp_path: Pa
     writer.close()
 
 
-def test_a_lookup_logged_before_hybrid_retrieval_replays_by_vector() -> None:
+def _strip_ranking(path: Path) -> int:
+    """Rewrite the scope's last logged retrieval without its ``ranking`` and ``floor`` (as rows
+    were logged before hybrid retrieval), checksum and all; returns its step number."""
+    con = sqlite3.connect(path)
+    with con:
+        scope_id, seq, args, vector, clocks, digest = con.execute(
+            "SELECT scope_id, seq, args, vector, clocks, digest FROM solar_ops "
+            "WHERE kind = 'retrieve' ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        values = json.loads(args)
+        del values["ranking"], values["floor"]
+        op = OpRow(seq, "retrieve", json.dumps(values), vector, clocks, digest)
+        con.execute(
+            "UPDATE solar_ops SET args = ?, checksum = ? WHERE scope_id = ? AND seq = ?",
+            (op.args, _op_checksum(scope_id, op), scope_id, seq),
+        )
+    con.close()
+    return int(seq)
+
+
+def test_a_logged_lookup_without_its_ranking_is_refused(tmp_path: Path) -> None:
+    """Retrieve rows always carry ``ranking`` and ``floor``: a row without them (logged before
+    hybrid retrieval, or forged) is not guessed at -- the replay stops, naming the step."""
+    path = tmp_path / "m.db"
+    writer = MemoryStore(path, policy="fifo", capacity=5, embedder="hash", snapshot_every=50)
+    live = writer.scope(user="alice")
+    live.add("green tea with lemon")
+    live.retrieve("tea", k=1)
+    seq = _strip_ranking(path)
+    reader = MemoryStore(path, policy="fifo", capacity=5, embedder="hash")
+    with pytest.raises(
+        PersistenceError, match=rf"step {seq} \(retrieve\) cannot be replayed: .*fields"
+    ):
+        reader.scope(user="alice")
+    reader.close()
+    writer.backend.close()
     memory = SolarMemory("fifo", 5, dim=4)
     vector = np.array([1.0, 0.0, 0.0, 0.0], np.float32)
-    old = {"q": "tea", "k": 2, "x": []}  # (a row of the first log format: its short names)
-    step = read("retrieve", old, vector, memory.dim)  # accepted as it was logged
-    assert (step.retrieval, step.floor) == ("vector", None)  # type: ignore[union-attr]
-    new = {**old, "rm": "hybrid", "f": 0.05}
-    assert read("retrieve", new, vector, memory.dim).retrieval == "hybrid"  # type: ignore[union-attr]
-    named = {"query": "tea", "k": 2, "exclude": [], "ranking": "hybrid", "floor": 0.05}
-    assert read("retrieve", named, vector, memory.dim) == read("retrieve", new, vector, 4)
+    with pytest.raises(ValueError, match="not a retrieve step's"):  # the reader's own check
+        read("retrieve", {"query": "tea", "k": 2, "exclude": []}, vector, memory.dim)
+
+
+LOGGED = {"query": "tea", "k": 2, "exclude": [], "ranking": "hybrid", "floor": 0.05}
+
+
+def test_a_logged_lookup_replays_its_ranking_and_floor() -> None:
+    vector = np.array([1.0, 0.0, 0.0, 0.0], np.float32)
+    step = read("retrieve", LOGGED, vector, 4)
+    assert (step.retrieval, step.floor) == ("hybrid", 0.05)  # type: ignore[union-attr]
+    plain = read("retrieve", {**LOGGED, "ranking": "vector", "floor": None}, vector, 4)
+    assert (plain.retrieval, plain.floor) == ("vector", None)  # type: ignore[union-attr]
 
 
 @pytest.mark.parametrize(
     "bad",
-    [{"rm": "bm25"}, {"f": float("nan")}, {"f": 1}, {"rm": None}, {"extra": 1}, {"g": False}],
+    [
+        {"ranking": "bm25"},
+        {"floor": float("nan")},
+        {"floor": 1},
+        {"ranking": None},
+        {"extra": 1},
+        {"gate": False},
+        {"rm": "hybrid"},  # a field under a name of the first log format
+    ],
 )
 def test_a_logged_lookup_with_a_ranking_or_floor_no_call_makes_is_refused(
     bad: dict[str, object],
@@ -73,7 +125,7 @@ def test_a_logged_lookup_with_a_ranking_or_floor_no_call_makes_is_refused(
     memory = SolarMemory("fifo", 5, dim=4)
     vector = np.array([1.0, 0.0, 0.0, 0.0], np.float32)
     with pytest.raises(ValueError, match="not a retrieve step's"):
-        read("retrieve", {"q": "tea", "k": 2, "x": [], **bad}, vector, memory.dim)
+        read("retrieve", {**LOGGED, **bad}, vector, memory.dim)
 
 
 def test_a_gated_lookup_replays_gated(tmp_path: Path) -> None:

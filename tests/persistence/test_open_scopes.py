@@ -193,21 +193,31 @@ def test_a_held_evicted_memory_keeps_working(db_url: str) -> None:
     reopened.close()
 
 
-def test_an_evicted_pending_memory_keeps_what_it_kept_while_held(db_url: str) -> None:
-    """A scope not stored yet is evicted without being stored: the memory object keeps its
-    kept steps (and stays the one to rate) for as long as someone holds it, then they are
-    gone, as when the process stops."""
+def test_an_evicted_memory_of_a_scope_not_stored_yet_keeps_working(db_url: str) -> None:
+    """A scope not stored yet is evicted without being stored (there is nothing to store: its
+    retrievals recorded nothing). The memory object a caller holds keeps working: its first
+    write stores the scope, and the store hands that object out again."""
     s = store(db_url, Clock(), max_open_scopes=1)
     held = s.scope(user="alice")
     hits = held.retrieve("what plan am I on?")
+    assert list(hits) == [] and hits.retrieval_id is None  # nothing stored: nothing recorded
     s.scope(user="bob")  # evicts alice: stores nothing
     assert s.names() == [] and s.open_scopes == ["user=bob"]
-    assert s.existing({"user": "alice"}) is held
-    held.feedback(like=True, retrieval=hits)
-    held.add("alice is on the Team plan")  # stores the scope with what it kept
+    assert s.existing({"user": "alice"}) is None
+    held.feedback(like=True, retrieval=hits)  # accepted: changes nothing
+    decision = held.add("alice is on the Team plan")  # the first write stores the scope
+    assert decision.admitted
     assert s.names() == ["user=alice"]
-    stats = store(db_url, Clock()).scope(user="alice").stats()  # as stored
-    assert (stats["retrievals"], stats["feedbacks"]) == (1, 1)
+    assert s.existing({"user": "alice"}) is held and s.scope(user="alice") is held
+    assert [h.text for h in held.retrieve("what plan am I on?")] == ["alice is on the Team plan"]
+    held.check_invariants()
+    expected = core_state(held)
+    other = store(db_url, Clock())
+    stored = other.scope(user="alice")  # as stored
+    assert [i.text for i in stored.items()] == ["alice is on the Team plan"]
+    assert (stored.stats()["retrievals"], stored.stats()["feedbacks"]) == (1, 0)
+    assert core_state(stored) == expected
+    other.close()
 
     carol = s.scope(user="carol")
     carol.retrieve("anything?")

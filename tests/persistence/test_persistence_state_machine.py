@@ -4,6 +4,10 @@ Between any two steps the persistent memory may be closed and reopened, abandone
 reopened from the log without a final snapshot), or caught up by a second store on the same
 file. After every rule the two memories must be identical -- items, posteriors, gate state,
 counters, traces and the random generator -- and every decision they made must agree.
+
+Until the scope's first write (an add, a removal, a renewal, a sweep, a clear) it is stored
+nowhere: its memory records no retrieval and takes no rating (accepted, changing nothing). The
+plain memory standing for it is run the same way: unrecorded retrievals, no ratings.
 """
 
 from __future__ import annotations
@@ -59,6 +63,7 @@ class PersistentMemoryMachine(RuleBasedStateMachine):
             trace_size=20,
         )
         self.n = 0
+        self.written = False  # whether a write has stored the scope yet
 
     def _open(self) -> SolarMemory:
         store = MemoryStore(
@@ -72,9 +77,16 @@ class PersistentMemoryMachine(RuleBasedStateMachine):
             trace_size=20,
         )
         self.stores.append(store)
+        self.asked = False  # whether this memory object made a recorded retrieval yet
         return store.scope(user="u")
 
-    def both(self, call: Any) -> None:
+    def unwritten(self, memory: SolarMemory) -> bool:
+        """Whether ``memory`` is the plain one and stands for a scope stored nowhere yet."""
+        return memory is self.ref and not self.written
+
+    def both(self, call: Any, write: bool = True) -> None:
+        """``call`` on both memories, with the same outcome; ``write``: a made call is a write
+        (it stores the scope)."""
         outcomes = []
         for memory in (self.memory, self.ref):
             try:
@@ -82,6 +94,8 @@ class PersistentMemoryMachine(RuleBasedStateMachine):
             except (ValueError, TypeError, KeyError) as err:
                 outcomes.append(("error", type(err).__name__))
         assert outcomes[0] == outcomes[1]
+        if write and outcomes[0][0] == "ok":
+            self.written = True
 
     @rule(
         v=vectors,
@@ -104,8 +118,11 @@ class PersistentMemoryMachine(RuleBasedStateMachine):
         valid_until = None if lifetime is None else self.now + lifetime
 
         def step(m: SolarMemory) -> object:
-            hits = [h.id for h in m.retrieve(embedding=v, k=k)]
-            if isinstance(rating, bool):
+            fresh = self.unwritten(m)  # the plain memory, before the scope's first write
+            hits = [h.id for h in m.retrieve(embedding=v, k=k, record=not fresh)]
+            if fresh:
+                pass  # the stored scope's memory takes the rating and changes nothing
+            elif isinstance(rating, bool):
                 m.feedback(like=rating)
             elif rating is not None:
                 m.feedback(score=rating)
@@ -119,21 +136,28 @@ class PersistentMemoryMachine(RuleBasedStateMachine):
             return (hits, d.admitted, d.item_id, d.evicted, d.reason, d.deleted)
 
         self.both(step)
+        self.asked = True
 
     @rule(v=vectors, k=st.integers(1, 4))
     def look(self, v: np.ndarray, k: int) -> None:
-        self.both(lambda m: [h.id for h in m.retrieve(embedding=v, k=k, record=False)])
+        self.both(lambda m: [h.id for h in m.retrieve(embedding=v, k=k, record=False)], False)
 
     @rule(like=st.booleans(), older=st.integers(1, 3))
     def rate_an_older_retrieval(self, like: bool, older: int) -> None:
         def rate(m: SolarMemory) -> None:
+            if self.unwritten(m):
+                # as the stored scope's memory: accepted, and nothing changes -- if there is
+                # a retrieval to rate (unnamed, it rates the latest made through the object)
+                if not self.asked:
+                    raise ValueError("no retrieval made through this memory object")
+                return
             recent = list(m.core._recent)
             # the oldest there is when fewer: named, as a reopened store has made none itself
             m.feedback(
                 like=like, retrieval=recent[-1 - min(older, len(recent) - 1)] if recent else None
             )
 
-        self.both(rate)
+        self.both(rate, write=False)
 
     @rule(pick=st.integers(0, 4))
     def remove(self, pick: int) -> None:

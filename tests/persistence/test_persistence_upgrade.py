@@ -6,7 +6,6 @@ test that takes ``db_url`` runs on both."""
 from __future__ import annotations
 
 import json
-import pickle
 import zlib
 from collections.abc import Sequence
 from typing import Any
@@ -130,7 +129,7 @@ def test_an_omitted_policy_opens_each_scope_with_its_own(db_url: str) -> None:
     again = MemoryStore(db_url, capacity=5, embedder="hash", seed=0, clock=clock)
     same(again.scope(user="alice"), ref)
     assert again.scope(user="bob").policy == "solar-adaptive"
-    assert config_of(again, "user=alice")["policy"] == "solar"
+    assert config_of(again, "user=alice")["params"]["policy"] == "solar"
     again.close()
 
 
@@ -168,13 +167,28 @@ def test_an_omitted_capacity_and_omitted_params_are_the_scopes_own(db_url: str) 
     bob.add("y")
     assert (bob.policy, bob.capacity, bob.core._trace.maxlen) == ("solar-adaptive", 50, 1000)
     before = rows(store)
-    # Passed, they must be the scope's: capacity=50 is not "left out".
+    # Passed, they must be the scope's: capacity=50 is not "left out". The message names the
+    # parameter that differs.
     with pytest.raises(PersistenceError, match=r"capacity=3.*Omit capacity= so each scope"):
         MemoryStore(db_url, policy="lru", capacity=50, embedder="hash").scope(user="alice")
-    with pytest.raises(PersistenceError, match=r"params=\{'trace_size': 7\}.*Pass none"):
+    with pytest.raises(
+        PersistenceError,
+        match=r"created with trace_size=7; this store asks for trace_size=9.*"
+        r"Pass none",
+    ):
+        MemoryStore(db_url, policy="lru", embedder="hash", trace_size=9).scope(user="alice")
+    # (policy left out, the parameters passed are checked as the default policy's: its own
+    # policy parameters differ from the scope's too)
+    with pytest.raises(PersistenceError, match=r"'user=alice' was created with .*Pass none"):
         MemoryStore(db_url, embedder="hash", trace_size=9).scope(user="alice")
+    with pytest.raises(
+        PersistenceError, match=r"created with eviction=.*LruEviction.*FifoEviction.*Pass none"
+    ):
+        MemoryStore(db_url, policy="fifo", embedder="hash", trace_size=7).scope(user="alice")
     # the settings that cannot be left out are still checked as before
-    with pytest.raises(PersistenceError, match="evaluator=False"):
+    with pytest.raises(
+        PersistenceError, match=r"created with evaluator=None; this store asks for evaluator=\{"
+    ):
         MemoryStore(db_url, embedder="hash", evaluator=lambda q, e, m: True).scope(user="alice")
     assert rows(store) == before
     store.close()
@@ -297,35 +311,6 @@ def test_reembed_refuses_what_it_cannot_do_and_changes_nothing(db_url: str) -> N
     assert rows(MemoryStore(db_url, dim=4)) == before
 
 
-@pytest.mark.minilm
-def test_a_minilm_scope_refuses_a_hash_embedder_until_reembedded(tmp_path: Any) -> None:
-    """Created with MiniLM (the default of earlier versions), reopened with
-    HashEmbedder(dim=384)."""
-    url = str(tmp_path / "agent.db")
-    facts = [
-        "my locker code is 1234",
-        "I prefer green tea in the morning",
-        "the staging database password rotates every month",
-    ]
-    store = MemoryStore(url, policy="fifo", embedder="minilm", seed=0)
-    for fact in facts:
-        store.scope(user="alice").add(fact)
-    store.close()
-    hashed = MemoryStore(url, embedder=HashEmbedder(dim=384), seed=0)
-    with pytest.raises(PersistenceError, match=r"MiniLMEmbedder.*HashEmbedder.*reembed"):
-        hashed.scope(user="alice")
-    assert hashed.reembed({"user": "alice"})
-    alice = hashed.scope(user="alice")
-    assert [i.text for i in alice.items()] == facts
-    for question, answer in [
-        ("what is my locker code?", facts[0]),
-        ("which tea do I prefer?", facts[1]),
-        ("when does the staging database password rotate?", facts[2]),
-    ]:
-        assert [h.text for h in alice.retrieve(question, k=1)] == [answer]
-    hashed.close()
-
-
 # -- 3. reading a scope never creates it ---------------------------------------------------------
 def test_reads_never_create_a_scope(db_url: str) -> None:
     """store.scope(user="bob").retrieve("x") -- and even len() -- once created "user=bob"."""
@@ -344,27 +329,31 @@ def test_reads_never_create_a_scope(db_url: str) -> None:
         bob.add("")
     store.response_cache({"user": "bob"})
     assert store.existing({"user": "bob"}) is None
-    hits = bob.retrieve("x")  # a recorded retrieval of an empty memory: kept, not stored
-    assert hits == [] and hits.retrieval_id is not None
-    bob.feedback(like=True, retrieval=hits)  # ...rateable, as in a plain memory
-    assert store.existing({"user": "bob"}) is bob  # it holds steps: it is the one to rate
+    hits = bob.retrieve("x")  # a recorded retrieval of a scope stored nowhere: records nothing
+    assert hits == [] and hits.retrieval_id is None
+    bob.feedback(like=True, retrieval=hits)  # accepted, and changes nothing
+    bob.feedback(like=False)  # (the latest made through this object: the same)
+    assert bob.stats()["retrievals"] == 0 and bob.stats()["feedbacks"] == 0
+    assert store.existing({"user": "bob"}) is None  # still stored nowhere
     assert (
         rows(store) == before and store.names() == ["user=alice"] and {"user": "bob"} not in store
     )
     assert [s.user for s in store.scopes()] == ["alice"] and store.view("user").names() == ["alice"]
-    assert bob.add("bob's fact").admitted  # the first write stores the scope, steps and all
-    assert store.names() == ["user=alice", "user=bob"]
+    assert bob.add("bob's fact").admitted  # the first write stores the scope
+    assert store.names() == ["user=alice", "user=bob"] and store.existing({"user": "bob"}) is bob
     stats = bob.stats()
-    store.backend.close()  # abandoned: the reopen reads the first snapshot and the log
+    assert (stats["retrievals"], stats["feedbacks"]) == (0, 0)  # nothing before it was kept
+    store.backend.close()  # abandoned: the reopen replays the log
     again = MemoryStore(db_url, policy="fifo", capacity=3, embedder="hash", seed=0)
     resumed = again.scope(user="bob")
-    assert resumed.stats() == stats and (stats["retrievals"], stats["feedbacks"]) == (1, 1)
+    assert resumed.stats() == stats
     again.close()
 
 
 def test_a_scope_is_stored_by_its_first_write_and_resumes_exactly(db_url: str) -> None:
-    """Kept steps, then the first write: a reopen matches a plain memory that took them all.
-    Steps kept when the process stops before any write are gone, with the scope."""
+    """Retrievals and ratings before the first write record nothing (the plain reference makes
+    them unrecorded and unrated); from the first write on, a reopen matches the plain memory.
+    A scope only retrieved from before the process stops is stored nowhere."""
     clock = Clock()
 
     def open_store() -> MemoryStore:
@@ -379,44 +368,24 @@ def test_a_scope_is_stored_by_its_first_write_and_resumes_exactly(db_url: str) -
     memory = store.scope(user="u")
     ref = SolarMemory("solar-adaptive", 4, dim=8, seed=scope_seed(1, "user=u"), clock=clock)
     rng = np.random.default_rng(0)
-    for m in (memory, ref):
-        m.retrieve(embedding=np.ones(8), k=2)
-        m.feedback(score=0.2)
-        m.retrieve(embedding=np.arange(8.0), k=1)
+    assert memory.retrieve(embedding=np.ones(8), k=2) == []
+    memory.feedback(score=0.2)  # accepted: changes nothing
+    assert memory.retrieve(embedding=np.arange(8.0), k=1).retrieval_id is None
+    ref.retrieve(embedding=np.ones(8), k=2, record=False)  # what they were: looks
+    ref.retrieve(embedding=np.arange(8.0), k=1, record=False)
+    same(memory, ref)
     assert store.names() == []
     vectors = rng.normal(size=(6, 8))
     for i, v in enumerate(vectors):
         assert memory.add(f"t{i}", embedding=v).admitted == ref.add(f"t{i}", embedding=v).admitted
+        if i % 2:
+            for m in (memory, ref):
+                m.retrieve(embedding=v, k=2)
+                m.feedback(score=0.7)
+    same(memory, ref)
     store.backend.close()
     again = open_store()
     same(again.scope(user="u"), ref)
-    again.close()
-
-
-def test_what_a_process_kept_is_merged_into_a_scope_another_stored_first(db_url: str) -> None:
-    """Two processes on a new scope: one retrieves and rates (kept), the other stores the scope
-    first; the kept steps are logged after its steps, not lost, and the caller's Hits follow."""
-
-    def open_store() -> MemoryStore:
-        return MemoryStore(db_url, policy="solar", capacity=5, embedder="hash", seed=2)
-
-    one, two = open_store(), open_store()
-    mine = one.scope(user="u")
-    hits = mine.retrieve("what do I like?")
-    mine.feedback(like=True, retrieval=hits)
-    two.scope(user="u").add("I like tea")  # stores the scope first
-    two.scope(user="u").retrieve("tea")
-    assert mine.add("I like jazz").admitted  # catches up, merges, then adds
-    stats = mine.stats()
-    assert (stats["steps"], stats["retrievals"], stats["feedbacks"]) == (2, 2, 1)
-    assert hits == [] and hits.retrieval_id == 2  # renumbered: after the other's retrieval
-    with pytest.raises(ValueError, match="already has feedback"):
-        mine.feedback(like=True, retrieval=hits)
-    same(two.scope(user="u"), mine)  # the other process sees the same scope
-    one.close()
-    two.close()
-    again = open_store()
-    assert again.scope(user="u").stats() == stats
     again.close()
 
 
@@ -428,19 +397,23 @@ def test_a_write_that_is_not_an_add_stores_the_scope_too(db_url: str) -> None:
     store.close()
 
 
-def test_forget_and_erase_drop_what_a_scope_not_stored_yet_kept(db_url: str) -> None:
+def test_forget_and_erase_of_scopes_not_stored_forget_nothing(db_url: str) -> None:
+    """A scope stored nowhere has nothing to forget (its retrievals recorded nothing): forget()
+    says so and erase() finds nothing; the memory objects handed out are closed all the same,
+    and nothing is written back."""
     store = MemoryStore(db_url, policy="fifo", capacity=3, embedder="hash")
+    store.scope(user="z").add("z's fact")
     looked, asked, other = (store.scope(user=u, session="s") for u in ("a", "b", "c"))
     looked.retrieve("nothing kept", record=False)
     asked.retrieve("what is my PIN?")
     other.retrieve("what is my PIN?")
     assert not store.forget({"user": "a", "session": "s"})  # nothing to forget
-    assert store.forget({"user": "b", "session": "s"})  # its kept query goes
-    assert store.erase(user="c") == ["user=c&session=s"]
-    for memory in (asked, other):
+    assert not store.forget({"user": "b", "session": "s"})
+    assert store.erase(user="c") == []
+    for memory in (looked, asked, other):
         with pytest.raises(PersistenceError, match="closed or forgotten"):
             memory.add("written back?")
-    assert store.names() == [] and store.existing({"user": "b", "session": "s"}) is None
+    assert store.names() == ["user=z"] and store.existing({"user": "b", "session": "s"}) is None
     store.close()
 
 
@@ -465,94 +438,7 @@ def test_an_adapter_with_no_policy_or_capacity_reopens_each_scope_with_its_own(
         middleware.close()
 
 
-def test_an_int_retrieval_id_kept_before_a_merge_rates_its_own_retrieval(db_url: str) -> None:
-    """A kept retrieval is renumbered when another store created the scope first; the int the
-    caller kept used to name the other store's retrieval of that number, and rated it."""
-    settings: dict[str, Any] = dict(policy="solar", capacity=3, embedder="hash", seed=0)
-    a_store, b_store = MemoryStore(db_url, **settings), MemoryStore(db_url, **settings)
-    try:
-        a, b = a_store.scope(user="u"), b_store.scope(user="u")
-        kept = a.retrieve("what is my plan?").retrieval_id  # the scope is not stored yet
-        b.add("I am on the Team plan")
-        theirs = b.retrieve("plan")
-        assert kept == theirs.retrieval_id == 1
-        a.feedback(like=False, retrieval=kept)
-        assert a.get("m1").policy == {"alpha": 3.0, "beta": 1.0, "mean": 0.75}  # untouched
-        b.feedback(like=True, retrieval=theirs)  # still unrated: B may rate it
-        assert b.get("m1").policy["alpha"] == 4.0
-    finally:
-        a_store.close()
-        b_store.close()
-
-
-# -- the first snapshot format (a pickle) is never read; reembed rebuilds the scope ---------------
-FIRST_FORMAT = b"SOLAR-SNAPSHOT-1\n"
-
-
-def as_first_snapshot_format(url: str) -> None:
-    """Make the database one written by a version with pickled snapshots and no row checksums
-    (schema 1): each snapshot re-encoded as that version wrote it, the checksum columns gone."""
-    import hashlib
-
-    from solar_core.persistence import codec
-
-    store = MemoryStore(url, dim=4)
-    backend = store.backend
-    with backend.transaction(write=True):
-        for scope_id, blob in backend.execute("SELECT scope_id, state FROM solar_snapshots"):
-            state = codec.loads(bytes(blob), "a snapshot")
-            payload = pickle.dumps(state, protocol=pickle.HIGHEST_PROTOCOL)
-            old = FIRST_FORMAT + hashlib.blake2b(payload, digest_size=16).digest() + payload
-            backend.execute(
-                "UPDATE solar_snapshots SET state = ? WHERE scope_id = ?", (old, scope_id)
-            )
-        for table in ("solar_ops", "solar_items"):
-            backend.execute(f"ALTER TABLE {table} DROP COLUMN checksum")
-        backend.execute("UPDATE solar_meta SET value = '1' WHERE key = 'schema'")
-        if not url.startswith("postgres"):
-            backend.execute("PRAGMA user_version = 1")
-    store.close()
-
-
-def test_a_first_format_snapshot_is_refused_then_rebuilt_from_its_items(db_url: str) -> None:
-    old = MemoryStore(db_url, policy="solar", capacity=10, embedder="hash", seed=4)
-    alice = old.scope(user="alice")
-    alice.add("my locker code is 1234", metadata={"source": "chat"}, category="identity")
-    alice.add("green tea every morning", category="knowledge", valid_until=2e9)
-    alice.add("the deploy key rotates monthly", item_id="deploy")
-    alice.retrieve("locker code")
-    alice.feedback(like=True)
-    kept = [(i.id, i.text, dict(i.metadata), i.category, i.created_at, i.valid_until)
-            for i in alice.items()]  # fmt: skip
-    old.close()
-    as_first_snapshot_format(db_url)
-
-    store = MemoryStore(db_url, policy="solar", capacity=10, embedder="hash", seed=4)
-    with store.backend.transaction(write=False):  # the upgrade checksummed the rows there
-        assert len(store.backend.item_rows(1)) == 3
-    with pytest.raises(PersistenceError, match=r"store\.reembed\(\{'user': 'alice'\}\)"):
-        store.scope(user="alice")
-    assert store.reembed({"user": "alice"}) is True  # the same embedder: rebuilt all the same
-    assert store.reembed({"user": "alice"}) is False
-    memory = store.scope(user="alice")
-    assert [
-        (i.id, i.text, dict(i.metadata), i.category, i.created_at, i.valid_until)
-        for i in memory.items()
-    ] == kept
-    assert [i.policy["alpha"] for i in memory.items()] == [2.0, 2.0, 2.0]  # statistics restart
-    assert memory.add("a new fact").item_id == "m3"  # m1, m2 and "deploy" were taken
-    assert [h.text for h in memory.retrieve("what is my locker code", k=1)] == [
-        "my locker code is 1234"
-    ]
-    memory.check_invariants()
-    plain = memory.detached()
-    store.close()
-    again = MemoryStore(db_url, policy="solar", capacity=10, embedder="hash", seed=4)
-    same(again.scope(user="alice"), plain)
-    again.close()
-
-
-# -- schema 3: the indexes that keep one scope's work independent of the others ------------------
+# -- the indexes that keep one scope's work independent of the others ------------------------
 def index_names(store: MemoryStore) -> set[str]:
     backend = store.backend
     with backend.transaction(write=False):
@@ -565,38 +451,26 @@ def index_names(store: MemoryStore) -> set[str]:
         return {str(r[0]) for r in rows}
 
 
-def test_a_schema_2_database_is_read_as_it_is_and_upgraded_by_a_writer(db_url: str) -> None:
-    """Schema 3 adds indexes (the namespaces under a prefix, the items due to expire) and the
-    database's id: a reader reads a schema 2 database untouched, the first writer adds them."""
+def test_a_database_has_the_indexes_that_keep_scopes_independent(db_url: str) -> None:
+    """The indexes (the namespaces under a prefix, the items due to expire) and the database's
+    id are made with the tables; a reader reads the database as it is."""
     from solar_core.persistence.reader import MemoryReader
 
-    old = MemoryStore(db_url, policy="fifo", capacity=4, embedder="hash", seed=0)
-    old.scope(user="alice").add("green tea", valid_until=2e9)
-    backend = old.backend
-    with backend.transaction(write=True):
-        for name in ("solar_items_due", "solar_scopes_key_c"):
-            backend.execute(f"DROP INDEX IF EXISTS {name}")  # fixed names
-        backend.execute("UPDATE solar_meta SET value = '2' WHERE key = 'schema'")
-        backend.execute("DELETE FROM solar_meta WHERE key = 'database'")
-        if not db_url.startswith("postgres"):
-            backend.execute("PRAGMA user_version = 2")
-    assert "solar_items_due" not in index_names(old)
-    old.close()
-
-    reader = MemoryReader(db_url)
-    assert [i.text for i in reader.memory({"user": "alice"}, live=False).items()] == ["green tea"]
-    reader.close()
-
-    store = MemoryStore(db_url, embedder="hash")
+    store = MemoryStore(db_url, policy="fifo", capacity=4, embedder="hash", seed=0)
+    store.scope(user="alice").add("green tea", valid_until=2e9)
     assert "solar_items_due" in index_names(store)
     if db_url.startswith("postgres"):
         assert "solar_scopes_key_c" in index_names(store)
     with store.backend.transaction(write=False):
         assert (
             store.backend.execute("SELECT value FROM solar_meta WHERE key = 'schema'").fetchone()[0]
-            == "3"
+            == "1"
         )
     assert len(store.backend.database_id()) == 32  # the id that tells databases apart
     assert store.due(now=2e9) == ["user=alice"] and store.due(now=2e9 - 1) == []
     assert store.names_from("user=al") == ["user=alice"] and store.names_from("user=b") == []
     store.close()
+
+    reader = MemoryReader(db_url)
+    assert [i.text for i in reader.memory({"user": "alice"}, live=False).items()] == ["green tea"]
+    reader.close()

@@ -63,24 +63,27 @@ def test_check_rating_refuses_as_feedback_would_and_changes_nothing(tmp_path: Pa
     store.close()
 
 
-def test_check_rating_takes_a_retrieval_id_a_merge_renumbered(tmp_path: Path) -> None:
-    """A retrieval made before another process stored the scope is renumbered when this
-    process's next write merges it: ``feedback`` translates its old id, so must the check."""
-    url = str(tmp_path / "m.db")
-    mine = MemoryStore(url, policy="fifo", capacity=10, dim=4, seed=1)
-    theirs = MemoryStore(url, policy="fifo", capacity=10, dim=4, seed=1)
-    memory = mine.get("s")
-    kept = memory.retrieve(embedding=[1, 0, 0, 0])  # kept in this process: nothing stored yet
-    old_id = kept.retrieval_id
-    other = theirs.get("s")
-    other.add("their item", embedding=[0, 1, 0, 0])
-    other.retrieve(embedding=[0, 1, 0, 0])
-    other.retrieve(embedding=[0, 0, 1, 0])
-    memory.add("my item", embedding=[0, 0, 0, 1])  # merges what this process kept
-    assert kept.retrieval_id != old_id
-    other.feedback(like=True, retrieval=old_id)  # their own retrieval of that number
-    assert isinstance(old_id, int)
-    memory.check_rating(old_id)  # still ratable here: it names this process's retrieval
-    memory.feedback(like=True, retrieval=old_id)
-    theirs.close()
-    mine.close()
+def test_check_rating_of_a_scope_not_stored_refuses_nothing_and_changes_nothing(
+    tmp_path: Path,
+) -> None:
+    """Before its first write a scope is stored nowhere: its retrieval found nothing and
+    recorded nothing, and a rating of it is accepted and changes nothing -- so the check that
+    says what ``feedback`` would refuse refuses nothing either."""
+    path = str(tmp_path / "m.db")
+    store = MemoryStore(path, policy="fifo", capacity=5, embedder="hash")
+    memory = store.scope(user="a")
+    hits = memory.retrieve("tea")
+    assert list(hits) == [] and hits.retrieval_id is None
+    memory.check_rating(hits)
+    memory.check_rating(10**6)  # whatever it names: there is nothing to rate
+    assert store.existing({"user": "a"}) is None  # nothing stored, nothing logged
+    with sqlite3.connect(path) as con:
+        assert con.execute("SELECT COUNT(*) FROM solar_scopes").fetchone()[0] == 0
+    con.close()
+    assert _logged(path) == 0
+    stats = memory.stats()
+    memory.feedback(like=True, retrieval=hits)
+    memory.feedback(like=False)  # the latest retrieval made through this object: that one
+    assert memory.stats() == stats and stats["retrievals"] == 0 and stats["feedbacks"] == 0
+    assert store.existing({"user": "a"}) is None and _logged(path) == 0
+    store.close()

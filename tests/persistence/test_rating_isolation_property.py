@@ -161,7 +161,9 @@ class Made:
     scope: int
     ids: list[str]
     epoch: int  # the scope's clear() count when it was made
-    pending: bool  # made while the scope was stored nowhere (kept by the maker's memory)
+    # made while the scope was stored nowhere: it found nothing and recorded nothing (its Hits
+    # has no retrieval id), so nothing can rate it once the scope is stored
+    unrecorded: bool
     rated: bool = False
 
 
@@ -179,15 +181,13 @@ class Model:
         memory, whatever made the number)."""
         if named is None:
             return "retrieval="
+        if not self.stored[scope]:
+            # a scope stored nowhere is empty: a rating of it is accepted and changes nothing,
+            # whatever it names
+            return None
+        if named.unrecorded:
+            return "cannot be rated"  # (only its maker's unnamed rating can name it)
         if named.scope != scope:
-            return "skip" if form == "int" else "another memory"
-        if named.pending and form == "int":
-            # a retrieval kept before its scope was stored gets a new number when it is merged
-            # into the stored scope (the Hits its maker holds is renumbered): the old number
-            # names whatever retrieval has it now
-            return "skip"
-        if named.pending and not self.stored[scope] and named.maker != proc:
-            # kept by another process's memory of a scope stored nowhere: not this memory's
             return "skip" if form == "int" else "another memory"
         if named.epoch != self.epoch[scope]:
             return "unknown or expired"
@@ -252,14 +252,14 @@ def run_memory_program(driver: Driver, program: list[tuple[Any, ...]], exact: bo
             seen = driver.run(proc, {"op": "view"})[scope]["items"]
             assert set(ids) <= set(seen), f"{ids} returned in {SCOPES[scope]}, which holds {seen}"
             if record:
-                model.made.append(
-                    Made(proc, token, scope, ids, model.epoch[scope], not model.stored[scope])
-                )
+                unrecorded = not model.stored[scope]
+                if unrecorded:
+                    assert ids == [], f"{SCOPES[scope]} is stored nowhere, yet returned {ids}"
+                model.made.append(Made(proc, token, scope, ids, model.epoch[scope], unrecorded))
                 model.mine[(proc, scope)] = len(model.made) - 1
         elif kind == "clear":
-            if not model.stored[scope]:
-                continue  # (a clear stores a scope: kept retrievals would merge after it)
-            driver.run(proc, {"op": "clear", "scope": scope})
+            driver.run(proc, {"op": "clear", "scope": scope})  # a write: it stores the scope
+            model.stored[scope] = True
             model.epoch[scope] += 1
             model.mine[(proc, scope)] = None  # the clearing object's retrievals are gone
         else:
@@ -269,7 +269,12 @@ def run_memory_program(driver: Driver, program: list[tuple[Any, ...]], exact: bo
                 form = "unnamed"
             else:
                 form, same, pick = target
-                pool = [i for i, m in enumerate(model.made) if m.scope == scope or not same]
+                # (a retrieval that recorded nothing has no id to name it by)
+                pool = [
+                    i
+                    for i, m in enumerate(model.made)
+                    if (m.scope == scope or not same) and not m.unrecorded
+                ]
                 if not pool:
                     continue
                 index = pool[pick % len(pool)]
@@ -291,6 +296,12 @@ def run_memory_program(driver: Driver, program: list[tuple[Any, ...]], exact: bo
                     f"about {expected!r}, got {error!r}"
                 )
                 assert after == before, f"a refused rating ({error}) changed something"
+            elif not model.stored[scope]:
+                assert error is None, (
+                    f"rating {form} by process {proc} of {SCOPES[scope]}, stored nowhere: "
+                    f"refused with {error!r}"
+                )
+                assert after == before, "a rating of a scope stored nowhere changed something"
             else:
                 assert error is None, (
                     f"rating {form} by process {proc} in {SCOPES[scope]} of {named}: refused "
@@ -299,11 +310,11 @@ def run_memory_program(driver: Driver, program: list[tuple[Any, ...]], exact: bo
                 assert named is not None
                 named.rated = True
                 made_count += 1
-                seen_by = {scope: set(range(PROCS)) if model.stored[scope] else {proc}}
+                seen_by = {scope: set(range(PROCS))}
                 check_rating_effect(
                     before, after, {scope: named.ids}, reward_of(rating), exact, seen_by
                 )
-        for p in range(PROCS):  # everyone catches up (a pending memory merges what it kept)
+        for p in range(PROCS):  # everyone catches up
             driver.run(p, {"op": "sync"})
     return made_count
 
@@ -571,7 +582,7 @@ def test_solar_store_ratings_stay_in_the_searched_namespaces(program: list[Any])
 
 
 # -- another database's retrieval is refused, whatever its scope's key and row id -------------
-# A stored scope without a snapshot of kept steps is named (its ``Hits.origin``) by a hash of
+# A stored scope with no snapshot yet is named (its ``Hits.origin``) by a hash of
 # its key, its row id and its database's id: two fresh stores whose first writes come in the
 # same order give their scopes the same keys and row ids, never the same identity.
 def test_another_solar_stores_results_are_refused_even_with_the_same_row_ids(

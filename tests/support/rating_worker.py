@@ -71,7 +71,7 @@ class Client:
         return len(self.made) - 1, [h.id for h in hits]
 
     def handle(self, token: int) -> tuple[int, str | None]:
-        """The current id and origin of a retrieval made here (a merge renumbers them)."""
+        """The id and origin of a retrieval made here."""
         hits = self.made[token]
         assert hits.retrieval_id is not None
         return hits.retrieval_id, hits.origin
@@ -95,7 +95,7 @@ class Client:
 
     def sync(self) -> None:
         for scope in range(len(SCOPES)):
-            len(self.memory(scope))  # a read catches up (and merges what this client kept)
+            len(self.memory(scope))  # a read catches up
 
     def view(self) -> list[View]:
         return [
