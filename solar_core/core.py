@@ -1044,8 +1044,9 @@ def _decision(row: object, read: StateReader) -> Decision:
         and type(admitted) is bool
         and all(v is None or type(v) is str for v in (item_id, evicted))
         and type(reason) is str
-        and all(v is None or type(v) in (int, float) for v in numbers)
+        and all(v is None or _number(v) for v in numbers)
         and _pairs(contenders, (int, float))
+        and all(_number(v) for _, v in contenders)
         and _pairs(deleted, (str,))
     )
     if not ok:
@@ -1066,6 +1067,15 @@ def _decision(row: object, read: StateReader) -> Decision:
     )
 
 
+def _number(value: object) -> bool:
+    """A number a float holds (an int past the floats' range is none)."""
+    return type(value) is float or (type(value) is int and abs(value) <= _LARGEST)
+
+
+#: the largest int a float holds
+_LARGEST = int(np.finfo(np.float64).max)
+
+
 def _pairs(value: object, second: tuple[type, ...]) -> bool:
     return type(value) is list and all(
         type(pair) is list and len(pair) == 2 and type(pair[0]) is str and type(pair[1]) in second
@@ -1084,7 +1094,7 @@ def _hits(row: object, read: StateReader) -> list[Hit]:
             and len(hit) == 5
             and type(hit[0]) is str
             and type(hit[1]) is str
-            and type(hit[2]) in (int, float)
+            and _number(hit[2])
             and type(hit[3]) is dict
             and type(hit[4]) is int
         ):

@@ -514,10 +514,12 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
             self._margin[rows] = 0.0
         self._value[slot] = 0.0
         self._serial[slot] = 0
+        self._nudge[slot] = 0.0  # (1e-12 * serial, as a loaded policy makes it)
 
     def clear(self) -> None:
         self._value[:] = 0.0
         self._serial[:] = 0
+        self._nudge[:] = 0.0
         self._pending = None
         self._weakest = None
         self._version += 1

@@ -161,3 +161,23 @@ def test_params_are_plain_data_and_name_registered_parts_only() -> None:
     huge = {**params, "capacity": 10**9}
     with pytest.raises(StateError, match="capacity"):
         SolarMemory.from_params(huge, embedder="hash")
+
+
+def test_a_number_past_the_floats_in_a_traced_decision_is_refused() -> None:
+    """It escaped as an OverflowError where the decision is read."""
+    memory = SolarMemory("lfu", capacity=4, embedder="hash")
+    _drive(memory, 5)
+    state = memory.state()
+    state["trace.decision"][-1][7] = 10**400  # its tau
+    with pytest.raises(StateError, match="traced decision"):
+        SolarMemory.from_params(memory.params(), embedder="hash").load_state(state)
+
+
+@pytest.mark.parametrize("policy", ["solar-adaptive", "lfu", "solar-a"])
+def test_an_emptied_slot_loads_as_it_is_held(policy: str) -> None:
+    """A removed item's per-slot values are what a loaded memory has there (the coverage
+    policy's tie-break nudge stayed behind in the live one)."""
+    memory = SolarMemory(policy, capacity=4, embedder="hash", seed=1)
+    memory.add("tea at five")
+    memory.remove(memory.items()[0].id)
+    _same(_twin(memory), memory)
