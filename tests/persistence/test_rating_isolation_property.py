@@ -186,7 +186,9 @@ class Model:
             # whatever it names
             return None
         if named.unrecorded:
-            return "cannot be rated"  # (only its maker's unnamed rating can name it)
+            # its maker's memory rates it as nothing (there was nothing to credit) whoever
+            # stored the scope since; another memory cannot name it at all
+            return None if proc == named.maker else "cannot be rated"
         if named.scope != scope:
             return "skip" if form == "int" else "another memory"
         if named.epoch != self.epoch[scope]:
@@ -296,7 +298,7 @@ def run_memory_program(driver: Driver, program: list[tuple[Any, ...]], exact: bo
                     f"about {expected!r}, got {error!r}"
                 )
                 assert after == before, f"a refused rating ({error}) changed something"
-            elif not model.stored[scope]:
+            elif not model.stored[scope] or (named is not None and named.unrecorded):
                 assert error is None, (
                     f"rating {form} by process {proc} of {SCOPES[scope]}, stored nowhere: "
                     f"refused with {error!r}"
