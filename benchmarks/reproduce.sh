@@ -38,9 +38,7 @@ done
 # Steps per second in memory, on SQLite and on PostgreSQL (a throwaway server when the binaries
 # are installed: scripts/install_postgres.sh; else its rows say "skipped"). A timing: quiet host.
 start=$SECONDS
-# Both snapshot formats side by side: today's (JSON plus raw arrays) and the earlier pickle, as
-# a benchmark-only baseline.
-"$BENCH" persistence --snapshot-format old,new --repeats 5 --format json \
+"$BENCH" persistence --repeats 5 --format json \
   --out docs/results/persistence.jsonl \
   | tee docs/results/persistence.txt
 echo "persistence: $((SECONDS - start)) s" >&2

@@ -17,8 +17,8 @@ import tempfile
 import time
 
 from solar_core import MemoryStore, SolarMemory
-from solar_core.persistence import codec
-from solar_core.persistence.journal import snapshot_state
+from solar_core.persistence import container
+from solar_core.persistence.journal import snapshot_params
 from solar_core.presets import PRESETS
 
 
@@ -37,7 +37,7 @@ def main() -> None:
         memory = SolarMemory(policy, capacity=100, seed=0)
         memory.add("hello world")
         memory.retrieve("hello", k=3)
-        sizes[policy] = len(codec.dumps(snapshot_state(memory)))
+        sizes[policy] = len(container.dumps(snapshot_params(memory), memory.state()))
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, "users.db")
         batch = 200 if args.snapshot_each else args.users

@@ -21,8 +21,8 @@ import time
 
 from solar_core import MemoryStore
 from solar_core.hash_embedder import HashEmbedder
-from solar_core.persistence import codec
-from solar_core.persistence.journal import Journal, snapshot_state
+from solar_core.persistence import container
+from solar_core.persistence.journal import Journal, snapshot_params
 
 
 def main() -> None:
@@ -51,7 +51,7 @@ def main() -> None:
             encode, checked = [], []
             for _ in range(args.repeats):
                 start = time.perf_counter()
-                blob = codec.dumps(snapshot_state(memory))
+                blob = container.dumps(snapshot_params(memory), memory.state())
                 encode.append(time.perf_counter() - start)
                 start = time.perf_counter()
                 journal._snapshot_of(memory, journal.seq)  # noqa: SLF001 (what a write runs)

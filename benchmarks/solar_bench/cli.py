@@ -199,13 +199,6 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--no-postgres", action="store_true", help="persistence: memory and SQLite only")
     p.add_argument(
-        "--snapshot-format",
-        type=_snapshot_formats,
-        default=("new",),
-        help="persistence: comma-separated snapshot formats to compare in one run, of new (the "
-        "library's) and old (the previous pickle codec, a benchmark-only baseline); default new",
-    )
-    p.add_argument(
         "--embedder",
         default="static",
         help="locomo, dialogue, response-cache: the text embedder, of "
@@ -448,18 +441,6 @@ def _retrievals(text: str) -> tuple[str, ...]:
     return names
 
 
-def _snapshot_formats(text: str) -> tuple[str, ...]:
-    """``--snapshot-format``: ``old``, ``new`` or both, comma-separated, in the given order.
-
-    >>> _snapshot_formats("old,new")
-    ('old', 'new')
-    """
-    formats = tuple(dict.fromkeys(f.strip() for f in text.split(",") if f.strip()))
-    if not formats or not set(formats) <= {"old", "new"}:
-        raise argparse.ArgumentTypeError(f"expected old, new or old,new, got {text!r}")
-    return formats
-
-
 def persistence(args: argparse.Namespace) -> list[dict[str, Any]]:
     """Steps per second in memory, on SQLite and on PostgreSQL, in one and several processes."""
     from . import persistence as bench
@@ -476,7 +457,6 @@ def persistence(args: argparse.Namespace) -> list[dict[str, Any]]:
         processes=args.processes,
         postgres=args.postgres,
         use_postgres=not args.no_postgres,
-        formats=args.snapshot_format,
         blas_threads=args.blas_threads,
         progress=bar.advance,
         total=total,

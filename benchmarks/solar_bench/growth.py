@@ -64,7 +64,7 @@ def _serve_store(users: int, folder: str) -> dict[str, Any]:
     from solar_core.persistence import MemoryStore
 
     store = MemoryStore(os.path.join(folder, "growth.db"), embedder="hash", seed=0)
-    warm = store.scope(user="warm-up")  # loads what the first user would (codec, SQL)
+    warm = store.scope(user="warm-up")  # loads what the first user would (container, SQL)
     warm.add("warming up")
     warm.retrieve("warming")
     del warm

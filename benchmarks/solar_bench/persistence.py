@@ -32,14 +32,11 @@ logged steps and any wait for another process), and the overhead of persistence:
 two minus the in-memory figure with the same number of processes. The configurations of a
 repeat run in a shuffled order, so a burst of machine noise hits them alike.
 
-Snapshot formats: ``formats=("old", "new")`` (``--snapshot-format old,new``) runs every
-persistent configuration once per format in the same run: ``new`` is the library's snapshot
-format (:mod:`solar_core.persistence.codec`), ``old`` the previous pickle codec, kept only in
-:mod:`solar_bench.legacy_snapshot` and swapped into the run's worker processes (and the
-parent's check) as a baseline. The mean ms per step includes the snapshot written every
-``snapshot_every`` (1,000) logged steps. The run also times each format's raw encode and decode
-(the decode with the checks a reopen makes) and reports its size, for a memory of each K after
-K + 1,000 steps (full traces): :func:`codec_rows`.
+Snapshots: the mean ms per step includes the snapshot written every ``snapshot_every``
+(1,000) logged steps. The run also times the snapshot container's raw encode and decode
+(:mod:`solar_core.persistence.container`; the decode with what a reopen does after it: a
+memory of the parameters built and the state loaded into it) and reports its size, for a
+memory of each K after K + 1,000 steps (full traces): :func:`codec_rows`.
 
 After every multi-process same-scope run, a fresh MemoryStore in the parent reopens the scope
 and checks that it holds every step (``stats()["steps"]`` counts adds: the K warm-up adds plus
@@ -60,8 +57,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
-from functools import partial
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -94,13 +90,11 @@ class Config:
     processes: int
     scope: str  # "own" (one process), "independent" (memory), "same", "separate"
     durability: str = "normal"
-    snapshot_format: str = "new"  # "new" | "old" (the benchmark-only pickle baseline)
 
     @property
     def label(self) -> str:
         durability = self.durability if self.backend == "sqlite" else "-"
-        fmt = "" if self.backend == "memory" else f" [{self.snapshot_format} snapshots]"
-        return f"{self.backend} {durability} x{self.processes} {self.scope}{fmt}"
+        return f"{self.backend} {durability} x{self.processes} {self.scope}"
 
 
 @dataclass(frozen=True)
@@ -114,24 +108,15 @@ class Job:
     blas_threads: int | None
 
 
-def configs(processes: int, postgres: bool, formats: Sequence[str] = ("new",)) -> list[Config]:
-    """Every configuration to run at one K (no multi-process rows when ``processes == 1``);
-    each persistent one once per snapshot format.
+def configs(processes: int, postgres: bool) -> list[Config]:
+    """Every configuration to run at one K (no multi-process rows when ``processes == 1``).
 
-    >>> for c in configs(1, False, ("old", "new"))[:3]:
+    >>> for c in configs(1, False):
     ...     print(c.label)
     memory - x1 own
-    sqlite normal x1 own [old snapshots]
-    sqlite normal x1 own [new snapshots]
+    sqlite normal x1 own
+    sqlite full x1 own
     """
-    return [
-        replace(c, snapshot_format=f) if c.backend != "memory" else c
-        for c in _configs(processes, postgres)
-        for f in (formats if c.backend != "memory" else formats[:1])
-    ]
-
-
-def _configs(processes: int, postgres: bool) -> list[Config]:
     out = [
         Config("memory", 1, "own"),
         Config("sqlite", 1, "own"),
@@ -179,10 +164,6 @@ def _store_settings(capacity: int) -> dict[str, Any]:
 def _steps(job: Job, worker: int, start: Any, done: Any) -> dict[str, Any]:
     """Fill the memory, run the timed steps between the barriers; the timings."""
     limit_blas_threads(job.blas_threads)
-    if job.config.snapshot_format == "old":
-        from .legacy_snapshot import install
-
-        install()  # this worker process only: it handles only its own temporary database
     k, steps = job.capacity, job.steps
     items, queries = make_stream(k + steps, DIM, topics=20, seed=1000 * worker + k)
     likes = np.random.default_rng(worker).random(steps) < 0.5
@@ -385,11 +366,6 @@ def find_postgres(url: str | None) -> tuple[str | None, str]:
 def check_shared(url: str, job: Job) -> dict[str, Any]:
     """Reopen the shared scope in a fresh store: every step there, invariants hold."""
     expected = sum(warmup(job, w) + job.steps for w in range(job.config.processes))
-    if job.config.snapshot_format == "old":
-        from .legacy_snapshot import installed
-
-        with installed():
-            return _check_shared(url, job, expected)
     return _check_shared(url, job, expected)
 
 
@@ -417,7 +393,6 @@ def run(
     postgres: str | None = None,
     *,
     use_postgres: bool = True,
-    formats: Sequence[str] = ("new",),
     codec_repeats: int = 7,
     blas_threads: int | None = 1,
     progress: Callable[[int], None] = lambda n: None,
@@ -429,7 +404,7 @@ def run(
     pg_url, reason = find_postgres(postgres) if use_postgres else (None, "--no-postgres")
     if pg_url is None:
         notes.append({"workload": "persistence", "setting": "skipped", "reason": reason})
-    plan = [(k, c) for k in capacities for c in configs(processes, pg_url is not None, formats)]
+    plan = [(k, c) for k in capacities for c in configs(processes, pg_url is not None)]
     total(repeats * len(plan))
     samples: dict[tuple[int, Config], list[dict[str, Any]]] = {p: [] for p in plan}
     checks: dict[tuple[int, Config], list[dict[str, Any]]] = {}
@@ -472,60 +447,21 @@ def run(
                 "ok": all(c["steps"] == c["expected"] and c["invariants"] == "ok" for c in found),
             }
         )
-    return rows + codec_rows(capacities, formats, codec_repeats) + notes
+    return rows + codec_rows(capacities, codec_repeats) + notes
 
 
 def _order(plan: Sequence[tuple[int, Config]], repeat: int) -> list[tuple[int, Config]]:
-    """One repeat's order: the configurations shuffled, each one's snapshot formats back to
-    back (in a shuffled order too), so the formats of a row meet the same machine noise and
-    can be compared repeat by repeat.
+    """One repeat's order: the configurations shuffled, so a burst of machine noise hits them
+    alike.
 
-    >>> plan = [(100, c) for c in configs(1, False, ("old", "new"))]
+    >>> plan = [(100, c) for c in configs(1, False)]
     >>> order = [c.label for _, c in _order(plan, 0)]
     >>> sorted(order) == sorted(c.label for _, c in plan)
     True
-    >>> [abs(order.index(x.replace("old", "new")) - order.index(x)) for x in order if "old" in x]
-    [1, 1]
     """
-    rng = random.Random(repeat)
-    groups: dict[tuple[int, Config], list[tuple[int, Config]]] = {}
-    for k, config in plan:
-        groups.setdefault((k, replace(config, snapshot_format="new")), []).append((k, config))
-    order = list(groups.values())
-    rng.shuffle(order)
-    for group in order:
-        rng.shuffle(group)
-    return [entry for group in order for entry in group]
-
-
-def paired(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """For each persistent row run in both formats: the new format's median and mean step over
-    the old one's, the median of the per-repeat ratios (the two ran back to back each repeat)."""
-    runs = [r for r in rows if r["setting"] == "run" and r.get("snapshot_format") == "old"]
-    out = []
-    for old in runs:
-        new = next(
-            r
-            for r in rows
-            if r["setting"] == "run"
-            and r.get("snapshot_format") == "new"
-            and all(r[key] == old[key] for key in ("backend", "durability", "processes"))
-            and r["scope"] == old["scope"]
-            and r["capacity"] == old["capacity"]
-        )
-        out.append(
-            {
-                **{key: old[key] for key in ("backend", "durability", "processes", "scope")},
-                "capacity": old["capacity"],
-                "median_ratio": statistics.median(
-                    n / o for n, o in zip(new["runs_median_ms"], old["runs_median_ms"], strict=True)
-                ),
-                "mean_ratio": statistics.median(
-                    n / o for n, o in zip(new["runs_mean_ms"], old["runs_mean_ms"], strict=True)
-                ),
-            }
-        )
-    return out
+    order = list(plan)
+    random.Random(repeat).shuffle(order)
+    return order
 
 
 def _row(k: int, config: Config, runs: list[dict[str, Any]], steps: int) -> dict[str, Any]:
@@ -536,7 +472,6 @@ def _row(k: int, config: Config, runs: list[dict[str, Any]], steps: int) -> dict
         "durability": config.durability if config.backend == "sqlite" else None,
         "processes": config.processes,
         "scope": config.scope,
-        "snapshot_format": None if config.backend == "memory" else config.snapshot_format,
         "policy": POLICY,
         "capacity": k,
         "steps": steps,
@@ -562,7 +497,7 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
             f"process, median of {first['repeats']} repeats ==",
         )
         out.append(
-            "backend   durability  procs  scope        snapshots      K   steps/s  median ms"
+            "backend   durability  procs  scope            K   steps/s  median ms"
             "  mean ms  +median ms  +mean ms"
         )
         for i, r in enumerate(runs):
@@ -576,7 +511,7 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
             )
             out.append(
                 f"{r['backend']:8}  {r['durability'] or '-':10}  {r['processes']:5}  "
-                f"{r['scope']:11}  {r.get('snapshot_format') or '-':9}  "
+                f"{r['scope']:11}  "
                 f"{r['capacity']:5}  {r['steps_per_s']:8.0f}  "
                 f"{r['median_ms']:9.3f}  {r['mean_ms']:7.3f}{extra}"
                 + ("" if r["full"] else "  (memory not full!)")
@@ -588,10 +523,7 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
         goal = [
             r
             for r in runs
-            if r["backend"] == "sqlite"
-            and r["processes"] == 1
-            and r["durability"] == "normal"
-            and r.get("snapshot_format", "new") == "new"
+            if r["backend"] == "sqlite" and r["processes"] == 1 and r["durability"] == "normal"
         ]
         if goal:
             worst = max(max(r["overhead_median_ms"], r["overhead_mean_ms"]) for r in goal)
@@ -604,21 +536,6 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
             out.append(
                 f"goal (SQLite, one process, under {GOAL_MS:g} ms per step): {verdict} ({per_k})"
             )
-    pairs = paired(rows) if runs else []
-    if pairs:
-        out.append("")
-        out.append(
-            "== new / old snapshot format: median of the per-repeat ratios (run back to back) =="
-        )
-        out.append("backend   durability  procs  scope            K  median step  mean step")
-        for r in pairs:
-            out.append(
-                f"{r['backend']:8}  {r['durability'] or '-':10}  {r['processes']:5}  "
-                f"{r['scope']:11}  {r['capacity']:5}  {r['median_ratio']:11.3f}  "
-                f"{r['mean_ratio']:9.3f}"
-            )
-        within = sum(r["mean_ratio"] <= 1.1 for r in pairs)
-        out.append(f"mean step within 10 % of the old format's: {within} of {len(pairs)} rows")
     coded = [r for r in rows if r["setting"] == "codec"]
     if coded:
         out.append("")
@@ -626,13 +543,15 @@ def render(rows: Sequence[dict[str, Any]]) -> str:
             f"== snapshot codec: {POLICY}, dim {DIM}, a memory of K items after K + "
             f"{CODEC_STEPS} steps, median of {coded[0]['repeats']} ==",
         )
-        out.append("format      K   encode ms  decode ms      bytes")
+        out.append("    K   encode ms  decode ms      bytes")
         for r in coded:
             out.append(
-                f"{r['snapshot_format']:6}  {r['capacity']:5}  {r['encode_ms']:10.2f}  "
-                f"{r['decode_ms']:9.2f}  {r['bytes']:9d}"
+                f"{r['capacity']:5}  {r['encode_ms']:10.2f}  {r['decode_ms']:9.2f}  {r['bytes']:9d}"
             )
-        out.append("decode: as a reopen does (new: with the checks against the scope's settings)")
+        out.append(
+            "decode: as a reopen does (the container read, a memory of its parameters built and "
+            "the state loaded into it, checked)"
+        )
     for r in rows:
         if r["setting"] == "check":
             found = ", ".join(map(str, r["found"]))
@@ -668,74 +587,40 @@ def _codec_memory(k: int, steps: int) -> SolarMemory:
     return memory
 
 
-def _codec_templates(k: int) -> tuple[dict[str, Any], dict[str, Any]]:
-    """What a reopen checks a snapshot against (see ``Journal._templates``)."""
-    from solar_core.persistence.journal import snapshot_state
-
-    new = SolarMemory(POLICY, capacity=k, dim=DIM, seed=0, bootstrap=k)
-    used = SolarMemory(POLICY, capacity=k, dim=DIM, seed=0, bootstrap=k)
-    items, queries = make_stream(3, DIM, topics=2, seed=1)
-    for i in range(3):
-        used.add(f"t{i}", embedding=items[i])
-    used.retrieve(embedding=queries[0], k=2)
-    used.feedback(score=0.5)
-    return snapshot_state(new), snapshot_state(used)
-
-
-def _old_loads(loads: Callable[..., object], blob: bytes) -> object:
-    return loads(blob, "a snapshot")
-
-
-def _new_loads(loads: Callable[..., object], new: object, used: object, blob: bytes) -> object:
-    return loads(blob, "a snapshot", new, (used,))
-
-
-def codec_rows(
-    capacities: Sequence[int], formats: Sequence[str], repeats: int = 7
-) -> list[dict[str, Any]]:
-    """Each format's encode and decode time (median of ``repeats``, interleaved) and size, for
-    a memory of each K after K + :data:`CODEC_STEPS` steps."""
-    from solar_core.persistence import codec
-    from solar_core.persistence.journal import snapshot_state
-
-    from . import legacy_snapshot
+def codec_rows(capacities: Sequence[int], repeats: int = 7) -> list[dict[str, Any]]:
+    """The snapshot container's encode and decode time (median of ``repeats``, interleaved)
+    and size, for a memory of each K after K + :data:`CODEC_STEPS` steps. The decode is what a
+    reopen does: the container read, its parameters compared, a memory built and the state
+    loaded (checked) into it."""
+    from solar_core.persistence import container
+    from solar_core.persistence.journal import snapshot_params
 
     rows = []
     for k in capacities:
-        state = snapshot_state(_codec_memory(k, CODEC_STEPS))
-        new, used = _codec_templates(k)
-        coders: dict[str, tuple[Callable[[], bytes], Callable[[bytes], object]]] = {
-            "old": (
-                partial(legacy_snapshot.dumps, state),
-                partial(_old_loads, legacy_snapshot.loads),
-            ),
-            "new": (
-                partial(codec.dumps, state),
-                partial(_new_loads, codec.loads, new, used),
-            ),
-        }
-        times: dict[str, tuple[list[float], list[float]]] = {f: ([], []) for f in formats}
-        blobs = {f: coders[f][0]() for f in formats}
+        memory = _codec_memory(k, CODEC_STEPS)
+        params = snapshot_params(memory)
+        blob = container.dumps(params, memory.state())
+        encode, decode = [], []
         for _ in range(repeats):
-            for f in formats:
-                dumps, loads = coders[f]
-                began = time.perf_counter()
-                dumps()
-                middle = time.perf_counter()
-                loads(blobs[f])
-                times[f][0].append(middle - began)
-                times[f][1].append(time.perf_counter() - middle)
-        for f in formats:
-            rows.append(
-                {
-                    "workload": "persistence",
-                    "setting": "codec",
-                    "snapshot_format": f,
-                    "capacity": k,
-                    "repeats": repeats,
-                    "encode_ms": statistics.median(times[f][0]) * 1e3,
-                    "decode_ms": statistics.median(times[f][1]) * 1e3,
-                    "bytes": len(blobs[f]),
-                }
-            )
+            began = time.perf_counter()
+            container.dumps(snapshot_params(memory), memory.state())
+            middle = time.perf_counter()
+            read, state = container.loads(blob, "a snapshot")
+            donor = SolarMemory.from_params(read, seed=0)
+            if snapshot_params(donor) != params:
+                raise AssertionError("a snapshot's parameters do not rebuild its memory")
+            donor.load_state(state)
+            encode.append(middle - began)
+            decode.append(time.perf_counter() - middle)
+        rows.append(
+            {
+                "workload": "persistence",
+                "setting": "codec",
+                "capacity": k,
+                "repeats": repeats,
+                "encode_ms": statistics.median(encode) * 1e3,
+                "decode_ms": statistics.median(decode) * 1e3,
+                "bytes": len(blob),
+            }
+        )
     return rows

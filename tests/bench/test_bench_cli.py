@@ -376,21 +376,9 @@ def test_persistence_smoke(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -
     assert text.startswith("== persistence: solar") and "goal (SQLite" in text
     assert "sqlite    full" in text and "postgres: skipped: --no-postgres" in text
     assert "same" not in text  # one process: no multi-process rows
-    assert "new / old snapshot format" not in text  # one format: nothing to pair
-
-
-def test_persistence_pairs_the_snapshot_formats(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = tmp_path / "persistence.txt"
-    argv = ["persistence", "--capacities", "10", "--steps", "6", "--repeats", "2",
-            "--processes", "1", "--no-postgres", "--snapshot-format", "old,new"]  # fmt: skip
-    assert main([*argv, "--quiet", "--out", str(out)]) == 0
-    text = out.read_text(encoding="utf-8")
-    table = text[text.index("== new / old snapshot format") :].splitlines()
-    assert table[2].startswith("sqlite    normal") and table[3].startswith("sqlite    full")
-    assert all(float(line.split()[-1]) > 0 for line in table[2:4])
-    assert table[4].startswith("mean step within 10 % of the old format's:") and "of 2" in table[4]
+    assert "== snapshot codec: solar" in text
+    (codec,) = [r for r in rows if r["setting"] == "codec"]
+    assert codec["capacity"] == 10 and codec["bytes"] > 0 and codec["decode_ms"] > 0
 
 
 def test_persistence_bad_capacities(capsys: pytest.CaptureFixture[str]) -> None:
