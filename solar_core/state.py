@@ -68,26 +68,32 @@ class Stateful(Protocol):
 PARTS: dict[str, type] = {}
 
 
+def part_name(cls: type) -> str:
+    """The name a part's class is stored under: the library's by their class name, any other
+    by its module and qualified name (two classes of one name in two modules stay two)."""
+    if cls.__module__.split(".", 1)[0] == "solar_core":
+        return cls.__name__
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 def register_part(cls: type[_T]) -> type[_T]:
     """Make ``cls`` a part a memory's parameters may name (a decorator): :func:`build` makes
-    parts only of registered classes, looked up by name in a table (no import, no attribute
-    walk). The library's policies are registered where they are defined; a policy of your own
-    is registered by :func:`solar_core.presets.register_policy`. A second class under a
-    registered name is refused."""
+    parts only of registered classes, looked up by name (:func:`part_name`) in a table (no
+    import, no attribute walk). The library's policies are registered where they are defined;
+    a policy of your own is registered by :func:`solar_core.presets.register_policy`. A second
+    class under a registered name is refused."""
     if not isinstance(cls, type):
         raise TypeError(f"register_part registers a class, got {cls!r}")
-    known = PARTS.setdefault(cls.__name__, cls)
+    name = part_name(cls)
+    known = PARTS.setdefault(name, cls)
     if known is not cls:
-        raise ValueError(
-            f"a part named {cls.__name__} is registered already ({known.__module__}): rename "
-            "your class"
-        )
+        raise ValueError(f"a part named {name} is registered already: rename your class")
     return cls
 
 
 def spec(part: Stateful) -> dict[str, Any]:
     """``part``'s class name and parameters, as :func:`build` takes them."""
-    name = type(part).__name__
+    name = part_name(type(part))
     if PARTS.get(name) is not type(part):
         raise TypeError(
             f"{name} is not a registered part: register it with solar_core.presets.register_policy"

@@ -188,7 +188,7 @@ def test_a_policy_of_ones_own_has_its_parameters_recorded_and_held(
     _fill(first, 5)
     first.close()
     recorded = _config(tmp_path / "m.db")["params"]["eviction"]
-    assert recorded == {"class": "_Patience", "params": {"patience": 5}}
+    assert recorded == {"class": f"{__name__}._Patience", "params": {"patience": 5}}
     again = store()
     assert again.scope(user="alice").core.eviction.patience == 5  # type: ignore[attr-defined]
     again.close()
