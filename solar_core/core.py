@@ -945,7 +945,9 @@ class MemoryCore:
             if categories[slot] not in CATEGORIES:
                 raise read.fail(f"the item in slot {slot} has no known category")
             valid = until[slot]
-            if valid is not None and (type(valid) is not float or not math.isfinite(valid)):
+            if valid is not None and not (
+                _number(valid) and math.isfinite(valid)  # (an int as add() took it)
+            ):
                 raise read.fail(f"the item in slot {slot} has a bad valid_until {valid!r}")
             try:
                 meta = copy_metadata(metadata[slot], f"the metadata of the item in slot {slot}")

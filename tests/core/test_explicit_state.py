@@ -181,3 +181,13 @@ def test_an_emptied_slot_loads_as_it_is_held(policy: str) -> None:
     memory.add("tea at five")
     memory.remove(memory.items()[0].id)
     _same(_twin(memory), memory)
+
+
+def test_an_int_expiry_round_trips() -> None:
+    """``add(valid_until=<an int>)`` is taken, and its memory could not be loaded (nor a stored
+    one snapshotted)."""
+    memory = SolarMemory("fifo", capacity=4, embedder="hash", seed=0)
+    memory.add("tea", valid_until=2_000_000_000)
+    twin = _twin(memory)
+    _same(twin, memory)
+    assert twin.items()[0].valid_until == 2_000_000_000
