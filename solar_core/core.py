@@ -792,6 +792,7 @@ class MemoryCore:
             out[slots] = values
             return out
 
+        texts: dict[str, int] = {}
         state: State = {
             **{name: getattr(self, "_" + name) for name in _COUNTERS},
             "score_sum": self._score_sum,
@@ -809,10 +810,15 @@ class MemoryCore:
             "trace.decision": [_decision_row(d) for d in self._trace],
             "found.time": np.asarray([at for at, _, _ in self._retrieval_trace], dtype=np.float64),
             "found.query": [query for _, query, _ in self._retrieval_trace],
+            # a hit's text as its place in found.texts: the same turns come back again and again
             "found.hits": [
-                [[h.id, h.text, h.score, h.metadata, h.rank] for h in hits]
+                [
+                    [h.id, texts.setdefault(h.text, len(texts)), h.score, h.metadata, h.rank]
+                    for h in hits
+                ]
                 for _, _, hits in self._retrieval_trace
             ],
+            "found.texts": list(texts),
             "rateable": [
                 [
                     key,
@@ -867,7 +873,10 @@ class MemoryCore:
             raise read.fail(f"a trace holds more than trace_size = {limit} entries")
         if any(q is not None and type(q) is not str for q in queries):
             raise read.fail("a traced query is not a string")
-        hits = [_hits(row, read) for row in read.listed("found.hits", len(found_times))]
+        texts = read.listed("found.texts")
+        if any(type(text) is not str for text in texts):
+            raise read.fail("found.texts holds a value that is not a string")
+        hits = [_hits(row, texts, read) for row in read.listed("found.hits", len(found_times))]
         recent = self._read_rateable(read, counters)
         read.done()
         try:
@@ -1085,8 +1094,8 @@ def _pairs(value: object, second: tuple[type, ...]) -> bool:
     )
 
 
-def _hits(row: object, read: StateReader) -> list[Hit]:
-    """A traced retrieval's hits from its row."""
+def _hits(row: object, texts: list[str], read: StateReader) -> list[Hit]:
+    """A traced retrieval's hits from its row (each text by its place in ``texts``)."""
     if type(row) is not list:
         raise read.fail("a traced retrieval's hits are not a list")
     hits = []
@@ -1095,7 +1104,8 @@ def _hits(row: object, read: StateReader) -> list[Hit]:
             type(hit) is list
             and len(hit) == 5
             and type(hit[0]) is str
-            and type(hit[1]) is str
+            and type(hit[1]) is int
+            and 0 <= hit[1] < len(texts)
             and _number(hit[2])
             and type(hit[3]) is dict
             and type(hit[4]) is int
@@ -1105,5 +1115,5 @@ def _hits(row: object, read: StateReader) -> list[Hit]:
             meta = copy_metadata(hit[3], "a traced hit's metadata")
         except ValueError as err:
             raise read.fail(str(err)) from None
-        hits.append(Hit(hit[0], hit[1], float(hit[2]), meta, hit[4]))
+        hits.append(Hit(hit[0], texts[hit[1]], float(hit[2]), meta, hit[4]))
     return hits

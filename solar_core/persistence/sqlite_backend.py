@@ -108,6 +108,10 @@ class SQLiteBackend(Backend):
             )
         if app_id == APPLICATION_ID:
             self._check_version()
+        elif not tables:
+            # Pages a pruned log frees go back to the file on close (see close), not kept as
+            # free pages the file never returns: set before the first table, or never.
+            conn.execute("PRAGMA auto_vacuum=INCREMENTAL")
         self._wal()
         conn.execute(f"PRAGMA synchronous={_DURABILITY[durability]}")  # from a fixed table
         if app_id == 0:
@@ -279,4 +283,10 @@ class SQLiteBackend(Backend):
 
     def close(self) -> None:
         with self.lock:
+            if not self.read_only:
+                try:  # give the free pages back (a no-op for a file made without auto_vacuum)
+                    # (a script runs it to the end: one execute() frees a single page)
+                    self._conn.executescript("PRAGMA incremental_vacuum;")
+                except sqlite3.Error:
+                    pass  # (a file another process holds locked: it keeps them until then)
             self._conn.close()
