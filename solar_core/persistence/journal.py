@@ -448,6 +448,8 @@ class Journal(StepListener):
             if kind is Rating:
                 return cast(_T, None)
             assert isinstance(step, Lookup)
+            if not step.record:
+                return apply(step)
             hits = apply(replace(step, record=False))
             self._unrecorded[id(hits)] = hits  # rating them later changes nothing either
             return hits

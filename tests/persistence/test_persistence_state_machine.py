@@ -78,6 +78,9 @@ class PersistentMemoryMachine(RuleBasedStateMachine):
         )
         self.stores.append(store)
         self.asked = False  # whether this memory object made a recorded retrieval yet
+        # whether its latest retrieval was made before the scope's first write (its rating
+        # then rates nothing, whoever stored the scope since)
+        self.unrecorded_latest = False
         return store.scope(user="u")
 
     def unwritten(self, memory: SolarMemory) -> bool:
@@ -135,8 +138,10 @@ class PersistentMemoryMachine(RuleBasedStateMachine):
             )
             return (hits, d.admitted, d.item_id, d.evicted, d.reason, d.deleted)
 
+        unrecorded = not self.written
         self.both(step)
         self.asked = True
+        self.unrecorded_latest = unrecorded
 
     @rule(v=vectors, k=st.integers(1, 4))
     def look(self, v: np.ndarray, k: int) -> None:
@@ -152,6 +157,8 @@ class PersistentMemoryMachine(RuleBasedStateMachine):
                     raise ValueError("no retrieval made through this memory object")
                 return
             recent = list(m.core._recent)
+            if not recent and self.unrecorded_latest:
+                return  # the latest made through the object, before the first write: nothing
             # the oldest there is when fewer: named, as a reopened store has made none itself
             m.feedback(
                 like=like, retrieval=recent[-1 - min(older, len(recent) - 1)] if recent else None
