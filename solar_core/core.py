@@ -792,7 +792,6 @@ class MemoryCore:
             out[slots] = values
             return out
 
-        texts: dict[str, int] = {}
         state: State = {
             **{name: getattr(self, "_" + name) for name in _COUNTERS},
             "score_sum": self._score_sum,
@@ -807,32 +806,11 @@ class MemoryCore:
             "item.created_at": floats([r.created_at for r in kept]),
             "item.importance": floats([r.importance for r in kept]),
             "trace.time": np.asarray(self._trace_times, dtype=np.float64),
-            "trace.decision": [_decision_row(d) for d in self._trace],
+            **_decision_columns(self._trace),
             "found.time": np.asarray([at for at, _, _ in self._retrieval_trace], dtype=np.float64),
             "found.query": [query for _, query, _ in self._retrieval_trace],
-            # a hit's text as its place in found.texts: the same turns come back again and again
-            "found.hits": [
-                [
-                    [h.id, texts.setdefault(h.text, len(texts)), h.score, h.metadata, h.rank]
-                    for h in hits
-                ]
-                for _, _, hits in self._retrieval_trace
-            ],
-            "found.texts": list(texts),
-            "rateable": [
-                [
-                    key,
-                    found.slots.tolist(),
-                    found.step,
-                    found.removals,
-                    found.rated,
-                    [
-                        store.payload_at(s) is r
-                        for s, r in zip(found.slots.tolist(), found.records, strict=True)
-                    ],
-                ]
-                for key, found in self._recent.items()
-            ],
+            **_hit_columns([hits for _, _, hits in self._retrieval_trace]),
+            **_rateable_columns(store, self._recent),
         }
         state.update(prefixed("store", store.state()))
         state.update(prefixed("eviction", self._eviction.state()))
@@ -866,17 +844,14 @@ class MemoryCore:
         records = self._read_records(read, store)
         limit = self._trace.maxlen or 0
         times = read.array("trace.time", np.float64, (None,))
-        decisions = [_decision(row, read) for row in read.listed("trace.decision", len(times))]
         found_times = read.array("found.time", np.float64, (None,))
-        queries = read.listed("found.query", len(found_times))
         if len(times) > limit or len(found_times) > limit:
             raise read.fail(f"a trace holds more than trace_size = {limit} entries")
+        decisions = _decisions(read, len(times))
+        queries = read.listed("found.query", len(found_times))
         if any(q is not None and type(q) is not str for q in queries):
             raise read.fail("a traced query is not a string")
-        texts = read.listed("found.texts")
-        if any(type(text) is not str for text in texts):
-            raise read.fail("found.texts holds a value that is not a string")
-        hits = [_hits(row, texts, read) for row in read.listed("found.hits", len(found_times))]
+        hits = _hits(read, len(found_times))
         recent = self._read_rateable(read, counters)
         read.done()
         try:
@@ -973,31 +948,25 @@ class MemoryCore:
         """The rateable retrievals: ids rising up to the last one, slots of the rows, the
         step and removal count they were made at (a retrieval made when the removal count was
         today's lists only items still stored), at most :data:`FEEDBACK_WINDOW` of them."""
-        rows = read.listed("rateable")
-        if len(rows) > FEEDBACK_WINDOW:
+        keys = read.array("rateable.key", np.int64, (None,), lo=1, hi=MOST_COUNT).tolist()
+        n = len(keys)
+        if n > FEEDBACK_WINDOW:
             raise read.fail(f"more than {FEEDBACK_WINDOW} rateable retrievals")
+        steps = read.array("rateable.step", np.int64, (n,), lo=1, hi=MOST_COUNT).tolist()
+        removed = read.array("rateable.removals", np.int64, (n,), lo=0, hi=MOST_COUNT).tolist()
+        rated_ = read.array("rateable.rated", np.bool_, (n,)).tolist()
+        slot_rows = _split(read, "rateable.count", "rateable.slots", np.int32, n)
+        live_rows = _split(read, "rateable.count", "rateable.live", np.bool_, n)
         out = []
         previous = 0
         slots_in = self._store.slots
-        for row in rows:
-            if type(row) is not list or len(row) != 6:
-                raise read.fail(
-                    "a rateable retrieval is not [id, slots, step, removals, rated, live]"
-                )
+        for row in zip(keys, slot_rows, steps, removed, rated_, live_rows, strict=True):
             key, slots, step, removals, rated, live = row
             ok = (
-                type(key) is int
-                and previous < key <= counters["retrieval_seq"]
-                and type(step) is int
-                and 0 < step <= counters["steps"] + 1
-                and type(removals) is int
-                and 0 <= removals <= counters["removals"]
-                and type(rated) is bool
-                and type(slots) is list
-                and type(live) is list
-                and len(live) == len(slots)
-                and all(type(s) is int and 0 <= s < slots_in for s in slots)
-                and all(type(v) is bool for v in live)
+                previous < key <= counters["retrieval_seq"]
+                and step <= counters["steps"] + 1
+                and removals <= counters["removals"]
+                and all(0 <= s < slots_in for s in slots)
                 and len(set(slots)) == len(slots)
             )
             if not ok:
@@ -1035,47 +1004,144 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _decision_row(d: Decision) -> list[Any]:
-    return [
-        *(d.step, d.admitted, d.item_id, d.evicted, d.reason, d.cost, d.regret, d.tau),
-        d.victim_score,
-        [list(pair) for pair in d.contenders],
-        [list(pair) for pair in d.deleted],
-    ]
+# The traces and the rateable retrievals are stored a column per field, most of them arrays:
+# a thousand traced decisions and retrievals as rows of JSON cost a chat memory four times what
+# its items do, and the same few reasons and hit texts come back again and again.
 
 
-def _decision(row: object, read: StateReader) -> Decision:
-    """A traced decision from its row, each field of its type."""
-    if type(row) is not list or len(row) != 11:
-        raise read.fail("a traced decision is not a row of 11 fields")
-    step, admitted, item_id, evicted, reason, *numbers, contenders, deleted = row
-    ok = (
-        type(step) is int
-        and 0 < step <= MOST_COUNT
-        and type(admitted) is bool
-        and all(v is None or type(v) is str for v in (item_id, evicted))
-        and type(reason) is str
-        and all(v is None or _number(v) for v in numbers)
-        and _pairs(contenders, (int, float))
-        and all(_number(v) for _, v in contenders)
-        and _pairs(deleted, (str,))
-    )
-    if not ok:
-        raise read.fail(f"a traced decision does not hold together: {row!r:.200}")
-    cost, regret, tau, victim_score = (None if v is None else float(v) for v in numbers)
-    return Decision(
-        step,
-        admitted,
-        item_id,
-        evicted,
-        reason,
-        cost,
-        regret,
-        tau,
-        victim_score,
-        tuple((i, float(v)) for i, v in contenders),
-        tuple((i, v) for i, v in deleted),
-    )
+def _decision_columns(trace: Iterable[Decision]) -> State:
+    """The decision trace as columns; a missing number is NaN with ``trace.given`` false."""
+    rows = list(trace)
+    reasons: dict[str, int] = {}
+    numbers = [(d.cost, d.regret, d.tau, d.victim_score) for d in rows]
+    return {
+        "trace.step": np.asarray([d.step for d in rows], dtype=np.int64),
+        "trace.admitted": np.asarray([d.admitted for d in rows], dtype=np.bool_),
+        "trace.item": [d.item_id for d in rows],
+        "trace.evicted": [d.evicted for d in rows],
+        "trace.reason": np.asarray(
+            [reasons.setdefault(d.reason, len(reasons)) for d in rows], dtype=np.int32
+        ),
+        "trace.reasons": list(reasons),
+        "trace.numbers": np.asarray(
+            [[math.nan if v is None else v for v in row] for row in numbers], dtype=np.float64
+        ).reshape(len(rows), 4),
+        "trace.given": np.asarray(
+            [[v is not None for v in row] for row in numbers], dtype=np.bool_
+        ).reshape(len(rows), 4),
+        "trace.contenders": [[list(pair) for pair in d.contenders] for d in rows],
+        "trace.deleted": [[list(pair) for pair in d.deleted] for d in rows],
+    }
+
+
+def _decisions(read: StateReader, n: int) -> list[Decision]:
+    """The traced decisions from their columns, each field of its type."""
+    steps = read.array("trace.step", np.int64, (n,), lo=1, hi=MOST_COUNT).tolist()
+    admitted = read.array("trace.admitted", np.bool_, (n,)).tolist()
+    items, evicted = read.listed("trace.item", n), read.listed("trace.evicted", n)
+    reasons = read.listed("trace.reasons")
+    reason = read.array("trace.reason", np.int32, (n,), lo=0, hi=len(reasons) - 1).tolist()
+    given = read.array("trace.given", np.bool_, (n, 4))
+    numbers = read.array("trace.numbers", np.float64, (n, 4), finite=False)
+    if not np.isfinite(numbers[given]).all():
+        raise read.fail("trace.numbers holds a value that is not finite")
+    contenders, deleted = read.listed("trace.contenders", n), read.listed("trace.deleted", n)
+    if not (
+        all(type(v) is str for v in reasons)
+        and all(v is None or type(v) is str for v in (*items, *evicted))
+        and all(_pairs(c, (int, float)) and all(_number(v) for _, v in c) for c in contenders)
+        and all(_pairs(d, (str,)) for d in deleted)
+    ):
+        raise read.fail("the traced decisions do not hold together")
+    out = []
+    for i in range(n):
+        cost, regret, tau, victim = (
+            float(v) if ok else None for v, ok in zip(numbers[i].tolist(), given[i], strict=True)
+        )
+        out.append(
+            Decision(
+                *(steps[i], admitted[i], items[i], evicted[i], reasons[reason[i]]),
+                *(cost, regret, tau, victim),
+                tuple((j, float(v)) for j, v in contenders[i]),
+                tuple((j, v) for j, v in deleted[i]),
+            )
+        )
+    return out
+
+
+def _hit_columns(retrievals: list[list[Hit]]) -> State:
+    """The traced retrievals' hits as columns (a hit's rank is its place, its text an index)."""
+    texts: dict[str, int] = {}
+    hits = [hit for found in retrievals for hit in found]
+    return {
+        "found.count": np.asarray([len(found) for found in retrievals], dtype=np.int32),
+        "found.id": [hit.id for hit in hits],
+        "found.text": np.asarray(
+            [texts.setdefault(hit.text, len(texts)) for hit in hits], dtype=np.int32
+        ),
+        "found.texts": list(texts),
+        "found.score": np.asarray([hit.score for hit in hits], dtype=np.float64),
+        "found.metadata": [hit.metadata for hit in hits],
+    }
+
+
+def _hits(read: StateReader, n: int) -> list[list[Hit]]:
+    """The traced retrievals' hits from their columns."""
+    counts = read.array("found.count", np.int32, (n,), lo=0, hi=MOST_COUNT)
+    total = int(counts.sum(dtype=np.int64))
+    ids, texts = read.listed("found.id", total), read.listed("found.texts")
+    index = read.array("found.text", np.int32, (total,), lo=0, hi=len(texts) - 1).tolist()
+    scores = read.array("found.score", np.float64, (total,)).tolist()
+    metadata = read.listed("found.metadata", total)
+    if not all(type(v) is str for v in (*ids, *texts)):
+        raise read.fail("found.id and found.texts must hold strings")
+    if not all(type(m) is dict for m in metadata):
+        raise read.fail("found.metadata must hold mappings")
+    try:
+        metas = [copy_metadata(m, "a traced hit's metadata") for m in metadata]
+    except ValueError as err:
+        raise read.fail(str(err)) from None
+    out, at = [], 0
+    for count in counts.tolist():
+        out.append(
+            [
+                Hit(ids[i], texts[index[i]], scores[i], metas[i], i - at)
+                for i in range(at, at + count)
+            ]
+        )
+        at += count
+    return out
+
+
+def _rateable_columns(store: VectorStore, recent: Mapping[int, Retrieval]) -> State:
+    """The rateable retrievals as columns (``live``: the slot still holds the item it found)."""
+    found = list(recent.values())
+    return {
+        "rateable.key": np.asarray(list(recent), dtype=np.int64),
+        "rateable.step": np.asarray([f.step for f in found], dtype=np.int64),
+        "rateable.removals": np.asarray([f.removals for f in found], dtype=np.int64),
+        "rateable.rated": np.asarray([f.rated for f in found], dtype=np.bool_),
+        "rateable.count": np.asarray([len(f.slots) for f in found], dtype=np.int32),
+        "rateable.slots": np.concatenate(
+            [np.zeros(0, np.int32), *(f.slots.astype(np.int32) for f in found)]
+        ),
+        "rateable.live": np.asarray(
+            [
+                store.payload_at(s) is r
+                for f in found
+                for s, r in zip(f.slots.tolist(), f.records, strict=True)
+            ],
+            dtype=np.bool_,
+        ),
+    }
+
+
+def _split(read: StateReader, counts: str, name: str, dtype: Any, n: int) -> list[list[Any]]:
+    """The array ``name`` cut into ``n`` rows of the lengths in the array ``counts``."""
+    lengths = read.array(counts, np.int32, (n,), lo=0, hi=MOST_COUNT).tolist()
+    values = read.array(name, dtype, (sum(lengths),)).tolist()
+    bounds = np.cumsum([0, *lengths]).tolist()
+    return [values[bounds[i] : bounds[i + 1]] for i in range(n)]
 
 
 def _number(value: object) -> bool:
@@ -1092,28 +1158,3 @@ def _pairs(value: object, second: tuple[type, ...]) -> bool:
         type(pair) is list and len(pair) == 2 and type(pair[0]) is str and type(pair[1]) in second
         for pair in value
     )
-
-
-def _hits(row: object, texts: list[str], read: StateReader) -> list[Hit]:
-    """A traced retrieval's hits from its row (each text by its place in ``texts``)."""
-    if type(row) is not list:
-        raise read.fail("a traced retrieval's hits are not a list")
-    hits = []
-    for hit in row:
-        if not (
-            type(hit) is list
-            and len(hit) == 5
-            and type(hit[0]) is str
-            and type(hit[1]) is int
-            and 0 <= hit[1] < len(texts)
-            and _number(hit[2])
-            and type(hit[3]) is dict
-            and type(hit[4]) is int
-        ):
-            raise read.fail(f"a traced hit does not hold together: {hit!r:.200}")
-        try:
-            meta = copy_metadata(hit[3], "a traced hit's metadata")
-        except ValueError as err:
-            raise read.fail(str(err)) from None
-        hits.append(Hit(hit[0], texts[hit[1]], float(hit[2]), meta, hit[4]))
-    return hits

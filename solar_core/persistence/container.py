@@ -151,6 +151,7 @@ def _array_entry(entry: object, what: str) -> tuple[str, np.dtype[Any], tuple[in
         type(entry) is not list
         or len(entry) != 3
         or type(entry[0]) is not str
+        or type(entry[1]) is not str
         or entry[1] not in _DTYPES
         or type(entry[2]) is not list
         or len(entry[2]) > _MAX_NDIM

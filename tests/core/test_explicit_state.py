@@ -123,8 +123,9 @@ def _broken(state: dict[str, Any], name: str, value: Any) -> dict[str, Any]:
         ("item.importance", np.full(3, 2.0), "item.importance"),
         ("store.vectors", np.zeros((2, 3), np.float32), "vectors"),
         ("store.order", np.asarray([0, 0], np.int64), "order"),
-        ("trace.decision", [["x"]], "decision"),
-        ("rateable", [[1, [99], 1, 0, False, [True]]], "rateable"),
+        ("trace.reasons", [7] * 9, "traced decisions"),
+        ("trace.given", np.zeros((3, 4), np.bool_), "trace.given"),
+        ("rateable.slots", np.asarray([99], np.int32), "rateable"),
         ("rng", {"bit_generator": "MT19937", "state": {}}, "rng"),
         ("surprise", 1, "unknown state surprise"),
     ],
@@ -168,8 +169,8 @@ def test_a_number_past_the_floats_in_a_traced_decision_is_refused() -> None:
     memory = SolarMemory("lfu", capacity=4, embedder="hash")
     _drive(memory, 5)
     state = memory.state()
-    state["trace.decision"][-1][7] = 10**400  # its tau
-    with pytest.raises(StateError, match="traced decision"):
+    state["trace.contenders"][-1] = [["m1", 10**400]]  # a contender's score
+    with pytest.raises(StateError, match="traced decisions"):
         SolarMemory.from_params(memory.params(), embedder="hash").load_state(state)
 
 

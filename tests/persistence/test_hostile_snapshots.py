@@ -126,7 +126,7 @@ def test_a_trace_past_its_bound_is_refused(scope: _Scope) -> None:
         n = params["trace_size"] + 1
         state["found.time"] = np.zeros(n)
         state["found.query"] = [None] * n
-        state["found.hits"] = [[]] * n
+        state["found.count"] = np.zeros(n, np.int32)
 
     _forged(scope, longer)
     with pytest.raises(InconsistentSnapshot, match="more than trace_size = 1000 entries"):
@@ -161,8 +161,9 @@ def test_bytes_no_array_claims_or_one_region_read_twice_are_refused() -> None:
         container.loads(_blob(header, arrays + arrays), "the snapshot")
 
 
-@pytest.mark.parametrize("dtype", ["|O", "<U8", "<c16", ">f8"])
-def test_an_array_of_a_dtype_a_snapshot_never_holds_is_refused(dtype: str) -> None:
+@pytest.mark.parametrize("dtype", ["|O", "<U8", "<c16", ">f8", [0], {"<f8": 1}])
+def test_an_array_of_a_dtype_a_snapshot_never_holds_is_refused(dtype: object) -> None:
+    """A dtype that is a list or a mapping escaped as a TypeError (unhashable)."""
     header, arrays = _parts(container.dumps({}, {"a": np.arange(2.0)}))
     header["arrays"][0][1] = dtype
     with pytest.raises(PersistenceError, match="describes an array as"):
@@ -190,7 +191,7 @@ def test_a_value_nested_past_the_json_bound_is_refused(scope: _Scope) -> None:
         node: object = "leaf"
         for _ in range(MAX_JSON_DEPTH + 10):
             node = [node]
-        state["trace.decision"][0][-1] = node
+        state["trace.deleted"][0] = node
 
     _forged(scope, deep)
     with pytest.raises(InconsistentSnapshot, match=f"nests deeper than {MAX_JSON_DEPTH} levels"):
