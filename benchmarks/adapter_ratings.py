@@ -55,7 +55,7 @@ from solar_bench.embedders import embedder_for
 from solar_bench.salience_training import default_kind, priors_for
 from solar_core import SolarMemory
 from solar_core.integrations.turns import turn_text
-from solar_core.salience import SaliencePrior
+from solar_core.policies.salience import SaliencePrior
 
 SETTINGS = (
     *("end", "end+disliked", "end+random"),

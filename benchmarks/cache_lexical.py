@@ -30,13 +30,13 @@ import numpy as np
 from solar_bench.embed_cache import EmbeddingCache
 from solar_bench.locomo import load_locomo
 from solar_bench.response_cache import THRESHOLDS
-from solar_core.fusion import LEXICAL_WEIGHT
-from solar_core.lexical import LexicalIndex, words
+from solar_core.retrieval.lexical import LexicalIndex, words
+from solar_core.retrieval.ranking import LEXICAL_WEIGHT
 
 
 def pairs(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Cosine and hybrid scores of the paraphrase pairs and of the different pairs."""
-    from solar_core.minilm import MiniLMEmbedder
+    from solar_core.embedders.minilm import MiniLMEmbedder
 
     conversations = load_locomo(path)
     cache = EmbeddingCache(MiniLMEmbedder, "all-MiniLM-L6-v2")
@@ -86,7 +86,7 @@ MINIMAL_PAIRS = (
 
 def minimal_pairs() -> list[tuple[str, str, bool, float, float]]:
     """Cosine and hybrid score of each of :data:`MINIMAL_PAIRS`."""
-    from solar_core.minilm import MiniLMEmbedder
+    from solar_core.embedders.minilm import MiniLMEmbedder
 
     embedder = MiniLMEmbedder()
     out = []

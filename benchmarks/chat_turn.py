@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from solar_core.minilm import minilm_installed
+from solar_core.embedders.minilm import minilm_installed
 
 SCRIPT = [
     "I adopted a beagle named Max last week.",

@@ -38,9 +38,9 @@ import numpy as np
 from solar_bench import cli
 from solar_bench import locomo as protocol
 from solar_core import SolarMemory
-from solar_core.admission import CoverageGate, RegretGate
-from solar_core.eviction import CoverageEviction
-from solar_core.eviction.base import Cosines, Query, Selection, Slots, Victim, grow_array
+from solar_core.policies.admission import CoverageGate, RegretGate
+from solar_core.policies.eviction import CoverageEviction
+from solar_core.policies.eviction.base import Cosines, Query, Selection, Slots, Victim, grow_array
 
 
 class Discounted(CoverageEviction):

@@ -17,8 +17,8 @@ from typing import Any
 from solar_bench import runner
 from solar_bench.generators import cycling
 from solar_core import SolarMemory
-from solar_core.admission import NeverAdmit
-from solar_core.eviction import FifoEviction
+from solar_core.policies.admission import NeverAdmit
+from solar_core.policies.eviction import FifoEviction
 
 K, CYCLES, SEEDS, MS = 10, 10, (42, 1337, 2024), (10, 15, 20, 30, 50)
 _preset_memory = runner.memory_for

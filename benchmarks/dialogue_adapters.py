@@ -75,7 +75,7 @@ from solar_bench.embedders import NAMES, embedder_for
 from solar_bench.salience_training import default_kind, priors_for
 from solar_core import SolarMemory
 from solar_core.integrations.turns import turn_text
-from solar_core.salience import SaliencePrior
+from solar_core.policies.salience import SaliencePrior
 
 F32 = npt.NDArray[np.float32]
 BUDGET = 8  # exchanges shown per prompt: SolarConversationMemory's default 5 + 3

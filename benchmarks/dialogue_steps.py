@@ -67,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "fifo" not in policies:
         raise SystemExit("dialogue_steps: the ratios are to fifo: include it in --policies")
     dialogues = [d for d in load_dialogues(args.data) if d.turns]
-    from solar_core.minilm import MiniLMEmbedder
+    from solar_core.embedders.minilm import MiniLMEmbedder
 
     cache = EmbeddingCache(MiniLMEmbedder, "all-MiniLM-L6-v2", args.cache_dir)
     vectors = cache.vectors(distinct_texts(dialogues))

@@ -82,8 +82,8 @@ def minilm_scale(tokens: list[str], table: np.ndarray, data: Path) -> np.ndarray
     """``table`` with the share of the common direction taken out that gives MiniLM's mean
     cosine between two random turns of ``data`` (step 2 of the module's docstring)."""
     from solar_bench.dialogue import load_dialogues
-    from solar_core.minilm import MiniLMEmbedder
-    from solar_core.static_embedder import StaticEmbedder
+    from solar_core.embedders.minilm import MiniLMEmbedder
+    from solar_core.embedders.static_embedder import StaticEmbedder
 
     turns = list(dict.fromkeys(t.text for d in load_dialogues(data) for t in d.turns))
     rng = np.random.default_rng(0)

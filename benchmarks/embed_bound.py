@@ -1,7 +1,7 @@
 """The default embedder's bounds: a 1 MB text, crafted long words, a 10 MB text, its cache.
 
-Times :class:`~solar_core.static_embedder.StaticEmbedder` embedding one text alone (a fresh
-embedder each run, so its word cache starts empty; the tables are loaded beforehand), the
+Times :class:`~solar_core.embedders.static_embedder.StaticEmbedder` embedding one text alone (a
+fresh embedder each run, so its word cache starts empty; the tables are loaded beforehand), the
 keyword index's words of it (CPU time), and ``SolarMemory.add`` of it followed by a query
 (embedding, the salience prior, the keyword index), on:
 
@@ -38,9 +38,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from solar_bench.dialogue import distinct_texts, load_dialogues
-from solar_core import SolarMemory, static_embedder
-from solar_core.lexical import words
-from solar_core.static_embedder import StaticEmbedder
+from solar_core import SolarMemory
+from solar_core.embedders import static_embedder
+from solar_core.embedders.static_embedder import StaticEmbedder
+from solar_core.retrieval.lexical import words
 
 MB = 1_000_000
 _ACCENTED = "àáâäãåèéêëìíîïòóôöõùúûüñç" + "".join(chr(c) for c in range(0xAC00, 0xAC00 + 400))

@@ -8,7 +8,7 @@ dicts) holding integers too large for a float, NaN, infinities, numeric strings,
 objects, bytes and sets, some nested past the depth limit, some inside themselves, some with
 long lists (up to 200,000 values). Stored values: items' metadata of the same kinds plus
 NumPy numbers and arrays, an object whose ``==`` raises, nested dicts and lists. Each document
-is compiled once (:func:`solar_core.filters.compile_filter`) and applied to every item; a
+is compiled once (:func:`solar_core.retrieval.filters.compile_filter`) and applied to every item; a
 tenth of them also go through ``SolarMemory.retrieve(filter=...)`` on a memory holding the
 items; with LlamaIndex installed, as many random ``MetadataFilters`` (every operator, nested,
 some cyclic, long ``in`` lists) go through ``llamaindex_solar``'s conversion; with LangGraph
@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from solar_core import SolarMemory
-from solar_core.filters import MAX_DEPTH, compile_filter, shown
+from solar_core.retrieval.filters import MAX_DEPTH, compile_filter, shown
 
 FIELDS = ["a", "b", "n", "user", "tags"]
 OPERATORS = ["$eq", "$ne", "$gt", "$gte", "$lt", "$lte"]

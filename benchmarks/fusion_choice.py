@@ -2,8 +2,8 @@
 
 Every turn of each LoCoMo conversation is a candidate (``solar-bench dialogue``'s store-everything
 row, ``end`` mode): each question ranks them by cosine (MiniLM, or ``--embedder``), by the BM25
-share of :class:`~solar_core.lexical.LexicalIndex`, and by fusions of the two, and is scored by
-evidence recall@5 (per conversation, then over conversations). Fusions:
+share of :class:`~solar_core.retrieval.lexical.LexicalIndex`, and by fusions of the two, and is
+scored by evidence recall@5 (per conversation, then over conversations). Fusions:
 
 - ``rrf k``: reciprocal-rank fusion, ``1 / (k + rank)`` summed over the two rankings (an item
   holding no query word is in the vector ranking only);
@@ -26,7 +26,7 @@ import numpy.typing as npt
 from solar_bench.dialogue import Dialogue, load_dialogues
 from solar_bench.embed_cache import EmbeddingCache
 from solar_bench.embedders import embedder_for
-from solar_core.lexical import LexicalIndex, words
+from solar_core.retrieval.lexical import LexicalIndex, words
 
 F64 = npt.NDArray[np.float64]
 Scorer = Callable[[F64, F64], F64]

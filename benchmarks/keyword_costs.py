@@ -2,8 +2,9 @@
 
 ``solar-bench latency --retrieval hybrid`` times whole steps (retrieve, feedback, add). This
 times, in the same loop and on the same texts, a vector-only ``fifo`` step and beside it only
-the keyword work a hybrid step cannot skip, on a bare :class:`~solar_core.lexical.LexicalIndex`
-kept as the memory's would be: the query's words, their BM25 shares, the new item's words
+the keyword work a hybrid step cannot skip, on a bare
+:class:`~solar_core.retrieval.lexical.LexicalIndex` kept as the memory's would be: the query's
+words, their BM25 shares, the new item's words
 indexed and the evicted item's taken out. No fusion, no bookkeeping: ``(vector + keyword) /
 vector`` is a floor under what any hybrid step built on this index can cost.
 
@@ -19,7 +20,7 @@ import time
 from collections.abc import Sequence
 
 from solar_bench.latency import full_memory, make_stream, make_texts, stream_topics
-from solar_core.lexical import LexicalIndex, words
+from solar_core.retrieval.lexical import LexicalIndex, words
 
 
 def measure(capacity: int, steps: int, warmup: int = 200) -> tuple[float, float, float]:

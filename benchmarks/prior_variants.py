@@ -31,8 +31,8 @@ from solar_bench.dialogue import Dialogue, distinct_texts, load_dialogues, recal
 from solar_bench.embed_cache import EmbeddingCache
 from solar_bench.salience_training import cited, features, fit_logistic
 from solar_core import SolarMemory
-from solar_core.lexical import words
-from solar_core.salience import body
+from solar_core.policies.salience import body
+from solar_core.retrieval.lexical import words
 
 F64 = npt.NDArray[np.float64]
 #: how many text + context features lead a MiniLM feature row (the embedding follows)
@@ -61,7 +61,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--data", type=Path, required=True, help="LoCoMo-format JSON file")
     p.add_argument("--k", type=int, nargs="+", default=[100, 200])
     args = p.parse_args(argv)
-    from solar_core.minilm import MiniLMEmbedder
+    from solar_core.embedders.minilm import MiniLMEmbedder
 
     dialogues = [d for d in load_dialogues(args.data) if d.questions]
     vectors = EmbeddingCache(MiniLMEmbedder, "all-MiniLM-L6-v2").vectors(distinct_texts(dialogues))

@@ -7,8 +7,8 @@ question is asked of every *other* conversation's memory, where nothing relevant
 **foreign** is the share of those prompts that still get a recalled turn. A floor is worth its
 cost when foreign falls much faster than recall.
 
-Then the relevance gate of ``min_score="strict"`` (:func:`solar_core.fusion.relevant`): its
-three thresholds chosen leave-one-conversation-out (on the other conversations: the fewest
+Then the relevance gate of ``min_score="strict"`` (:func:`solar_core.retrieval.ranking.relevant`):
+its three thresholds chosen leave-one-conversation-out (on the other conversations: the fewest
 foreign prompts with a turn while recall drops by at most 0.01), each choice scored on the
 conversation left out; and the shipped thresholds, as ``min_score="strict"`` retrieves.
 
@@ -27,8 +27,8 @@ import numpy as np
 from solar_bench.dialogue import Dialogue, load_dialogues, recall
 from solar_bench.embed_cache import EmbeddingCache
 from solar_core import SolarMemory
-from solar_core.fusion import DEFAULT_FLOORS, STRICT_GATE
-from solar_core.lexical import words
+from solar_core.retrieval.lexical import words
+from solar_core.retrieval.ranking import DEFAULT_FLOORS, STRICT_GATE
 
 FLOORS = (None, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
 TOP = 5
@@ -192,7 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--data", type=Path, required=True, help="LoCoMo-format JSON file")
     p.add_argument("--retrieval", default="hybrid", choices=("hybrid", "vector", "lexical"))
     args = p.parse_args(argv)
-    from solar_core.minilm import MiniLMEmbedder
+    from solar_core.embedders.minilm import MiniLMEmbedder
 
     dialogues = [d for d in load_dialogues(args.data) if d.questions]
     texts = [t.text for d in dialogues for t in d.turns] + [

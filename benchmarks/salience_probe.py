@@ -113,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     dialogues = [d for d in load_dialogues(args.data) if d.questions]
     if len(dialogues) < 2:
         raise SystemExit("salience_probe: leave-one-out needs at least 2 conversations")
-    from solar_core.minilm import MiniLMEmbedder
+    from solar_core.embedders.minilm import MiniLMEmbedder
 
     cache = EmbeddingCache(MiniLMEmbedder, "all-MiniLM-L6-v2", args.cache_dir)
     vectors = cache.vectors(distinct_texts(dialogues))

@@ -19,7 +19,7 @@ import time
 from solar_core import MemoryStore, SolarMemory
 from solar_core.persistence import container
 from solar_core.persistence.journal import snapshot_params
-from solar_core.presets import PRESETS
+from solar_core.policies.presets import PRESETS
 
 
 def main() -> None:

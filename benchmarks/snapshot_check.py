@@ -20,7 +20,7 @@ import tempfile
 import time
 
 from solar_core import MemoryStore
-from solar_core.hash_embedder import HashEmbedder
+from solar_core.embedders.hash_embedder import HashEmbedder
 from solar_core.persistence import container
 from solar_core.persistence.journal import Journal, snapshot_params
 

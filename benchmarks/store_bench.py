@@ -115,7 +115,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
     every = [d for d in load_dialogues(args.data) if d.questions]
     dialogues = every[: args.conversations]
-    from solar_core.minilm import MiniLMEmbedder
+    from solar_core.embedders.minilm import MiniLMEmbedder
 
     cache = EmbeddingCache(MiniLMEmbedder, "all-MiniLM-L6-v2", args.cache_dir)
     # (a MemoryStore embeds a fixed probe text to fingerprint its embedder)

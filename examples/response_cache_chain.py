@@ -20,7 +20,7 @@ from langchain_core.prompts import ChatPromptTemplate
 from langchain_core.runnables import RunnableLambda
 
 from solar_core import SolarMemory
-from solar_core.response_cache import ResponseCache
+from solar_core.engine.response_cache import ResponseCache
 
 prompt = ChatPromptTemplate.from_template("Facts:\n{facts}\n\nQuestion: {query}")
 llm = FakeListChatModel(

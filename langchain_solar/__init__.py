@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from solar_core.lazy_import import lazy_attributes
+from solar_core.basics.lazy_import import lazy_attributes
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time __getattr__ imports on demand
     from .conversation_memory import SolarConversationMemory

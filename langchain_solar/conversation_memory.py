@@ -15,9 +15,9 @@ from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, get_bu
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
 from solar_core import Decision, Hit, Hits
-from solar_core.async_calls import in_worker
-from solar_core.filters import check_filter
+from solar_core.engine.async_calls import in_worker
 from solar_core.integrations.turns import has_words, turn_id, turn_metadata, turn_text
+from solar_core.retrieval.filters import check_filter
 
 from ._params import SolarChatParams
 from .turns import hits_as_messages, hits_as_text
@@ -71,8 +71,8 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
     Window parameters, as in ``ConversationBufferWindowMemory``: ``chat_memory``, ``k``,
     ``memory_key``, ``human_prefix``, ``ai_prefix``, ``return_messages``, ``input_key``,
     ``output_key``. SOLAR parameters: ``top_k``, ``recall_key``, ``filter`` (recall only the
-    experiences whose metadata match it, :mod:`solar_core.filters`: for a memory shared with
-    components that store experiences with their own metadata), and ``memory=`` or ``policy``,
+    experiences whose metadata match it, :mod:`solar_core.retrieval.filters`: for a memory shared
+    with components that store experiences with their own metadata), and ``memory=`` or ``policy``,
     ``capacity``, ``embedder`` (any LangChain ``Embeddings`` too), ``seed``, ``retrieval``,
     ``min_score``. Every
     ``load_memory_variables`` with an input is a retrieval the memory learns from.
@@ -139,7 +139,7 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
     recall_key: str | None = None
     """Where recalled turns go: ``None`` merges them into ``memory_key``."""
     filter: dict[str, Any] | Callable[[Mapping[str, Any]], bool] | None = None
-    """Recall only experiences whose metadata match it (:mod:`solar_core.filters`)."""
+    """Recall only experiences whose metadata match it (:mod:`solar_core.retrieval.filters`)."""
 
     @field_validator("filter", mode="before")
     @classmethod

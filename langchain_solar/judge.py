@@ -7,7 +7,7 @@ from typing import Any
 from langchain_core.language_models import BaseLanguageModel
 from langchain_core.messages import BaseMessage
 
-from solar_core.judge import JUDGE_PROMPT, PromptJudge
+from solar_core.integrations.judge import JUDGE_PROMPT, PromptJudge
 
 
 class LLMJudge(PromptJudge):
@@ -15,7 +15,7 @@ class LLMJudge(PromptJudge):
 
     This is the study's coarse evaluator ``pi_automatic``. Pass it to
     ``SolarMemory(..., evaluator=LLMJudge(llm))`` or to
-    :class:`~solar_core.admission.EvaluatorGate`. ``template`` takes ``{query}`` and
+    :class:`~solar_core.policies.admission.EvaluatorGate`. ``template`` takes ``{query}`` and
     ``{execution}``. An answer that is not a yes or a no raises, so the offer fails and the
     memory stays as it was.
 

@@ -17,15 +17,15 @@ from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
 from solar_core import CHAT_POLICY, Decision, Hits, SolarMemory
-from solar_core.async_calls import in_worker
-from solar_core.filters import Filter, check_filter
-from solar_core.fusion import DEFAULT_RETRIEVAL
+from solar_core.engine.async_calls import in_worker
 from solar_core.integrations.copies import refused_copy
 from solar_core.integrations.params import build_params, check_not_both
 from solar_core.integrations.sessions import Sessions
 from solar_core.integrations.turns import HEADER, HUMAN, render, turn_metadata, turn_text
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
 from solar_core.persistence.scope import check_part_name
+from solar_core.retrieval.filters import Filter, check_filter
+from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
 from ._params import SolarChatParams
 from .embeddings import to_embedder
@@ -50,7 +50,8 @@ class SolarMemoryState(AgentState[Any]):
     solar_memories: NotRequired[str]
     """The recalled experiences, rendered for the system message ("" when none)."""
     solar_retrieval: NotRequired[int | None]
-    """The id of this invoke's retrieval, for feedback: a :class:`~solar_core.types.RetrievalId`
+    """The id of this invoke's retrieval, for feedback: a
+    :class:`~solar_core.basics.types.RetrievalId`
     (an ``int`` that remembers its scope's memory) until the state is serialised."""
     solar_scope: NotRequired[str]
     """Whose memory this invoke used."""
@@ -108,12 +109,13 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
             closes it), or a SQLite path / ``postgresql://`` URL to open one with ``policy``,
             ``capacity``, ``embedder`` and ``seed`` (owned: call :meth:`close`).
         policy, capacity, embedder, seed: how to build each memory (``policy=None`` is
-            :data:`~solar_core.presets.CHAT_POLICY`, ``solar-dialogue``; ``embedder`` may be any
-            LangChain ``Embeddings``; it is loaded once and shared by all scopes).
+            :data:`~solar_core.policies.presets.CHAT_POLICY`, ``solar-dialogue``; ``embedder`` may
+            be any LangChain ``Embeddings``; it is loaded once and shared by all scopes).
         retrieval, min_score: how recalls rank and their relevance floor (``"hybrid"`` and
-            ``"auto"``: see :mod:`solar_core.fusion`).
+            ``"auto"``: see :mod:`solar_core.retrieval.ranking`).
         top_k: experiences recalled per invoke.
-        filter: recall only the experiences whose metadata match it (:mod:`solar_core.filters`:
+        filter: recall only the experiences whose metadata match it
+        (:mod:`solar_core.retrieval.filters`:
             ``{"topic": "billing"}``, ``{"n": {"$gte": 2}}``, or a predicate of the metadata),
             e.g. in a memory shared with components that store experiences with metadata.
         scope: the context/config key that names whose memory a run uses.
@@ -436,8 +438,8 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
 
         A retrieval id is a number per memory (every scope's count starts at 1), so it is
         checked against ``scope``: the invoke's own ``result["solar_retrieval"]`` (a
-        :class:`~solar_core.types.RetrievalId`) remembers the memory that made it, and one from
-        another scope's run is refused with a ``ValueError``. A plain ``int`` (the id read back
+        :class:`~solar_core.basics.types.RetrievalId`) remembers the memory that made it, and one
+        from another scope's run is refused with a ``ValueError``. A plain ``int`` (the id read back
         from a serialised state or a checkpoint) cannot say whose it is: it is taken as
         ``scope``'s retrieval, so pass the scope it was recalled for.
 

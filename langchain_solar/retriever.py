@@ -14,11 +14,11 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
 from solar_core import Decision, Hit, Hits
-from solar_core.async_calls import in_worker
-from solar_core.filters import Filter, check_filter
+from solar_core.basics.validation import check_k
+from solar_core.engine.async_calls import in_worker
 from solar_core.integrations.batch import OffersTexts
 from solar_core.integrations.shown import RETRIEVAL_ID, rate_retrieval
-from solar_core.validation import check_k
+from solar_core.retrieval.filters import Filter, check_filter
 
 from ._params import SolarParams
 
@@ -37,16 +37,16 @@ class SolarRetriever(OffersTexts, SolarParams, BaseRetriever):
     Each ``Document`` carries the item's metadata plus ``id`` (the item id, also ``Document.id``),
     ``score`` (cosine similarity to the query) and ``retrieval_id`` (pass the documents back to
     ``feedback`` to rate that very retrieval when several callers share the retriever). The
-    ``retrieval_id`` is a :class:`~solar_core.types.RetrievalId`: an ``int`` that remembers its
-    memory, so another retriever's ``feedback`` refuses these documents instead of rating its
+    ``retrieval_id`` is a :class:`~solar_core.basics.types.RetrievalId`: an ``int`` that remembers
+    its memory, so another retriever's ``feedback`` refuses these documents instead of rating its
     own retrieval of the same number (once serialised it is a plain int, and unchecked).
 
     ``k`` is a field and also an ``invoke`` argument: ``retriever.invoke(query, k=1)``.
     ``record=False`` makes calls look only (no learning, nothing to rate).
 
     ``filter`` keeps to the items whose metadata match it, the filters of LangGraph's stores
-    (:mod:`solar_core.filters`: ``{"topic": "billing"}``, ``{"n": {"$gte": 2}}``, nested dicts;
-    or a predicate of the metadata): a field, an ``invoke`` argument
+    (:mod:`solar_core.retrieval.filters`: ``{"topic": "billing"}``, ``{"n": {"$gte": 2}}``, nested
+    dicts; or a predicate of the metadata): a field, an ``invoke`` argument
     (``retriever.invoke(query, filter={...})``), or, as for a ``VectorStoreRetriever``,
     ``search_kwargs={"k": 2, "filter": {...}}``. An ``invoke`` argument overrides
     ``search_kwargs``, which overrides the fields. A bad filter is refused when given.
@@ -79,7 +79,7 @@ class SolarRetriever(OffersTexts, SolarParams, BaseRetriever):
     record: bool = True
     """Whether queries are retrieval events the memory learns from (and that can be rated)."""
     filter: dict[str, Any] | Callable[[Mapping[str, Any]], bool] | None = None
-    """Only items whose metadata match it are returned (:mod:`solar_core.filters`)."""
+    """Only items whose metadata match it are returned (:mod:`solar_core.retrieval.filters`)."""
     search_kwargs: dict[str, Any] = Field(default_factory=dict)
     """``k`` and ``filter`` as a ``VectorStoreRetriever`` takes them (over the fields)."""
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.caches import RETURN_VAL_TYPE, BaseCache
 
-from solar_core.response_cache import ResponseCache
+from solar_core.engine.response_cache import ResponseCache
 
 
 class SolarSemanticCache(BaseCache):

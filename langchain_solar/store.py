@@ -23,8 +23,8 @@ most ``capacity`` items, whose policy decides what a ``put`` keeps and what it e
   :meth:`SolarStore.sweep_ttl` and :meth:`SolarStore.start_ttl_sweeper`. It is the item's
   lifecycle: an item put with a TTL has ``valid_until = now + ttl`` (minutes, on the store's
   clock) and its TTL in its metadata; a read that refreshes it is a :meth:`Lifecycle.renew
-  <solar_core.lifecycle.Lifecycle.renew>` step, and removing the expired ones a
-  :meth:`Lifecycle.lapse <solar_core.lifecycle.Lifecycle.lapse>` step (logged, as every step
+  <solar_core.engine.lifecycle.Lifecycle.renew>` step, and removing the expired ones a
+  :meth:`Lifecycle.lapse <solar_core.engine.lifecycle.Lifecycle.lapse>` step (logged, as every step
   of a persisted memory: another process sees the same deadlines). An expired item is never
   returned, even before a sweep, and never takes room: a ``put`` first removes the expired
   items of its namespace.
@@ -107,9 +107,10 @@ from langgraph.store.base import (
 )
 
 from solar_core import SolarMemory
-from solar_core.async_calls import in_worker
-from solar_core.filters import number, plain, shown
-from solar_core.fusion import DEFAULT_RETRIEVAL, check_floor, check_retrieval
+from solar_core.basics.records import METADATA_DEPTH, Record, copy_metadata
+from solar_core.basics.types import Decision, Hits, MemoryItem, UnknownItemError
+from solar_core.basics.validation import check_feedback
+from solar_core.engine.async_calls import in_worker
 from solar_core.integrations.copies import refused_copy
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore
 from solar_core.persistence.journal import plain_json
@@ -120,9 +121,8 @@ from solar_core.persistence.scope import (
     namespace_scope,
     scope_namespace,
 )
-from solar_core.records import METADATA_DEPTH, Record, copy_metadata
-from solar_core.types import Decision, Hits, MemoryItem, UnknownItemError
-from solar_core.validation import check_feedback
+from solar_core.retrieval.filters import number, plain, shown
+from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL, check_floor, check_retrieval
 
 from .embeddings import LangChainEmbedder, to_embedder
 
@@ -232,7 +232,8 @@ class SolarStore(BaseStore):
             when ``capacity`` is ``None``).
         embedder: without ``index``, what embeds items for curation (default: MiniLM).
         seed: seeds every namespace's policy.
-        retrieval: how ``search(query=...)`` ranks (:mod:`solar_core.fusion`): ``"hybrid"``
+        retrieval: how ``search(query=...)`` ranks (:mod:`solar_core.retrieval.ranking`):
+        ``"hybrid"``
             (default: cosine plus a keyword match on the indexed text), ``"vector"`` (cosine,
             as ``InMemoryStore``) or ``"lexical"`` (only items holding a query word); with an
             open ``MemoryStore``, its own ``retrieval``.
@@ -604,7 +605,7 @@ class SolarStore(BaseStore):
     # -- TTL ------------------------------------------------------------------------------------
     def sweep_ttl(self) -> int:
         """Remove the expired items of every namespace now (in each, one
-        :meth:`Lifecycle.lapse <solar_core.lifecycle.Lifecycle.lapse>` step, if any expired);
+        :meth:`Lifecycle.lapse <solar_core.engine.lifecycle.Lifecycle.lapse>` step, if any expired);
         returns how many went. Reads never return expired items anyway: a sweep frees room.
 
         Only the namespaces holding an expired item are visited (the store's index of
@@ -1001,7 +1002,8 @@ def _matches(condition: MatchCondition, namespace: tuple[str, ...]) -> bool:
 
 def _search_filter(wanted: object) -> Callable[[Mapping[str, Any]], bool]:
     """``search(filter=...)`` checked and compiled into a test of an item's value, by
-    LangGraph's rule (``InMemoryStore``'s, kept on purpose: not :func:`solar_core.filters.matches`):
+    LangGraph's rule (``InMemoryStore``'s, kept on purpose: not
+    :func:`solar_core.retrieval.filters.matches`):
 
     - a plain value, or a list matched element by element, compares by ``==`` (``1 == 1.0 ==
       True``, ``"5" != 5``), exactly for any number (``10**400`` is not ``1e308``);
@@ -1011,9 +1013,9 @@ def _search_filter(wanted: object) -> Callable[[Mapping[str, Any]], bool]:
     - any other dict matches a nested dict key by key.
 
     The filter is data (str, numbers, bools, ``None``, lists, dicts with str keys), at most
-    :data:`~solar_core.filters.MAX_DEPTH` levels deep with at most
-    :data:`~solar_core.filters.MAX_VALUES` values, its range operands numbers: anything else
-    (a filter inside itself, an object, an unknown operator) is refused with a
+    :data:`~solar_core.retrieval.filters.MAX_DEPTH` levels deep with at most
+    :data:`~solar_core.retrieval.filters.MAX_VALUES` values, its range operands numbers: anything
+    else (a filter inside itself, an object, an unknown operator) is refused with a
     ``TypeError``/``ValueError`` before the search does anything. Matching an item costs at
     most the filter's size. As in ``InMemoryStore``, a range operator on an item whose field is
     missing or holds no number is an error, not a miss: a ``TypeError`` naming the field.

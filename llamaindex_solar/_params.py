@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from solar_core import CHAT_POLICY
+from pydantic import BaseModel, ConfigDict, Field
+
+from solar_core import CHAT_POLICY, SolarMemory
 from solar_core.integrations.params import MemoryParams
 
 from .embeddings import to_embedder
 
 
-class SolarParams(MemoryParams):
+class SolarParams(MemoryParams, BaseModel):
     """``memory=`` or ``policy``/``capacity``/``embedder``/``seed``/``retrieval``/``min_score``;
     ``embedder`` may also be any LlamaIndex ``BaseEmbedding``."""
+
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    memory: SolarMemory = Field(default=None, exclude=True)  # type: ignore[assignment]
+    """The SOLAR memory."""
 
     @classmethod
     def convert_embedder(cls, embedder: object) -> object:
@@ -21,6 +28,6 @@ class SolarParams(MemoryParams):
 
 class SolarChatParams(SolarParams):
     """:class:`SolarParams` of a chat memory: ``policy=None`` is
-    :data:`~solar_core.presets.CHAT_POLICY`."""
+    :data:`~solar_core.policies.presets.CHAT_POLICY`."""
 
     default_policy: ClassVar[str] = CHAT_POLICY

@@ -21,13 +21,13 @@ from llama_index.core.utils import get_tokenizer
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
 from solar_core import Decision, Hit, Hits
-from solar_core.async_calls import in_worker
-from solar_core.filters import Filter
+from solar_core.basics.validation import FloatVector, check_feedback
+from solar_core.engine.async_calls import in_worker
 from solar_core.integrations.params import BUILD_DEFAULTS
 from solar_core.integrations.shown import CallableHits, record_shown
 from solar_core.integrations.turns import HEADER, render, turn_id, turn_metadata, turn_text
 from solar_core.persistence import MemoryStore
-from solar_core.validation import FloatVector, check_feedback
+from solar_core.retrieval.filters import Filter
 
 from ._params import SolarChatParams
 from .messages import (
@@ -67,8 +67,8 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
 
     ``filters`` recalls only the experiences whose metadata match: LlamaIndex
     ``MetadataFilters``, as a vector store retriever takes them, or a filter of
-    :mod:`solar_core.filters` (for a memory shared with components that store experiences with
-    their own metadata; see :class:`~llamaindex_solar.SolarRetriever` for the operators).
+    :mod:`solar_core.retrieval.filters` (for a memory shared with components that store experiences
+    with their own metadata; see :class:`~llamaindex_solar.SolarRetriever` for the operators).
 
     Build it with :meth:`from_defaults`: ``ChatMemoryBuffer``'s parameters plus ``top_k``,
     ``recall_token_ratio``, ``header``, ``filters``, and ``memory=`` or ``policy``, ``capacity``,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from llama_index.core.base.llms.types import ChatMessage
 from llama_index.core.llms import LLM
 
-from solar_core.judge import JUDGE_PROMPT, PromptJudge
+from solar_core.integrations.judge import JUDGE_PROMPT, PromptJudge
 
 
 class LLMJudge(PromptJudge):

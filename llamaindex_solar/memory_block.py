@@ -15,9 +15,8 @@ from llama_index.core.utils import get_tokenizer
 from pydantic import Field, PrivateAttr
 
 from solar_core import CHAT_POLICY, Decision, Hit, Hits, SolarMemory
-from solar_core.async_calls import in_worker
-from solar_core.filters import Filter
-from solar_core.fusion import DEFAULT_RETRIEVAL
+from solar_core.basics.validation import FloatVector, check_feedback
+from solar_core.engine.async_calls import in_worker
 from solar_core.integrations.copies import refused_copy
 from solar_core.integrations.params import build_params, check_not_both
 from solar_core.integrations.sessions import Sessions
@@ -25,7 +24,8 @@ from solar_core.integrations.shown import record_shown
 from solar_core.integrations.turns import bulleted, turn_id, turn_metadata, turn_text
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
 from solar_core.persistence.scope import check_part_name
-from solar_core.validation import FloatVector, check_feedback
+from solar_core.retrieval.filters import Filter
+from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
 from ._params import SolarChatParams
 from .messages import finished_turns, is_answer, last_user_index, last_user_text
@@ -81,7 +81,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     Args:
         memory: one :class:`~solar_core.SolarMemory` for every session (else one per session,
             built from ``policy``, ``capacity``, ``embedder``, ``seed``, ``retrieval``,
-            ``min_score``; ``policy=None`` is :data:`~solar_core.presets.CHAT_POLICY`,
+            ``min_score``; ``policy=None`` is :data:`~solar_core.policies.presets.CHAT_POLICY`,
             ``solar-dialogue``; ``embedder`` may be any LlamaIndex ``BaseEmbedding``, shared by
             all sessions).
         store: a :class:`~solar_core.persistence.MemoryStore` (its settings apply; its owner
@@ -93,8 +93,8 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         top_k: experiences recalled per user message.
         filters: recall only the experiences whose metadata match: LlamaIndex
             ``MetadataFilters``, as a vector store retriever takes them, or a filter of
-            :mod:`solar_core.filters` (see :class:`~llamaindex_solar.SolarRetriever` for the
-            operators); for a memory shared with components that store experiences with their
+            :mod:`solar_core.retrieval.filters` (see :class:`~llamaindex_solar.SolarRetriever` for
+            the operators); for a memory shared with components that store experiences with their
             own metadata.
         name, description, priority: as for every memory block (``priority`` 1 by default, so
             the block can be truncated rather than crowd out the chat history).

@@ -17,8 +17,12 @@ from llama_index.core.vector_stores.types import (
 from pydantic import BeforeValidator
 
 from solar_core import Decision, Hit, Hits, SolarMemory
-from solar_core.async_calls import in_worker
-from solar_core.filters import (
+from solar_core.engine.async_calls import in_worker
+from solar_core.integrations.batch import OffersTexts
+from solar_core.integrations.params import build_params, check_not_both
+from solar_core.integrations.shown import RETRIEVAL_ID, rate_retrieval
+from solar_core.persistence import DEFAULT_CAPACITY
+from solar_core.retrieval.filters import (
     MAX_DEPTH,
     MAX_VALUES,
     Filter,
@@ -30,11 +34,7 @@ from solar_core.filters import (
     plain,
     shown,
 )
-from solar_core.fusion import DEFAULT_RETRIEVAL
-from solar_core.integrations.batch import OffersTexts
-from solar_core.integrations.params import build_params, check_not_both
-from solar_core.integrations.shown import RETRIEVAL_ID, rate_retrieval
-from solar_core.persistence import DEFAULT_CAPACITY
+from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
 from ._params import SolarParams
 
@@ -51,7 +51,7 @@ class SolarRetriever(OffersTexts, BaseRetriever):
     and the item's metadata plus ``retrieval_id`` (kept out of the LLM's and the embedder's view)
     in ``node.metadata``; pass the nodes back to ``feedback`` to rate that very retrieval when
     several callers share the retriever. The ``retrieval_id`` is a
-    :class:`~solar_core.types.RetrievalId`: an ``int`` that remembers its memory, so another
+    :class:`~solar_core.basics.types.RetrievalId`: an ``int`` that remembers its memory, so another
     retriever's ``feedback`` refuses these nodes instead of rating its own retrieval of the same
     number (once serialised it is a plain int, and unchecked). ``record=False`` makes calls
     look only.
@@ -59,15 +59,15 @@ class SolarRetriever(OffersTexts, BaseRetriever):
     Args:
         memory: a ready :class:`~solar_core.SolarMemory`, or ``policy``, ``capacity``,
             ``embedder`` (any LlamaIndex ``BaseEmbedding`` too), ``seed``, ``retrieval`` and
-            ``min_score`` (:mod:`solar_core.fusion`) to build one.
+            ``min_score`` (:mod:`solar_core.retrieval.ranking`) to build one.
         similarity_top_k: nodes returned per query.
         record: whether queries are retrieval events the memory learns from.
         filters: only items whose metadata match are returned: LlamaIndex ``MetadataFilters``
             (operators ``==``, ``!=``, ``>``, ``>=``, ``<``, ``<=``, ``in``, ``nin``,
             ``contains``, ``any``, ``all``, ``text_match``, ``text_match_insensitive``,
             ``is_empty``; conditions ``and``, ``or``, ``not``; nested filters too), as a vector
-            store retriever's ``filters=``; or a filter of :mod:`solar_core.filters`. Also an
-            attribute (``retriever.filters = ...``), checked when set.
+            store retriever's ``filters=``; or a filter of :mod:`solar_core.retrieval.filters`. Also
+            an attribute (``retriever.filters = ...``), checked when set.
 
     Example:
         >>> retriever = SolarRetriever(similarity_top_k=1, embedder="hash", seed=0)
@@ -225,7 +225,7 @@ def _checked_filters(filters: Any) -> Any:
 
 
 #: the ``filters`` setting of the chat memory and the memory block: LlamaIndex
-#: ``MetadataFilters`` or a filter of :mod:`solar_core.filters`, checked when set
+#: ``MetadataFilters`` or a filter of :mod:`solar_core.retrieval.filters`, checked when set
 FiltersSetting = Annotated[
     MetadataFilters | dict[str, Any] | Callable[[Mapping[str, Any]], bool] | None,
     BeforeValidator(_checked_filters),
@@ -235,14 +235,15 @@ FiltersSetting = Annotated[
 def solar_filter(filters: MetadataFilters | Filter | None) -> Filter | None:
     """What ``SolarMemory.retrieve(filter=...)`` takes for a retriever's ``filters``: a
     predicate of an item's metadata for LlamaIndex ``MetadataFilters`` (checked first: a bad
-    filter fails here, never midway through a retrieval), a :mod:`solar_core.filters` filter
-    as it is.
+    filter fails here, never midway through a retrieval), a :mod:`solar_core.retrieval.filters`
+    filter as it is.
 
     The operators mean what they mean for LlamaIndex's in-memory vector store: a missing (or
     ``None``) value matches only ``!=`` and ``nin`` (and ``is_empty``). Beyond it, filters may
-    nest (up to :data:`~solar_core.filters.MAX_DEPTH` levels), and values compare kind by kind
-    as :mod:`solar_core.filters` says: a value of another kind (``"5" > 1``, ``True == 1``)
-    does not match rather than fail. ``in``, ``nin``, ``any`` and ``all`` look values up in a
+    nest (up to :data:`~solar_core.retrieval.filters.MAX_DEPTH` levels), and values compare kind by
+    kind as :mod:`solar_core.retrieval.filters` says: a value of another kind (``"5" > 1``, ``True
+    ==
+    1``) does not match rather than fail. ``in``, ``nin``, ``any`` and ``all`` look values up in a
     set built once per filter, so a long list costs no more per item than a short one.
 
     >>> from llama_index.core.vector_stores import FilterCondition, MetadataFilter as F
@@ -274,7 +275,8 @@ _KINDS = {str: "s", bool: "b", int: "n", float: "n"}
 
 def _key(value: Any) -> tuple[str, Any] | None:
     """A stored scalar as a hashable key that keeps to its kind (see
-    :mod:`solar_core.filters`: ``True`` is not ``1``, ``"1"`` not ``1``); ``None`` for a value
+    :mod:`solar_core.retrieval.filters`: ``True`` is not ``1``, ``"1"`` not ``1``); ``None`` for a
+    value
     that equals no listed value (NaN, a list, an object)."""
     if isinstance(value, str):
         return ("s", str.__str__(value))

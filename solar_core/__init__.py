@@ -10,7 +10,14 @@ comparison.
 True
 """
 
-from .admission import (
+from solar_core.basics.types import Decision, Hit, Hits, MemoryItem, UnknownItemError
+from solar_core.embedders.embedder import Embedder
+from solar_core.embedders.hash_embedder import HashEmbedder
+from solar_core.embedders.minilm import MiniLMEmbedder
+from solar_core.engine.memory import SolarMemory
+from solar_core.engine.scoped_memories import ScopedMemories
+from solar_core.persistence import MemoryStore, PersistenceError, Scope
+from solar_core.policies.admission import (
     AdmissionPolicy,
     AlwaysAdmit,
     Candidate,
@@ -18,9 +25,8 @@ from .admission import (
     RegretGate,
     Verdict,
 )
-from .beta_posterior import BetaPosterior
-from .embedder import Embedder
-from .eviction import (
+from solar_core.policies.beta_posterior import BetaPosterior
+from solar_core.policies.eviction import (
     ArcEviction,
     CoverageEviction,
     EvictionPolicy,
@@ -31,14 +37,14 @@ from .eviction import (
     ThompsonEviction,
     Victim,
 )
-from .hash_embedder import HashEmbedder
-from .memory import SolarMemory
-from .minilm import MiniLMEmbedder
-from .persistence import MemoryStore, PersistenceError, Scope
-from .presets import CHAT_POLICY, DEFAULT_POLICY, PRESETS, Preset, available_policies
-from .scoped_memories import ScopedMemories
-from .store import VectorStore
-from .types import Decision, Hit, Hits, MemoryItem, UnknownItemError
+from solar_core.policies.presets import (
+    CHAT_POLICY,
+    DEFAULT_POLICY,
+    PRESETS,
+    Preset,
+    available_policies,
+)
+from solar_core.retrieval.item_table import ItemTable
 
 __version__ = "0.1.0"
 
@@ -72,7 +78,7 @@ __all__ = [
     "SolarMemory",
     "ThompsonEviction",
     "UnknownItemError",
-    "VectorStore",
+    "ItemTable",
     "Verdict",
     "Victim",
     "available_policies",

@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from solar_core.minilm import minilm_installed
+from solar_core.embedders.minilm import minilm_installed
 from tests.support.memories import POLICIES
 from tests.support.postgres import postgres_schema_url
 from tests.support.profiles import PROFILE

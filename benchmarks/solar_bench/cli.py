@@ -20,8 +20,8 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any
 
-from solar_core.presets import available_policies
-from solar_core.salience import SaliencePrior
+from solar_core.policies.presets import available_policies
+from solar_core.policies.salience import SaliencePrior
 
 from . import report
 from .embed_cache import EmbeddingCache
@@ -426,12 +426,13 @@ def _with_vector(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def _retrievals(text: str) -> tuple[str, ...]:
-    """``--retrieval``: rankings of :data:`solar_core.fusion.RETRIEVALS`, comma-separated.
+    """``--retrieval``: rankings of :data:`solar_core.retrieval.ranking.RETRIEVALS`,
+    comma-separated.
 
     >>> _retrievals("vector,hybrid")
     ('vector', 'hybrid')
     """
-    from solar_core.fusion import RETRIEVALS
+    from solar_core.retrieval.ranking import RETRIEVALS
 
     names = tuple(dict.fromkeys(r.strip() for r in text.split(",") if r.strip()))
     if not names or not set(names) <= set(RETRIEVALS):

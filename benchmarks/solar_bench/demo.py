@@ -19,11 +19,11 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from solar_core.cached_embedder import CachedEmbedder
-from solar_core.embedder import Embedder, resolve_embedder
-from solar_core.memory import SolarMemory
-from solar_core.presets import PRESETS
-from solar_core.types import Decision
+from solar_core.basics.types import Decision
+from solar_core.embedders.cached_embedder import CachedEmbedder
+from solar_core.embedders.embedder import Embedder, resolve_embedder
+from solar_core.engine.memory import SolarMemory
+from solar_core.policies.presets import PRESETS
 
 from .demo_script import SCENARIOS, TURNS
 

@@ -51,10 +51,10 @@ import numpy as np
 import numpy.typing as npt
 
 from solar_core import SolarMemory
-from solar_core.eviction import SalienceEviction
-from solar_core.fusion import DEFAULT_RETRIEVAL
-from solar_core.presets import PRESETS
-from solar_core.salience import SaliencePrior
+from solar_core.policies.eviction import SalienceEviction
+from solar_core.policies.presets import PRESETS
+from solar_core.policies.salience import SaliencePrior
+from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
 from .experiments import run_capacity
 from .locomo import normalise_evidence

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from solar_core.embedder import Embedder
+from solar_core.embedders.embedder import Embedder
 
 F32 = npt.NDArray[np.float32]
 BATCH = 64

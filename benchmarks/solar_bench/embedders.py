@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from solar_core.embedder import Embedder
+from solar_core.embedders.embedder import Embedder
 
 F32 = npt.NDArray[np.float32]
 NAMES = ("static", "minilm", "hash", "wordllama", "model2vec:FOLDER")
@@ -68,15 +68,15 @@ def embedder_for(name: str) -> tuple[Callable[[], Embedder], str]:
     ValueError: unknown embedder 'bert'; use one of static, minilm, hash, wordllama, ...
     """
     if name == "minilm":
-        from solar_core.minilm import MiniLMEmbedder
+        from solar_core.embedders.minilm import MiniLMEmbedder
 
         return MiniLMEmbedder, "all-MiniLM-L6-v2"
     if name == "static":
-        from solar_core.static_embedder import StaticEmbedder
+        from solar_core.embedders.static_embedder import StaticEmbedder
 
         return StaticEmbedder, f"static-{StaticEmbedder.MODEL}"
     if name == "hash":
-        from solar_core.hash_embedder import HashEmbedder
+        from solar_core.embedders.hash_embedder import HashEmbedder
 
         return (lambda: HashEmbedder(dim=384)), "hash-384"
     if name == "wordllama":

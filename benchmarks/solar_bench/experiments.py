@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from solar_core.presets import PRESETS
+from solar_core.policies.presets import PRESETS
 
 from .generators import GENERATORS
 from .policy_spec import policy_name

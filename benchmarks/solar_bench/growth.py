@@ -92,7 +92,7 @@ def _serve_store(users: int, folder: str) -> dict[str, Any]:
 
 
 def _serve_cache(users: int) -> dict[str, Any]:
-    from solar_core.response_cache import ResponseCache
+    from solar_core.engine.response_cache import ResponseCache
 
     cache = ResponseCache("hash", relate=0.3)
     cache.store("warming up?", "yes", scope={"session": "warm-up"})

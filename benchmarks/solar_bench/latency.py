@@ -23,9 +23,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from solar_core.admission import RegretGate
-from solar_core.memory import SolarMemory
-from solar_core.presets import PRESETS
+from solar_core.engine.memory import SolarMemory
+from solar_core.policies.admission import RegretGate
+from solar_core.policies.presets import PRESETS
 
 from .policy_spec import deletion_for, parse_policy, policy_name, split_params
 
@@ -187,7 +187,7 @@ def embed_throughput(
     texts: Sequence[str], repeats: int = 3, batch_size: int = 64
 ) -> dict[str, Any]:
     """Sentences per second of the default MiniLM embedder (CPU), the median of ``repeats``."""
-    from solar_core.minilm import MiniLMEmbedder
+    from solar_core.embedders.minilm import MiniLMEmbedder
 
     embedder = MiniLMEmbedder(batch_size=batch_size)
     embedder.embed(list(texts[:batch_size]))  # load the model and warm up

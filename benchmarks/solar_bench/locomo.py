@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from solar_core.fusion import DEFAULT_RETRIEVAL
+from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
 from .experiments import run_capacity
 from .policy_spec import memory_for

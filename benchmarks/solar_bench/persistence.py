@@ -63,7 +63,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-from solar_core.memory import SolarMemory
+from solar_core.engine.memory import SolarMemory
 
 from .execute import limit_blas_threads
 from .latency import make_stream

@@ -4,8 +4,8 @@
 parameters are separated by ``;`` (``"solar-adaptive[shift=0;hysteresis=0]"``). The spec string
 is the policy's label in every table, so an ablation reads as one more column.
 
-``deletion=history|periodic|combined`` adds a deletion sweep (``solar_core.deletion``) with the
-study's RegAgent settings, which ``deletion_n``, ``deletion_beta``, ``deletion_window`` and
+``deletion=history|periodic|combined`` adds a deletion sweep (``solar_core.policies.deletion``) with
+the study's RegAgent settings, which ``deletion_n``, ``deletion_beta``, ``deletion_window`` and
 ``deletion_alpha`` override: ``"fifo[deletion=history;deletion_n=3]"``.
 """
 
@@ -15,9 +15,14 @@ import ast
 import re
 from typing import Any
 
-from solar_core.deletion import CombinedDeletion, DeletionPolicy, HistoryDeletion, PeriodicDeletion
-from solar_core.memory import SolarMemory
-from solar_core.presets import PRESETS, available_policies, build_policies
+from solar_core.engine.memory import SolarMemory
+from solar_core.policies.deletion import (
+    CombinedDeletion,
+    DeletionPolicy,
+    HistoryDeletion,
+    PeriodicDeletion,
+)
+from solar_core.policies.presets import PRESETS, available_policies, build_policies
 
 _SPEC = re.compile(r"^([\w-]+)(?:\[([^\[\]]*)\])?$")
 

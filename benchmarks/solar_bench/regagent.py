@@ -40,11 +40,21 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from solar_core.admission import AdmissionPolicy, EvaluatorGate, MetadataThreshold, NeverAdmit
-from solar_core.deletion import CombinedDeletion, DeletionPolicy, HistoryDeletion, PeriodicDeletion
-from solar_core.eviction import FifoEviction
-from solar_core.eviction.utility import UtilityEviction
-from solar_core.memory import SolarMemory
+from solar_core.engine.memory import SolarMemory
+from solar_core.policies.admission import (
+    AdmissionPolicy,
+    EvaluatorGate,
+    MetadataThreshold,
+    NeverAdmit,
+)
+from solar_core.policies.deletion import (
+    CombinedDeletion,
+    DeletionPolicy,
+    HistoryDeletion,
+    PeriodicDeletion,
+)
+from solar_core.policies.eviction import FifoEviction
+from solar_core.policies.eviction.utility import UtilityEviction
 
 F64 = npt.NDArray[np.float64]
 

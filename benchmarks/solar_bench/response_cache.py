@@ -8,8 +8,8 @@ questions of one conversation form a *paraphrase pair* when they have exactly th
   would serve the cached answer: a useful hit) and the share of different pairs above it (a
   false hit: an answer to another question).
 - **Stream**: each conversation's questions in a seeded order go through a
-  :class:`~solar_core.response_cache.ResponseCache` (one scope per conversation; a miss stores
-  the question). This gives the share of lookups answered at tier 2, and the share of those
+  :class:`~solar_core.engine.response_cache.ResponseCache` (one scope per conversation; a miss
+  stores the question). This gives the share of lookups answered at tier 2, and the share of those
   answers whose cached question has different evidence from the asked one.
 - **Latency**: median microseconds of a tier-2 lookup in a cache of the conversation's
   questions, against tier 3 (a top-3 retrieval from a ``SolarMemory`` of its experiences plus
@@ -28,8 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from solar_core.memory import SolarMemory
-from solar_core.response_cache import ResponseCache
+from solar_core.engine.memory import SolarMemory
+from solar_core.engine.response_cache import ResponseCache
 
 from .locomo import Conversation
 

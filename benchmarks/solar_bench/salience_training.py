@@ -7,8 +7,8 @@ was trained on must not use it: :func:`priors_for` trains a prior without that c
 else in the file), so every figure is out of sample.
 
 The features are made by replaying the conversation through the same
-:class:`~solar_core.salience.TurnContext` the policy uses, so training and use read the same
-numbers.
+:class:`~solar_core.policies.salience.TurnContext` the policy uses, so training and use read the
+same numbers.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from solar_core.salience import (
+from solar_core.policies.salience import (
     MINILM,
     STATIC,
     SaliencePrior,

@@ -11,11 +11,11 @@ import sys
 import time
 from typing import TextIO
 
-from ..persistence.errors import PersistenceError
-from ..persistence.reader import MemoryReader, ScopeNotFound
-from ..persistence.scope import Scope, shown_scope
-from . import tables
-from .selection import CommandError, Damaged, given_parts, listing, one_scope, reading
+from solar_core.cli import tables
+from solar_core.cli.selection import CommandError, Damaged, given_parts, listing, one_scope, reading
+from solar_core.persistence.errors import PersistenceError
+from solar_core.persistence.reader import MemoryReader, ScopeNotFound
+from solar_core.persistence.scope import Scope, shown_scope
 
 
 def check_output(reader: MemoryReader, output: str) -> None:

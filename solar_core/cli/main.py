@@ -28,12 +28,9 @@ from collections.abc import Sequence
 from typing import TextIO
 from urllib.parse import quote, urlencode
 
-from ..persistence.errors import PersistenceError
-from ..persistence.reader import MemoryReader, ScopeNotFound, redacted
-from ..persistence.scope import NAMESPACE_PROJECT, PARTS, Scope, shown_scope
-from . import tables
-from .export import check_output, export
-from .selection import (
+from solar_core.cli import tables
+from solar_core.cli.export import check_output, export
+from solar_core.cli.selection import (
     CommandError,
     Damaged,
     Declined,
@@ -44,6 +41,9 @@ from .selection import (
     scope_options,
     stored_keys,
 )
+from solar_core.persistence.errors import PersistenceError
+from solar_core.persistence.reader import MemoryReader, ScopeNotFound, redacted
+from solar_core.persistence.scope import NAMESPACE_PROJECT, PARTS, Scope, shown_scope
 
 EPILOG = """\
 examples:
@@ -279,7 +279,7 @@ def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
 
 
 def _plot(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
-    from .timeline import plot
+    from solar_core.cli.timeline import plot
 
     check_output(reader, args.output)
     scope = one_scope(reader, args)
@@ -330,7 +330,7 @@ def _delete(reader: MemoryReader, args: argparse.Namespace, out: TextIO, answers
     listed = ", ".join(f"{_shown(key)}{counts.get(key, '')}" for key in found)
     if not _confirm(f"delete {len(found)} scope(s): {listed}?", args, answers):
         raise Declined("not confirmed: nothing was deleted")
-    from ..persistence.memory_store import MemoryStore
+    from solar_core.persistence.memory_store import MemoryStore
 
     url = reader.url
     reader.close()

@@ -9,9 +9,9 @@ import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from ..persistence.errors import PersistenceError
-from ..persistence.reader import MemoryReader, ScopeNotFound, ScopeSummary
-from ..persistence.scope import PARTS, Scope, namespace_scope, scope_named, shown_scope
+from solar_core.persistence.errors import PersistenceError
+from solar_core.persistence.reader import MemoryReader, ScopeNotFound, ScopeSummary
+from solar_core.persistence.scope import PARTS, Scope, namespace_scope, scope_named, shown_scope
 
 #: what the library's errors say of rows it refuses as changed outside it (damaged, or edited
 #: by hand): a checksum mismatch, a log with a gap, a snapshot that does not decode...

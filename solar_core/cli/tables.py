@@ -23,10 +23,10 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any, Protocol
 
-from ..memory import SolarMemory
-from ..persistence.errors import PersistenceError
-from ..persistence.journal import Journal
-from ..types import Decision, MemoryItem
+from solar_core.basics.types import Decision, MemoryItem
+from solar_core.engine.memory import SolarMemory
+from solar_core.persistence.errors import PersistenceError
+from solar_core.persistence.journal import Journal
 
 #: categories shown escaped besides the control ones (C*): they break a line like a newline
 _ESCAPED = ("Zl", "Zp")

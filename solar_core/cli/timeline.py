@@ -14,8 +14,8 @@ import math
 import os
 from typing import Any
 
-from ..memory import SolarMemory
-from .tables import posterior
+from solar_core.cli.tables import posterior
+from solar_core.engine.memory import SolarMemory
 
 
 def timeline(memory: SolarMemory) -> dict[str, list[float]]:

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from ..memory import SolarMemory
-from ..persistence.journal import Journal
-from ..persistence.logged_steps import storable
-from ..types import Decision
-from ..validation import FloatVector, check_metadata, check_text, unit_vector
+from solar_core.basics.types import Decision
+from solar_core.basics.validation import FloatVector, check_metadata, check_text, unit_vector
+from solar_core.engine.memory import SolarMemory
+from solar_core.persistence.journal import Journal
+from solar_core.persistence.logged_steps import storable
 
 
 def offer_batch(

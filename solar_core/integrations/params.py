@@ -1,18 +1,18 @@
 """How framework adapters get their :class:`SolarMemory`: a ready one, or the parameters to build
 one. Shared by the LangChain and LlamaIndex adapters, which differ only in the embedders they
-accept (:meth:`MemoryParams.convert_embedder`)."""
+accept (:meth:`MemoryParams.convert_embedder`). Plain Python: each adapter's pydantic model
+takes :class:`MemoryParams` as a mixin and declares the ``memory`` field itself, so
+``solar_core`` never imports pydantic."""
 
 from __future__ import annotations
 
 import os
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from ..fusion import DEFAULT_RETRIEVAL
-from ..memory import SolarMemory
-from ..persistence import DEFAULT_CAPACITY, MemoryStore
-from ..presets import DEFAULT_POLICY
+from solar_core.engine.memory import SolarMemory
+from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore
+from solar_core.policies.presets import DEFAULT_POLICY
+from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
 BUILD_DEFAULTS: dict[str, Any] = {
     "policy": None,
@@ -64,8 +64,10 @@ def check_not_both(memory: object, build: dict[str, Any]) -> None:
         )
 
 
-class MemoryParams(BaseModel):
-    """The ``memory`` field of a pydantic adapter, and how it gets built.
+class MemoryParams:
+    """The ``memory`` field of a pydantic adapter, and how it gets built: a mixin before
+    pydantic's ``BaseModel`` in an adapter's bases, which declares the field
+    (``memory: SolarMemory = Field(default=None, exclude=True)``).
 
     Pass ``memory=`` (a :class:`SolarMemory`, e.g. one shared with other components) *or* the
     parameters to build one: ``policy`` (a preset; ``None`` is the adapter's
@@ -78,11 +80,8 @@ class MemoryParams(BaseModel):
     #: the policy of a memory built with ``policy=None`` (chat adapters: ``CHAT_POLICY``)
     default_policy: ClassVar[str] = DEFAULT_POLICY
 
-    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
-
-    # Always set after __init__ (the annotation says what every reader sees).
-    memory: SolarMemory = Field(default=None, exclude=True)  # type: ignore[assignment]
-    """The SOLAR memory."""
+    if TYPE_CHECKING:  # the adapter's pydantic field, always set after __init__
+        memory: SolarMemory
 
     def __init__(self, **data: Any) -> None:
         build = {name: data.pop(name) for name in list(data) if name in BUILD_DEFAULTS}
@@ -90,7 +89,7 @@ class MemoryParams(BaseModel):
         check_not_both(memory, build)
         if memory is None:
             data["memory"] = self.build_memory(**build)
-        super().__init__(**data)
+        super().__init__(**data)  # pydantic's BaseModel, after this mixin
 
     @classmethod
     def convert_embedder(cls, embedder: object) -> object:

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from solar_core.embedder import Embedder
-from solar_core.fusion import DEFAULT_RETRIEVAL
-from solar_core.memory import SolarMemory
+from solar_core.embedders.embedder import Embedder
+from solar_core.engine.memory import SolarMemory
+from solar_core.engine.scoped_memories import ScopedMemories
 from solar_core.persistence import MemoryStore, Scope
 from solar_core.persistence.memory_store import ScopeView
-from solar_core.scoped_memories import ScopedMemories
+from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
 #: the name the unnamed session has in a per-process table of memories
 UNNAMED = "default"

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
-from ..filters import Filter
-from ..memory import SolarMemory
-from ..types import Hit, Hits
-from ..validation import FloatVector
+from solar_core.basics.types import Hit, Hits
+from solar_core.basics.validation import FloatVector
+from solar_core.engine.memory import SolarMemory
+from solar_core.retrieval.filters import Filter
 
 RETRIEVAL_ID = "retrieval_id"  # the metadata key of retrieved items that names their retrieval
 
@@ -62,7 +62,7 @@ def rate_retrieval(
 
 
 class CallableHits(Hits):
-    """:class:`~solar_core.types.Hits` that can also be called, returning themselves: what an
+    """:class:`~solar_core.basics.types.Hits` that can also be called, returning themselves: what an
     attribute that became a method returns, so ``obj.recalled()`` (the method, as the other
     adapters have it) and ``obj.recalled`` (the older attribute) give the same hits.
 

@@ -11,7 +11,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from ..types import Hit
+from solar_core.basics.types import Hit
 
 HUMAN, AI = "human", "ai"  # metadata keys holding the two sides of a recorded turn
 HEADER = "Relevant past experiences (from memory; they may be outdated):"

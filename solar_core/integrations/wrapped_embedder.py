@@ -26,7 +26,7 @@ from typing import ClassVar
 import numpy as np
 import numpy.typing as npt
 
-from ..salience import model_name_of
+from solar_core.policies.salience import model_name_of
 
 
 class WrappedEmbedder(ABC):

@@ -7,12 +7,17 @@
 ['org=acme&user=alice']
 """
 
-from .backend import Backend
-from .errors import PersistenceError
-from .memory_store import DEFAULT_CAPACITY, MemoryStore, ScopeView, open_backend
-from .postgres_backend import PostgresBackend
-from .scope import Scope
-from .sqlite_backend import SQLiteBackend
+from solar_core.persistence.backend import Backend
+from solar_core.persistence.errors import PersistenceError
+from solar_core.persistence.memory_store import (
+    DEFAULT_CAPACITY,
+    MemoryStore,
+    ScopeView,
+    open_backend,
+)
+from solar_core.persistence.postgres_backend import PostgresBackend
+from solar_core.persistence.scope import Scope
+from solar_core.persistence.sqlite_backend import SQLiteBackend
 
 __all__ = [
     "DEFAULT_CAPACITY",

@@ -41,7 +41,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import PersistenceError
+from solar_core.persistence.errors import PersistenceError
 
 #: the changes of the tables since the first release, in order: ``MIGRATIONS[i]`` brings a
 #: database of schema ``i + 1`` to ``i + 2``, in the caller's write transaction

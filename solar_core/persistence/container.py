@@ -2,7 +2,7 @@
 
 A snapshot is what :meth:`SolarMemory.params <solar_core.SolarMemory.params>` and
 :meth:`~solar_core.SolarMemory.state` return, and nothing else: names to JSON values and
-numeric arrays (see :mod:`solar_core.state`). Its bytes, every integer little-endian::
+numeric arrays (see :mod:`solar_core.basics.state`). Its bytes, every integer little-endian::
 
     MAGIC            b"SOLAR-STATE\\n"
     format           u16   (FORMAT: 1)
@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 
-from .errors import PersistenceError
+from solar_core.persistence.errors import PersistenceError
 
 MAGIC = b"SOLAR-STATE\n"
 #: the snapshot format this version writes and reads; a change of it ships a migration

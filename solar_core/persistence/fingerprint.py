@@ -18,7 +18,7 @@ gives the same signs, a quantised or re-exported copy of it a few different ones
 unrelated model about half of them (32 of 64: far beyond the tolerance). Projecting first also
 makes sparse embedders (feature hashing: mostly zeros) as distinguishable as dense ones.
 
->>> from solar_core.hash_embedder import HashEmbedder
+>>> from solar_core.embedders.hash_embedder import HashEmbedder
 >>> mine = fingerprint(HashEmbedder(dim=64))
 >>> sorted(mine), mine["name"], mine["dim"], len(mine["probe"])
 (['dim', 'name', 'probe'], 'HashEmbedder', 64, 16)
@@ -34,7 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ..embedder import Embedder
+from solar_core.embedders.embedder import Embedder
 
 #: the text every fingerprint embeds (fixed forever: changing it changes every fingerprint)
 PROBE_TEXT = (
@@ -65,8 +65,8 @@ def embedder_name(embedder: object) -> str:
     (``CachedEmbedder > MiniLMEmbedder``, ``LangChainEmbedder > OpenAIEmbeddings(text-...)``).
     Only for messages: fingerprints are compared by their vectors, not their names.
 
-    >>> from solar_core.cached_embedder import CachedEmbedder
-    >>> from solar_core.hash_embedder import HashEmbedder
+    >>> from solar_core.embedders.cached_embedder import CachedEmbedder
+    >>> from solar_core.embedders.hash_embedder import HashEmbedder
     >>> embedder_name(CachedEmbedder(HashEmbedder()))
     'CachedEmbedder > HashEmbedder'
     """

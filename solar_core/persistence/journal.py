@@ -44,20 +44,20 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
-from ..core import StepListener
-from ..records import Record
-from ..state import StateError
-from ..steps import Clearing, Lookup, Offer, Rating, Removal, Renewal, Step, Sweep
-from ..types import Decision, Hits
-from . import container
-from .backend import Backend, ItemChange, OpRow, ScopeRow
-from .errors import PersistenceError
-from .logged_steps import read, storable
-from .scope import Scope, call_for, named
+from solar_core.basics.records import Record
+from solar_core.basics.state import StateError
+from solar_core.basics.types import Decision, Hits
+from solar_core.engine.core import StepListener
+from solar_core.engine.steps import Clearing, Lookup, Offer, Rating, Removal, Renewal, Step, Sweep
+from solar_core.persistence import container
+from solar_core.persistence.backend import Backend, ItemChange, OpRow, ScopeRow
+from solar_core.persistence.errors import PersistenceError
+from solar_core.persistence.logged_steps import read, storable
+from solar_core.persistence.scope import Scope, call_for, named
 
 if TYPE_CHECKING:
-    from ..memory import SolarMemory
-    from ..validation import FloatVector
+    from solar_core.basics.validation import FloatVector
+    from solar_core.engine.memory import SolarMemory
 
 _T = TypeVar("_T")
 #: errors a step raises before it changes anything (checked input): nothing to undo

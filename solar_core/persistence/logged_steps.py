@@ -26,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from ..fusion import RETRIEVALS
-from ..steps import Clearing, Lookup, Offer, Rating, Removal, Renewal, Step, Sweep
-from ..validation import FloatVector, check_k, check_offer, check_text
-from .errors import PersistenceError
+from solar_core.basics.validation import FloatVector, check_k, check_offer, check_text
+from solar_core.engine.steps import Clearing, Lookup, Offer, Rating, Removal, Renewal, Step, Sweep
+from solar_core.persistence.errors import PersistenceError
+from solar_core.retrieval.ranking import RETRIEVALS
 
 #: how far from 1 a logged vector's squared norm may be (the store's check of its rows)
 UNIT_TOLERANCE = 1e-4

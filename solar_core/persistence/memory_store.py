@@ -14,23 +14,35 @@ from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any, Final
 
-from ..admission.evaluator_gate import Evaluator
-from ..async_calls import in_worker
-from ..deletion import DeletionPolicy
-from ..embedder import Embedder
-from ..fusion import DEFAULT_RETRIEVAL, check_floor, check_retrieval
-from ..memory import SolarMemory
-from ..presets import DEFAULT_POLICY
-from ..records import Record
-from ..response_cache import ResponseCache
-from ..salience import prior_for
-from ..validation import FloatVector, check_k, unit_rows
-from . import container
-from .backend import Backend, ItemChange, ScopeRow
-from .errors import PersistenceError
-from .fingerprint import describe, fingerprint, same_embedder
-from .journal import InconsistentSnapshot, Journal, plain_json, snapshot_params
-from .scope import PARTS, Scope, call_for, check_identifier, check_part_name, named
+from solar_core.basics.records import Record
+from solar_core.basics.validation import FloatVector, check_k, unit_rows
+from solar_core.embedders.embedder import Embedder
+from solar_core.engine.async_calls import in_worker
+from solar_core.engine.memory import SolarMemory
+from solar_core.engine.response_cache import ResponseCache
+from solar_core.persistence import container
+from solar_core.persistence.backend import Backend, ItemChange, ScopeRow
+from solar_core.persistence.errors import PersistenceError
+from solar_core.persistence.fingerprint import describe, fingerprint, same_embedder
+from solar_core.persistence.journal import (
+    InconsistentSnapshot,
+    Journal,
+    plain_json,
+    snapshot_params,
+)
+from solar_core.persistence.scope import (
+    PARTS,
+    Scope,
+    call_for,
+    check_identifier,
+    check_part_name,
+    named,
+)
+from solar_core.policies.admission.evaluator_gate import Evaluator
+from solar_core.policies.deletion import DeletionPolicy
+from solar_core.policies.presets import DEFAULT_POLICY
+from solar_core.policies.salience import prior_for
+from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL, check_floor, check_retrieval
 
 #: texts embedded per call by :meth:`MemoryStore.reembed`
 _EMBED_BATCH = 256
@@ -136,7 +148,7 @@ def open_backend(
     ``sqlite:///path``, a path or ``":memory:"`` -> SQLite. ``read_only``: an existing store,
     opened so that the database refuses every write (see :class:`~.reader.MemoryReader`)."""
     if isinstance(url, str) and url.startswith(("postgresql://", "postgres://")):
-        from .postgres_backend import PostgresBackend
+        from solar_core.persistence.postgres_backend import PostgresBackend
 
         return PostgresBackend(url, read_only=read_only)
     if not isinstance(url, str | os.PathLike):
@@ -148,7 +160,7 @@ def open_backend(
         raise ValueError(f"unsupported database URL {path!r}: use a file path or postgresql://")
     if not path:
         raise ValueError("url must name a database file")
-    from .sqlite_backend import SQLiteBackend
+    from solar_core.persistence.sqlite_backend import SQLiteBackend
 
     return SQLiteBackend(path, durability=durability, read_only=read_only)
 
@@ -313,8 +325,8 @@ class MemoryStore:
             ``transaction``, ``execute`` and ``close``). The store closes it on :meth:`close`.
         policy, capacity, **memory_params: the settings of every *new* scope's memory (as for
             :class:`~solar_core.SolarMemory`; ``policy`` defaults to
-            :data:`~solar_core.presets.DEFAULT_POLICY`, ``capacity`` to 50). A scope keeps the
-            settings it was created with: one of these left out takes the scope's own (a scope
+            :data:`~solar_core.policies.presets.DEFAULT_POLICY`, ``capacity`` to 50). A scope keeps
+            the settings it was created with: one of these left out takes the scope's own (a scope
             created under another default policy keeps it), one passed must be the scope's
             (else :class:`PersistenceError`, not a silent change).
         k: the default number of hits of every scope's retrievals.
@@ -328,14 +340,14 @@ class MemoryStore:
             the seed is stored, so a scope's run is reproducible either way.
         clock: the time source of every scope (``time.time``).
         evaluator: an addition evaluator for every scope (see ``SolarMemory(evaluator=)``).
-        deletion: a zero-argument factory of a :class:`~solar_core.deletion.DeletionPolicy`
+        deletion: a zero-argument factory of a :class:`~solar_core.policies.deletion.DeletionPolicy`
             (each scope needs its own), e.g. ``lambda: HistoryDeletion()``.
         snapshot_every: steps between full snapshots of a scope (reopening replays at most
             this many logged steps).
         durability: SQLite only: ``"normal"`` (survives any process crash) or ``"full"``
             (also an OS crash or power loss; slower).
         default_policy: the policy of new scopes when ``policy`` is not given (the chat
-            adapters pass :data:`~solar_core.presets.CHAT_POLICY`); unlike ``policy``, it
+            adapters pass :data:`~solar_core.policies.presets.CHAT_POLICY`); unlike ``policy``, it
             asks nothing of existing scopes, which keep their own.
         max_open_scopes: the most scopes kept open in memory (default
             :data:`DEFAULT_MAX_OPEN_SCOPES`, 256: ~50 MB of open memories at capacity 50);
@@ -442,7 +454,7 @@ class MemoryStore:
         except TypeError as err:
             raise TypeError(
                 f"these settings cannot be persisted: {err} (a policy class of your own is "
-                "registered with solar_core.presets.register_policy)"
+                "registered with solar_core.policies.presets.register_policy)"
             ) from err
         self._fingerprint: dict[str, Any] | None = None  # computed on first need: see below
         #: the parameters of every new scope's memory (its recorded settings)

@@ -6,8 +6,15 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .backend import FORMAT, SCHEMA_VERSION, Backend, ItemChange, OpRow, unknown_schema
-from .errors import PersistenceError
+from solar_core.persistence.backend import (
+    FORMAT,
+    SCHEMA_VERSION,
+    Backend,
+    ItemChange,
+    OpRow,
+    unknown_schema,
+)
+from solar_core.persistence.errors import PersistenceError
 
 #: ``pg_advisory_xact_lock`` key that serialises schema creation by concurrent first users
 _SCHEMA_LOCK = 0x534F4C52

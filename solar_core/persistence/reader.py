@@ -32,14 +32,14 @@ from functools import partial
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
-from ..hash_embedder import HashEmbedder
-from ..memory import SolarMemory
-from ..static_embedder import StaticEmbedder
-from .backend import Backend, ScopeRow
-from .errors import PersistenceError
-from .journal import Journal
-from .memory_store import check_stored_settings, open_backend
-from .scope import Scope, check_part_name, scope_namespace, shown_scope
+from solar_core.embedders.hash_embedder import HashEmbedder
+from solar_core.embedders.static_embedder import StaticEmbedder
+from solar_core.engine.memory import SolarMemory
+from solar_core.persistence.backend import Backend, ScopeRow
+from solar_core.persistence.errors import PersistenceError
+from solar_core.persistence.journal import Journal
+from solar_core.persistence.memory_store import check_stored_settings, open_backend
+from solar_core.persistence.scope import Scope, check_part_name, scope_namespace, shown_scope
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +69,7 @@ def _embedder_for_replay(config: Mapping[str, Any]) -> object:
     name = recorded.get("name") if isinstance(recorded, dict) else None
     innermost = str(name).split(" > ")[-1] if name else ""
     if innermost == "MiniLMEmbedder":
-        from ..minilm import MiniLMEmbedder
+        from solar_core.embedders.minilm import MiniLMEmbedder
 
         return MiniLMEmbedder()
     dim = config["params"]["dim"]

@@ -10,8 +10,14 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
-from .backend import FORMAT, SCHEMA_VERSION, Backend, new_database_id, unknown_schema
-from .errors import PersistenceError
+from solar_core.persistence.backend import (
+    FORMAT,
+    SCHEMA_VERSION,
+    Backend,
+    new_database_id,
+    unknown_schema,
+)
+from solar_core.persistence.errors import PersistenceError
 
 #: ``PRAGMA application_id`` of our files ("SOLR"): tells them from every other SQLite file
 APPLICATION_ID = 0x534F4C52

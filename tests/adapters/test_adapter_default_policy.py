@@ -1,7 +1,7 @@
 """Every adapter built without a policy uses its default: the chat memories (conversation
 memory, middleware, chat memory, memory block) the chat policy, ``solar-dialogue``
-(:data:`solar_core.presets.CHAT_POLICY`), the retrievers the project's default,
-``solar-adaptive`` (:data:`solar_core.presets.DEFAULT_POLICY`): in memory, per scope or
+(:data:`solar_core.policies.presets.CHAT_POLICY`), the retrievers the project's default,
+``solar-adaptive`` (:data:`solar_core.policies.presets.DEFAULT_POLICY`): in memory, per scope or
 session, and in a store."""
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from langgraph.store.base import GetOp, PutOp, SearchOp  # noqa: E402
 from langgraph.store.memory import InMemoryStore  # noqa: E402
 
 from langchain_solar.store import SolarStore  # noqa: E402
-from solar_core.filters import MAX_DEPTH  # noqa: E402
+from solar_core.retrieval.filters import MAX_DEPTH  # noqa: E402
 
 NS = ("users", "alice")
 HUGE = 10**400  # no float holds it: float(HUGE) raises OverflowError

@@ -1,5 +1,5 @@
 """``SolarStore.put`` refuses a value holding more than
-:data:`~solar_core.records.METADATA_VALUES` values, counted as JSON writes them out (a list
+:data:`~solar_core.basics.records.METADATA_VALUES` values, counted as JSON writes them out (a list
 held in several places counts in each), before anything is stored or encoded; a value at the
 bound is stored and read back equal."""
 
@@ -12,7 +12,7 @@ import pytest
 pytest.importorskip("langgraph.store.base")
 
 from langchain_solar.store import SolarStore  # noqa: E402
-from solar_core.records import METADATA_VALUES  # noqa: E402
+from solar_core.basics.records import METADATA_VALUES  # noqa: E402
 from tests.support.values import doubled  # noqa: E402
 
 NS = ("users", "alice")

@@ -23,7 +23,7 @@ from llama_index.core.vector_stores.types import (  # noqa: E402
 from llamaindex_solar import SolarRetriever  # noqa: E402
 from llamaindex_solar.retriever import solar_filter  # noqa: E402
 from solar_core import SolarMemory  # noqa: E402
-from solar_core.filters import MAX_DEPTH  # noqa: E402
+from solar_core.retrieval.filters import MAX_DEPTH  # noqa: E402
 from tests.support.llamaindex_fakes import HashEmbedding  # noqa: E402
 from tests.support.memories import full_state  # noqa: E402
 

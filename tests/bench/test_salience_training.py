@@ -11,7 +11,7 @@ import pytest
 from solar_bench import dialogue as bench
 from solar_bench import salience_training as training
 from solar_bench.dialogue import dialogues_from
-from solar_core.salience import load_prior
+from solar_core.policies.salience import load_prior
 from tests.support.data import data_path
 from tests.support.scripts import load_script
 
@@ -65,7 +65,7 @@ def test_the_features_are_what_the_policy_reads() -> None:
     vector = vector_of(16)
     prior = training.train(DIALOGUES, vector, "minilm", "m")  # any 16-d space here
     assert prior.dim == 16 and prior.reads_vectors
-    from solar_core.salience import TurnContext
+    from solar_core.policies.salience import TurnContext
 
     context = TurnContext(dim=16)
     rows = training.features(DIALOGUES[1], vector, "minilm")

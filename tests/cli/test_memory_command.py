@@ -314,7 +314,7 @@ def test_a_scope_that_cannot_be_replayed_is_named_and_the_others_are_still_expor
 
 def test_a_scope_with_combined_deletion_policies_is_read_as_any_other(tmp_path: Path) -> None:
     """Its settings record every policy it combines, so a reader rebuilds it to replay."""
-    from solar_core.deletion import CombinedDeletion, HistoryDeletion, PeriodicDeletion
+    from solar_core.policies.deletion import CombinedDeletion, HistoryDeletion, PeriodicDeletion
 
     path = str(tmp_path / "swept.db")
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from solar_core import PRESETS, SolarMemory, available_policies
-from solar_core.admission import Candidate, EvaluatorGate, NeverAdmit, RegretGate
-from solar_core.deletion import CombinedDeletion, HistoryDeletion, PeriodicDeletion
-from solar_core.eviction import FifoEviction, UtilityEviction
+from solar_core.policies.admission import Candidate, EvaluatorGate, NeverAdmit, RegretGate
+from solar_core.policies.deletion import CombinedDeletion, HistoryDeletion, PeriodicDeletion
+from solar_core.policies.eviction import FifoEviction, UtilityEviction
 
 
 def accept_if_ok(query: str | None, execution: str, metadata: Mapping[str, Any]) -> bool:
@@ -218,7 +218,7 @@ def test_utility_eviction_drops_the_worst_informant() -> None:
 
 
 def test_metadata_threshold_is_the_ground_truth_evaluator() -> None:
-    from solar_core.admission import MetadataThreshold
+    from solar_core.policies.admission import MetadataThreshold
 
     m = SolarMemory("fifo", capacity=5, dim=8, evaluator=MetadataThreshold("error", at_most=1.0))
     assert m.add("good", embedding=v(0), metadata={"error": 0.3}).admitted

@@ -11,10 +11,10 @@ import numpy as np
 import pytest
 
 from solar_core import SolarMemory
-from solar_core.hash_embedder import HashEmbedder
+from solar_core.embedders.hash_embedder import HashEmbedder
+from solar_core.engine.steps import LocalRunner
 from solar_core.integrations.batch import offer_batch
 from solar_core.persistence import MemoryStore
-from solar_core.steps import LocalRunner
 
 pytest.importorskip("langchain_core")
 pytest.importorskip("llama_index.core")

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from solar_core import HashEmbedder, MiniLMEmbedder, SolarMemory
-from solar_core.cached_embedder import CachedEmbedder
-from solar_core.embedder import resolve_embedder
-from solar_core.static_embedder import StaticEmbedder
+from solar_core.embedders.cached_embedder import CachedEmbedder
+from solar_core.embedders.embedder import resolve_embedder
+from solar_core.embedders.static_embedder import StaticEmbedder
 
 
 def test_hash_embedder_is_deterministic_unit_and_word_sensitive() -> None:

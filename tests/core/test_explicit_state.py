@@ -16,11 +16,11 @@ import numpy as np
 import pytest
 
 from solar_core import SolarMemory
-from solar_core.admission import RegretGate
-from solar_core.deletion import CombinedDeletion, HistoryDeletion, PeriodicDeletion
-from solar_core.eviction import ArcEviction
-from solar_core.presets import PRESETS
-from solar_core.state import StateError
+from solar_core.basics.state import StateError
+from solar_core.policies.admission import RegretGate
+from solar_core.policies.deletion import CombinedDeletion, HistoryDeletion, PeriodicDeletion
+from solar_core.policies.eviction import ArcEviction
+from solar_core.policies.presets import PRESETS
 from tests.support.persistence import core_state, deep_diff
 
 

@@ -13,10 +13,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import solar_core.filters as filters
+import solar_core.retrieval.filters as filters
 from solar_core import SolarMemory
-from solar_core.filters import MAX_DEPTH, MAX_VALUES, check_filter, compile_filter, matches
 from solar_core.persistence import MemoryStore
+from solar_core.retrieval.filters import (
+    MAX_DEPTH,
+    MAX_VALUES,
+    check_filter,
+    compile_filter,
+    matches,
+)
 from tests.support.memories import full_state, onehot
 
 

@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solar_core import SolarMemory
-from solar_core.deletion import PeriodicDeletion
-from solar_core.fusion import DEFAULT_FLOORS, LEXICAL_WEIGHT
-from solar_core.lexical import LexicalIndex, words
 from solar_core.persistence import MemoryStore
+from solar_core.policies.deletion import PeriodicDeletion
+from solar_core.retrieval.lexical import LexicalIndex, words
+from solar_core.retrieval.ranking import DEFAULT_FLOORS, LEXICAL_WEIGHT
 from tests.support.clock import Clock
 from tests.support.memories import full_state, onehot, unit
 
@@ -47,7 +47,7 @@ def test_the_index_scores_shares_in_zero_one() -> None:
 
 def test_many_postings_score_as_few_do(monkeypatch: pytest.MonkeyPatch) -> None:
     """Past a few dozen postings the shares are summed in numpy: the loop's numbers."""
-    import solar_core.lexical as lexical
+    import solar_core.retrieval.lexical as lexical
 
     index = LexicalIndex()
     for slot in range(80):
@@ -338,7 +338,7 @@ def test_words_keep_vowel_signs_and_split_unspaced_scripts() -> None:
 
 
 def test_long_texts_are_not_kept_in_the_words_cache() -> None:
-    from solar_core import lexical
+    from solar_core.retrieval import lexical
 
     before = lexical._cached_words.cache_info().currsize
     words("word " * 1000)
@@ -375,7 +375,7 @@ def test_the_short_hybrid_ranking_is_the_full_one(
 ) -> None:
     """A plain hybrid lookup ranks among the word hits and the k nearest only: the same slots
     and scores as ranking every item, duplicate vectors (ties at the edge) included."""
-    from solar_core import fusion
+    from solar_core.retrieval import ranking as fusion
 
     memory = SolarMemory("unlimited", None, dim=6, seed=0)
     for i, row in enumerate(rows):
@@ -394,7 +394,7 @@ def test_the_short_hybrid_ranking_is_the_full_one(
 def test_the_short_hybrid_ranking_breaks_ties_at_the_edge_by_slot() -> None:
     """Many items share a vector: the k nearest by cosine are then a choice among equals, and
     the lower slots must win it (as in the full ranking), not whichever the partition chose."""
-    from solar_core import fusion
+    from solar_core.retrieval import ranking as fusion
 
     rng = np.random.default_rng(0)
     vector = np.array([0.8, 0.6, 0.0, 0.0], np.float32)

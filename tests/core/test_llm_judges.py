@@ -8,7 +8,7 @@ from langchain_core.language_models import FakeListChatModel, FakeListLLM
 from langchain_solar import LLMJudge as LangChainJudge
 from llamaindex_solar import LLMJudge as LlamaIndexJudge
 from solar_core import SolarMemory
-from solar_core.judge import parse_verdict
+from solar_core.integrations.judge import parse_verdict
 from tests.support.llamaindex_fakes import as_text, scripted_llm
 
 

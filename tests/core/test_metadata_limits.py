@@ -1,6 +1,6 @@
 """Metadata holding one list many times over is refused by ``add`` past
-:data:`~solar_core.records.METADATA_VALUES` values, counted as a stored memory writes them out
-(a list held in several places counts in each), before anything is stored: a plain memory and a
+:data:`~solar_core.basics.records.METADATA_VALUES` values, counted as a stored memory writes them
+out (a list held in several places counts in each), before anything is stored: a plain memory and a
 stored one accept the same metadata, and the check reads each list once, however often it is
 held (a 41-list value spelling out 2**40 values is refused at once)."""
 
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from solar_core import SolarMemory
+from solar_core.basics.records import METADATA_DEPTH, METADATA_VALUES, copy_metadata
 from solar_core.persistence import MemoryStore
-from solar_core.records import METADATA_DEPTH, METADATA_VALUES, copy_metadata
 from tests.support.memories import full_state, onehot
 from tests.support.values import doubled
 

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 from solar_core import MemoryStore, SolarMemory, available_policies
-from solar_core.deletion import HistoryDeletion
-from solar_core.response_cache import ResponseCache
-from solar_core.static_embedder import StaticEmbedder
+from solar_core.embedders.static_embedder import StaticEmbedder
+from solar_core.engine.response_cache import ResponseCache
+from solar_core.policies.deletion import HistoryDeletion
 
 
 @pytest.fixture

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from solar_core import SolarMemory
+from solar_core.basics.records import METADATA_DEPTH
 from solar_core.persistence import MemoryStore
-from solar_core.records import METADATA_DEPTH
 from tests.support.memories import full_state, onehot
 
 

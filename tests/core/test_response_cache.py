@@ -14,7 +14,7 @@ from langchain_tests.integration_tests import AsyncCacheTestSuite, SyncCacheTest
 
 from langchain_solar import SolarSemanticCache
 from solar_core import SolarMemory
-from solar_core.response_cache import ResponseCache
+from solar_core.engine.response_cache import ResponseCache
 from tests.support.profiles import examples
 
 

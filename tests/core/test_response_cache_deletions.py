@@ -15,9 +15,9 @@ from langchain_core.outputs import Generation
 
 from langchain_solar import SolarSemanticCache
 from solar_core import MemoryStore, SolarMemory
-from solar_core.deletion import PeriodicDeletion
-from solar_core.response_cache import ResponseCache
-from solar_core.store import VectorStore
+from solar_core.engine.response_cache import ResponseCache
+from solar_core.policies.deletion import PeriodicDeletion
+from solar_core.retrieval.item_table import ItemTable
 from tests.support.clock import Clock
 
 ALICE = {"user": "alice"}
@@ -292,13 +292,13 @@ def test_learn_looks_only_at_the_scopes_it_reaches(monkeypatch: pytest.MonkeyPat
     cache.store(QUESTION, ANSWER, scope={"user": "alice", "llm": "a"})
     cache.store(QUESTION, ANSWER, scope={"user": "alice", "llm": "b"})
     looked: list[int] = []
-    real = VectorStore.similarities
+    real = ItemTable.similarities
 
-    def counting(self: VectorStore, *args: Any, **kwargs: Any) -> Any:
+    def counting(self: ItemTable, *args: Any, **kwargs: Any) -> Any:
         looked.append(1)
         return real(self, *args, **kwargs)
 
-    monkeypatch.setattr(VectorStore, "similarities", counting)
+    monkeypatch.setattr(ItemTable, "similarities", counting)
 
     class NoScan(dict):  # type: ignore[type-arg]
         def items(self) -> Any:

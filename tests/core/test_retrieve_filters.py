@@ -10,10 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-import solar_core.memory
+import solar_core.engine.memory
 from solar_core import SolarMemory
-from solar_core.filters import check_filter, left_out, matches
 from solar_core.persistence import MemoryStore
+from solar_core.retrieval.filters import check_filter, left_out, matches
 from tests.support.memories import full_state, onehot
 
 pytestmark = pytest.mark.ranking  # orders of cosine scores: CI runs them under two BLAS kernels
@@ -272,7 +272,7 @@ def test_an_item_another_process_stores_meanwhile_is_never_returned_unfiltered(
         other.scope(user="alice").add("the invoice invoice", metadata={"topic": "shipping"})
         return out
 
-    monkeypatch.setattr(solar_core.memory, "left_out", read_then_another_process_writes)
+    monkeypatch.setattr(solar_core.engine.memory, "left_out", read_then_another_process_writes)
     hits = memory.retrieve("the invoice invoice", k=2, filter={"topic": "billing"})
     assert [h.metadata["topic"] for h in hits] == ["billing"]
     assert len(memory) == 2  # the other process's item did reach this memory

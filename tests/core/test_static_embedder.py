@@ -15,8 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from solar_core import SolarMemory, static_embedder
-from solar_core.static_embedder import _COUNT_ABOVE, StaticEmbedder
+from solar_core import SolarMemory
+from solar_core.embedders import static_embedder
+from solar_core.embedders.static_embedder import _COUNT_ABOVE, StaticEmbedder
 
 #: text as people type it: Latin, Greek, Cyrillic, punctuation, currency, CJK, Hangul, emoji,
 #: controls (characters Unicode assigned long ago: the Rust tokenizer's tables are older than

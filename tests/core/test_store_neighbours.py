@@ -1,12 +1,12 @@
-"""VectorStore and the NeighbourIndex it keeps in sync."""
+"""ItemTable and the NeighbourIndex it keeps in sync."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from solar_core import SolarMemory, VectorStore
-from solar_core.neighbours import NeighbourIndex
+from solar_core import ItemTable, SolarMemory
+from solar_core.retrieval.neighbours import NeighbourIndex
 
 pytestmark = pytest.mark.ranking  # orders of cosine scores: CI runs them under two BLAS kernels
 
@@ -21,11 +21,11 @@ def onehot(i: int, dim: int = 4) -> np.ndarray:
     return v
 
 
-# -- VectorStore ----------------------------------------------------------------------------------
+# -- ItemTable ----------------------------------------------------------------------------------
 
 
 def test_insert_lookup_and_payloads() -> None:
-    store = VectorStore(dim=4, capacity=3)
+    store = ItemTable(dim=4, capacity=3)
     assert len(store) == 0 and not store.full and store.slots == 3
     assert [store.insert(n, onehot(i), payload=n.lower()) for i, n in enumerate("ABC")] == [0, 1, 2]
     assert len(store) == 3 and store.full
@@ -39,7 +39,7 @@ def test_insert_lookup_and_payloads() -> None:
 
 
 def test_full_store_and_duplicate_ids_are_refused() -> None:
-    store = VectorStore(dim=4, capacity=2)
+    store = ItemTable(dim=4, capacity=2)
     store.insert("A", onehot(0), None)
     with pytest.raises(ValueError, match="already stored"):
         store.insert("A", onehot(1), None)
@@ -51,7 +51,7 @@ def test_full_store_and_duplicate_ids_are_refused() -> None:
 
 
 def test_remove_frees_the_slot_and_slots_are_reused_last_in_first_out() -> None:
-    store = VectorStore(dim=4, capacity=4)
+    store = ItemTable(dim=4, capacity=4)
     for i, n in enumerate("ABCD"):
         store.insert(n, onehot(i), None)
     assert store.remove(1) == "B"
@@ -70,7 +70,7 @@ def test_remove_frees_the_slot_and_slots_are_reused_last_in_first_out() -> None:
 
 
 def test_high_water_mark_follows_the_top_active_slot() -> None:
-    store = VectorStore(dim=4, capacity=4)
+    store = ItemTable(dim=4, capacity=4)
     for i, n in enumerate("ABCD"):
         store.insert(n, onehot(i), None)
     assert store.high_water == 4
@@ -89,7 +89,7 @@ def test_high_water_mark_follows_the_top_active_slot() -> None:
 
 
 def test_similarities_mark_empty_slots_with_minus_infinity() -> None:
-    store = VectorStore(dim=4, capacity=4)
+    store = ItemTable(dim=4, capacity=4)
     store.insert("A", onehot(0), None)
     store.insert("B", unit(np.array([1.0, 1.0, 0.0, 0.0])), None)
     store.insert("C", onehot(2), None)
@@ -100,7 +100,7 @@ def test_similarities_mark_empty_slots_with_minus_infinity() -> None:
 
 
 def test_top_k_is_best_first_and_skips_empty_slots() -> None:
-    store = VectorStore(dim=4, capacity=5)
+    store = ItemTable(dim=4, capacity=5)
     vectors = {
         "A": onehot(0),
         "B": unit(np.array([0.9, 0.1, 0.0, 0.0])),
@@ -121,13 +121,13 @@ def test_top_k_is_best_first_and_skips_empty_slots() -> None:
     store.remove(store.slot_of("C"))
     slots, _ = store.top_k(query, 10)
     assert [store.id_at(int(s)) for s in slots] == ["B", "D", "E"]
-    slots, scores = VectorStore(dim=4, capacity=2).top_k(query, 3)
+    slots, scores = ItemTable(dim=4, capacity=2).top_k(query, 3)
     assert slots.shape == scores.shape == (0,)
 
 
 def test_unbounded_store_grows() -> None:
     rng = np.random.default_rng(0)
-    store = VectorStore(dim=8, capacity=None, neighbours=3)
+    store = ItemTable(dim=8, capacity=None, neighbours=3)
     assert store.slots == 64 and not store.full
     vectors = unit(rng.normal(size=(150, 8)))
     for i, v in enumerate(vectors):
@@ -145,7 +145,7 @@ def test_unbounded_store_grows() -> None:
 
 
 def test_clear_empties_the_store() -> None:
-    store = VectorStore(dim=4, capacity=3, neighbours=1)
+    store = ItemTable(dim=4, capacity=3, neighbours=1)
     store.insert("A", onehot(0), None)
     store.insert("B", onehot(1), None)
     store.clear()
@@ -166,7 +166,7 @@ def test_clear_empties_the_store() -> None:
     ids=["mask", "id-map", "free-list", "not-unit", "neighbours"],
 )
 def test_check_invariants_detects_corruption(corrupt: object) -> None:
-    store = VectorStore(dim=4, capacity=4, neighbours=1)
+    store = ItemTable(dim=4, capacity=4, neighbours=1)
     store.insert("A", onehot(0), None)
     store.insert("B", unit(np.array([1.0, 1.0, 0.0, 0.0])), None)
     store.check_invariants()
@@ -178,7 +178,7 @@ def test_check_invariants_detects_corruption(corrupt: object) -> None:
 # -- NeighbourIndex -------------------------------------------------------------------------------
 
 
-def assert_in_sync(store: VectorStore, k: int) -> None:
+def assert_in_sync(store: ItemTable, k: int) -> None:
     """The index against a brute-force recomputation of every row (top-k, mean, max)."""
     index = store.neighbours
     assert index is not None
@@ -217,7 +217,7 @@ def test_index_equals_brute_force_after_random_inserts_and_removes(
 ) -> None:
     rng = np.random.default_rng(seed)
     dim = 6  # low dimension: many close neighbours, many replacements
-    store = VectorStore(dim=dim, capacity=capacity, neighbours=k, initial_slots=4)
+    store = ItemTable(dim=dim, capacity=capacity, neighbours=k, initial_slots=4)
     n = 0
     for _ in range(200):
         size = len(store)
@@ -243,7 +243,7 @@ def test_index_survives_the_memory_path_evict_then_insert_with_stale_similaritie
     """SolarMemory computes the similarities before evicting, then inserts into the freed slot."""
     rng = np.random.default_rng(seed)
     dim = 5
-    store = VectorStore(dim=dim, capacity=8, neighbours=3)
+    store = ItemTable(dim=dim, capacity=8, neighbours=3)
     for n in range(200):
         v = unit(rng.normal(size=dim))
         sims = store.similarities(v)
@@ -256,7 +256,7 @@ def test_index_survives_the_memory_path_evict_then_insert_with_stale_similaritie
 
 
 def test_rows_with_fewer_than_k_others() -> None:
-    store = VectorStore(dim=4, capacity=4, neighbours=3)
+    store = ItemTable(dim=4, capacity=4, neighbours=3)
     store.insert("A", onehot(0), None)
     index = store.neighbours
     assert index is not None
@@ -272,7 +272,7 @@ def test_rows_with_fewer_than_k_others() -> None:
 
 
 def test_check_detects_a_stale_row() -> None:
-    store = VectorStore(dim=4, capacity=4, neighbours=2)
+    store = ItemTable(dim=4, capacity=4, neighbours=2)
     for i in range(3):
         store.insert(f"v{i}", unit(onehot(i) + 0.5), None)
     index = store.neighbours

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from solar_core import SolarMemory
-from solar_core.validation import unit_rows, unit_scale, unit_vector
+from solar_core.basics.validation import unit_rows, unit_scale, unit_vector
 from tests.support.memories import POLICIES, full_state
 
 LONE = "hello \ud800 world"
@@ -132,7 +132,7 @@ def test_real_vectors_of_any_numeric_kind_are_still_accepted(vector: object) -> 
 
 
 def test_the_response_cache_refuses_a_complex_vector() -> None:
-    from solar_core.response_cache import ResponseCache
+    from solar_core.engine.response_cache import ResponseCache
 
     cache = ResponseCache("hash")
     vector = np.ones(cache.dim, dtype=np.complex128) * (1 + 2j)

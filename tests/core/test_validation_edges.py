@@ -14,9 +14,9 @@ from solar_core import (
     SolarMemory,
     ThompsonEviction,
 )
-from solar_core.admission import Candidate, Verdict
-from solar_core.cached_embedder import CachedEmbedder
-from solar_core.validation import unit_rows, unit_vector
+from solar_core.basics.validation import unit_rows, unit_vector
+from solar_core.embedders.cached_embedder import CachedEmbedder
+from solar_core.policies.admission import Candidate, Verdict
 from tests.support.memories import full_state
 
 

@@ -42,10 +42,10 @@ from langchain_solar import SolarRetriever as LangChainRetriever
 from llamaindex_solar import SolarChatMemory, SolarMemoryBlock
 from llamaindex_solar import SolarRetriever as LlamaIndexRetriever
 from solar_core import SolarMemory
+from solar_core.engine.response_cache import ResponseCache
 from solar_core.persistence import MemoryStore, PersistenceError, Scope, container
 from solar_core.persistence.journal import Journal, snapshot_params
 from solar_core.persistence.scope import namespace_scope
-from solar_core.response_cache import ResponseCache
 from tests.support.profiles import examples
 
 SETTINGS: dict[str, Any] = {"policy": "fifo", "capacity": 100, "embedder": "hash"}

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from solar_core.hash_embedder import HashEmbedder
+from solar_core.embedders.hash_embedder import HashEmbedder
+from solar_core.embedders.static_embedder import StaticEmbedder
 from solar_core.persistence import MemoryStore, PersistenceError
 from solar_core.persistence.reader import MemoryReader
-from solar_core.static_embedder import StaticEmbedder
 
 FACTS = [
     "Ann: my locker code is 1234",

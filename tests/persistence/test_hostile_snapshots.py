@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 
 from solar_core import HashEmbedder, MemoryStore, PersistenceError, SolarMemory
-from solar_core.eviction import CoverageEviction
+from solar_core.basics.state import MAX_JSON_DEPTH
 from solar_core.persistence import container
 from solar_core.persistence.journal import InconsistentSnapshot, snapshot_params
-from solar_core.state import MAX_JSON_DEPTH
+from solar_core.policies.eviction import CoverageEviction
 
 
 def _memory(steps: int = 12, metadata: bool = True) -> SolarMemory:

@@ -17,11 +17,11 @@ import numpy as np
 import pytest
 
 from solar_core import MemoryStore, PersistenceError, Scope, SolarMemory, UnknownItemError
-from solar_core.deletion import HistoryDeletion
+from solar_core.engine.response_cache import ResponseCache
+from solar_core.engine.steps import LocalRunner
 from solar_core.persistence import container
 from solar_core.persistence.journal import Journal
-from solar_core.response_cache import ResponseCache
-from solar_core.steps import LocalRunner
+from solar_core.policies.deletion import HistoryDeletion
 from tests.support.persistence import (
     DIM,
     SETTINGS,
@@ -432,10 +432,10 @@ def test_each_scope_has_its_own_response_cache(tmp_path: Path) -> None:
     ("module", "name"),
     [
         ("solar_bench.pg_server", "subprocess.Popen"),  # a dotted walk out of our modules
-        ("solar_core.memory", "np.memmap"),
+        ("solar_core.engine.memory", "np.memmap"),
         ("solar_bench.cli", "attrgetter"),  # imported there, not defined there
         ("solar_core.persistence.sqlite_backend", "SQLiteBackend"),  # ours, but not state
-        ("solar_core.memory", "SolarMemory"),
+        ("solar_core.engine.memory", "SolarMemory"),
         ("os", "system"),
         ("builtins", "eval"),
     ],

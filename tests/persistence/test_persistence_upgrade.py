@@ -15,7 +15,7 @@ import numpy.typing as npt
 import pytest
 
 from solar_core import HashEmbedder, MemoryStore, PersistenceError, SolarMemory, UnknownItemError
-from solar_core.cached_embedder import CachedEmbedder
+from solar_core.embedders.cached_embedder import CachedEmbedder
 from solar_core.persistence.fingerprint import fingerprint, same_embedder
 from tests.support.persistence import Clock, same, scope_seed
 

@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 
 from solar_core import MemoryStore, PersistenceError, SolarMemory
-from solar_core.admission import AdmissionPolicy, AlwaysAdmit, RegretGate
-from solar_core.admission.base import Candidate, Verdict
-from solar_core.eviction import FifoEviction, ThompsonEviction
+from solar_core.basics.state import part_of, prefixed
 from solar_core.persistence import container
 from solar_core.persistence.journal import snapshot_params
 from solar_core.persistence.reader import MemoryReader
-from solar_core.presets import PRESETS, register_policy
-from solar_core.state import part_of, prefixed
+from solar_core.policies.admission import AdmissionPolicy, AlwaysAdmit, RegretGate
+from solar_core.policies.admission.base import Candidate, Verdict
+from solar_core.policies.eviction import FifoEviction, ThompsonEviction
+from solar_core.policies.presets import PRESETS, register_policy
 from tests.support.persistence import DIM, Clock, apply, stream
 
 

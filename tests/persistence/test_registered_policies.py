@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from solar_core import SolarMemory
-from solar_core.deletion import HistoryDeletion
-from solar_core.eviction import FifoEviction
+from solar_core.basics.state import StateReader, register_part
 from solar_core.persistence import MemoryStore
 from solar_core.persistence.scope import Scope
-from solar_core.presets import PRESETS, Preset, register_policy
-from solar_core.state import StateReader, register_part
+from solar_core.policies.deletion import HistoryDeletion
+from solar_core.policies.eviction import FifoEviction
+from solar_core.policies.presets import PRESETS, Preset, register_policy
 from tests.support.persistence import Clock, apply, make_store, reference, same, stream
 
 #: the presets ``tests/support/newest_out.py`` registers when imported, once imported

@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solar_core import SolarMemory
+from solar_core.engine.response_cache import ResponseCache
+from solar_core.engine.scoped_memories import ScopedMemories
 from solar_core.persistence import MemoryStore
-from solar_core.response_cache import ResponseCache
-from solar_core.scoped_memories import ScopedMemories
 
 SCOPES = [("alice", None), ("bob", None), ("alice", "s1"), ("bob", "s1"), ("carol", "s2")]
 WORDS = ["locker", "code", "plan", "team", "wifi", "password", "blue", "green"]

@@ -14,10 +14,10 @@ import numpy as np
 import pytest
 
 from solar_core import MemoryStore, SolarMemory
-from solar_core.deletion import CombinedDeletion, HistoryDeletion, PeriodicDeletion
 from solar_core.persistence import PersistenceError, container
 from solar_core.persistence.journal import Journal, snapshot_params
-from solar_core.presets import available_policies
+from solar_core.policies.deletion import CombinedDeletion, HistoryDeletion, PeriodicDeletion
+from solar_core.policies.presets import available_policies
 from tests.support.persistence import DIM, Clock, apply, same, stream
 
 DELETIONS = {
@@ -143,7 +143,7 @@ def test_a_cleared_unbounded_store_keeps_its_rows_and_reopens_the_same(tmp_path:
 
 
 def test_the_neighbour_index_grows_each_array_to_the_rows() -> None:
-    from solar_core.neighbours import NeighbourIndex
+    from solar_core.retrieval.neighbours import NeighbourIndex
 
     index = NeighbourIndex(3, 10)
     index.sim, index.idx = index.sim[:8], index.idx[:5]  # each written without its unused rows

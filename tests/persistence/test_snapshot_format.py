@@ -34,7 +34,7 @@ from solar_core.persistence import MemoryStore, container
 from solar_core.persistence.backend import row_checksum
 from solar_core.persistence.reader import MemoryReader
 from solar_core.persistence.scope import Scope
-from solar_core.presets import PRESETS
+from solar_core.policies.presets import PRESETS
 from tests.support.persistence import Clock, apply, make_store, reference, same, stream
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -21,9 +21,9 @@ from typing import Any
 import pytest
 
 from solar_core import HashEmbedder, MemoryStore, PersistenceError, SolarMemory
+from solar_core.basics.state import MOST_COUNT, StateError
+from solar_core.basics.validation import MAX_CAPACITY, MAX_NEIGHBOURS, MAX_WINDOW
 from solar_core.persistence import container
-from solar_core.state import MOST_COUNT, StateError
-from solar_core.validation import MAX_CAPACITY, MAX_NEIGHBOURS, MAX_WINDOW
 from tests.support.persistence import DIM
 
 

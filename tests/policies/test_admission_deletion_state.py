@@ -1,5 +1,5 @@
 """The admission and deletion policies' explicit state: ``params()``, ``state()`` and a checked
-``load_state()`` (see :mod:`solar_core.state`).
+``load_state()`` (see :mod:`solar_core.basics.state`).
 
 A policy rebuilt from its parameters and loaded with a driven policy's state reports the same
 parameters and state and, swapped into the memory, takes every later step as the original
@@ -21,7 +21,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solar_core import SolarMemory
-from solar_core.admission import (
+from solar_core.basics.state import StateError, build, spec
+from solar_core.policies.admission import (
     AdmissionPolicy,
     AlwaysAdmit,
     CoverageGate,
@@ -29,14 +30,13 @@ from solar_core.admission import (
     NeverAdmit,
     RegretGate,
 )
-from solar_core.deletion import (
+from solar_core.policies.deletion import (
     CombinedDeletion,
     DeletionPolicy,
     HistoryDeletion,
     PeriodicDeletion,
 )
-from solar_core.eviction import FifoEviction
-from solar_core.state import StateError, build, spec
+from solar_core.policies.eviction import FifoEviction
 from tests.support.profiles import examples
 
 WORDS = "alpha beta gamma delta omega tea coffee rain sun moon star river stone leaf".split()

@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from solar_core import SolarMemory
-from solar_core.admission import AlwaysAdmit, RegretGate
-from solar_core.eviction import ArcEviction, CoverageEviction, EvictionPolicy
-from solar_core.state import StateError, build, part_of, register_part, spec
+from solar_core.basics.state import StateError, build, part_of, register_part, spec
+from solar_core.policies.admission import AlwaysAdmit, RegretGate
+from solar_core.policies.eviction import ArcEviction, CoverageEviction, EvictionPolicy
 
 PRESETS = [
     "fifo",
@@ -204,7 +204,7 @@ def test_params_rebuild_an_equal_policy(case: str) -> None:
 
 
 def test_params_keep_their_types() -> None:
-    from solar_core.eviction import ThompsonEviction, UtilityEviction
+    from solar_core.policies.eviction import ThompsonEviction, UtilityEviction
 
     params = ThompsonEviction(prior_alpha=3, decay_every=7, novelty_bonus=0).params()
     assert params["prior_alpha"] == 3 and type(params["prior_alpha"]) is int
@@ -224,8 +224,8 @@ def test_arc_holds_its_gate() -> None:
 
 
 def test_salience_names_the_prior_it_picked() -> None:
-    from solar_core.eviction import SalienceEviction
-    from solar_core.salience import load_prior
+    from solar_core.policies.eviction import SalienceEviction
+    from solar_core.policies.salience import load_prior
 
     policy = driven("solar-dialogue").core.eviction
     assert policy.params()["prior"] == "dialogue-static"  # type: ignore[attr-defined]

@@ -9,10 +9,10 @@ import pytest
 
 from solar_bench.generators import cycling
 from solar_core import SolarMemory
-from solar_core.admission import Candidate
-from solar_core.admission.coverage_gate import CoverageGate
-from solar_core.eviction import FifoEviction
-from solar_core.eviction.coverage import CoverageEviction
+from solar_core.policies.admission import Candidate
+from solar_core.policies.admission.coverage_gate import CoverageGate
+from solar_core.policies.eviction import FifoEviction
+from solar_core.policies.eviction.coverage import CoverageEviction
 
 
 def unit(*xs: float) -> np.ndarray:

@@ -11,10 +11,10 @@ import inspect
 
 import pytest
 
-from solar_core import admission, deletion, eviction
-from solar_core.admission import AdmissionPolicy
-from solar_core.deletion import DeletionPolicy
-from solar_core.eviction import EvictionPolicy
+from solar_core.policies import admission, deletion, eviction
+from solar_core.policies.admission import AdmissionPolicy
+from solar_core.policies.deletion import DeletionPolicy
+from solar_core.policies.eviction import EvictionPolicy
 
 #: the bases' entry points: they work for every policy, none need override them
 ENTRY_POINTS = {"admit", "victim", "bind", "store", "bound", "listens_to_feedback"}

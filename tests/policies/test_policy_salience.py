@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from solar_core import HashEmbedder, SolarMemory
-from solar_core.eviction import SalienceEviction
 from solar_core.persistence import MemoryStore
-from solar_core.salience import (
+from solar_core.policies.eviction import SalienceEviction
+from solar_core.policies.salience import (
     PRIORS,
     TEXT_FEATURES,
     SaliencePrior,
@@ -139,8 +139,8 @@ def test_a_prior_that_reads_the_memorys_vectors_is_unchanged() -> None:
 
 
 def test_the_minilm_embedder_gets_the_static_prior_without_loading_the_model() -> None:
-    from solar_core.cached_embedder import CachedEmbedder
-    from solar_core.minilm import MiniLMEmbedder
+    from solar_core.embedders.cached_embedder import CachedEmbedder
+    from solar_core.embedders.minilm import MiniLMEmbedder
 
     model = MiniLMEmbedder()
     assert prior_for(model, 384).name == "dialogue-static"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from solar_core.admission import RegretGate
-from solar_core.eviction import FifoEviction
-from solar_core.presets import register_policy
+from solar_core.policies.admission import RegretGate
+from solar_core.policies.eviction import FifoEviction
+from solar_core.policies.presets import register_policy
 
 
 class NewestOut(FifoEviction):

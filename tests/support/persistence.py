@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from solar_core import MemoryStore, SolarMemory
-from solar_core.deletion import HistoryDeletion
+from solar_core.policies.deletion import HistoryDeletion
 
 DIM = 16
 T0 = 1_000_000.0

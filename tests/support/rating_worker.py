@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from solar_core import SolarMemory
+from solar_core.basics.types import Hits, RetrievalId
 from solar_core.persistence import MemoryStore
-from solar_core.types import Hits, RetrievalId
 
 #: the scopes of the programs: a user, the same user's session, another user, the same user
 #: in an org (four distinct memories, three of them sharing user="alice")

@@ -1,0 +1,236 @@
+"""What a memory keeps per item and per recorded retrieval, and the item categories.
+
+These are state: a snapshot holds them (see :mod:`solar_core.persistence.codec`), so their
+fields are part of the snapshot format.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+#: the item categories, from the most to the least protected (what each means for an item is
+#: the lifecycle's rule: :mod:`solar_core.engine.lifecycle`)
+CATEGORIES = ("identity", "knowledge", "context")
+
+
+def check_category(category: object) -> str:
+    """``category`` if it is one of :data:`CATEGORIES`.
+
+    >>> check_category("knowledge")
+    'knowledge'
+    >>> check_category("fact")
+    Traceback (most recent call last):
+    ...
+    ValueError: category must be one of identity, knowledge, context, got 'fact'
+    """
+    if category not in CATEGORIES:
+        raise ValueError(f"category must be one of {', '.join(CATEGORIES)}, got {category!r}")
+    return str(category)
+
+
+def content_key(text: str) -> str:
+    """An item's key by content: ARC keys its ghosts so, and re-offering the same text is a
+    ghost hit."""
+    return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+
+
+#: the values no one can change: a copy of metadata shares them with the stored item
+_IMMUTABLE = frozenset({str, int, float, bool, type(None), bytes, complex})
+#: metadata nested deeper than this is refused when stored (a copy of it is made per read)
+METADATA_DEPTH = 100
+#: the most values (each dict, list, tuple and plain value counted, one held in several places
+#: counted in each) metadata may hold: what a stored memory writes out, as JSON spells it out
+METADATA_VALUES = 100_000
+
+
+def copy_metadata(metadata: Mapping[str, Any], what: str = "metadata") -> dict[str, Any]:
+    """A copy of an item's metadata that shares nothing changeable with it: what reads return
+    (hits, items, records) and what is stored of what a caller passed, so a caller changing
+    what it holds never changes the memory behind its log, its other handles and its snapshot.
+    Lists, dicts, tuples and sets are copied here; other objects by :func:`copy.deepcopy`.
+    Most metadata is flat (str, numbers): a plain ``dict`` copy, the cost of the old one.
+
+    Metadata inside itself, nested deeper than :data:`METADATA_DEPTH` or holding more than
+    :data:`METADATA_VALUES` values is refused (a ``ValueError`` naming ``what``): a list held
+    many times over is copied once, but a stored memory writes it out in each place.
+
+    >>> stored = {"topic": "billing", "tags": ["a"]}
+    >>> read = copy_metadata(stored)
+    >>> read["tags"].append("b")
+    >>> stored
+    {'topic': 'billing', 'tags': ['a']}
+    """
+    immutable = _IMMUTABLE
+    for value in metadata.values():
+        if type(value) not in immutable:
+            return _Copier(what).top(metadata)
+    if len(metadata) >= METADATA_VALUES:
+        _Copier(what).count(len(metadata) + 1)
+    return dict(metadata)
+
+
+def read_copy(metadata: dict[str, Any]) -> dict[str, Any]:
+    """:func:`copy_metadata` of a stored item's metadata (a tree :func:`copy_metadata` made:
+    no container inside itself, none deeper than :data:`METADATA_DEPTH`), by the shortest
+    path: what a retrieval's hits and the items a read returns are made of."""
+    immutable = _IMMUTABLE
+    for value in metadata.values():
+        if type(value) not in immutable:
+            memo: dict[int, Any] = {}
+            return {
+                k: v if type(v) in immutable else _read_copy(v, memo, 1)
+                for k, v in metadata.items()
+            }
+    return metadata.copy()
+
+
+def _read_copy(value: Any, memo: dict[int, Any], depth: int) -> Any:
+    kind = type(value)
+    if kind is not dict and kind is not list or depth >= METADATA_DEPTH:
+        return _Copier().copy(value, depth)  # other containers and objects: the full copy
+    done = memo.get(id(value))
+    if done is not None:  # held twice in the stored tree: twice in the copy too
+        return done
+    immutable, depth = _IMMUTABLE, depth + 1
+    if kind is dict:
+        copied: Any = {
+            k: v if type(v) in immutable else _read_copy(v, memo, depth) for k, v in value.items()
+        }
+    else:
+        copied = [v if type(v) in immutable else _read_copy(v, memo, depth) for v in value]
+    memo[id(value)] = copied
+    return copied
+
+
+def read_only(metadata: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A read-only view of stored metadata for code the memory does not own (a predicate given
+    as a filter): the stored dict itself when it is flat, else a view of a copy."""
+    immutable = _IMMUTABLE
+    for value in metadata.values():
+        if type(value) not in immutable:
+            return MappingProxyType(read_copy(dict(metadata)))
+    return MappingProxyType(metadata)
+
+
+class _Copier:
+    """One deep copy: shared containers stay shared in the copy (so a value holding one list
+    many times over costs what it holds, not what it spells out), a container inside itself,
+    nested deeper than :data:`METADATA_DEPTH` or holding more than :data:`METADATA_VALUES`
+    values (repeats counted, as JSON spells them out) is refused with the fix. Each container
+    is read once: its values and levels are kept with its copy, and counted again where it is
+    held again, so the check costs what the metadata holds, never what it spells out."""
+
+    __slots__ = ("memo", "open", "values", "reach", "what")
+
+    def __init__(self, what: str = "metadata") -> None:
+        #: a container's id -> its copy, the values it holds (itself too), its levels below it
+        self.memo: dict[int, tuple[Any, int, int]] = {}
+        self.open: set[int] = set()  # the containers being copied (the path from the top)
+        self.values = 0
+        self.reach = 0  # the deepest level a container was met at, in the one being copied
+        self.what = what
+
+    def top(self, metadata: Mapping[str, Any]) -> dict[str, Any]:
+        """The copy of metadata itself: a plain dict whatever mapping it was."""
+        self.count(1 + len(metadata))
+        return {k: self.copy(v, 1) for k, v in metadata.items()}
+
+    def count(self, values: int) -> None:
+        self.values += values
+        if self.values > METADATA_VALUES:
+            raise ValueError(
+                f"{self.what} holds more than {METADATA_VALUES} values (each dict, list and "
+                "plain value counted, one held in several places counted in each): store less "
+                "in it, e.g. a reference to data kept elsewhere"
+            )
+
+    def copy(self, value: Any, depth: int) -> Any:
+        kind = type(value)
+        if kind in _IMMUTABLE:
+            return value
+        key = id(value)
+        if key in self.open:
+            raise ValueError(
+                f"{self.what} holds itself (a list or dict inside itself): store a tree of values"
+            )
+        done = self.memo.get(key)
+        if done is not None:  # held again: its values count again, its levels reach as deep
+            copied, values, levels = done
+            self.count(values - 1)
+            if depth + levels >= METADATA_DEPTH:
+                self._too_deep()
+            self.reach = max(self.reach, depth + levels)
+            return copied
+        if depth >= METADATA_DEPTH:
+            self._too_deep()
+        self.open.add(key)
+        before, outer = self.values, self.reach
+        self.reach = depth
+        try:
+            copied = self._copy(value, kind, depth + 1)
+        finally:
+            self.open.discard(key)
+        self.memo[key] = (copied, self.values - before + 1, self.reach - depth)
+        self.reach = max(outer, self.reach)
+        return copied
+
+    def _too_deep(self) -> None:
+        raise ValueError(f"{self.what} nests deeper than {METADATA_DEPTH} levels: store it flatter")
+
+    def _copy(self, value: Any, kind: type, depth: int) -> Any:
+        # each value held counts once here (a container's own contents when it is copied)
+        if kind is dict:
+            self.count(len(value))
+            return {k: self.copy(v, depth) for k, v in value.items()}
+        if kind is list:
+            self.count(len(value))
+            return [self.copy(v, depth) for v in value]
+        if kind is tuple:
+            self.count(len(value))
+            return tuple(self.copy(v, depth) for v in value)
+        if kind is set or kind is frozenset:
+            self.count(len(value))
+            return kind(value)  # (their elements are hashable: values, not containers)
+        if isinstance(value, dict | list | tuple):
+            # a subclass (an OrderedDict, a named tuple) keeps its type in the copy, but is
+            # spelled out as JSON as its contents are: they are checked and counted as those
+            self._copy(value, dict if isinstance(value, dict) else list, depth)
+        try:
+            return copy.deepcopy(value)
+        except Exception as error:  # RecursionError, an object that cannot be copied, ...
+            raise TypeError(
+                f"a value of type {kind.__name__} in {self.what} cannot be copied ({error}): "
+                "store plain data (str, numbers, lists, dicts)"
+            ) from None
+
+
+@dataclass(slots=True)
+class Record:
+    """One stored item's text, metadata and lifecycle fields (its vector is in the store)."""
+
+    text: str
+    metadata: dict[str, Any]
+    step: int
+    created_at: float
+    category: str = "context"
+    importance: float = 0.5
+    valid_until: float | None = None
+
+
+@dataclass(slots=True)
+class Retrieval:
+    """A recorded retrieval that feedback may still rate."""
+
+    slots: npt.NDArray[np.int64]
+    records: list[Record]
+    step: int
+    removals: int  # the memory's removal count then: unchanged means every slot is still live
+    rated: bool = False

@@ -1,0 +1,370 @@
+"""Input checks shared by the public API. Each raises before any state is touched."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from solar_core.basics.records import check_category, copy_metadata
+
+FloatVector = npt.NDArray[np.float32]
+
+_FLOAT32 = np.dtype(np.float32)
+_FLOAT32_STRIDES = (_FLOAT32.itemsize,)
+
+
+def check_text(text: object, what: str = "text") -> str:
+    """Return ``text`` if it is a non-blank string of valid Unicode, else raise
+    ``TypeError``/``ValueError``.
+
+    A lone surrogate (``"\\ud800"``, e.g. from bytes decoded with ``surrogateescape``) is not
+    valid Unicode: no embedder, hash or database can take it, so it is refused here, before a
+    call changes anything.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"{what} must be a str, got {type(text).__name__}")
+    if not text.strip():
+        raise ValueError(f"{what} must not be empty or blank")
+    if not text.isascii():  # ASCII (the common case) cannot hold a surrogate
+        check_unicode(text, what)
+    return text
+
+
+def check_unicode(text: str, what: str = "text") -> None:
+    """Raise ``ValueError`` if ``text`` holds a lone surrogate (it cannot be UTF-8 encoded)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise ValueError(
+            f"{what} is not valid Unicode ({err.reason} at position {err.start}): it cannot be "
+            "embedded, hashed or persisted; decode the bytes it came from with "
+            "errors='replace' (or fix them)"
+        ) from None
+
+
+def check_k(k: object, what: str = "k") -> int:
+    """Return ``k`` if it is an int >= 1 (bools rejected)."""
+    number: int | np.integer[Any]
+    if type(k) is int:  # the common case first (a bool is an int subclass, never `int` itself)
+        number = k
+    elif isinstance(k, int | np.integer) and not isinstance(k, bool):
+        number = k
+    else:
+        raise TypeError(f"{what} must be an int, got {type(k).__name__}")
+    if number < 1:
+        raise ValueError(f"{what} must be >= 1, got {number}")
+    return int(number)
+
+
+def check_nonnegative_int(value: object, what: str) -> int:
+    """Return ``value`` if it is an int >= 0 (bools rejected)."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise TypeError(f"{what} must be an int, got {type(value).__name__}")
+    if value < 0:
+        raise ValueError(f"{what} must be >= 0, got {value}")
+    return int(value)
+
+
+#: the largest capacity a memory takes: its slots are allocated when it is made (ids, payloads,
+#: a free list: ~50 MB at this bound, and its vectors), so a larger one -- a typo, or a stored
+#: scope's settings edited in the database -- would exhaust memory before the first step. A
+#: memory meant to hold more takes no capacity (``None``, or the ``unlimited`` policy) and
+#: grows with what it holds.
+MAX_CAPACITY = 1_000_000
+#: the longest window of remembered queries (the coverage policy's ``window``/``max_window``):
+#: its ring is allocated when the memory is made (window x dim floats: 100 MB at dim 384)
+MAX_WINDOW = 65_536
+#: the most neighbours kept per item (``novelty_neighbours``): a (slots x neighbours) table
+MAX_NEIGHBOURS = 256
+
+
+def check_size(value: object, what: str, most: int) -> int:
+    """``value`` if it is an int in ``[1, most]``: a size something is allocated by, refused
+    before anything is.
+
+    >>> check_size(70_000, "max_window", MAX_WINDOW)
+    Traceback (most recent call last):
+    ...
+    ValueError: max_window must be at most 65536 (it sizes what the memory allocates), got 70000
+    """
+    number = check_k(value, what)
+    if number > most:
+        raise ValueError(
+            f"{what} must be at most {most} (it sizes what the memory allocates), got {number}"
+        )
+    return number
+
+
+def check_capacity(capacity: object) -> int | None:
+    """Return ``capacity`` (``None`` = unbounded) if it is ``None`` or an int in
+    ``[1, MAX_CAPACITY]``."""
+    if capacity is None:
+        return None
+    number = check_k(capacity, "capacity")
+    if number > MAX_CAPACITY:
+        raise ValueError(
+            f"capacity must be at most {MAX_CAPACITY:,} (its slots are allocated up front), got "
+            f"{number:,}: for a memory that grows with what it holds, pass capacity=None"
+        )
+    return number
+
+
+def check_score(score: object, what: str = "score") -> float:
+    """Return ``score`` as a float if it is a finite real number in [0, 1]."""
+    if type(score) is not float and (  # a plain float, the common case, skips the long test
+        isinstance(score, bool) or not isinstance(score, int | float | np.floating | np.integer)
+    ):
+        raise TypeError(f"{what} must be a number in [0, 1], got {type(score).__name__}")
+    value = float(score)
+    if not (0.0 <= value <= 1.0):  # also rejects NaN
+        raise ValueError(f"{what} must be in [0, 1], got {score!r}")
+    return value
+
+
+def _check_real(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return number
+
+
+def check_positive(**values: object) -> None:
+    """Raise unless every keyword value is a finite real number > 0 (policy parameters)."""
+    for name, value in values.items():
+        if _check_real(name, value) <= 0:
+            raise ValueError(f"{name} must be > 0, got {value!r}")
+
+
+def check_nonnegative(**values: object) -> None:
+    """Raise unless every keyword value is a finite real number >= 0 (policy parameters)."""
+    for name, value in values.items():
+        if _check_real(name, value) < 0:
+            raise ValueError(f"{name} must be >= 0, got {value!r}")
+
+
+def check_weight(value: object, what: str) -> float:
+    """``value`` as a weight in [0, 1], else a ``TypeError``/``ValueError`` naming ``what``.
+
+    >>> check_weight(0.5, "importance_weight")
+    0.5
+    >>> check_weight(2, "importance_weight")
+    Traceback (most recent call last):
+    ...
+    ValueError: importance_weight must be in [0, 1], got 2
+    """
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"{what} must be a number, got {value!r}")
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"{what} must be in [0, 1], got {value}")
+    return float(value)
+
+
+def check_metadata(metadata: object) -> dict[str, Any]:
+    """A deep copy of ``metadata`` (``None`` -> ``{}``) if it is a mapping with str keys: the
+    caller's own lists and dicts stay theirs (see
+    :func:`~solar_core.basics.records.copy_metadata`)."""
+    if metadata is None:
+        return {}
+    if not isinstance(metadata, Mapping):
+        raise TypeError(f"metadata must be a mapping, got {type(metadata).__name__}")
+    for key in metadata:
+        if not isinstance(key, str):
+            raise TypeError(f"metadata keys must be str, got {type(key).__name__} {key!r}")
+    return copy_metadata(metadata)
+
+
+def unit_vector(vector: object, dim: int, what: str = "embedding") -> FloatVector:
+    """Return ``vector`` as a new float32 unit row of length ``dim``.
+
+    Raises ``TypeError`` for input that is not real numbers (complex, bool, str, object, ...)
+    and ``ValueError`` for a wrong dimension, NaN/inf or a zero vector. Cosine similarity is the
+    dot product of unit rows, so every vector the store sees goes through here.
+    """
+    return scaled(*unit_scale(vector, dim, what))
+
+
+def unit_scale(
+    vector: object, dim: int, what: str = "embedding"
+) -> tuple[FloatVector, float | None]:
+    """Check ``vector`` as :func:`unit_vector` does, but leave the normalising product to later.
+
+    Returns ``(row, scale)``; :func:`scaled` of them is the unit vector. ``scale`` is ``None`` when
+    ``row`` is the unit vector already. ``row`` may be ``vector`` itself: read it, never write it.
+    A caller that may not need the vector (a rejected offer) saves the product, ~1 us.
+    """
+    # Runs twice per step. A contiguous float32 row (what embedders return) is used as is, not
+    # copied: the product makes the new array. A strided one is copied first, as BLAS would sum
+    # it in another order.
+    if (
+        type(vector) is np.ndarray
+        and vector.dtype is _FLOAT32
+        and vector.shape == (dim,)
+        and vector.strides == _FLOAT32_STRIDES
+    ):
+        arr: FloatVector = vector
+    else:
+        arr = _float32_row(vector, dim, what)
+    # One dot product screens for NaN/inf/zero (any of them makes it non-finite or 0); the
+    # element-wise checks run only to word the error. ndarray.dot is the BLAS sdot of `@` without
+    # the ufunc machinery (float32 overflow warns "in dot" rather than "in matmul").
+    norm2 = float(arr.dot(arr))
+    # Below ~1e-30 the float32 sum of squares loses precision (subnormals): take the slow path.
+    if not 1e-30 < norm2 < math.inf:
+        if not np.isfinite(arr).all():
+            raise ValueError(f"{what} contains NaN or inf")
+        wide = arr.astype(np.float64)  # overflow or underflow in float32: use double precision
+        norm = float(np.linalg.norm(wide))
+        if norm == 0.0:
+            raise ValueError(f"{what} must not be the zero vector")
+        out: FloatVector = (wide / norm).astype(np.float32)
+        return out, None
+    return arr, 1.0 / math.sqrt(norm2)
+
+
+def scaled(row: FloatVector, scale: float | None) -> FloatVector:
+    """The unit vector from :func:`unit_scale`'s ``(row, scale)``, never the caller's array."""
+    if scale is None:
+        return row  # unit_scale or unit_rows made it: a new unit array already
+    # The Python float is rounded to float32 first, as np.float32(scale) would be.
+    out: FloatVector = row * scale
+    return out
+
+
+def _real_array(values: object, what: str) -> npt.NDArray[Any]:
+    """``values`` as a new float32 array if they are real numbers (ints or floats of any width).
+
+    Casting would silently drop a complex number's imaginary part, turn ``True`` into 1.0 and
+    parse ``"1.0"``: complex, bool, string, bytes, object and date dtypes are refused instead.
+    """
+    if isinstance(values, np.ndarray):
+        given = values
+    else:
+        try:
+            given = np.asarray(values)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(
+                f"{what} must be a sequence of numbers (real: ints or floats) ({exc})"
+            ) from None
+    kind = given.dtype.kind
+    if kind not in _REAL_KINDS:
+        raise TypeError(
+            f"{what} must be a sequence of numbers (real: ints or floats), got dtype {given.dtype}"
+            + _REAL_FIX.get(kind, "")
+        )
+    return np.array(given, dtype=np.float32)
+
+
+#: numpy dtype kinds of real numbers: signed and unsigned ints, floats
+_REAL_KINDS = frozenset("iuf")
+_REAL_FIX = {
+    "c": ": pass the real part (vector.real) or the magnitude (abs(vector)) explicitly",
+    "b": ": convert it with vector.astype(float) if the booleans are meant as 0/1",
+    "U": ": parse the strings into floats first",
+    "S": ": parse the bytes into floats first",
+    "O": ": pass a numeric array (the elements are not all plain numbers)",
+}
+
+
+def _float32_row(vector: object, dim: int, what: str) -> FloatVector:
+    """``vector`` copied into a new float32 array of shape ``(dim,)``, else a worded error."""
+    arr = _real_array(vector, what)
+    if arr.shape != (dim,):
+        if arr.ndim != 1:
+            raise ValueError(f"{what} must be one vector (1-D), got shape {arr.shape}")
+        raise ValueError(
+            f"{what} has dimension {arr.shape[0]}, expected {dim} "
+            "(for precomputed vectors of another size pass dim= to SolarMemory)"
+        )
+    return arr
+
+
+def unit_rows(matrix: object, dim: int, rows: int, what: str = "embeddings") -> FloatVector:
+    """Like :func:`unit_vector` for an ``(rows, dim)`` matrix, as an embedder returns."""
+    if type(matrix) is np.ndarray and matrix.dtype is _FLOAT32:  # what embedders return
+        arr = np.array(matrix)
+    else:
+        arr = _real_array(matrix, what)
+    if arr.shape != (rows, dim):
+        raise ValueError(f"{what} has shape {arr.shape}, expected {(rows, dim)}")
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{what} contain NaN or inf")
+    wide = arr.astype(np.float64)  # float32 norms overflow near 1e19 and underflow near 1e-19
+    norms = np.linalg.norm(wide, axis=1, keepdims=True)
+    if (norms == 0).any():
+        raise ValueError(f"{what} contain a zero vector")
+    out: FloatVector = (wide / norms).astype(np.float32)
+    return out
+
+
+def check_feedback(like: object, score: object) -> tuple[float, float]:
+    """``(reward, quality)`` of a rating: ``like`` as 1/0, else ``score``; quality prefers
+    ``score``.
+
+    >>> check_feedback(True, None), check_feedback(None, 0.25), check_feedback(False, 0.5)
+    ((1.0, 1.0), (0.25, 0.25), (0.0, 0.5))
+    """
+    if like is None and score is None:
+        raise ValueError("pass like=True/False or score=<float in [0, 1]>")
+    if like is not None and not isinstance(like, bool | np.bool_):
+        raise TypeError(f"like must be a bool, got {type(like).__name__}")
+    value = check_score(score) if score is not None else None
+    reward = float(bool(like)) if like is not None else float(value)  # type: ignore[arg-type]
+    return reward, value if value is not None else reward
+
+
+def check_offer(
+    metadata: Mapping[str, Any] | None,
+    item_id: object,
+    category: str,
+    valid_until: object,
+    update: object = False,
+) -> dict[str, Any]:
+    """Check an offer's other arguments; returns its metadata as a plain dict.
+
+    >>> check_offer(None, None, "context", None)
+    {}
+    >>> check_offer(None, None, "context", float("inf"))
+    Traceback (most recent call last):
+    ...
+    ValueError: valid_until must be a finite clock time, got inf
+    """
+    if category != "context":  # the default needs no checking
+        check_category(category)
+    if valid_until is not None and (
+        isinstance(valid_until, bool)
+        or not isinstance(valid_until, int | float)
+        or not math.isfinite(valid_until)
+    ):
+        raise ValueError(f"valid_until must be a finite clock time, got {valid_until!r}")
+    meta = {} if metadata is None else check_metadata(metadata)
+    if item_id is not None:
+        check_text(item_id, "item_id")
+    if update is not False:
+        if type(update) is not bool:
+            raise TypeError(f"update must be True or False, got {update!r}")
+        if item_id is None:
+            raise ValueError("update=True replaces the item stored under an id: pass item_id=")
+    return meta
+
+
+def check_exclude(exclude: object) -> set[str]:
+    """``retrieve(exclude=...)`` as a set of ids (a lone string would be read as its
+    characters: refused).
+
+    >>> check_exclude(["a", "b"]) == {"a", "b"}
+    True
+    >>> check_exclude("a")
+    Traceback (most recent call last):
+    ...
+    TypeError: exclude must be a collection of item ids, not a string
+    """
+    if isinstance(exclude, str):
+        raise TypeError("exclude must be a collection of item ids, not a string")
+    ids: set[str] = set(exclude)  # type: ignore[call-overload]
+    return ids

@@ -1,0 +1,400 @@
+"""The facade an agent uses: retrieve, feedback, add."""
+
+from __future__ import annotations
+
+import inspect
+import secrets
+import threading
+import time
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import replace
+from types import EllipsisType
+from typing import Any, cast
+
+import numpy as np
+
+from solar_core.basics.arguments import check_misnamed
+from solar_core.basics.records import copy_metadata
+from solar_core.basics.types import Decision, Hits
+from solar_core.basics.validation import (
+    FloatVector,
+    check_capacity,
+    check_exclude,
+    check_feedback,
+    check_k,
+    check_offer,
+    check_text,
+    check_weight,
+    scaled,
+)
+from solar_core.engine.async_calls import AsyncCalls
+from solar_core.engine.core import MemoryCore
+from solar_core.engine.events import DELETION_REASONS, Subscribers
+from solar_core.engine.inputs import input_vector, resolve_for_memory
+from solar_core.engine.lifecycle import Lifecycle
+from solar_core.engine.memory_state import MemoryCopies
+from solar_core.engine.steps import (
+    Clearing,
+    LocalRunner,
+    Lookup,
+    Offer,
+    Rating,
+    Removal,
+    Step,
+    StepRunner,
+)
+from solar_core.engine.views import MemoryViews
+from solar_core.policies.admission import AdmissionPolicy
+from solar_core.policies.admission.evaluator_gate import Evaluator, EvaluatorGate
+from solar_core.policies.deletion import DeletionPolicy
+from solar_core.policies.eviction import EvictionPolicy, SalienceEviction
+from solar_core.policies.presets import compose
+from solar_core.retrieval import ranking
+from solar_core.retrieval.filters import Filter, Matcher, compile_filter, left_out, only_matching
+
+__all__ = ["DELETION_REASONS", "SolarMemory"]
+
+
+class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
+    """A bounded, self-curating memory of an agent's experiences.
+
+    One *step* is one agent interaction: :meth:`retrieve` the top-k similar experiences for the
+    prompt, optionally rate the answer with :meth:`feedback`, then offer the step's experience with
+    :meth:`add`, which decides whether it is stored and, when full, what is evicted.
+
+    Args:
+        policy: a preset name (:func:`~solar_core.available_policies`); ``None`` is
+            :data:`~solar_core.policies.presets.DEFAULT_POLICY` (``"solar-adaptive"``) unless
+            ``admission=``/``eviction=`` compose the policy by hand.
+        capacity: the most items kept; ``None`` = unbounded.
+        embedder: ``None``/``"static"`` (built in, numpy only), ``"minilm"`` (all-MiniLM-L6-v2:
+            the ``minilm`` extra), ``"hash"`` (for tests) or any :class:`~solar_core.Embedder`.
+        dim: for memories fed only precomputed vectors (``embedding=``): their dimension. With
+            ``dim`` and no ``embedder`` the memory has no embedder at all.
+        k: default number of hits per retrieval.
+        retrieval, min_score: how retrievals rank (``"hybrid"``, cosine plus a keyword match;
+            ``"vector"``; ``"lexical"``) and the relevance floor under their scores (``"auto"``,
+            ``"strict"``, ``None`` or a number): see :mod:`solar_core.retrieval.ranking`.
+        seed: seeds the memory's random generator (Thompson sampling); same seed, same run.
+        rng: a ``numpy.random.Generator`` to use instead of ``seed``.
+        clock: returns the time in seconds (item ``created_at``); injected for tests.
+        admission, eviction: a custom composition instead of a preset.
+        evaluator: ``(query, execution, metadata) -> bool | float``: store an offered experience
+            only if it accepts it, on top of the policy's own admission (an
+            :class:`~solar_core.policies.admission.EvaluatorGate`: the study's addition evaluator).
+        deletion: a :class:`~solar_core.policies.deletion.DeletionPolicy` swept after every step.
+        importance_weight: ``w`` in the ranking ``cosine * (1 - w + w * importance)``; 0 (the
+            default) ranks by cosine alone (see :mod:`solar_core.engine.lifecycle`).
+        ttl_days: age at which :meth:`Lifecycle.expire` removes context items.
+        trace_retention_days: ``{"decision": days, "retrieval": days}`` for
+            :meth:`Lifecycle.sweep_traces` (30 each by default).
+        trace_size: how many recent decisions :meth:`trace` keeps.
+        **policy_params: the preset's policies' parameters (e.g. ``novelty_bonus=0.0``).
+
+    All public methods are thread-safe (one lock). Bad input raises ``ValueError``/``TypeError``
+    and leaves the memory exactly as it was.
+
+    Example:
+        >>> from solar_core import SolarMemory
+        >>> memory = SolarMemory("solar", capacity=50, embedder="hash", seed=0)
+        >>> memory.retrieve("how do I handle HTTP 429?")
+        []
+        >>> d = memory.add("Q: how do I handle HTTP 429?\\nA: retry with exponential backoff")
+        >>> d.admitted, d.reason
+        (True, 'bootstrap')
+        >>> hits = memory.retrieve("what to do on HTTP 429", k=1)
+        >>> hits[0].id == d.item_id, hits[0].text.splitlines()[1]
+        (True, 'A: retry with exponential backoff')
+        >>> memory.feedback(like=True)
+        >>> memory.get(d.item_id).policy["alpha"]   # prior 2 + retrieved 1 + like 1
+        4.0
+    """
+
+    retrieval = ranking.Setting(ranking.check_retrieval)  # checked when set
+    min_score = ranking.Setting(ranking.check_floor)
+
+    def __init__(
+        self,
+        policy: str | None = None,
+        capacity: int | None = 50,
+        *,
+        embedder: object = None,
+        dim: int | None = None,
+        k: int = 3,
+        retrieval: str = ranking.DEFAULT_RETRIEVAL,
+        min_score: float | str | None = "auto",
+        seed: int | None = None,
+        rng: np.random.Generator | None = None,
+        clock: Callable[[], float] = time.time,
+        admission: AdmissionPolicy | None = None,
+        eviction: EvictionPolicy | None = None,
+        trace_size: int = 1000,
+        evaluator: Evaluator | None = None,
+        deletion: DeletionPolicy | None = None,
+        importance_weight: float = 0.0,
+        ttl_days: float = 7.0,
+        trace_retention_days: Mapping[str, float] | None = None,
+        **policy_params: Any,
+    ) -> None:
+        capacity = check_capacity(capacity)
+        self.k = check_k(k)
+        self.retrieval, self.min_score = retrieval, min_score  # checked (Setting)
+        check_k(trace_size, "trace_size")
+        if not callable(clock):
+            raise TypeError(f"clock must be callable, got {type(clock).__name__}")
+        importance_weight = check_weight(importance_weight, "importance_weight")
+        if admission is None and eviction is None:
+            check_misnamed(policy_params, OWN_ARGUMENTS)
+        admission, eviction, capacity, self.policy = compose(
+            policy, capacity, admission, eviction, evaluator, deletion, policy_params
+        )
+        self._prepares = isinstance(admission, EvaluatorGate)  # asks its evaluator unlocked
+        self._embedder, dim = resolve_for_memory(embedder, dim)
+        if isinstance(eviction, SalienceEviction):  # its prior's weights belong to one model
+            eviction.use_embedder(self._embedder, dim)
+        if rng is not None and seed is not None:
+            raise ValueError("pass seed= or rng=, not both")
+        self._core = MemoryCore(
+            admission,
+            eviction,
+            capacity=capacity,
+            dim=dim,
+            clock=clock,
+            rng=rng if rng is not None else np.random.default_rng(seed),
+            deletion=deletion,
+            trace_size=trace_size,
+            importance_weight=importance_weight,
+            # Who this memory is, for its rating handles: random, so no two memories (nor two
+            # scopes) share it; part of the state, so a snapshot, a reopen, a copy keep it.
+            identity=secrets.token_hex(16),
+        )
+        self.lifecycle = Lifecycle(
+            self._core, ttl_days=ttl_days, retention_days=trace_retention_days
+        )
+        self._wire()
+
+    def _wire(self) -> None:
+        """The run-time parts around the state: lock, subscriptions, the step runner."""
+        self._lock = threading.RLock()
+        self._events = Subscribers()  # a step listener once someone subscribes
+        self._core.listeners = [self.lifecycle]  # first: it sets what the others read
+        self._runner: StepRunner = LocalRunner()
+        self._local = True  # a plain memory: its steps need no runner (the usual case)
+        self._mine: Hits | None = None  # the latest retrieval made through this handle
+        self.lifecycle.bind(self._core, self._run)
+        self._dispatch()
+
+    def embed_query(self, query: str) -> FloatVector:
+        """``query`` as the unit vector a retrieval would use: embed once, retrieve several times
+        (e.g. look with ``record=False``, then record only what a prompt had room for)."""
+        row, scale = input_vector(self._embedder, self._core.dim, query, None, "query")
+        return scaled(row, scale)
+
+    # -- the step -------------------------------------------------------------------------------
+    def retrieve(
+        self,
+        query: str | None = None,
+        *,
+        embedding: object = None,
+        k: int | None = None,
+        record: bool = True,
+        exclude: Collection[str] = (),
+        filter: Filter | None = None,
+        min_score: float | str | None | EllipsisType = ...,
+    ) -> Hits:
+        """Return the ``k`` stored items that best match ``query`` (or ``embedding``), best first.
+
+        The memory's ``retrieval`` ranks them (:mod:`solar_core.retrieval.ranking`; given both,
+        ``embedding`` is the query's vector and ``query`` its words); hits below ``min_score`` (the
+        memory's
+        unless given; ``None``: no floor) are left out.
+
+        A retrieval event: the policy credits the returned items (SOLAR: ``alpha += 1``) and ages
+        the others, and :meth:`feedback` can rate it. ``record=False`` only looks: no policy
+        update, nothing to rate (for previews, tracing, re-rendering a prompt).
+
+        ``exclude`` names items never to return (ids not stored are ignored), e.g. those already
+        in the prompt: the ``k`` hits are the best of the others, and only they are credited.
+        ``filter`` keeps to the items whose metadata match it (:mod:`solar_core.retrieval.filters`,
+        e.g. ``{"topic": "billing"}``, ``{"n": {"$gte": 2}}``, or a predicate of the metadata): the
+        others are left out as if named in ``exclude`` (the step logged when persisted).
+        """
+        if k is None:
+            k = self.k
+        elif type(k) is not int or k < 1:  # a plain positive int needs no checking
+            k = check_k(k)
+        if exclude:
+            exclude = check_exclude(exclude)
+        wanted = None if filter is None else compile_filter(filter)  # checked once per query
+        row, scale = input_vector(self._embedder, self._core.dim, query, embedding, "query")
+        retrieval, chosen = self.retrieval, self.min_score if min_score is ... else min_score
+        floor, gate = ranking.floor_for(chosen, retrieval, query)
+        lookup = Lookup(scaled(row, scale), query, k, record, exclude, retrieval, floor, gate)
+        if wanted is not None:
+            return self._filtered(lookup, wanted)
+        result: Hits = self._run(lookup if self._local else self._runner.check(lookup))
+        self._mine = result if record else self._mine  # what feedback() rates by default
+        return result
+
+    def _filtered(self, lookup: Lookup, wanted: Matcher) -> Hits:
+        """Run ``lookup`` leaving out the items ``wanted`` refuses, read under the lock the
+        step runs under (no item of this process is stored in between)."""
+        with self._lock:
+            self._sync()  # a persisted memory: other processes' items are judged too
+            exclude = left_out(self._core.records(), wanted, lookup.exclude)
+            step: Step = replace(lookup, exclude=exclude)
+            result: Hits = self._run(step if self._local else self._runner.check(step))
+        self._mine = result if lookup.record else self._mine
+        return only_matching(result, wanted)  # another process may have stored one meanwhile
+
+    def feedback(
+        self,
+        *,
+        like: bool | None = None,
+        score: float | None = None,
+        retrieval: Hits | int | None = None,
+    ) -> None:
+        """Rate a retrieval: ``like=True/False`` or ``score`` in [0, 1] (or both).
+
+        ``retrieval``: the :class:`Hits` that :meth:`retrieve` returned (or its
+        ``retrieval_id``); by default the latest retrieval made through this object, never
+        another process's or store's (pass it whenever several callers share one object). Any of the
+        last 1,000 retrievals can be rated, once. Hits (or an adapter's
+        :class:`~solar_core.basics.types.RetrievalId`) of another memory or scope are refused: ids
+        restart at 1 in every memory, and a plain ``int`` always names one of this memory.
+
+        The returned items are credited with the reward (``like`` -> 1/0, else ``score``):
+        Thompson policies add it to alpha and ``1 - reward`` to beta. Before the step ends (no
+        :meth:`add` since), ``score`` (else the like) also sets the regret gate's step cost.
+        """
+        checked, rated = check_feedback(like, score), self._mine if retrieval is None else retrieval
+        if rated is None and not self._local:  # (a plain memory has no other writer: its latest)
+            raise ValueError(
+                "feedback() rates a retrieval: call retrieve() first (or name one with retrieval=)"
+            )
+        rating: Step = Rating(*checked, rated)
+        self._run(rating if self._local else self._runner.check(rating))
+
+    def add(
+        self,
+        text: str,
+        *,
+        embedding: object = None,
+        metadata: Mapping[str, Any] | None = None,
+        item_id: str | None = None,
+        category: str = "context",
+        valid_until: float | None = None,
+        update: bool = False,
+    ) -> Decision:
+        """Offer this step's experience; the policy decides whether to store it. Ends the step.
+
+        ``category`` (``"identity"``, ``"knowledge"`` or ``"context"``) sets the item's initial
+        importance and lifecycle; ``valid_until`` (a clock time) is when it expires regardless.
+
+        ``item_id`` names the new item. Offering an id that is already stored with the same text is
+        a re-offer: the step ends and the admission policy sees the candidate, but nothing is
+        stored (``Decision.reason == "already stored"``); with a different text it is an error,
+        unless ``update=True``: then the stored item is replaced in one step (never lost). A retry
+        with the ``item_id`` (of an :meth:`aadd` that timed out) is safe: it is stored once.
+        """
+        text = check_text(text)
+        meta = check_offer(metadata, item_id, category, valid_until, update)
+        embedded = text if embedding is None else None  # (checked once: just above)
+        row, scale = input_vector(self._embedder, self._core.dim, embedded, embedding, "text")
+        offer: Step = Offer(text, row, scale, meta, item_id, category, valid_until, None, update)
+        offer = offer if self._local else self._runner.check(offer)
+        assert isinstance(offer, Offer)
+        if self._prepares:  # outside the lock: it may call an LLM
+            gate = cast(EvaluatorGate, self._core.admission)
+            offer = replace(offer, prepared=gate.prepare(text, copy_metadata(offer.metadata)))
+        return cast(Decision, self._run(offer))
+
+    def remove(self, item_id: str) -> None:
+        """Delete ``item_id`` now (not counted as an eviction)."""
+        self._run(Removal(item_id))
+
+    def clear(self) -> None:
+        """Remove every item and reset learned policy state and counters."""
+        self._run(Clearing())
+        self._mine = None  # its retrievals are gone with it
+
+    def _run(self, step: Step) -> Any:
+        """Run ``step`` through the runner under the lock, then tell the subscribers what it
+        deleted and stored (once it is complete: a callback that raises cannot undo it)."""
+        events = self._events
+        with self._lock:
+            if not events.active:  # the usual case: nothing to tell
+                if self._local:
+                    return self._appliers[type(step)](step)
+                return self._runner.run(step, self.apply)
+            try:
+                result = self._runner.run(step, self.apply)
+            finally:
+                events.tell_deletions()
+            if type(step) is Offer and result.admitted:
+                stored = events.last_stored
+                if stored is not None and stored[0] == result.item_id:
+                    meta = copy_metadata(step.metadata)  # the subscriber's own to change
+                    events.tell_stored(result.item_id, step.text, stored[1], meta)
+            return result
+
+    def apply(self, step: Step) -> Any:
+        """Apply a checked step now, under the lock, without the runner (what runners call)."""
+        applier = self._appliers.get(type(step))
+        if applier is None:
+            raise TypeError(f"not a step: {step!r}")
+        return applier(step)
+
+    def _dispatch(self) -> None:  # who applies each kind of step: one look-up per step
+        core, lifecycle = self._core, self.lifecycle
+        self._appliers: dict[type, Callable[[Any], Any]] = {
+            Lookup: core.retrieve,
+            Offer: core.offer,
+            Rating: core.rate,
+            Removal: lambda step: core.remove(step.item_id),
+            Clearing: lambda step: core.clear(),
+            **lifecycle.appliers(),  # its sweeps and renewals
+        }
+
+    def subscribe(
+        self,
+        callback: Callable[[str, str, FloatVector, dict[str, Any]], None] | None = None,
+        *,
+        on_delete: Callable[[list[str], str], None] | None = None,
+    ) -> None:
+        """Call ``callback(item_id, text, unit_vector, metadata)`` after every stored item, and
+        ``on_delete(item_ids, reason)`` after every step that took items out (either may be
+        ``None``, not both). Both run under the memory's lock, before the call that made the
+        change returns: keep them short.
+
+        ``reason``: ``"evicted"`` (to make room), ``"removed"``, ``"cleared"``, ``"expired"``
+        (:meth:`Lifecycle.expire <solar_core.engine.lifecycle.Lifecycle.expire>`), ``"deleted"``
+        (the deletion policy); persisted: ``"forgotten"`` (scope forgotten or erased, by anyone) or
+        ``"reloaded"`` (gone on catching up with another process's snapshot). Deletions are
+        told before the stored item, other processes' steps' too (after a rebuild from the
+        database, perhaps twice). :meth:`ResponseCache.watch` uses both. Not state: a pickled
+        or copied memory has no subscriptions."""
+        Subscribers.check(callback, on_delete)
+        with self._lock:
+            self._events.add(callback, on_delete)
+            if self._events not in self._core.listeners:
+                self._core.listen(self._events)
+
+    # -- for wrappers (persistence): the parts around the state (their getters: MemoryViews) --
+    def use_runner(self, runner: StepRunner) -> None:
+        """Run every later step through ``runner`` (a :class:`MemoryStore`'s journal)."""
+        self._runner = runner
+        self._local = isinstance(runner, LocalRunner)
+
+    def take_state(self, donor: SolarMemory) -> None:
+        """Take ``donor``'s state in place (adapters keep this object); run-time parts stay."""
+        core = donor._core
+        core.listeners, core.clock = self._core.listeners, self._core.clock  # subscribers, journal
+        self._core = core
+        self.policy, self._prepares, self._embedder = donor.policy, donor._prepares, donor._embedder
+        self.lifecycle.take_state(donor.lifecycle, core)
+        self._dispatch()
+
+
+#: SolarMemory's own keyword arguments, for telling a misspelt one (not self, **policy_params)
+OWN_ARGUMENTS = list(inspect.signature(SolarMemory.__init__).parameters)[1:-1]

@@ -1,0 +1,228 @@
+"""Reading a memory: its items, traces, counters and plain-data state (the part of
+:class:`~solar_core.SolarMemory` that never changes it). Every read holds the memory's lock and
+first brings a persisted memory up to date with other processes."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from solar_core.basics.records import Record, read_copy
+from solar_core.basics.types import Decision, MemoryItem
+from solar_core.basics.validation import FloatVector, check_k
+from solar_core.embedders.embedder import Embedder
+from solar_core.engine.core import MemoryCore
+from solar_core.engine.events import Subscribers
+from solar_core.engine.lifecycle import Lifecycle
+from solar_core.engine.steps import StepRunner
+
+
+class MemoryViews:
+    """What :class:`~solar_core.SolarMemory` shows of itself (a base class: it reads the
+    memory's core, lock and lifecycle)."""
+
+    _core: MemoryCore
+    _lock: threading.RLock
+    _embedder: Embedder | None
+    lifecycle: Lifecycle
+    policy: str
+    retrieval: str
+    min_score: float | str | None
+    _runner: StepRunner
+    _events: Subscribers
+
+    # -- for wrappers (persistence): the parts around the state --------------------------------
+    @property
+    def core(self) -> MemoryCore:
+        """The state machine this memory wraps."""
+        return self._core
+
+    @property
+    def lock(self) -> threading.RLock:
+        """The lock every step and read holds."""
+        return self._lock
+
+    @property
+    def events(self) -> Subscribers:
+        """The subscriptions (:meth:`~solar_core.SolarMemory.subscribe`)."""
+        return self._events
+
+    @property
+    def runner(self) -> StepRunner:
+        """Who runs this memory's steps (a persisted memory's journal)."""
+        return self._runner
+
+    # -- reads --------------------------------------------------------------------------------
+    def _sync(self) -> None:
+        """Catch up with other processes' steps (a persisted memory; under the lock)."""
+        self._runner.sync()
+
+    def check_invariants(self) -> None:
+        """Raise ``AssertionError`` if the store, the policies or the counters disagree."""
+        with self._lock:
+            self._core.check_invariants()
+
+    @property
+    def embedder(self) -> Embedder | None:
+        """The embedder that turns texts into vectors (``None`` for a vectors-only memory)."""
+        return self._embedder
+
+    @property
+    def capacity(self) -> int | None:
+        """The most items kept (``None``: unbounded)."""
+        return self._core.capacity
+
+    @property
+    def dim(self) -> int:
+        """The dimension of the stored vectors."""
+        return self._core.dim
+
+    @property
+    def importance_weight(self) -> float:
+        """``w`` in the ranking ``cosine * (1 - w + w * importance)``."""
+        return self._core.importance_weight
+
+    def __len__(self) -> int:
+        with self._lock:
+            self._sync()
+            return len(self._core.store)
+
+    def __contains__(self, item_id: object) -> bool:
+        with self._lock:
+            self._sync()
+            return item_id in self._core.store
+
+    def __iter__(self) -> Iterator[MemoryItem]:
+        return iter(self.items())
+
+    def get(self, item_id: str) -> MemoryItem:
+        """The stored item ``item_id``; raises :class:`UnknownItemError` if absent."""
+        with self._lock:
+            self._sync()
+            return self._core.item(item_id)
+
+    def records(self) -> list[tuple[str, Record]]:
+        """Every stored item's id and record (text, metadata, category, times), oldest first,
+        caught up with other processes: the cheap read, which builds no policy statistics
+        (:meth:`items` does). The records are copies: changing one changes no item.
+
+        >>> from solar_core import SolarMemory
+        >>> memory = SolarMemory("fifo", capacity=2, embedder="hash")
+        >>> _ = memory.add("tea at five", metadata={"day": 1})
+        >>> [(item_id, record.text, record.metadata) for item_id, record in memory.records()]
+        [('m1', 'tea at five', {'day': 1})]
+        """
+        with self._lock:
+            self._sync()
+            return [
+                (
+                    item_id,
+                    Record(
+                        r.text,
+                        read_copy(r.metadata),
+                        r.step,
+                        r.created_at,
+                        r.category,
+                        r.importance,
+                        r.valid_until,
+                    ),
+                )
+                for item_id, r in self._core.records()
+            ]
+
+    def now(self) -> float:
+        """The time on this memory's clock, read outside any step: a persisted memory logs the
+        readings a step makes, and this one is not one of them."""
+        clock: Callable[[], float] = getattr(self._runner, "user_clock", self._core.clock)
+        return clock()
+
+    def check_rating(self, retrieval: object) -> None:
+        """Raise what :meth:`~solar_core.SolarMemory.feedback` would raise for ``retrieval``
+        (a ``Hits`` or a retrieval id) if it cannot be rated now; change nothing. For a caller
+        that rates several memories and must refuse before it rates any."""
+        with self._lock:
+            self._sync()
+            runner = self._runner
+            if getattr(runner, "unstored", False) or runner.unrecorded(retrieval):
+                return  # before a scope's first write: a rating changes nothing, refuses nothing
+            self._core.resolve_retrieval(retrieval)
+
+    def items(self) -> list[MemoryItem]:
+        """Every stored item, oldest insert first."""
+        with self._lock:
+            self._sync()
+            return [self._core.item(i) for i in self._core.ids()]
+
+    def vector(self, item_id: str) -> FloatVector:
+        """A copy of the stored unit vector of ``item_id``."""
+        with self._lock:
+            self._sync()
+            return self._core.vector(item_id)
+
+    def retrieval_trace(self) -> list[dict[str, Any]]:
+        """The recorded retrievals kept (query, ids, scores, ``at``), oldest first."""
+        with self._lock:
+            self._sync()
+            return [
+                {"at": at, "query": q, "ids": [h.id for h in hs], "scores": [h.score for h in hs]}
+                for at, q, hs in self._core.retrievals()
+            ]
+
+    def export(self) -> dict[str, Any]:
+        """The whole memory as plain data to read (not to load: that is :meth:`state`): items
+        (with category, importance, created_at, valid_until and policy statistics), counters,
+        lifecycle settings and traces."""
+        with self._lock:
+            self._sync()
+            return {
+                "policy": self.policy,
+                "capacity": self.capacity,
+                "items": [
+                    {
+                        "id": i.id,
+                        "text": i.text,
+                        "metadata": dict(i.metadata),
+                        "category": i.category,
+                        "importance": i.importance,
+                        "created_at": i.created_at,
+                        "valid_until": i.valid_until,
+                        "policy": dict(i.policy),
+                    }
+                    for i in self.items()
+                ],
+                "stats": self.stats(),
+                "lifecycle": self.lifecycle.describe(),
+                "decisions": [
+                    {"at": at, **{f: getattr(d, f) for f in d.__slots__}}
+                    for at, d in self._core.decisions()
+                ],
+                "retrievals": self.retrieval_trace(),
+            }
+
+    def trace(self, last: int | None = None) -> list[Decision]:
+        """The most recent decisions, oldest first (at most ``trace_size`` are kept)."""
+        with self._lock:
+            self._sync()
+            decisions = [d for _, d in self._core.decisions()]
+        return decisions if last is None else decisions[-check_k(last, "last") :]
+
+    def stats(self) -> dict[str, Any]:
+        """Counters: size, capacity, steps, admitted, rejected, evicted, modifications, tau, ..."""
+        with self._lock:
+            self._sync()
+            prior = getattr(self._core.eviction, "prior", None)
+            return {
+                "policy": self.policy,
+                **self._core.stats(),
+                "retrieval": self.retrieval,
+                "min_score": self.min_score,
+                "prior": getattr(prior, "name", None),
+            }
+
+    def __repr__(self) -> str:
+        embedder = type(self._embedder).__name__ if self._embedder is not None else None
+        return (
+            f"SolarMemory(policy={self.policy!r}, capacity={self.capacity}, size={len(self)}, "
+            f"dim={self.dim}, embedder={embedder})"
+        )

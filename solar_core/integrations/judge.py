@@ -1,0 +1,68 @@
+"""Framework-free parts of an LLM judge for :class:`~solar_core.policies.admission.EvaluatorGate`.
+
+The study's "coarse" evaluator asks an LLM whether an execution is correct before storing it.
+``langchain_solar.LLMJudge`` and ``llamaindex_solar.LLMJudge`` send :func:`judge_prompt` to a
+chat model and read the verdict with :func:`parse_verdict`.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from typing import Any
+
+#: the default prompt: ``{query}`` and ``{execution}`` are filled in
+JUDGE_PROMPT = (
+    "You review an AI agent's work before it is saved as an example for future tasks.\n"
+    "Task:\n{query}\n\nThe agent's execution:\n{execution}\n\n"
+    "Is this execution correct and worth reusing? Answer with one word: yes or no."
+)
+
+_WORD = re.compile(r"[a-z]+")
+
+
+def judge_prompt(
+    query: str | None, execution: str, metadata: Mapping[str, Any], template: str = JUDGE_PROMPT
+) -> str:
+    """The prompt for one (query, execution) pair (``"(not given)"`` when there is no query).
+
+    >>> print(judge_prompt("2 + 2?", "4", {}, "Q: {query} A: {execution}"))
+    Q: 2 + 2? A: 4
+    """
+    return template.format(query=query if query is not None else "(not given)", execution=execution)
+
+
+def parse_verdict(text: str) -> bool:
+    """``True`` for a yes, ``False`` for a no: the first word of the answer decides.
+
+    >>> parse_verdict("Yes, it is correct."), parse_verdict("**No**")
+    (True, False)
+    >>> parse_verdict("Maybe")
+    Traceback (most recent call last):
+    ...
+    ValueError: the judge answered 'Maybe': expected yes or no
+    """
+    words: list[str] = _WORD.findall(text.lower())
+    if words and words[0] in ("yes", "no"):
+        return words[0] == "yes"
+    raise ValueError(f"the judge answered {text[:80]!r}: expected yes or no")
+
+
+class PromptJudge(ABC):
+    """An evaluator that asks a model :func:`judge_prompt` and reads :func:`parse_verdict`.
+
+    Subclasses send the prompt in :meth:`ask`. A bad ``template`` fails here, not at the first
+    offer.
+    """
+
+    def __init__(self, template: str = JUDGE_PROMPT) -> None:
+        judge_prompt("q", "e", {}, template)
+        self.template = template
+
+    @abstractmethod
+    def ask(self, prompt: str) -> str:
+        """The model's answer to ``prompt``."""
+
+    def __call__(self, query: str | None, execution: str, metadata: Mapping[str, Any]) -> bool:
+        return parse_verdict(self.ask(judge_prompt(query, execution, metadata, self.template)))

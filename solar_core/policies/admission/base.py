@@ -1,0 +1,244 @@
+"""The admission-policy interface: should this step's experience be stored?"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from solar_core.basics.state import StateReader, no_params, register_part
+
+if TYPE_CHECKING:
+    from solar_core.policies.eviction.base import Victim
+
+
+class Candidate:
+    """What an admission policy sees of an offered item.
+
+    Attributes:
+        size: items stored now.
+        capacity: the memory's capacity (``None`` = unbounded).
+        score: the step's explicit quality from ``feedback()``, or ``None`` without feedback.
+        text: the offered text (``None`` when a policy is driven directly, outside a memory).
+        metadata: the offered metadata (read-only by convention; ``{}`` when none).
+        prepared: an evaluator's verdict on the offer, given before the memory took its lock.
+        stored: the slot of the same item when it is stored already (a re-offer), else ``None``.
+        refused: why another rule already refused the offer (e.g. an evaluator), else ``None``:
+            a gate that learns from every step learns from it, and must not admit it.
+
+    What costs work is computed the first time a policy reads it, then kept (by the memory's
+    own candidate; one made by hand, as here, takes the values themselves):
+
+    - :attr:`vector`: the candidate's unit vector;
+    - :attr:`similarities`: its cosine to every used slot (``-inf`` for empty slots);
+    - :attr:`victim`: the item the eviction policy would evict to make room (``None`` while
+      there is room), the same one the memory evicts if the candidate is admitted. A gate that
+      compares the candidate with what it displaces reads it; the others never make it.
+
+    >>> import numpy as np
+    >>> c = Candidate(size=2, capacity=10, vector=np.array([1.0, 0.0], np.float32))
+    >>> c.vector.tolist(), c.victim is None
+    ([1.0, 0.0], True)
+    """
+
+    __slots__ = (
+        *("size", "capacity", "score", "text", "metadata", "prepared", "stored", "refused"),
+        *("_vector", "_similarities", "_victim"),
+    )
+
+    def __init__(
+        self,
+        size: int,
+        capacity: int | None,
+        score: float | None = None,
+        similarities: npt.NDArray[np.float32] | None = None,
+        vector: npt.NDArray[np.float32] | None = None,
+        text: str | None = None,
+        metadata: Mapping[str, Any] | None = None,
+        prepared: object = None,
+        *,
+        stored: int | None = None,
+        refused: str | None = None,
+        victim: Victim | None = None,
+    ) -> None:
+        self.size = size
+        self.capacity = capacity
+        self.score = score
+        self.text = text
+        self.metadata: Mapping[str, Any] = {} if metadata is None else metadata
+        self.prepared = prepared
+        self.stored = stored
+        self.refused = refused
+        self._vector = vector
+        self._similarities = similarities
+        self._victim = victim
+
+    @property
+    def vector(self) -> npt.NDArray[np.float32] | None:
+        """The unit vector (``None`` for a candidate made by hand without one)."""
+        return self._vector
+
+    @property
+    def similarities(self) -> npt.NDArray[np.float32] | None:
+        """Cosine to every used slot (``-inf`` for empty ones)."""
+        return self._similarities
+
+    @property
+    def victim(self) -> Victim | None:
+        """What admitting the candidate would evict (``None`` while there is room)."""
+        return self._victim
+
+    def made(
+        self,
+    ) -> tuple[npt.NDArray[np.float32] | None, npt.NDArray[np.float32] | None, Victim | None]:
+        """The vector, similarities and victim computed so far (the memory reuses them)."""
+        return self._vector, self._similarities, self._victim
+
+    def forget_victim(self) -> None:
+        """Drop a victim named before a policy changed what it would name (ARC's lists)."""
+        self._victim = None
+
+
+class Verdict(NamedTuple):
+    """An admission decision and the numbers behind it (for the decision trace)."""
+
+    admitted: bool
+    reason: str
+    cost: float | None = None
+    regret: float | None = None
+    tau: float | None = None
+
+    def __bool__(self) -> bool:  # `if gate.admit(c):` must mean "admitted", not "non-empty tuple"
+        return self.admitted
+
+
+class StagedState:
+    """The explicit-state methods (see :mod:`solar_core.basics.state`) of the admission and deletion
+    policies: :meth:`load_state` checks the whole state (:meth:`checked_state`, which a policy
+    with state defines) before it assigns any of it, so a policy holding others checks theirs
+    too before any changes (:func:`staged`). The defaults are a policy's that takes no
+    parameters and learns nothing."""
+
+    def params(self) -> dict[str, Any]:
+        """Its constructor's keyword arguments, as JSON values (a policy taking none: none)."""
+        return no_params(self)
+
+    def state(self) -> dict[str, Any]:
+        """What it has learned since it was built, as plain values."""
+        return {}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Take ``state`` (from :meth:`state`) on a new policy built from the same parameters
+        (a deletion policy bound to a store holding the same items): checked whole before
+        anything is assigned; a bad one raises :class:`~solar_core.basics.state.StateError`."""
+        self.checked_state(state)()
+
+    def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
+        """Check ``state`` and return what assigns it: nothing is assigned until that is
+        called, and it cannot fail."""
+        reader_of(self, state).done()
+        return nothing
+
+
+class AdmissionPolicy(StagedState, ABC):
+    """Decides whether an offered item enters the memory, seeing the candidate and, if it
+    asks, the victim it would displace (:attr:`Candidate.victim`).
+
+    Public :meth:`admit` validates and delegates to :meth:`_admit`. A candidate another rule
+    already refused (:attr:`Candidate.refused`) is never admitted: a gate may learn from it
+    (SOLAR's regret counts its cost), and whatever it answers is a refusal.
+    """
+
+    name: ClassVar[str] = "base"
+    #: what a verdict's two scores (``Decision.regret`` and ``.tau``) are, for a trace's columns
+    score_names: ClassVar[tuple[str, str]] = ("regret", "tau")
+
+    def admit(self, candidate: Candidate) -> Verdict:
+        if candidate.size < 0:
+            raise ValueError("candidate.size must be >= 0")
+        if candidate.score is not None and not 0.0 <= candidate.score <= 1.0:
+            raise ValueError(f"candidate.score must be in [0, 1], got {candidate.score}")
+        verdict = self._admit(candidate)
+        if candidate.refused is not None and verdict.admitted:
+            return Verdict(False, candidate.refused, verdict.cost, verdict.regret, verdict.tau)
+        return verdict
+
+    @abstractmethod
+    def _admit(self, candidate: Candidate) -> Verdict: ...
+
+    def clear(self) -> None:
+        """Forget learned state (the memory was cleared)."""
+
+    def check_invariants(self) -> None:
+        """Raise ``AssertionError`` if internal state is inconsistent."""
+
+    @property
+    def regret(self) -> float | None:
+        return None
+
+    @property
+    def tau(self) -> float | None:
+        return None
+
+
+@register_part
+class AlwaysAdmit(AdmissionPolicy):
+    """Store every offered item (FIFO, LRU, LFU, ARC, SOLAR-E; the study's pi_all)."""
+
+    name = "always"
+
+    def _admit(self, candidate: Candidate) -> Verdict:
+        return ALWAYS
+
+
+#: AlwaysAdmit's verdict on every candidate (immutable: one shared instance)
+ALWAYS = Verdict(True, "always")
+
+
+def nothing() -> None:
+    """The assignment of an empty state."""
+
+
+def reader_of(part: object, state: Mapping[str, Any]) -> StateReader:
+    """A :class:`~solar_core.basics.state.StateReader` of ``part``'s ``state``, whose names are
+    strings (another name is refused here, not met by a string operation later)."""
+    reader = StateReader(state, f"{type(part).__name__}'s state")
+    odd = [name for name in state if type(name) is not str]
+    if odd:
+        raise reader.fail(f"a state's names are strings, got {odd[0]!r}")
+    return reader
+
+
+def plain(value: Any) -> Any:
+    """A parameter as a JSON value: a numpy number as the Python one, anything else as it is
+    (an int stays an int, a float a float)."""
+    if isinstance(value, np.integer):
+        return int(value)
+    if isinstance(value, np.floating):
+        return float(value)
+    return value
+
+
+def staged(part: Any, state: Mapping[str, Any]) -> tuple[bool, Callable[[], None]]:
+    """A held part's load of ``state`` in two stages: ``(True, assign)`` when ``part`` checks
+    its state before assigning it (:class:`StagedState`); ``(False, load)`` for a part of
+    another kind, whose ``load_state`` checks while it loads (:func:`run_stages` runs those
+    first)."""
+    if getattr(type(part), "load_state", None) is StagedState.load_state:
+        checked: Callable[[], None] = part.checked_state(state)
+        return True, checked
+    return False, lambda: part.load_state(state)
+
+
+def run_stages(stages: list[tuple[bool, Callable[[], None]]]) -> None:
+    """Run :func:`staged`'s results: the loads that may still refuse first, then the checked
+    assignments (which cannot)."""
+    for checked, step in stages:
+        if not checked:
+            step()
+    for checked, step in stages:
+        if checked:
+            step()

@@ -1,0 +1,46 @@
+"""``CoverageGate``: the name under which ``solar-adaptive``'s admission is composed by hand."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from solar_core.basics.state import register_part
+from solar_core.basics.validation import check_nonnegative
+from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdict, plain
+
+
+@register_part
+class CoverageGate(AdmissionPolicy):
+    """Compose ``solar-adaptive`` by hand: ``SolarMemory(admission=CoverageGate(h),
+    eviction=CoverageEviction())``.
+
+    The adaptive gate and its eviction are one policy: the gate compares a candidate's gain
+    with the value of the item it would evict, both read from the eviction's query ring. So
+    :class:`~solar_core.policies.eviction.CoverageEviction` decides admission itself; composed with
+    this gate, the memory hands the gate's ``hysteresis`` to it and keeps that one object as
+    both its admission and its eviction policy. On its own, this gate decides nothing.
+
+    >>> from solar_core import SolarMemory
+    >>> from solar_core.policies.eviction import CoverageEviction
+    >>> memory = SolarMemory(admission=CoverageGate(0.25), eviction=CoverageEviction(), dim=2)
+    >>> memory.core.admission is memory.core.eviction, memory.core.eviction.hysteresis
+    (True, 0.25)
+    """
+
+    name = "coverage"
+
+    def __init__(self, hysteresis: float = 0.5) -> None:
+        check_nonnegative(hysteresis=hysteresis)
+        self.hysteresis = hysteresis
+
+    def _admit(self, candidate: Candidate) -> Verdict:
+        raise RuntimeError(
+            "CoverageGate decides nothing alone: compose it with a CoverageEviction "
+            "(SolarMemory(admission=CoverageGate(), eviction=CoverageEviction())), or use "
+            'policy="solar-adaptive"'
+        )
+
+    def params(self) -> dict[str, Any]:
+        """Its hysteresis. It learns nothing: its state is empty (and a memory never holds it,
+        but the ``CoverageEviction`` it was folded into)."""
+        return {"hysteresis": plain(self.hysteresis)}

@@ -1,0 +1,56 @@
+"""Store nothing after an initial set: the experience-following study's fixed memory."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from solar_core.basics.state import register_part
+from solar_core.basics.validation import check_nonnegative_int
+from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdict, reader_of
+
+
+@register_part
+class NeverAdmit(AdmissionPolicy):
+    """Admit the first ``initial`` offers (the seed memory), then nothing (the study's
+    ``pi_fixed``: a curated memory that the agent's own executions never change).
+
+    >>> from solar_core.policies.admission import Candidate
+    >>> gate = NeverAdmit(initial=2)
+    >>> [gate.admit(Candidate(size=n, capacity=None)).reason for n in range(3)]
+    ['initial', 'initial', 'never']
+    """
+
+    name = "never"
+
+    def __init__(self, initial: int = 0) -> None:
+        self.initial = check_nonnegative_int(initial, "initial")
+        self._offers = 0
+
+    def _admit(self, candidate: Candidate) -> Verdict:
+        if candidate.refused is not None:  # not an offer of its seed set: not counted
+            return Verdict(False, candidate.refused)
+        self._offers += 1
+        if self._offers <= self.initial:
+            return Verdict(True, "initial")
+        return Verdict(False, "never")
+
+    def clear(self) -> None:
+        self._offers = 0
+
+    def params(self) -> dict[str, Any]:
+        return {"initial": self.initial}
+
+    def state(self) -> dict[str, Any]:
+        """``offers``: the offers counted so far (the first ``initial`` are admitted)."""
+        return {"offers": self._offers}
+
+    def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
+        reader = reader_of(self, state)
+        offers = reader.integer("offers")
+        reader.done()
+
+        def assign() -> None:
+            self._offers = offers
+
+        return assign

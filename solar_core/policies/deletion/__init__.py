@@ -1,0 +1,13 @@
+"""Deletion policies: sweeps after each step that remove stored items by rule.
+
+From the experience-following study (arXiv:2505.16067): periodic deletion forgets what
+recent steps never used, history-based deletion forgets what led later steps astray, and the
+combination forgets either.
+"""
+
+from solar_core.policies.deletion.base import DeletionPolicy
+from solar_core.policies.deletion.combined import CombinedDeletion
+from solar_core.policies.deletion.history import HistoryDeletion
+from solar_core.policies.deletion.periodic import PeriodicDeletion
+
+__all__ = ["CombinedDeletion", "DeletionPolicy", "HistoryDeletion", "PeriodicDeletion"]

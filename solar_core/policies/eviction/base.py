@@ -1,0 +1,283 @@
+"""The eviction-policy interface: hooks in, one victim out."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from solar_core.basics.state import MOST_COUNT, State, StateReader, no_params
+
+if TYPE_CHECKING:
+    from solar_core.retrieval.item_table import ItemTable
+
+Slots = npt.NDArray[np.int64]
+#: the slots a scoring policy chooses among: an array, or a slice for slots 0, 1, 2, ...
+Selection = Slots | slice
+#: a retrieval's query: its unit vector
+Query = npt.NDArray[np.float32] | None
+#: the cosine of each returned slot to the query, in order
+Cosines = list[float] | None
+ArrayT = TypeVar("ArrayT", bound=npt.NDArray[Any])
+
+
+class Victim(NamedTuple):
+    """The slot to evict, the score that chose it (lowest wins) and the lowest contenders."""
+
+    slot: int
+    score: float | None = None
+    contenders: tuple[tuple[int, float], ...] = ()
+
+
+class EvictionPolicy(ABC):
+    """Decides which stored item leaves when the store is full.
+
+    The memory owns the store and does the accounting (``while store.full: remove(victim())``);
+    a policy sees slots (ints) and keeps cheap per-slot statistics. Hooks, in step order:
+
+    - :meth:`on_retrieve` -- a recorded retrieval returned these slots (best first), for this
+      query vector with these cosines;
+    - :meth:`on_feedback` -- the caller rated the last retrieval (``reward`` in [0, 1]);
+    - :meth:`victim` -- name the slot to evict (the store is full and non-empty);
+    - :meth:`on_remove` -- a slot was emptied (``evicted=False`` for an explicit ``remove``);
+    - :meth:`on_insert` -- a slot was filled.
+
+    A policy never sees protected (identity) items as candidates: a scoring policy scores the
+    slots :meth:`_victim` is given; an :class:`OrderedEviction` names its order and the base
+    skips protected slots. A policy that must see every offer, or that compares the candidate
+    with its victim, decides admission too: it is also an
+    :class:`~solar_core.policies.admission.AdmissionPolicy` (ARC, coverage), one object in both
+    roles.
+
+    Public methods validate and delegate to the ``_``-prefixed hooks subclasses implement.
+    """
+
+    name: ClassVar[str] = "base"
+    #: nearest-neighbour similarities the store must maintain for this policy (0 = none)
+    neighbours: int = 0
+    #: whether the class overrides :meth:`on_feedback` (set for every subclass): the memory
+    #: skips working out which rated slots are still live for a policy that ignores ratings
+    listens_to_feedback: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.listens_to_feedback = cls.on_feedback is not EvictionPolicy.on_feedback
+
+    def __init__(self) -> None:
+        self._store: ItemTable | None = None
+        self._rng = np.random.default_rng()
+
+    # -- wiring -------------------------------------------------------------------------------
+    def bind(self, store: ItemTable, rng: np.random.Generator) -> None:
+        """Attach to ``store`` and draw randomness from ``rng`` (owned by the memory)."""
+        if self._store is not None and self._store is not store:
+            raise ValueError(
+                f"this {type(self).__name__} already serves another memory: create one per memory"
+            )
+        self._store = store
+        self._rng = rng
+        self.reserve(store.slots)
+
+    @property
+    def bound(self) -> bool:
+        """Whether a memory already uses this policy."""
+        return self._store is not None
+
+    @property
+    def store(self) -> ItemTable:
+        if self._store is None:
+            raise RuntimeError(f"{type(self).__name__} is not bound to a store")
+        return self._store
+
+    def reserve(self, slots: int) -> None:
+        """Make per-slot state hold at least ``slots`` slots (the store grew)."""
+
+    # -- explicit state (see solar_core.basics.state): a policy that learns something overrides
+    # these --
+    def params(self) -> dict[str, Any]:
+        """Its constructor's keyword arguments, as JSON values (a policy taking none: none)."""
+        return no_params(self)
+
+    def state(self) -> State:
+        """What it has learned since it was built (a policy that learns nothing: nothing)."""
+        return {}
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Take ``state`` on a new policy of the same parameters, bound to a store holding the
+        same items; a bad one raises :class:`~solar_core.basics.state.StateError`."""
+        StateReader(state, f"{type(self).__name__}'s state").done()
+
+    # -- hooks ----------------------------------------------------------------------------------
+    def on_retrieve(
+        self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
+    ) -> None:
+        """A recorded retrieval returned ``slots``, best first (possibly none), for the unit
+        vector ``query``; ``cosines`` are their cosine similarities to it."""
+
+    def on_feedback(self, slots: Slots, reward: float) -> None:
+        """The caller rated the retrieval that returned ``slots``; ``reward`` in [0, 1]."""
+
+    def victim(self, step: int) -> Victim:
+        """Return the slot to evict, never a protected one. The store must be non-empty."""
+        store = self._store
+        if store is None or len(store) == 0:
+            raise RuntimeError("victim() called on an empty store")
+        return self._victim(step, store.evictable_selection())
+
+    @abstractmethod
+    def _victim(self, step: int, slots: Selection) -> Victim:
+        """The slot to evict among ``slots`` (the evictable ones; a slice when they are slots
+        0, 1, 2, ...: see :meth:`~solar_core.retrieval.item_table.ItemTable.active_selection`)."""
+
+    @abstractmethod
+    def on_insert(self, slot: int, step: int) -> None:
+        """``slot`` now holds a new item."""
+
+    @abstractmethod
+    def on_remove(self, slot: int, evicted: bool) -> None:
+        """``slot`` was emptied, by eviction or by an explicit ``remove``."""
+
+    @abstractmethod
+    def clear(self) -> None:
+        """Forget every item."""
+
+    # -- inspection -----------------------------------------------------------------------------
+    def describe(self, slot: int) -> Mapping[str, float]:
+        """What the policy knows of the item in ``slot`` (for inspection and tests)."""
+        return {}
+
+    def check_invariants(self) -> None:
+        """Raise ``AssertionError`` if internal state disagrees with the store."""
+
+
+class OrderedEviction(EvictionPolicy):
+    """A policy that keeps its items in eviction order (FIFO, LRU, ARC): it names the order,
+    and the first slot in it that is not protected leaves."""
+
+    def victim(self, step: int) -> Victim:
+        store = self._store
+        if store is None or len(store) == 0:
+            raise RuntimeError("victim() called on an empty store")
+        protected = store.protected
+        if not protected:  # the usual case: the first in the order leaves
+            return Victim(next(iter(self._ranking(step))))
+        for slot in self._ranking(step):
+            if slot not in protected:
+                return Victim(slot)
+        raise RuntimeError("victim() called with every stored item protected")
+
+    def _victim(self, step: int, slots: Selection) -> Victim:
+        allowed = (
+            set(range(len(self.store.matrix))[slots])
+            if isinstance(slots, slice)
+            else set(slots.tolist())
+        )
+        return Victim(next(s for s in self._ranking(step) if s in allowed))
+
+    @abstractmethod
+    def _ranking(self, step: int) -> Iterable[int]:
+        """Every stored slot, the first to evict first."""
+
+
+def lowest(scores: npt.NDArray[np.float64], slots: Slots | slice, n: int = 3) -> Victim:
+    """The slot with the lowest score (the first one on ties) and the ``n`` lowest as contenders.
+
+    ``slots`` are the slots ``scores`` belong to, or the ``slice(0, len(scores))`` that
+    :meth:`~solar_core.retrieval.item_table.ItemTable.active_selection` returns for slots 0, 1, 2,
+    ...
+    """
+    best = int(scores.argmin())
+    m = min(n, len(scores))
+    cut = scores.argpartition(m - 1)[:m] if m < len(scores) else np.arange(len(scores))
+    ranked = sorted(
+        [(s, i) for s, i in zip(scores[cut].tolist(), cut.tolist(), strict=True) if i != best]
+    )
+    picked = [(float(scores[best]), best)] + ranked[: m - 1]
+    if isinstance(slots, slice):
+        contenders = tuple([(i, s) for s, i in picked])
+    else:
+        contenders = tuple([(int(slots[i]), s) for s, i in picked])
+    return Victim(contenders[0][0], contenders[0][1], contenders)
+
+
+def grow_array(array: ArrayT, slots: int, fill: float) -> ArrayT:
+    """``array`` extended to ``slots`` entries with ``fill`` (unchanged if long enough)."""
+    if len(array) >= slots:
+        return array
+    extra = np.full(slots - len(array), fill, dtype=array.dtype)
+    return cast(ArrayT, np.concatenate([array, extra]))
+
+
+# -- explicit state: helpers shared by the policies ---------------------------------------------
+def plain(value: Any) -> Any:
+    """``value`` as a plain Python number if it is a numpy scalar (a parameter given as one)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def reader_of(policy: EvictionPolicy, state: Mapping[str, Any]) -> StateReader:
+    """A checked reader of ``policy``'s state, named after its class."""
+    return StateReader(state, f"{type(policy).__name__}'s state")
+
+
+def slot_rows(store: ItemTable, array: ArrayT, fill: float | None = None) -> ArrayT:
+    """The rows of the per-slot ``array`` a state holds: those below the store's high-water
+    mark (the rows above it hold what :meth:`EvictionPolicy.reserve` fills them with, or stale
+    values no hook reads). With ``fill``, the empty slots' rows are written as ``fill``: the
+    live arrays keep stale values there that nothing reads before :meth:`on_insert` sets them,
+    and a state says what matters only."""
+    rows = array[: store.high_water].copy()
+    if fill is not None:
+        rows[~store.active_mask] = fill
+    return cast(ArrayT, rows)
+
+
+def read_slot_rows(
+    reader: StateReader,
+    name: str,
+    store: ItemTable,
+    dtype: npt.DTypeLike,
+    fill: float,
+    *,
+    lo: float | None = None,
+    hi: float | None = None,
+) -> npt.NDArray[Any]:
+    """A per-slot array written by :func:`slot_rows`: exactly ``store.high_water`` rows (finite,
+    within ``[lo, hi]`` for the active slots), ``fill`` in every empty slot's row, grown to
+    ``store.slots`` with ``fill`` as :meth:`EvictionPolicy.reserve` grows it."""
+    array = reader.array(name, dtype, (store.high_water,))
+    active = store.active_mask
+    if array.size:
+        if (array[~active] != fill).any():
+            raise reader.fail(f"{name} must be {fill} in every empty slot")
+        live = array[active]
+        if live.size and lo is not None and live.min() < lo:
+            raise reader.fail(f"{name} holds a value below {lo}")
+        if live.size and hi is not None and live.max() > hi:
+            raise reader.fail(f"{name} holds a value above {hi}")
+    return grow_array(array, store.slots, fill)
+
+
+def read_order(reader: StateReader, name: str, store: ItemTable) -> Slots:
+    """An order of the stored items: an int64 array of slots holding every active slot once."""
+    order = reader.array(name, np.int64, (None,), lo=0, hi=store.high_water - 1)
+    if len(order) != len(store) or not np.array_equal(np.sort(order), store.active_slots()):
+        raise reader.fail(f"{name} must list every stored slot once, and no other")
+    return order
+
+
+def read_steps(reader: StateReader, name: str, length: int) -> Slots:
+    """An int64 array of ``length`` step numbers or counters (within +-MOST_COUNT)."""
+    return reader.array(name, np.int64, (length,), lo=-MOST_COUNT, hi=MOST_COUNT)
+
+
+def read_slot(reader: StateReader, name: str, store: ItemTable) -> int | None:
+    """A slot that must hold an item, or ``None``."""
+    value = reader.value(name)
+    if value is None:
+        return None
+    if type(value) is not int or not 0 <= value < store.high_water or not store.active_mask[value]:
+        raise reader.fail(f"{name} must be a stored slot or null, got {value!r}")
+    return value

@@ -1,0 +1,63 @@
+"""First in, first out."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from solar_core.basics.state import State, register_part
+from solar_core.policies.eviction.base import OrderedEviction, read_order, read_steps, reader_of
+
+
+@register_part
+class FifoEviction(OrderedEviction):
+    """Evict the item inserted longest ago; retrievals change nothing.
+
+    This is LangChain's ``ConversationBufferWindowMemory`` rule, and the paper's baseline. On a
+    cycle over more topics than slots it evicts exactly the item needed next (0% hits).
+    """
+
+    name = "fifo"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._order: dict[int, int] = {}  # slot -> insert step, oldest first
+
+    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
+    def params(self) -> dict[str, Any]:
+        return {}
+
+    def state(self) -> State:
+        """``order``: the stored slots, oldest insert first; ``steps``: their insert steps."""
+        return {
+            "order": np.fromiter(self._order, np.int64, len(self._order)),
+            "steps": np.fromiter(self._order.values(), np.int64, len(self._order)),
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        reader = reader_of(self, state)
+        order = read_order(reader, "order", self.store)
+        steps = read_steps(reader, "steps", len(order))
+        reader.done()
+        self._order = dict(zip(order.tolist(), steps.tolist(), strict=True))
+
+    def on_insert(self, slot: int, step: int) -> None:
+        self._order[slot] = step
+
+    def on_remove(self, slot: int, evicted: bool) -> None:
+        del self._order[slot]
+
+    def _ranking(self, step: int) -> Iterable[int]:
+        return self._order
+
+    def clear(self) -> None:
+        self._order.clear()
+
+    def describe(self, slot: int) -> Mapping[str, float]:
+        return {"inserted_step": float(self._order[slot])}
+
+    def check_invariants(self) -> None:
+        if set(self._order) != set(self.store.active_slots().tolist()):
+            raise AssertionError("FIFO order disagrees with the store")

@@ -1,0 +1,132 @@
+"""Least frequently used."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from solar_core.basics.state import State, register_part
+from solar_core.policies.eviction.base import (
+    Cosines,
+    EvictionPolicy,
+    Query,
+    Selection,
+    Slots,
+    Victim,
+    grow_array,
+    read_slot_rows,
+    reader_of,
+    slot_rows,
+)
+
+TieBreak = Literal["insertion", "recency"]
+#: the most retrievals a count may hold: the victim's key shifts it 32 bits into an int64
+MOST_RETRIEVALS = 2**31 - 1
+
+
+@register_part
+class LfuEviction(EvictionPolicy):
+    """Evict the item retrieved the fewest times since it was stored.
+
+    Args:
+        tie_break: among equal counts, evict the earliest *inserted* (``"insertion"``, the SOLAR
+            reference runner's rule and the default) or the one that reached its count earliest
+            (``"recency"``, as ``cachetools.LFUCache``).
+
+    Counts never decay, so after a topic shift the old topic's well-used items squat the cache
+    (the paper's LFU failure under drift).
+    """
+
+    name = "lfu"
+
+    def __init__(self, tie_break: TieBreak = "insertion") -> None:
+        super().__init__()
+        if tie_break not in ("insertion", "recency"):
+            raise ValueError(f"tie_break must be 'insertion' or 'recency', got {tie_break!r}")
+        self.tie_break = tie_break
+        self._count: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
+        self._order: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # tie-break sequence
+        self._inserted: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # insert sequence
+        self._seq = 0
+
+    def reserve(self, slots: int) -> None:
+        self._count = grow_array(self._count, slots, 0)
+        self._order = grow_array(self._order, slots, 0)
+        self._inserted = grow_array(self._inserted, slots, 0)
+
+    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
+    def params(self) -> dict[str, Any]:
+        return {"tie_break": self.tie_break}
+
+    def state(self) -> State:
+        """Per slot (below the high-water mark; 0 for empty slots): ``count`` retrievals since
+        insert, ``order`` the tie-break sequence number, ``inserted`` the insert sequence
+        number; ``seq`` the sequence counter."""
+        store = self.store
+        return {
+            "count": slot_rows(store, self._count, 0),
+            "order": slot_rows(store, self._order, 0),
+            "inserted": slot_rows(store, self._inserted, 0),
+            "seq": self._seq,
+        }
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        reader, store = reader_of(self, state), self.store
+        seq = reader.integer("seq")
+        count = read_slot_rows(reader, "count", store, np.int64, 0, lo=0, hi=MOST_RETRIEVALS)
+        order = read_slot_rows(reader, "order", store, np.int64, 0, lo=1, hi=seq)
+        inserted = read_slot_rows(reader, "inserted", store, np.int64, 0, lo=1, hi=seq)
+        active = store.active_slots()
+        if len(np.unique(order[active])) != len(active):
+            raise reader.fail("order must give every stored slot its own sequence number")
+        reader.done()
+        self._count, self._order, self._inserted, self._seq = count, order, inserted, seq
+
+    def on_insert(self, slot: int, step: int) -> None:
+        self._seq += 1
+        self._count[slot] = 0
+        self._order[slot] = self._seq
+        self._inserted[slot] = self._seq
+
+    def on_retrieve(
+        self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
+    ) -> None:
+        if len(slots) == 0:
+            return
+        count = self._count
+        for slot in slots.tolist():  # a few distinct slots: scalar updates beat fancy indexing
+            count[slot] += 1
+        if self.tie_break == "recency":
+            # Touch in insertion order, as LRU does: a deterministic order for simultaneous hits.
+            for slot in slots[np.argsort(self._inserted[slots], kind="stable")]:
+                self._seq += 1
+                self._order[slot] = self._seq
+
+    def on_remove(self, slot: int, evicted: bool) -> None:
+        # (an empty slot's rows hold zeros, as a state writes them: one state, one object)
+        self._count[slot] = self._order[slot] = self._inserted[slot] = 0
+
+    def _victim(self, step: int, slots: Selection) -> Victim:
+        # One int64 key orders by count, then by sequence: a single vectorised argmin.
+        key = (self._count[slots] << 32) + self._order[slots]
+        best = int(key.argmin())
+        slot = best if isinstance(slots, slice) else int(slots[best])
+        return Victim(slot, float(self._count[slot]))
+
+    def clear(self) -> None:
+        self._count[:] = 0
+        self._order[:] = 0
+        self._inserted[:] = 0
+
+    def describe(self, slot: int) -> Mapping[str, float]:
+        return {"count": float(self._count[slot])}
+
+    def check_invariants(self) -> None:
+        slots = self.store.active_slots()
+        if (self._count[slots] < 0).any():
+            raise AssertionError("negative LFU count")
+        if len(set(self._order[slots].tolist())) != len(slots):
+            raise AssertionError("LFU tie-break sequence numbers collide")

@@ -1,0 +1,621 @@
+"""Metadata filters: which stored items a retrieval may return (``retrieve(filter=...)``).
+
+A filter maps metadata keys to what their values must be, by the rule of LangGraph's stores
+(``BaseStore.search(filter=...)``), and every key must match:
+
+- a plain value matches by equality: ``{"topic": "billing"}``;
+- a dict of operators must satisfy each of them: ``{"price": {"$gte": 10, "$lt": 20}}``;
+  ``$eq`` and ``$ne`` compare by equality, ``$gt``, ``$gte``, ``$lt``, ``$lte`` by order;
+- any other dict matches a nested dict key by key: ``{"user": {"tier": "gold"}}``;
+- a list matches a list (or tuple) of the same length, element by element.
+
+Comparisons keep to one kind of value: a number compares only with numbers (``int`` and
+``float`` exactly, however large: ``10**400 > 1e308``), a string only with strings (by code
+point), a bool only with bools, ``None`` only with ``None``. So ``"5"`` is in no numeric range
+and equals no number, and ``True`` does not equal ``1``. NaN equals nothing and is in no range.
+A value that is missing, or of another kind, never satisfies ``$gt``/``$gte``/``$lt``/``$lte``:
+the item does not match (a filter on a field some items lack must not fail the retrieval);
+``$ne`` matches a missing value, which is not the one named.
+
+A filter is data (str, numbers, bools, ``None``, lists, dicts with str keys), at most
+:data:`MAX_DEPTH` levels deep with at most :data:`MAX_VALUES` values; anything else (a
+filter inside itself, an object, a deeper one) is refused with a ``TypeError``/``ValueError``
+before the retrieval does anything. A filter is checked and compiled once per retrieval
+(:func:`compile_filter`); matching an item then costs at most the filter's size, whatever the
+item holds, and never raises.
+
+A retrieval may also take a predicate of an item's metadata, ``(metadata) -> bool``: what the
+adapters turn their frameworks' own filters into (LlamaIndex's ``MetadataFilters``). It sees a
+read-only copy: it cannot change the stored item.
+
+>>> wanted = check_filter({"topic": "billing", "n": {"$gte": 2}})
+>>> matches({"topic": "billing", "n": 3}, wanted), matches({"topic": "billing"}, wanted)
+(True, False)
+>>> matches({"n": "3"}, {"n": {"$gte": 2}}), matches({"n": 10**400}, {"n": {"$gte": 2}})
+(False, True)
+>>> check_filter({"n": {"$in": [1, 2]}})
+Traceback (most recent call last):
+...
+ValueError: unsupported filter operator '$in' at 'n': use one of $eq, $ne, $gt, $gte, $lt, $lte
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+import reprlib
+from collections.abc import Callable, Collection, Iterable, Mapping
+from fractions import Fraction
+from typing import Any, TypeAlias
+
+from solar_core.basics.records import Record, read_only
+from solar_core.basics.types import Hits
+
+#: the operators of a filter: LangGraph's stores' (``$eq``/``$ne``: equality; the rest: order)
+OPERATORS = ("$eq", "$ne", "$gt", "$gte", "$lt", "$lte")
+#: the deepest a filter may nest (dicts and lists inside one another)
+MAX_DEPTH = 32
+#: the most values (each dict, list and plain value counted, a list or dict held in several
+#: places counted in each) a filter may hold
+MAX_VALUES = 1_000_000
+
+_ORDER: dict[str, Callable[[Any, Any], bool]] = {
+    "$gt": operator.gt,
+    "$gte": operator.ge,
+    "$lt": operator.lt,
+    "$lte": operator.le,
+}
+#: the same on strings, called on ``str`` itself: a subclass's own comparison is not run
+_STR_ORDER: dict[str, Callable[[Any, Any], bool]] = {
+    "$gt": str.__gt__,
+    "$gte": str.__ge__,
+    "$lt": str.__lt__,
+    "$lte": str.__le__,
+}
+
+#: what ``retrieve(filter=...)`` takes: a filter mapping, or a predicate of an item's metadata
+Filter: TypeAlias = Mapping[str, Any] | Callable[[Mapping[str, Any]], bool]
+#: a compiled test of one value
+Test: TypeAlias = Callable[[Any], bool]
+
+#: the values a filter holds as they are (a list of only these is copied whole)
+_PLAIN = frozenset({str, int, float, bool, type(None)})
+
+_show = reprlib.Repr()
+_show.maxstring = _show.maxother = 40
+
+
+def shown(value: object) -> str:
+    """``value``'s repr for an error message: short, whatever its size, depth or ``__repr__``."""
+    try:
+        return _show.repr(value)
+    except Exception:  # a __repr__ that fails must not hide the error being reported
+        return f"<{type(value).__name__}>"
+
+
+def number(value: object) -> int | float | Fraction | None:
+    """``value`` as a plain ``int``/``float`` (exact: no float conversion of an ``int``) if it
+    is a real number other than a bool, else ``None``: what numeric comparisons compare.
+
+    >>> number(3), number(2.5), number(True), number("3"), number(None)
+    (3, 2.5, None, None, None)
+    """
+    kind = type(value)
+    if kind is int or kind is float:
+        return value  # type: ignore[return-value]
+    if kind is bool:
+        return None
+    try:
+        if isinstance(value, int):  # a subclass (an IntEnum): its value, not its methods
+            return int.__int__(value)
+        if isinstance(value, float):
+            return float.__float__(value)
+        if isinstance(value, Fraction):
+            return value
+        if isinstance(value, numbers.Integral):  # NumPy's integers
+            whole = int(value)
+            return whole if type(whole) is int else None
+        if isinstance(value, numbers.Real):  # NumPy's floats
+            real = float(value)
+            return real if type(real) is float else None
+    except Exception:  # an object whose conversion fails is not a number
+        return None
+    return None
+
+
+def equal(value: object, wanted: object) -> bool:
+    """Whether the stored ``value`` equals the checked plain ``wanted``, kind by kind (see the
+    module's rule); never runs the stored value's own ``__eq__``.
+
+    >>> equal(1, 1.0), equal(True, 1), equal("1", 1), equal((1, [2]), [1, [2]])
+    (True, False, False, True)
+    """
+    return _equal_test(wanted)(value)
+
+
+def ordered(value: object, op: str, wanted: int | float | str) -> bool:
+    """Whether the stored ``value`` satisfies ``op`` (``$gt``, ``$gte``, ``$lt``, ``$lte``)
+    against the plain ``wanted``: numbers with numbers, strings with strings, else not.
+
+    >>> ordered(10**400, "$gt", 1e308), ordered("5", "$gt", 3), ordered("b", "$gt", "a")
+    (True, False, True)
+    """
+    return _order_test(op, wanted)(value)
+
+
+def plain(wanted: object, where: str) -> Any:
+    """``wanted`` checked to be data (str, numbers, bools, ``None``, lists, dicts; within
+    :data:`MAX_DEPTH` and :data:`MAX_VALUES`) and copied as plain data; ``where`` names it in
+    the error. For adapters that build tests from their frameworks' filters."""
+    return _Checker().literal(wanted, where, 1)
+
+
+def equality(wanted: object, where: str = "") -> Callable[[Any], bool]:
+    """A test of a stored value: whether it :func:`equal` s ``wanted`` (checked by
+    :func:`plain`); costs ``wanted``'s size per value, never more, and never raises."""
+    return _equal_test(plain(wanted, where))
+
+
+def ordering(op: str, wanted: int | float | str) -> Callable[[Any], bool]:
+    """A test of a stored value: whether it is :func:`ordered` by ``op`` against ``wanted``
+    (a number or a str); never raises."""
+    return _order_test(op, wanted)
+
+
+class Matcher:
+    """A checked filter as a test of an item's metadata: what :func:`compile_filter` makes
+    once per retrieval, so each item costs only the match. The memory trusts a matcher not to
+    change the metadata it is given (a user's predicate gets a read-only copy instead)."""
+
+    __slots__ = ("test", "wanted")
+
+    def __init__(self, test: Callable[[Mapping[str, Any]], bool], wanted: object) -> None:
+        self.test = test
+        #: what it was compiled from (the checked filter, or the predicate)
+        self.wanted = wanted
+
+    def __call__(self, metadata: Mapping[str, Any]) -> bool:
+        return self.test(metadata)
+
+    def __repr__(self) -> str:
+        return f"Matcher({shown(self.wanted)})"
+
+
+def matches(metadata: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
+    """Whether ``metadata`` matches the filter ``wanted`` (checked as by :func:`check_filter`:
+    a bad filter raises its ``TypeError``/``ValueError``).
+
+    >>> meta = {"topic": "billing", "user": {"tier": "gold"}, "tags": ["a", "b"], "n": 2}
+    >>> matches(meta, {"user": {"tier": "gold"}, "tags": ["a", "b"]})
+    True
+    >>> matches(meta, {"n": {"$gt": 1, "$ne": 2}}), matches(meta, {"missing": {"$lt": 5}})
+    (False, False)
+    >>> matches(meta, {"missing": {"$ne": 5}}), matches(meta, {})
+    (True, True)
+    """
+    return compile_filter(wanted, predicate=False)(metadata)
+
+
+def compile_filter(wanted: object, *, predicate: bool = True) -> Matcher:
+    """``wanted`` checked (as by :func:`check_filter`) and compiled into a :class:`Matcher`:
+    a filter costs its checks once, not once per item. A predicate is wrapped to see a
+    read-only copy of each item's metadata; a :class:`Matcher` is returned as it is."""
+    if isinstance(wanted, Matcher):
+        return wanted
+    checked = check_filter(wanted, predicate=predicate)
+    if callable(checked):
+        user: Callable[[Mapping[str, Any]], bool] = checked
+
+        def guarded(metadata: Mapping[str, Any]) -> bool:
+            return bool(user(read_only(metadata)))
+
+        return Matcher(guarded, user)
+    return Matcher(_metadata_test(checked), checked)
+
+
+def check_filter(wanted: object, *, predicate: bool = True) -> Filter:
+    """``wanted`` if it is a filter :func:`matches` can apply (or, unless ``predicate=False``,
+    a predicate), else a ``TypeError``/``ValueError`` that says how to write it. A mapping is
+    copied deeply, as plain data: a caller changing it later changes no retrieval.
+
+    >>> check_filter({"price": {"$gt": None}})
+    Traceback (most recent call last):
+    ...
+    ValueError: filter operator '$gt' at 'price' compares numbers or strings, got None: \
+pass a number or a str
+    >>> check_filter({"$eq": 1})
+    Traceback (most recent call last):
+    ...
+    ValueError: a filter's keys name metadata fields, got '$eq': put the operator under one, \
+e.g. {'price': {'$eq': 1}}
+    >>> check_filter("billing")
+    Traceback (most recent call last):
+    ...
+    TypeError: filter must be a mapping of metadata keys to the values wanted, e.g. \
+{'topic': 'billing'} (or a predicate of an item's metadata), got str
+    >>> check_filter(len, predicate=False)  # where only a filter mapping will do
+    Traceback (most recent call last):
+    ...
+    TypeError: filter must be a mapping ... {'topic': 'billing'}, got builtin_function_or_method
+    >>> deep: dict = {}
+    >>> deep["x"] = deep
+    >>> check_filter(deep)
+    Traceback (most recent call last):
+    ...
+    ValueError: the filter holds itself at 'x': a filter is a tree of dicts and lists
+    """
+    if isinstance(wanted, Matcher):
+        return wanted
+    if predicate and callable(wanted) and not isinstance(wanted, Mapping):
+        return wanted
+    if not isinstance(wanted, Mapping):
+        either = " (or a predicate of an item's metadata)" if predicate else ""
+        raise TypeError(
+            "filter must be a mapping of metadata keys to the values wanted, e.g. "
+            f"{{'topic': 'billing'}}{either}, got {type(wanted).__name__}"
+        )
+    checker = _Checker()
+    checker.open.add(id(wanted))
+    checked: dict[str, Any] = {}
+    for key, value in wanted.items():
+        _check_key(key, "")
+        if key.startswith("$"):
+            raise ValueError(
+                f"a filter's keys name metadata fields, got {key!r}: put the operator under "
+                f"one, e.g. {{'price': {{{key!r}: {shown(value)}}}}}"
+            )
+        checked[key] = checker.value(value, key, 1)
+    return checked
+
+
+def _check_key(key: object, where: str) -> None:
+    if not isinstance(key, str):
+        at = f" at {where!r}" if where else ""
+        raise TypeError(f"filter keys are metadata keys (str), got {shown(key)}{at}")
+
+
+class _Checker:
+    """One filter's check: its plain copy, counting its values and levels, refusing a
+    container inside itself."""
+
+    __slots__ = ("values", "open", "done")
+
+    def __init__(self) -> None:
+        self.values = 1
+        self.open: set[int] = set()  # the containers being checked (the path from the top)
+        #: (container, how read, depth) -> its copy and the values it holds: a list or dict
+        #: held in several places is read once (its values counted in each place)
+        self.done: dict[tuple[int, str, int], tuple[Any, int]] = {}
+
+    def _container(self, wanted: object, where: str, depth: int, how: str, read: Any) -> Any:
+        key = (id(wanted), how, depth)
+        done = self.done.get(key)
+        if done is not None:
+            self._count(done[1])
+            return done[0]
+        self._enter(wanted, where, depth)
+        before = self.values
+        copied = read()
+        self.open.discard(id(wanted))
+        self.done[key] = (copied, self.values - before)
+        return copied
+
+    def _enter(self, wanted: object, where: str, depth: int) -> None:
+        if id(wanted) in self.open:
+            raise ValueError(
+                f"the filter holds itself at {where!r}: a filter is a tree of dicts and lists"
+            )
+        if depth >= MAX_DEPTH:  # (the filter itself is the first level)
+            raise ValueError(
+                f"the filter nests deeper than {MAX_DEPTH} levels at {where!r}: filter on a "
+                "flatter field"
+            )
+        self.open.add(id(wanted))
+
+    def _count(self, n: int) -> None:
+        self.values += n
+        if self.values > MAX_VALUES:
+            raise ValueError(
+                f"the filter holds more than {MAX_VALUES} values: filter on fewer, or pass a "
+                "predicate of an item's metadata"
+            )
+
+    def value(self, wanted: object, where: str, depth: int) -> Any:
+        """A filter's value at the path ``where`` (dotted, for the error), as plain data."""
+        self._count(1)
+        if isinstance(wanted, Mapping):
+            return self._container(
+                wanted, where, depth, "v", lambda: self.fields(wanted, where, depth)
+            )
+        if isinstance(wanted, list | tuple):
+            return self._container(
+                wanted, where, depth, "v", lambda: self.sequence(wanted, where, depth, self.value)
+            )
+        return _scalar(wanted, where)
+
+    def fields(self, wanted: Mapping[Any, Any], where: str, depth: int) -> dict[str, Any]:
+        for key in wanted:
+            _check_key(key, where)
+        ops = [key for key in wanted if key.startswith("$")]
+        if not ops:
+            return {k: self.value(v, f"{where}.{k}", depth + 1) for k, v in wanted.items()}
+        if len(ops) != len(wanted):
+            raise ValueError(
+                f"the filter at {where!r} mixes operators and metadata keys "
+                f"({shown(list(wanted))}): nest the keys under their own field"
+            )
+        return {op: self.operand(op, v, where, depth) for op, v in wanted.items()}
+
+    def sequence(
+        self, wanted: list[Any] | tuple[Any, ...], where: str, depth: int, each: Any
+    ) -> list[Any]:
+        if self.values + len(wanted) > MAX_VALUES:
+            self._count(len(wanted))  # (a long list is refused before it is read)
+        if all(type(v) in _PLAIN for v in wanted):  # the usual list: plain values, copied
+            self._count(len(wanted))
+            return list(wanted)
+        return [each(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(wanted)]
+
+    def operand(self, op: str, operand: object, where: str, depth: int) -> Any:
+        if op not in OPERATORS:
+            raise ValueError(
+                f"unsupported filter operator {op!r} at {where!r}: use one of "
+                f"{', '.join(OPERATORS)}"
+            )
+        if op in _ORDER:
+            self._count(1)
+            plain = number(operand) if not isinstance(operand, str) else str.__str__(operand)
+            if plain is None:
+                raise ValueError(
+                    f"filter operator {op!r} at {where!r} compares numbers or strings, got "
+                    f"{shown(operand)}: pass a number or a str"
+                )
+            return plain
+        return self.literal(operand, where, depth)
+
+    def literal(self, wanted: object, where: str, depth: int) -> Any:
+        """The operand of ``$eq``/``$ne``: data compared as it is (no operators inside)."""
+        self._count(1)
+        if isinstance(wanted, Mapping):
+            return self._container(
+                wanted, where, depth, "l", lambda: self.literal_fields(wanted, where, depth)
+            )
+        if isinstance(wanted, list | tuple):
+            return self._container(
+                wanted, where, depth, "l", lambda: self.sequence(wanted, where, depth, self.literal)
+            )
+        return _scalar(wanted, where)
+
+    def literal_fields(self, wanted: Mapping[Any, Any], where: str, depth: int) -> dict[str, Any]:
+        for key in wanted:
+            _check_key(key, where)
+        return {k: self.literal(v, f"{where}.{k}", depth + 1) for k, v in wanted.items()}
+
+
+def _scalar(wanted: object, where: str) -> Any:
+    if wanted is None or isinstance(wanted, bool):
+        return wanted
+    if isinstance(wanted, str):
+        return str.__str__(wanted)
+    plain = number(wanted)
+    if plain is None:
+        raise TypeError(
+            f"a filter's values are data (str, numbers, bools, None, lists, dicts), got "
+            f"{type(wanted).__name__} {shown(wanted)} at {where!r}: pass plain data, or a "
+            "predicate of an item's metadata"
+        )
+    return plain
+
+
+# -- compiling: a checked filter as nested tests ------------------------------------------------
+def _metadata_test(wanted: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
+    """Each field of the checked filter ``wanted`` must match an item's metadata."""
+    memo: dict[tuple[int, str], Test] = {}
+    fields = [(key, _value_test(value, memo)) for key, value in wanted.items()]
+
+    def test(metadata: Mapping[str, Any]) -> bool:
+        get = metadata.get
+        return all(field(get(key)) for key, field in fields)
+
+    return test
+
+
+def _fields_test(wanted: Mapping[str, Any], memo: dict[tuple[int, str], Test]) -> Test:
+    """Each field of ``wanted`` (a checked mapping without operators) must match."""
+    fields = [(key, _value_test(value, memo)) for key, value in wanted.items()]
+    if len(fields) == 1:
+        (key, test), get = fields[0], dict.get
+
+        def one(value: Any) -> bool:
+            return isinstance(value, dict) and test(get(value, key))
+
+        return one
+
+    def each(value: Any) -> bool:
+        if not isinstance(value, dict):
+            return False
+        get = dict.get  # dict's own: a subclass's get is not run
+        return all(test(get(value, key)) for key, test in fields)
+
+    return each
+
+
+def _value_test(wanted: Any, memo: dict[tuple[int, str], Test]) -> Test:
+    """The test of a checked filter value; ``memo`` holds those of the lists and dicts met
+    already (a checked filter shares them where the filter did: each is compiled once)."""
+    if not isinstance(wanted, dict | list):
+        return _equal_test(wanted, memo)
+    key = (id(wanted), "v")
+    test = memo.get(key)
+    if test is None:
+        test = memo[key] = _container_test(wanted, memo)
+    return test
+
+
+def _container_test(wanted: dict[str, Any] | list[Any], memo: dict[tuple[int, str], Test]) -> Test:
+    if isinstance(wanted, dict):
+        if wanted and next(iter(wanted)).startswith("$"):  # checked: all operators, or none
+            tests = [_operator_test(op, operand, memo) for op, operand in wanted.items()]
+            if len(tests) == 1:
+                return tests[0]
+            return lambda value: all(test(value) for test in tests)
+        return _fields_test(wanted, memo)
+    if all(type(w) in _PLAIN for w in wanted):
+        return _scalars_test(wanted)
+    return _sequence_test([_value_test(w, memo) for w in wanted])
+
+
+def _scalars_test(wanted: list[Any]) -> Test:
+    """Equality with a list of plain values: no test built per value (a long list costs its
+    length once per item compared, nothing more)."""
+    n = len(wanted)
+
+    def same(value: Any) -> bool:
+        if not isinstance(value, list | tuple) or len(value) != n:
+            return False
+        return all(_same_scalar(v, w) for v, w in zip(value, wanted, strict=False))
+
+    return same
+
+
+def _same_scalar(value: Any, wanted: Any) -> bool:
+    """Whether ``value`` equals the plain str, number, bool or ``None`` ``wanted``."""
+    if wanted is None:
+        return value is None
+    if wanted is True or wanted is False:
+        return value is wanted
+    if type(wanted) is str:
+        return isinstance(value, str) and str.__eq__(value, wanted)
+    kind = type(value)
+    if kind is int or kind is float:
+        return bool(value == wanted)
+    n = number(value)
+    return n is not None and bool(n == wanted)
+
+
+def _sequence_test(tests: list[Test]) -> Test:
+    n = len(tests)
+
+    def sequence(value: Any) -> bool:
+        if not isinstance(value, list | tuple) or len(value) != n:
+            return False
+        return all(test(v) for test, v in zip(tests, value, strict=False))
+
+    return sequence
+
+
+def _operator_test(op: str, operand: Any, memo: dict[tuple[int, str], Test]) -> Test:
+    if op == "$eq":
+        return _equal_test(operand, memo)
+    if op == "$ne":
+        same = _equal_test(operand, memo)
+        return lambda value: not same(value)
+    return _order_test(op, operand)
+
+
+def _order_test(op: str, wanted: int | float | str) -> Test:
+    if isinstance(wanted, str):
+        compare = _STR_ORDER[op]
+        return lambda value: isinstance(value, str) and compare(value, wanted)
+    compare = _ORDER[op]
+
+    def in_range(value: Any) -> bool:
+        kind = type(value)
+        if kind is int or kind is float:  # the usual case, compared exactly
+            return compare(value, wanted)
+        n = number(value)
+        return n is not None and compare(n, wanted)
+
+    return in_range
+
+
+def _equal_test(wanted: Any, memo: dict[tuple[int, str], Test] | None = None) -> Test:
+    """Equality with the checked plain ``wanted``, kind by kind."""
+    if isinstance(wanted, dict | list):
+        memo = {} if memo is None else memo
+        key = (id(wanted), "e")
+        test = memo.get(key)
+        if test is None:
+            test = memo[key] = _equal_container_test(wanted, memo)
+        return test
+    if wanted is None:
+        return lambda value: value is None
+    if wanted is True or wanted is False:
+        return lambda value: value is wanted
+    if isinstance(wanted, str):
+        return lambda value: isinstance(value, str) and str.__eq__(value, wanted)
+
+    def same_number(value: Any) -> bool:
+        kind = type(value)
+        if kind is int or kind is float:
+            return bool(value == wanted)
+        n = number(value)
+        return n is not None and bool(n == wanted)
+
+    return same_number
+
+
+def _equal_container_test(
+    wanted: dict[str, Any] | list[Any], memo: dict[tuple[int, str], Test]
+) -> Test:
+    if isinstance(wanted, dict):
+        fields = [(key, _equal_test(w, memo)) for key, w in wanted.items()]
+        n = len(fields)
+
+        def same_dict(value: Any) -> bool:
+            if not isinstance(value, dict) or dict.__len__(value) != n:
+                return False
+            return all(
+                dict.__contains__(value, k) and t(dict.__getitem__(value, k)) for k, t in fields
+            )
+
+        return same_dict
+    if all(type(w) in _PLAIN for w in wanted):
+        return _scalars_test(wanted)
+    return _sequence_test([_equal_test(w, memo) for w in wanted])
+
+
+# -- applying -----------------------------------------------------------------------------------
+def keeps(wanted: Filter, metadata: Mapping[str, Any]) -> bool:
+    """Whether the filter or predicate ``wanted`` keeps an item with ``metadata`` (a
+    predicate sees a read-only copy: it cannot change the stored item). One item: a retrieval
+    compiles its filter once instead (:func:`compile_filter`)."""
+    return compile_filter(wanted)(metadata)
+
+
+def left_out(
+    records: Iterable[tuple[str, Record]], wanted: Filter, exclude: Collection[str] = ()
+) -> set[str]:
+    """The ids a filtered retrieval excludes: ``exclude`` plus every item ``wanted`` refuses.
+
+    A retrieval's filter becomes the ids it leaves out, so the step a persisted memory logs is
+    a plain retrieval with an ``exclude``, which a replay repeats exactly.
+
+    >>> records = [(i, Record(f"item {i}", {"n": n}, 0, 0.0)) for i, n in [("a", 1), ("b", 5)]]
+    >>> sorted(left_out(records, {"n": {"$gt": 2}}, exclude=["z"]))
+    ['a', 'z']
+    """
+    test = compile_filter(wanted)
+    out = set(exclude)
+    out.update(item_id for item_id, record in records if not test(record.metadata))
+    return out
+
+
+def only_matching(hits: Hits, wanted: Filter) -> Hits:
+    """``hits`` without any ``wanted`` refuses (the same object when every hit matches, the
+    usual case). A persisted memory reads what to leave out before its step catches up with
+    other processes: an item another process stored in between is not left out by id, and is
+    dropped here, so a filtered retrieval never returns an item its filter refuses.
+
+    >>> from solar_core.basics.types import Hit
+    >>> hits = Hits([Hit("a", "x", 0.9, {"n": 1}, 0), Hit("b", "y", 0.8, {"n": 5}, 1)], 7)
+    >>> kept = only_matching(hits, {"n": 5})
+    >>> [h.id for h in kept], kept.retrieval_id
+    (['b'], 7)
+    """
+    test = compile_filter(wanted)
+    verdicts = [test(hit.metadata) for hit in hits]
+    if all(verdicts):
+        return hits
+    kept = [hit for hit, keep in zip(hits, verdicts, strict=True) if keep]
+    return Hits(kept, hits.retrieval_id, hits.origin)

@@ -1,0 +1,401 @@
+"""The fixed-capacity slot matrix that holds every stored vector."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from solar_core.basics.state import State, StateReader, part_of, prefixed
+from solar_core.retrieval.lexical import LexicalIndex
+from solar_core.retrieval.neighbours import NEG_INF, NeighbourIndex
+
+#: the most rows an unbounded store's state may claim (the validation's capacity bound)
+MAX_ROWS = 1 << 21
+
+
+class ItemTable:
+    """``capacity x dim`` float32 matrix of unit rows, with id <-> slot maps and payloads.
+
+    The store owns capacity accounting; policies only name victims. Retrieval is one
+    matrix-vector product plus ``argpartition`` over the used rows: no Python loop over items.
+    Freed slots are reused last-in first-out, so the used prefix stays short. With
+    ``capacity=None`` the matrix doubles when it runs out of rows.
+
+    Beside the matrix, :attr:`lexical` indexes the payloads' ``text`` by slot for keyword
+    search. It is built from the stored texts the first time it is asked for (a memory only
+    ever looked up by vector never pays for it), then kept in step with every insert and
+    removal; it is never part of the state (pickles and snapshots rebuild it).
+
+    >>> import numpy as np
+    >>> store = ItemTable(dim=2, capacity=3)
+    >>> for i, v in enumerate([[1, 0], [0, 1], [0.6, 0.8]]):
+    ...     _ = store.insert(f"m{i}", np.asarray(v, dtype=np.float32), payload=None)
+    >>> slots, scores = store.top_k(np.asarray([1, 0], dtype=np.float32), 2)
+    >>> [store.id_at(int(s)) for s in slots], [round(float(x), 2) for x in scores]
+    (['m0', 'm2'], [1.0, 0.6])
+    """
+
+    def __init__(
+        self, dim: int, capacity: int | None, *, neighbours: int = 0, initial_slots: int = 64
+    ) -> None:
+        self.dim = dim
+        self.capacity = capacity
+        self._initial = capacity if capacity is not None else initial_slots
+        self._neighbour_k = neighbours
+        self.neighbours: NeighbourIndex | None = None
+        self._allocate(self._initial)
+
+    def _allocate(self, slots: int) -> None:
+        self.matrix = np.zeros((slots, self.dim), dtype=np.float32)
+        self.active_full = np.zeros(slots, dtype=bool)
+        self._ids: list[str | None] = [None] * slots
+        self._payloads: list[Any] = [None] * slots
+        self._slot_of: dict[str, int] = {}  # insertion-ordered: items() lists oldest first
+        self.protected: set[int] = set()  # slots eviction must not choose (identity items)
+        self._free = list(range(slots - 1, -1, -1))  # pop() hands out the lowest slot first
+        self.high_water = 0  # every active slot is below this
+        self.neighbours = (
+            NeighbourIndex(self._neighbour_k, slots) if self._neighbour_k > 0 else None
+        )
+        self._lexical: LexicalIndex | None = None
+
+    @property
+    def lexical(self) -> LexicalIndex:
+        """The keyword index of the stored payloads' texts (built on first use)."""
+        index = self._lexical
+        if index is None:
+            index = LexicalIndex()
+            for slot in self.active_slots().tolist():
+                text = _text_of(self._payloads[slot])
+                if text is not None:
+                    index.add(slot, text)
+            self._lexical = index
+        return index
+
+    # -- size ---------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._slot_of)
+
+    def __contains__(self, item_id: object) -> bool:
+        return item_id in self._slot_of
+
+    @property
+    def slots(self) -> int:
+        """Rows allocated (policies size their per-slot arrays by this)."""
+        return self.matrix.shape[0]
+
+    @property
+    def full(self) -> bool:
+        return self.capacity is not None and len(self._slot_of) >= self.capacity
+
+    @property
+    def active_mask(self) -> npt.NDArray[np.bool_]:
+        return self.active_full[: self.high_water]
+
+    def active_slots(self) -> npt.NDArray[np.int64]:
+        return np.flatnonzero(self.active_mask)
+
+    def active_selection(self) -> npt.NDArray[np.int64] | slice:
+        """The active slots as an index into per-slot arrays.
+
+        ``slice(0, high_water)`` when every slot below the high-water mark is occupied (the steady
+        state of a full memory): indexing with it is a view, not a copy. Else :meth:`active_slots`.
+        """
+        high = self.high_water
+        return slice(0, high) if len(self._slot_of) == high else self.active_slots()
+
+    def evictable_selection(self) -> npt.NDArray[np.int64] | slice:
+        """:meth:`active_selection` without the protected slots (what eviction may choose)."""
+        if not self.protected:
+            return self.active_selection()
+        active = self.active_slots()
+        keep: npt.NDArray[np.int64] = active[~np.isin(active, list(self.protected))]
+        return keep
+
+    @property
+    def evictable(self) -> int:
+        """How many stored items eviction may choose."""
+        return len(self._slot_of) - len(self.protected)
+
+    # -- lookup -------------------------------------------------------------------------------
+    def slot_of(self, item_id: str) -> int:
+        return self._slot_of[item_id]
+
+    def id_at(self, slot: int) -> str:
+        item_id = self._ids[slot]
+        if item_id is None:
+            raise KeyError(f"slot {slot} is empty")
+        return item_id
+
+    def payload_at(self, slot: int) -> Any:
+        return self._payloads[slot]
+
+    def slot_lists(self) -> tuple[list[str], list[Any]]:
+        """The per-slot ids and payloads, for read-only lookups of occupied slots.
+
+        One call instead of an :meth:`id_at` and a :meth:`payload_at` per hit. Empty slots hold
+        ``None``: look up only slots known to be occupied (e.g. from :meth:`top_k`).
+        """
+        return self._ids, self._payloads  # type: ignore[return-value]
+
+    def ids(self) -> list[str]:
+        return list(self._slot_of)
+
+    def vector(self, slot: int) -> npt.NDArray[np.float32]:
+        row: npt.NDArray[np.float32] = self.matrix[slot].copy()
+        return row
+
+    # -- search -------------------------------------------------------------------------------
+    def similarities(self, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """Cosine similarity of ``vector`` to every used slot; ``-inf`` for empty slots."""
+        high = self.high_water
+        used = self.matrix if high == len(self.matrix) else self.matrix[:high]
+        # ndarray.dot, not @: the same BLAS gemv (bit-identical), without the ufunc machinery.
+        sims: npt.NDArray[np.float32] = used.dot(vector)
+        if len(self._slot_of) < high:
+            sims[~self.active_mask] = NEG_INF
+        return sims
+
+    def top_k(
+        self, vector: npt.NDArray[np.float32], k: int
+    ) -> tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]:
+        """Slots and similarities of the ``k`` most similar items, best first."""
+        slots, scores = self.nearest(vector, k)
+        return slots, np.array(scores, dtype=np.float32)
+
+    def nearest(
+        self, vector: npt.NDArray[np.float32], k: int
+    ) -> tuple[npt.NDArray[np.int64], list[float]]:
+        """:meth:`top_k` with the similarities as Python floats, as a retrieval reports them."""
+        n = len(self._slot_of)
+        if n == 0:
+            return np.empty(0, dtype=np.int64), []
+        sims = self.similarities(vector)
+        m = len(sims)
+        # ndarray methods, not np.* wrappers: a step is a handful of microseconds
+        if k < min(n, m):
+            top = sims.argpartition(m - k)[m - k :]  # empty slots hold -inf: never chosen
+        else:
+            top = self.active_slots()
+        # Best first, ties in `top` order (a stable sort of -sims). argpartition usually leaves
+        # the k candidates ascending: when reversed they strictly decrease, that is the order.
+        # (A copy, not a view: a retrieval is kept for feedback, and a view of `top` would keep
+        # argpartition's whole output alive with it.)
+        order = top[::-1].copy()
+        scores: list[float] = sims[order].tolist()
+        previous = math.inf
+        for score in scores:
+            if not score < previous:  # a tie, or not sorted: sort
+                order = top[(-sims[top]).argsort(kind="stable")]
+                return order, sims[order].tolist()
+            previous = score
+        return order, scores
+
+    # -- mutation -----------------------------------------------------------------------------
+    def insert(
+        self,
+        item_id: str,
+        vector: npt.NDArray[np.float32],
+        payload: Any,
+        sims: npt.NDArray[np.float32] | None = None,
+    ) -> int:
+        """Store a unit ``vector`` under ``item_id``; return its slot.
+
+        ``sims`` (its similarities to the slots, from :meth:`similarities`) saves the neighbour
+        index a product when the caller already has them.
+        """
+        if self.full:
+            raise RuntimeError("store is full: evict before inserting")
+        if item_id in self._slot_of:
+            raise ValueError(f"an item with id {item_id!r} is already stored")
+        if not self._free:
+            self._grow()
+        slot = self._free.pop()
+        self.matrix[slot] = vector
+        self.active_full[slot] = True
+        self._ids[slot] = item_id
+        self._payloads[slot] = payload
+        self._slot_of[item_id] = slot
+        if slot >= self.high_water:
+            self.high_water = slot + 1
+        if self.neighbours is not None:
+            self.neighbours.on_insert(self, slot, sims)
+        if self._lexical is not None:
+            text = _text_of(payload)
+            if text is not None:
+                self._lexical.add(slot, text)
+        return slot
+
+    def remove(self, slot: int) -> str:
+        """Free ``slot``; return the id it held."""
+        item_id = self.id_at(slot)
+        del self._slot_of[item_id]
+        self.active_full[slot] = False
+        self._ids[slot] = None
+        self._payloads[slot] = None
+        self.protected.discard(slot)
+        self._free.append(slot)
+        # an empty slot has no id: a list lookup, cheaper than reading the numpy mask
+        high = self.high_water
+        while self.high_water > 0 and self._ids[self.high_water - 1] is None:
+            self.high_water -= 1
+        # rows from the high-water mark on are empty, as a snapshot leaves them out
+        self.matrix[self.high_water : high] = 0.0
+        if self.neighbours is not None:
+            self.neighbours.on_remove(self, slot)
+        if self._lexical is not None:
+            self._lexical.remove(slot)
+        return item_id
+
+    def clear(self) -> None:
+        # As many rows as before (an unbounded store's grown ones too): its policies' per-slot
+        # statistics keep their length, and the two stay as long as each other.
+        self._allocate(len(self.matrix))
+
+    def _grow(self) -> None:
+        old = self.slots
+        new = max(2 * old, 64)
+        self.matrix = np.vstack([self.matrix, np.zeros((new - old, self.dim), dtype=np.float32)])
+        self.active_full = np.concatenate([self.active_full, np.zeros(new - old, dtype=bool)])
+        self._ids.extend([None] * (new - old))
+        self._payloads.extend([None] * (new - old))
+        self._free = list(range(new - 1, old - 1, -1))
+        if self.neighbours is not None:
+            self.neighbours.grow(new)
+
+    # -- checks -------------------------------------------------------------------------------
+    def check_invariants(self) -> None:
+        """Raise ``AssertionError`` if the maps, masks and free list disagree."""
+        n = len(self._slot_of)
+        if self.capacity is not None and n > self.capacity:
+            raise AssertionError(f"{n} items exceed capacity {self.capacity}")
+        if int(self.active_full.sum()) != n:
+            raise AssertionError("active mask disagrees with the id map")
+        if self.active_full[self.high_water :].any():
+            raise AssertionError("an active slot lies above the high-water mark")
+        for item_id, slot in self._slot_of.items():
+            if self._ids[slot] != item_id or not self.active_full[slot]:
+                raise AssertionError(f"id map broken for {item_id!r} at slot {slot}")
+        if len(self._free) + n != self.slots or len(set(self._free)) != len(self._free):
+            raise AssertionError("free list broken")
+        if self._free and not 0 <= min(self._free) <= max(self._free) < self.slots:
+            raise AssertionError("a free slot lies outside the rows")
+        if self.active_full[self._free].any():
+            raise AssertionError("an active slot is on the free list")
+        if n and not np.allclose(
+            np.linalg.norm(self.matrix[self.active_slots()], axis=1), 1.0, atol=1e-4
+        ):
+            raise AssertionError("a stored vector is not unit-norm")
+        if self.neighbours is not None:
+            self.neighbours.check(self)
+        if self._lexical is not None:
+            texts = {s: _text_of(self._payloads[s]) for s in self._slot_of.values()}
+            self._lexical.check({s: t for s, t in texts.items() if t is not None})
+
+    # -- state --------------------------------------------------------------------------------
+    def params(self) -> dict[str, Any]:
+        """What the store was built with (see :mod:`solar_core.basics.state`)."""
+        return {
+            "dim": self.dim,
+            "capacity": self.capacity,
+            "neighbours": self._neighbour_k,
+            "initial_slots": self._initial,
+        }
+
+    def state(self) -> State:
+        """The ids and vectors of the slots below the high-water mark (the rows above it are
+        empty: a memory of capacity 1,000 holding one item writes one row), the free slots
+        except the never-used ones, the protected slots, and the neighbour index. Without a
+        capacity the rows are written whole once there are more than twice as many as the
+        used ones (and the first allocation), so a state never makes its reader allocate more
+        than a small multiple of what it holds. The payloads are the memory's records: its
+        core writes them. The keyword index is rebuilt from the texts, not stored; the
+        neighbour index is stored, since recomputing its similarities by another product than
+        the one of the step that made them can differ in the last bit."""
+        high, rows = self.high_water, len(self.matrix)
+        written = (
+            high if self.capacity is not None or rows <= 2 * max(self._initial, high) else rows
+        )
+        free, top = self._free, rows - 1
+        untouched = 0  # the free list starts with the never-used slots, top down: left out
+        while untouched < len(free) and free[untouched] == top - untouched:
+            untouched += 1
+        state: State = {
+            "rows": rows,
+            "ids": self._ids[:written],
+            "vectors": self.matrix[:written].copy(),
+            "free": np.asarray(free[untouched:], dtype=np.int64),
+            # the id map's order (oldest insert first, what items() lists), as slots
+            "order": np.fromiter(self._slot_of.values(), dtype=np.int64, count=len(self._slot_of)),
+            "protected": np.asarray(sorted(self.protected), dtype=np.int64),
+        }
+        if self.neighbours is not None:
+            state.update(prefixed("neighbours", self.neighbours.state(written)))
+        return state
+
+    def load_state(self, state: Mapping[str, Any]) -> None:
+        """Take ``state`` (:meth:`state`'s) into this new, empty store of the same parameters,
+        with every payload ``None`` (the memory's core puts its records in)."""
+        read = StateReader(state, "the store's state")
+        capacity, initial = self.capacity, self._initial
+        vectors = read.array("vectors", np.float32, (None, self.dim))
+        written = len(vectors)
+        rows = read.integer("rows", 1, capacity if capacity is not None else MAX_ROWS)
+        if capacity is not None and rows != capacity:
+            raise read.fail(f"rows must equal the capacity {capacity}, got {rows}")
+        if written > rows or (capacity is None and rows > 2 * max(initial, written)):
+            raise read.fail(f"{written} rows written do not stand for {rows}")
+        ids = read.listed("ids", written)
+        slot_of: dict[str, int] = {}
+        for slot, item_id in enumerate(ids):
+            if item_id is None:
+                continue
+            if type(item_id) is not str or not item_id or item_id in slot_of:
+                raise read.fail(f"slot {slot} holds a bad or repeated id {item_id!r}")
+            slot_of[item_id] = slot
+        high = max(slot_of.values(), default=-1) + 1
+        active = np.zeros(rows, dtype=bool)
+        active[list(slot_of.values())] = True
+        if written > high and vectors[high:].any():
+            raise read.fail("an empty row above the high-water mark holds a vector")
+        used = vectors[active[:written]]
+        if len(used) and not np.allclose(np.einsum("ij,ij->i", used, used), 1.0, atol=1e-4):
+            raise read.fail("a stored vector is not a unit vector")
+        listed = read.integers("free", 0, rows - 1)
+        untouched = rows - len(slot_of) - len(listed)
+        free = [*range(rows - 1, rows - 1 - untouched, -1), *listed]
+        if untouched < 0 or len(set(free)) != len(free) or active[free].any():
+            raise read.fail("the free slots and the used ones do not make up the rows")
+        order = read.integers("order", 0, rows - 1)
+        if len(order) != len(slot_of) or set(order) != set(slot_of.values()):
+            raise read.fail("the order of the items is not that of the used slots")
+        protected = read.integers("protected", 0, rows - 1)
+        if len(set(protected)) != len(protected) or not active[protected].all():
+            raise read.fail("a protected slot is not a used one, or is listed twice")
+        if self._neighbour_k > 0:
+            index = NeighbourIndex(self._neighbour_k, rows)
+            index.load_state(part_of("neighbours", state), written, active)
+            for name in state:
+                if name.startswith("neighbours."):
+                    read.value(name)
+        read.done()
+        self._allocate(rows)
+        self.matrix[:written] = vectors
+        self.active_full = active
+        self._ids[:written] = ids
+        self._slot_of = {ids[slot]: slot for slot in order}
+        self._free = free
+        self.protected = set(protected)
+        self.high_water = high
+        if self._neighbour_k > 0:
+            self.neighbours = index
+
+
+def _text_of(payload: Any) -> str | None:
+    """What the keyword index reads of a payload: its ``text``, if it has one."""
+    text = getattr(payload, "text", None)
+    return text if isinstance(text, str) else None
