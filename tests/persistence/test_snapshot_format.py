@@ -16,7 +16,6 @@ import io
 import json
 import os
 import pickle
-import random
 import shutil
 import sqlite3
 import struct
@@ -31,11 +30,11 @@ import pytest
 
 from solar_core import PersistenceError
 from solar_core.persistence import MemoryStore, container
-from solar_core.persistence.backend import row_checksum
 from solar_core.persistence.reader import MemoryReader
 from solar_core.persistence.scope import Scope
 from solar_core.policies.presets import PRESETS
 from tests.support.persistence import Clock, apply, make_store, reference, same, stream
+from tests.support.scripts import load_script
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "solar_core" / "persistence"
@@ -360,334 +359,31 @@ def test_a_read_only_database_says_so_and_how_to_fix_it(tmp_path: Path) -> None:
 
 
 # -- fuzzing real snapshots and log rows in worker processes -------------------------------------
-FUZZ_POLICIES = [
-    "fifo",
-    "solar",
-    "solar-adaptive",
-    "arc",
-    "lfu",
-    "lru",
-    "solar-a",
-    "solar-e",
-    "unlimited",
-]
-LOG_POLICIES = ["solar", "solar-adaptive", "lfu"]
-FUZZ_CASES = 1000
-CAPACITY = 12
-
-
-def _store(path: str, policy: str) -> MemoryStore:
-    return MemoryStore(path, policy=policy, capacity=CAPACITY, embedder="hash", seed=3)
-
-
-def _build_base(path: str, policy: str, log: bool) -> None:
-    """A scope after 90 steps: adds, retrievals, feedback, a lifecycle sweep. ``log``: left
-    open after a snapshot at step 60, so the log holds the rest; else closed (all in the
-    snapshot)."""
-    store = MemoryStore(
-        path, policy=policy, capacity=CAPACITY, embedder="hash", seed=3, snapshot_every=60
-    )
-    memory = store.scope(user="u")
-    rnd = random.Random(policy)
-    for i in range(90):
-        topic = rnd.choice(["tea", "rust", "cats", "rain"])
-        memory.add(f"fact {i} about {topic}", metadata={"i": i})
-        if i % 2:
-            memory.retrieve(f"what about {rnd.choice(['tea', 'rust', 'cats'])}")
-            memory.feedback(score=rnd.random())
-        if i == 45:
-            memory.lifecycle.decay()
-    if log:
-        store.backend.close()  # abandoned: no closing snapshot
-    else:
-        store.close()
-
-
-def _mutate_json(rnd: random.Random, document: dict[str, Any]) -> str:
-    """Change one value somewhere in ``document`` (in place); what was done."""
-    slots: list[tuple[Any, Any]] = []
-    todo: list[Any] = [document]
-    while todo:
-        node = todo.pop()
-        items = node.items() if isinstance(node, dict) else enumerate(node)
-        for key, value in items:
-            slots.append((node, key))
-            if isinstance(value, list | dict):
-                todo.append(value)
-    container, key = rnd.choice(slots)
-    old = container[key]
-    choices: list[Any] = [
-        None,
-        True,
-        0,
-        -1,
-        1,
-        7,
-        2**31,
-        2**64 + 1,
-        -(2**63),
-        10**400,
-        0.5,
-        -0.0,
-        float("nan"),
-        float("inf"),
-        1e308,
-        "",
-        "x",
-        "O",
-        "|O8",
-        "os.system",
-        "__class__",
-        "ThompsonEviction",
-        "PCG64",
-        [],
-        {},
-        [0],
-        [-1, 2],
-        [[1, 2]],
-        {"class": "FifoEviction", "params": {}},
-        {"bit_generator": "MT19937"},
-        ["x", None, 1.5],
-    ]
-    if isinstance(old, bool):
-        choices += [not old]
-    elif isinstance(old, int):
-        choices += [old + 1, old - 1, -old, old * 1000]
-    elif isinstance(old, float):
-        choices += [old * 2, -old, old + 1e-9]
-    elif isinstance(old, str):
-        choices += [old + "x", old[:-1], old.upper()]
-    elif isinstance(old, list) and old:
-        copy = list(old)
-        del copy[rnd.randrange(len(copy))]
-        choices += [copy, [*old, old[-1]], old[::-1]]
-    new = rnd.choice(choices)
-    container[key] = new
-    return f"json {key!r}: {str(old)[:40]} -> {str(new)[:40]}"
-
-
-def _mutate_array_header(rnd: random.Random, header: dict[str, Any]) -> str:
-    entry = rnd.choice(header["arrays"])
-    field = rnd.choice(["dtype", "shape", "name"])
-    if field == "dtype":
-        dtypes = ["|O8", "O", "<c16", "<M8[s]", "|V8", "|S4", ">f8", "<f4", "<i8", "|b1", "<i4"]
-        entry[1] = rnd.choice(dtypes)
-    elif field == "shape":
-        shapes = [[1 << 62], [-1], [10**6, 10**6], [], [0], [1] * 40, [3, "x"], 5, [2, 0]]
-        entry[2] = rnd.choice(shapes)
-    else:
-        entry[0] = rnd.choice(["", "store.vectors", "eviction.alpha", "x", 7, None])
-    return f"array {field} -> {entry}"[:120]
-
-
-def mutate_snapshot(rnd: random.Random, blob: bytes) -> tuple[bytes, str]:
-    how = rnd.choice(["flip", "truncate", "insert", "json", "json", "json", "array", "arrays"])
-    if how == "flip":
-        at = rnd.randrange(len(blob))
-        return blob[:at] + bytes([blob[at] ^ (1 << rnd.randrange(8))]) + blob[at + 1 :], how
-    if how == "truncate":
-        return blob[: rnd.randrange(len(blob))], how
-    if how == "insert":
-        at = rnd.randrange(len(blob))
-        return blob[:at] + rnd.randbytes(rnd.randrange(1, 9)) + blob[at:], how
-    header, arrays = _split(blob)
-    if how == "json":
-        what = _mutate_json(rnd, header)
-    elif how == "array":
-        what = _mutate_array_header(rnd, header)
-    else:  # the arrays' bytes: any values, NaN included, with the checksum recomputed
-        raw = bytearray(arrays)
-        for _ in range(rnd.randrange(1, 4)):
-            at = rnd.randrange(max(1, len(raw) - 8))
-            raw[at : at + 8] = rnd.choice([rnd.randbytes(8), struct.pack("<d", float("nan"))])
-        arrays, what = bytes(raw), "arrays bytes"
-    return _forge(header, arrays), what
-
-
-def mutate_log(rnd: random.Random, con: sqlite3.Connection) -> str:
-    rows = con.execute(
-        "SELECT scope_id, seq, kind, args, vector, clocks, digest FROM solar_ops ORDER BY seq"
-    ).fetchall()
-    scope_id, seq, kind, args, vector, clocks, digest = rnd.choice(rows)
-    how = rnd.choice(["flip", "edit", "edit", "edit"])
-    column = rnd.choice(["args", "clocks", "digest", "vector", "kind"])
-    if how == "flip":
-        value = {"args": args, "clocks": clocks, "digest": digest, "vector": vector, "kind": kind}
-        old = value[column]
-        if old is None or len(old) == 0:
-            column, old = "args", args
-        at = rnd.randrange(len(old))
-        if isinstance(old, bytes):
-            new: Any = old[:at] + bytes([old[at] ^ 1]) + old[at + 1 :]
-        else:
-            new = old[:at] + chr(ord(old[at]) ^ 1) + old[at + 1 :]
-        con.execute(f"UPDATE solar_ops SET {column} = ? WHERE seq = ?", (new, seq))
-        return f"log flip {column} of step {seq}"
-    # An attacker's edit: any value, the checksum recomputed
-    if column == "args":
-        loaded = json.loads(args)
-        _mutate_json(rnd, {"args": loaded})
-        args = json.dumps(loaded, allow_nan=True)
-    elif column == "clocks":
-        clocks = rnd.choice(["[]", "[1e308]", '["x"]', "[null, null]", "{}", "[NaN]"])
-    elif column == "digest":
-        digest = rnd.choice(["", "x", digest + "1"])
-    elif column == "vector":
-        vector = rnd.choice([None, b"", b"\0" * 7, struct.pack("<f", float("nan")) * 256])
-    else:
-        kind = rnd.choice(["add", "retrieve", "feedback", "remove", "clear", "expire", "boom"])
-    checksum = row_checksum(scope_id, [seq, kind, args, clocks, digest], vector)
-    con.execute(
-        "UPDATE solar_ops SET kind = ?, args = ?, vector = ?, clocks = ?, digest = ?, "
-        "checksum = ? WHERE seq = ?",
-        (kind, args, vector, clocks, digest, checksum, seq),
-    )
-    return f"log edit {column} of step {seq}"
-
-
-def _try(step: Any) -> str:
-    try:
-        step()
-    except PersistenceError:
-        return "refused"
-    return "ok"
-
-
-def fuzz_worker() -> None:
-    """Run the cases of the file named by ``argv[1]``: print ``index\\toutcome\\twhat`` each."""
-    cases = json.loads(Path(sys.argv[1]).read_text())
-    work = Path(sys.argv[2])
-    for case in cases:
-        index, base, policy, log, seed = (
-            case["index"],
-            case["base"],
-            case["policy"],
-            case["log"],
-            case["seed"],
-        )
-        rnd = random.Random(seed)
-        path = str(work / f"case{index}.db")
-        shutil.copyfile(base, path)
-        con = sqlite3.connect(path)
-        if log:
-            what = mutate_log(rnd, con)
-        else:
-            blob = con.execute("SELECT state FROM solar_snapshots").fetchone()[0]
-            bad, what = mutate_snapshot(rnd, bytes(blob))
-            con.execute("UPDATE solar_snapshots SET state = ?", (bad,))
-        con.commit()
-        con.close()
-        print(f"{index}\tstart\t{what}", flush=True)
-        try:
-            store = _store(path, policy)
-            try:
-                memory = store.scope(user="u")
-                memory.check_invariants()
-                outcome = "loaded"
-                outcome += " retrieve:" + _try(lambda m=memory: m.retrieve("what about tea"))
-                outcome += " add:" + _try(lambda m=memory: m.add("a new fact about rain"))
-                outcome += " invariants:" + _try(memory.check_invariants)
-            finally:
-                store.close()
-        except PersistenceError as err:
-            outcome = f"refused ({str(err)[:100]})"
-        except BaseException as err:  # the test's failure: anything but PersistenceError
-            outcome = f"BAD {err!r}"[:300]
-        os.remove(path)
-        for extra in ("-wal", "-shm"):
-            if os.path.exists(path + extra):
-                os.remove(path + extra)
-        print(f"{index}\t{outcome}\t{what}", flush=True)
-
-
-def _run_batch(cases: list[dict[str, Any]], folder: Path, timeout: float) -> dict[int, str]:
-    """The outcome of each case; a worker's crash or hang is the outcome of the case it was
-    running, and the rest run in a new worker."""
-    results: dict[int, str] = {}
-    todo = list(cases)
-    while todo:
-        spec = folder / f"cases{todo[0]['index']}.json"
-        spec.write_text(json.dumps(todo))
-        worker = subprocess.Popen(
-            [
-                sys.executable,
-                "-W",
-                "ignore",
-                "-c",
-                "from tests.persistence.test_snapshot_format import fuzz_worker; fuzz_worker()",
-                str(spec),
-                str(folder),
-            ],
-            cwd=ROOT,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-            env={**os.environ, "OPENBLAS_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1"},
-        )
-        try:
-            out, err = worker.communicate(timeout=timeout)
-            ending = f"CRASH (exit code {worker.returncode}): {err[-300:]}"
-        except subprocess.TimeoutExpired:
-            worker.kill()
-            out, err = worker.communicate()
-            ending = f"HANG (no answer in {timeout:.0f} s)"
-        started = None
-        for line in out.splitlines():
-            index, outcome, what = line.split("\t", 2)
-            if outcome == "start":
-                started = (int(index), what)
-            else:
-                results[int(index)] = f"{outcome} [{what}]"
-                started = None
-        if started is not None:  # it died or hung on this case
-            results[started[0]] = f"{ending} [{started[1]}]"
-        elif worker.returncode not in (0, None) and len(results) < len(cases):
-            raise AssertionError(f"the fuzz worker failed outside a case: {err[-2000:]}")
-        todo = [c for c in todo if c["index"] not in results]
-    return results
+#: cases of each kind here; ``benchmarks/snapshot_fuzz.py`` (the same forgeries, the same
+#: workers) runs 100,000 and reports their time and memory
+FUZZ_CASES = 500
 
 
 def test_fuzzed_snapshots_and_log_rows_load_or_are_refused(tmp_path: Path) -> None:
-    bases: list[tuple[str, str, bool]] = []
-    for policy in FUZZ_POLICIES:
-        path = str(tmp_path / f"base-{policy}.db")
-        _build_base(path, policy, log=False)
-        bases.append((path, policy, False))
-    for policy in LOG_POLICIES:
-        path = str(tmp_path / f"log-{policy}.db")
-        _build_base(path, policy, log=True)
-        copy = str(tmp_path / f"log-{policy}-copy.db")
-        with sqlite3.connect(path) as source, sqlite3.connect(copy) as target:
-            source.backup(target)  # one self-contained file (the WAL folded in)
-        assert sqlite3.connect(copy).execute("SELECT COUNT(*) FROM solar_ops").fetchone()[0] > 0
-        bases.append((copy, policy, True))
-    rnd = random.Random(int(os.environ.get("SOLAR_FUZZ_SEED", "20240611")))
-    cases = []
-    for index in range(FUZZ_CASES):
-        # three in four cases a snapshot, one in four a log row
-        base, policy, log = rnd.choice(bases[: len(FUZZ_POLICIES)] if index % 4 else bases[-3:])
-        seed = rnd.randrange(2**32)
-        cases.append({"index": index, "base": base, "policy": policy, "log": log, "seed": seed})
-    workers = 2
-    batches = [cases[i::workers] for i in range(workers)]
-    import concurrent.futures
-
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        outcomes: dict[int, str] = {}
-        for part in pool.map(lambda b: _run_batch(b, tmp_path, timeout=240.0), batches):
-            outcomes.update(part)
-    assert len(outcomes) == FUZZ_CASES
-    bad = {i: o for i, o in sorted(outcomes.items()) if not o.startswith(("loaded", "refused"))}
-    # loaded, it is a working memory: every later step is made (none refused, none raising)
-    after = (":refused", "BAD")
-    bad.update(
-        {i: o for i, o in outcomes.items() if o.startswith("loaded") and any(a in o for a in after)}
-    )
-    bad = dict(sorted(bad.items()))
-    assert not bad, "\n".join(f"case {i}: {o}" for i, o in list(bad.items())[:20])
-    loaded = sum(o.startswith("loaded") for o in outcomes.values())
-    refused = sum(o.startswith("refused") for o in outcomes.values())
-    assert loaded > 20 and refused > 300, (loaded, refused)
+    """Forged state containers and log rows, each a real database's, every checksum
+    recomputed: each is refused with a ``PersistenceError`` or loads into a memory that takes
+    its next steps (a retrieval, a rating, an add, a close, a reopen) without raising."""
+    fuzz = load_script("snapshot_fuzz")
+    bases: dict[str, list[tuple[str, str]]] = {"state": [], "log": []}
+    for kind, policies in (("state", fuzz.SNAPSHOT_POLICIES), ("log", fuzz.LOG_POLICIES)):
+        for policy in policies:
+            path = str(tmp_path / f"{kind}-{policy}.db")
+            fuzz.build_base(path, policy, log=kind == "log")
+            bases[kind].append((path, policy))
+    seed = int(os.environ.get("SOLAR_FUZZ_SEED", "20240611"))
+    cases = fuzz.make_cases(seed, 0, FUZZ_CASES, ["state", "log"], bases)
+    tally = fuzz.Tally()
+    fuzz.run_batch(cases, tmp_path, 600.0, tally)
+    assert not tally.bad, "\n".join(tally.bad[:20])
+    for kind in ("state", "log"):
+        counts = tally.counts[kind]
+        assert sum(counts.values()) == FUZZ_CASES
+        assert counts["loaded"] > 10 and counts["refused"] > 100, (kind, counts)
 
 
 # -- round trip ---------------------------------------------------------------------------------
