@@ -7,7 +7,8 @@ from typing import Any
 
 from solar_core.basics.state import build, part_of, prefixed, register_part, spec
 from solar_core.policies.admission.base import reader_of, run_stages, staged
-from solar_core.policies.deletion.base import DeletionPolicy, Slots
+from solar_core.policies.deletion.base import DeletionPolicy
+from solar_core.policies.eviction.base import Slots
 from solar_core.retrieval.item_table import ItemTable
 
 
