@@ -35,22 +35,17 @@ if TYPE_CHECKING:
 
 @register_part
 class ArcEviction(OrderedEviction, AdmissionPolicy):
-    """ARC over the memory's items.
+    """ARC over the memory's items (docs/DESIGN.md, "ARC with explicit deletes").
 
     Lists (paper notation): ``T1`` items seen once, ``T2`` items retrieved since insertion (both
-    stored, LRU order), ``B1``/``B2`` ghosts of items evicted from ``T1``/``T2`` (content keys
-    only), and the adaptive target ``p`` for ``|T1|``. A *hit* is an item retrieved in the top-k
-    (case I); offering an item whose content key is a ghost is a ghost hit (cases II, III); any
-    other admitted item is a miss (case IV). The memory may be below capacity after explicit
-    removals, in which case REPLACE is skipped: nothing needs to leave. An update of a stored
-    item (``add(..., update=True)``) removes the old item without a ghost and stores the new
-    text as a miss in ``T1``, without asking the gate.
-
-    ARC sees every request, so it is its memory's admission policy too: it asks its ``gate``
-    (``AlwaysAdmit`` in the ``arc`` preset; the gate passed with it when a memory is composed
-    by hand) and counts what the gate's verdict means for its lists -- a re-offer of a stored
-    item is a hit, an admitted item a miss or a ghost hit. Protected items stay in the lists
-    (their sizes are ARC's), and REPLACE passes over them.
+    stored, LRU order), ``B1``/``B2`` ghosts of items evicted from them (content keys only), and
+    the target ``p`` for ``|T1|``. A retrieval in the top-k is a hit (case I), an offer whose
+    content key is a ghost a ghost hit (II, III), any other admitted item a miss (IV). REPLACE
+    runs only when the memory is full; an explicit removal leaves no ghost; an update is
+    stored as a miss in ``T1`` without asking the gate. ARC sees every request, so it is its
+    memory's admission policy too: it asks its ``gate`` and counts what the verdict means for
+    its lists (a re-offer of a stored item is a hit). Protected items stay in the lists, and
+    REPLACE passes over them.
 
     Args:
         capacity: the ``c`` of the paper; ``None`` takes the memory's capacity when bound (a

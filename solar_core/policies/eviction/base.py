@@ -123,9 +123,7 @@ class SlotState(StagedState):
     def _read_rows(
         self, reader: StateReader, name: str, dtype: Any, lo: float | None, hi: float | None
     ) -> npt.NDArray[Any]:
-        """A per-slot array of :meth:`state`: exactly ``high_water`` rows (finite, within
-        ``[lo, hi]`` for the stored slots; 0 in every empty slot's row if :attr:`zeroed`),
-        grown to the store's slots as :meth:`reserve` grows it."""
+        """A per-slot array of :meth:`state`, checked, grown as :meth:`reserve` grows it."""
         store = self.store
         if not self.zeroed:
             array = reader.array(name, dtype, (store.high_water,), lo=lo, hi=hi)
@@ -237,12 +235,7 @@ class OrderedEviction(EvictionPolicy):
         raise RuntimeError("victim() called with every stored item protected")
 
     def _victim(self, step: int, slots: Selection) -> Victim:
-        allowed = (
-            set(range(len(self.store.matrix))[slots])
-            if isinstance(slots, slice)
-            else set(slots.tolist())
-        )
-        return Victim(next(s for s in self._ranking(step) if s in allowed))
+        return self.victim(step)  # (which skips the protected slots, those not in ``slots``)
 
     @abstractmethod
     def _ranking(self, step: int) -> Iterable[int]:

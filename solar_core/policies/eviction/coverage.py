@@ -35,36 +35,19 @@ from solar_core.policies.eviction.base import (
 @register_part
 class CoverageEviction(EvictionPolicy, AdmissionPolicy):
     """``solar-adaptive``: admit what serves the recent queries better than what it would
-    displace; evict the item whose loss they would feel least.
+    displace; evict the item whose loss they would feel least (docs/DESIGN.md,
+    "solar-adaptive"; why each mechanism is here: ``docs/benchmarks/solar-adaptive.md``).
 
-    The policy remembers the last ``window`` queries: each one's vector, the best similarity the
-    memory gave it, the item that gave it, and that item's *margin* over the runner-up. An item's
-    **value** is the sum of its margins over the remembered queries it served best. An item that
-    served none of them, or whose neighbour serves them almost as well (a near-duplicate), is
-    worth ~0 however often it was retrieved; among equal values the oldest insert goes first, so
-    a memory of worthless items behaves exactly as FIFO. A candidate's **gain**
-    (:meth:`gain`) is the same quantity seen from outside: ``sum(max(0, cos(x, q) - best(q)))``,
-    how much closer it would bring the queries the memory served badly.
-
-    **Admission** compares the two, so the same object is the memory's admission policy:
-
-    - A free slot takes any candidate: an empty slot serves no query, so filling it loses nothing
-      (the faithful SOLAR gate leaves half of a K = 100 memory empty).
-    - During a regime shift (:attr:`shifting`) every candidate that serves some remembered query
-      better (gain > 0) is admitted: the memory must catch up with the new topics fast, as FIFO
-      does, but not with junk.
-    - Otherwise the candidate is admitted iff its gain beats ``(1 + hysteresis)`` times the value
-      of its victim (:attr:`Candidate.victim <solar_core.policies.admission.Candidate.victim>`), or
-      that item is worth nothing. The hysteresis keeps a memory that serves a loop of topics from
-      swapping one topic for an equally useful one at every step.
-
-    The decision trace reports the gain as ``regret`` and ``(1 + hysteresis) * value`` as
-    ``tau``. Composed by hand with another gate it only evicts. The window spans
-    ``window_per_slot`` x capacity queries (at most ``max_window``): a loop of more topics than
-    slots is protected only if the memory remembers more than one lap. A regime shift
-    (:attr:`shifting`) is a fast average of ``1 - best`` above the slow one by ``shift`` mean
-    absolute deviations and by at least ``min_rise``. A rated retrieval scales its best item's
-    margin by the reward. Why each mechanism is here: ``docs/benchmarks/solar-adaptive.md``.
+    It remembers the last ``window`` queries (``window_per_slot`` x capacity, at most
+    ``max_window``): each one's vector, the best similarity the memory gave it, the item that
+    gave it and that item's *margin* over the runner-up. An item's **value** is the sum of its
+    margins (a near-duplicate's is ~0); the lowest leaves, the oldest insert first among equals.
+    A candidate's **gain** (:meth:`gain`) is ``sum(max(0, cos(x, q) - best(q)))``. As the
+    memory's admission policy it admits a candidate into a free slot, during a regime shift
+    (:attr:`shifting`) if its gain is positive, or if its gain beats ``(1 + hysteresis)`` times
+    its victim's value (or that value is 0); the trace reports the gain as ``regret`` and the bar
+    as ``tau``. Composed by hand with another gate it only evicts. A rated retrieval scales its
+    best item's margin by the reward.
     """
 
     name = "coverage"
@@ -165,18 +148,12 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         return self._last_slots
 
     def _more_state(self) -> State:
-        """After ``value`` and ``serial`` (its insert sequence number): the ring of the last
-        ``count`` queries, rows in ring order: ``queries``, ``best``, ``margin``, ``owner`` and
-        ``owner_serial`` (a row whose owner left or was replaced is written as no owner: -1, 0,
-        margin 0, as nothing reads it); ``head``, the next row. ``seq`` and ``version``
-        counters; ``fast_miss`` (null before any query), ``slow_miss``, ``deviation``;
-        ``last_slots`` (the latest retrieval's slots, or null); ``pending``: the similarities
-        of the offer just admitted to the ring (null if none waits for its insert);
-        ``weakest``: the slot named as victim since the values last moved (or null).
-
-        Not stored, being made again: each slot's tie-break nudge (``1e-12 * serial``), the
-        row of the latest query (the row before ``head``), and the window (from the
-        parameters and the store's capacity)."""
+        """The ring of the last queries, in ring order (a row whose owner left or was replaced
+        is written as no owner: -1, 0, margin 0), its next row ``head``, the counters, the miss
+        averages (``fast_miss`` null before any query), the latest retrieval's slots, the
+        ``pending`` similarities of an admitted offer and the ``weakest`` slot named since the
+        values last moved (or nulls). Made again, not stored: the tie-break nudges, the latest
+        query's row and the window."""
         n = self._count
         owner, owner_serial = self._owner[:n].copy(), self._owner_serial[:n].copy()
         margin = self._margin[:n].copy()
@@ -426,12 +403,8 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         if len(better) == 0:
             return
         # The new item now serves these queries best: their previous best items lose the credit.
-        value, serials, owner_serial, margins = (
-            self._value,
-            self._serial,
-            self._owner_serial,
-            self._margin,
-        )
+        value, serials = self._value, self._serial
+        owner_serial, margins = self._owner_serial, self._margin
         # Usually a handful of rows: scalar updates beat np.subtract.at's ufunc machinery.
         for row, owner in zip(better.tolist(), self._owner[better].tolist(), strict=True):
             if owner >= 0 and serials[owner] == owner_serial[row]:

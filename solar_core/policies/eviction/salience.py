@@ -12,9 +12,7 @@ from solar_core.basics.validation import check_nonnegative, check_positive
 from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdict, params_of
 from solar_core.policies.eviction.base import (
     F64,
-    Cosines,
     EvictionPolicy,
-    Query,
     Rows,
     Selection,
     Slots,
@@ -117,13 +115,10 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         self._moved = 0  # decisions the ratings changed
         self._credited = False  # whether any rating moved a value (before: nothing to compare)
 
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
     def params(self) -> dict[str, Any]:
-        """``prior``: the prior in use -- the one :meth:`use_embedder` or :meth:`bind` picked
-        if none was given, so a policy rebuilt from these scores turns alike whatever embedder
-        its memory has -- by its name if it is a shipped prior, else as its JSON document (a
-        prior file may be gone or changed when the policy is rebuilt); ``None`` only before
-        either picked one. Then ``feedback_weight`` and ``rating_strength``."""
+        """``prior``: the prior in use (picked by :meth:`use_embedder` or :meth:`bind` if none
+        was given), by name if it is a shipped one, else as its JSON document (a file may be
+        gone when the policy is rebuilt); then ``feedback_weight`` and ``rating_strength``."""
         return {"prior": self._prior_param()} | params_of(self, "feedback_weight rating_strength")
 
     def _prior_param(self) -> str | dict[str, Any] | None:
@@ -137,15 +132,12 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         return prior.to_json()
 
     def _more_state(self) -> State:
-        """After each slot's ``value`` (salience plus the rating part), ``key`` (the value plus
-        the insert tie-break), ``credit`` and ``shares`` (the rank-weighted sums of rating
-        deviations and of shares) and ``plain`` (the key without the rating part; 0 until
-        ``credited``): the ``seq`` and ``version`` counters; ``ratings``, ``rating_sum``,
-        ``moved`` (decisions the ratings changed), ``credited``; ``pending``: the salience of
-        the offer waiting for its insert (or null); ``weakest``: the slot named as victim since
-        the values last moved (or null); the turn context: ``previous`` (the latest offer's
-        text, or null), ``recent`` (the unit vectors of the latest turns, in ring order),
-        ``head`` and ``last`` (its next and latest rows)."""
+        """Each slot's ``value`` (salience plus the rating part), ``key`` (plus the insert
+        tie-break), ``credit`` and ``shares`` (rank-weighted sums of rating deviations and of
+        shares) and ``plain`` (the key without the rating part; 0 until ``credited``); the
+        counters; the salience ``pending`` for its insert and the ``weakest`` slot named since
+        the values last moved (or nulls); the turn context (``previous`` text, ``recent``
+        vectors in ring order, its ``head`` and ``last`` rows)."""
         context, pending, weakest = self.context, self._pending, self._weakest
         return {
             "seq": self._seq,
@@ -237,8 +229,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         return (self._rating_sum + 0.5) / (self._ratings + 1)
 
     def rating_part(self, slots: Selection) -> Any:
-        """What ratings add to the value of ``slots``: ``feedback_weight`` times their mean
-        deviation from the baseline, shrunk by ``rating_strength`` pseudo-ratings at zero."""
+        """What ratings add to the value of ``slots``."""
         return (
             self.feedback_weight
             * self._credit[slots]
@@ -290,12 +281,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
             return "; ratings chose the victim"
         return "; ratings made room" if admitted else "; ratings kept it out"
 
-    # -- events ---------------------------------------------------------------------------------
-    def on_retrieve(
-        self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
-    ) -> None:
-        """Retrievals alone teach nothing here (see the class docstring)."""
-
+    # -- events (retrievals alone teach nothing here) -------------------------------------------
     def on_feedback(self, slots: Slots, reward: float) -> None:
         # Centred on the baseline before this rating: a memory whose every answer is disliked
         # (or liked) learns that its ratings say nothing about one item against another.
