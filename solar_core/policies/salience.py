@@ -213,7 +213,6 @@ class SaliencePrior:
             logit += float(self.embedding_weights @ vector)
         return logit
 
-    # -- files ----------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         return {
             "format": FORMAT,

@@ -150,7 +150,6 @@ class EvaluatorGate(AdmissionPolicy):
     def tau(self) -> float | None:
         return self.inner.tau
 
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
     def params(self) -> dict[str, Any]:
         """``threshold``, ``initial`` and ``inner`` (its ``spec()``, or ``"eviction"`` when it is
         the memory's eviction policy). The evaluator, a run-time object, is not a parameter."""

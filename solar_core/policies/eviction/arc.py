@@ -75,7 +75,6 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
         self._in_b2 = False
         self._drop_t1_lru = False  # case IV(A) with B1 empty: T1's LRU leaves without a ghost
 
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------
     def params(self) -> dict[str, Any]:
         """``capacity`` (``None`` until bound, when it takes the memory's) and the ``gate``'s
         :func:`~solar_core.basics.state.spec`."""
@@ -165,7 +164,6 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
             self.t2.pop(slot, None)
             self.t2[slot] = None
 
-    # -- admission: every offer is a request ----------------------------------------------------
     def _admit(self, candidate: Candidate) -> Verdict:
         verdict = self.gate.admit(candidate)
         if candidate.stored is not None:
@@ -209,7 +207,6 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
     def tau(self) -> float | None:
         return self.gate.tau
 
-    # -- eviction -------------------------------------------------------------------------------
     def _ranking(self, step: int) -> Iterable[int]:
         t1, t2 = self.t1, self.t2
         if self._drop_t1_lru and t1:

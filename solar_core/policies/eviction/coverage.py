@@ -102,7 +102,6 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         self._version = 0
         self._reset_ring()
 
-    # -- wiring -------------------------------------------------------------------------------
     def bind(self, store: Any, rng: np.random.Generator) -> None:
         super().bind(store, rng)
         capacity = self.store.capacity
@@ -134,7 +133,6 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         super().reserve(slots)
         self._nudge = grow_array(self._nudge, slots, 0.0)
 
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------
     def params(self) -> dict[str, Any]:
         return {"window": plain(self.fixed_window)} | params_of(
             self, "window_per_slot max_window shift fast slow min_rise use_feedback hysteresis"
@@ -242,7 +240,6 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
             "_weakest": None if weakest is None else (version, weakest, float(value[weakest])),
         }
 
-    # -- queries ------------------------------------------------------------------------------
     def on_retrieve(
         self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
     ) -> None:
@@ -322,7 +319,6 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         self._value[slot] += new - self._margin[last]
         self._margin[last] = new
 
-    # -- candidates ---------------------------------------------------------------------------
     def gain(self, vector: F32) -> float:
         """How much closer ``vector`` would bring the remembered queries:
         ``sum(max(0, cos(vector, q) - best(q)))`` (its similarities to them are kept for the
@@ -340,10 +336,7 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         cached = self._weakest  # unchanged since it was named: no need to look again
         if cached is not None and cached[0] == self._version:
             return Victim(cached[1], cached[2])
-        store = self._store
-        if store is None or len(store) == 0:
-            raise RuntimeError("victim() called on an empty store")
-        return self._victim(step, store.evictable_selection())  # the base's, one call less
+        return super().victim(step)
 
     def _victim(self, step: int, slots: Selection) -> Victim:
         values = self._value[slots]
@@ -355,7 +348,6 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         self._weakest = (self._version, slot, value)
         return Victim(slot, value)
 
-    # -- admission ------------------------------------------------------------------------------
     def _admit(self, candidate: Candidate) -> Verdict:
         if candidate.refused is not None:  # nothing to learn from an offer refused elsewhere
             return Verdict(False, candidate.refused)
@@ -382,7 +374,6 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
             return Verdict(True, "gain > value", None, gain, bar)
         return Verdict(False, "gain <= value", None, gain, bar)
 
-    # -- membership ---------------------------------------------------------------------------
     def on_insert(self, slot: int, step: int) -> None:
         self._version += 1
         self._seq += 1
@@ -437,7 +428,6 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         self._version += 1
         self._reset_ring()
 
-    # -- inspection ---------------------------------------------------------------------------
     def describe(self, slot: int) -> Mapping[str, float]:
         return {"value": float(self._value[slot])}
 

@@ -209,7 +209,6 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
             "context": context,
         }
 
-    # -- wiring ---------------------------------------------------------------------------------
     def use_embedder(self, embedder: object, dim: int) -> None:
         """Pick the prior for the memory's embedder (if none was given), before binding."""
         if self.prior is None:
@@ -245,7 +244,6 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         self.context.push(text, vector if self.prior.reads_vectors else None)
         return score
 
-    # -- admission ------------------------------------------------------------------------------
     def _admit(self, candidate: Candidate) -> Verdict:
         vector = candidate.vector if self.prior is not None and self.prior.reads_vectors else None
         salience = self._salience(candidate.text, vector)  # every offer is context for the next
@@ -281,7 +279,6 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
             return "; ratings chose the victim"
         return "; ratings made room" if admitted else "; ratings kept it out"
 
-    # -- events (retrievals alone teach nothing here) -------------------------------------------
     def on_feedback(self, slots: Slots, reward: float) -> None:
         # Centred on the baseline before this rating: a memory whose every answer is disliked
         # (or liked) learns that its ratings say nothing about one item against another.
@@ -350,7 +347,6 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         self._version += 1
         self.context = TurnContext(dim=self.context.dim)
 
-    # -- inspection -----------------------------------------------------------------------------
     def describe(self, slot: int) -> Mapping[str, float]:
         rated = float(self.rating_part(np.array([slot]))[0])
         return {"value": float(self._value[slot]), "ratings": rated}
