@@ -126,8 +126,15 @@ class StagedState:
 
     def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
         """Check ``state`` and return what assigns it, which cannot fail."""
-        reader_of(self, state).done()
-        return nothing
+        reader = reader_of(self, state)
+        values = self._read(reader)
+        reader.done()
+        return lambda: vars(self).update(values)
+
+    def _read(self, reader: StateReader) -> dict[str, Any]:
+        """Read the state, check what its values must agree on, and return the attributes to
+        assign."""
+        return {}
 
 
 class AdmissionPolicy(StagedState, ABC):
@@ -183,10 +190,6 @@ class AlwaysAdmit(AdmissionPolicy):
 
 #: AlwaysAdmit's verdict on every candidate (immutable: one shared instance)
 ALWAYS = Verdict(True, "always")
-
-
-def nothing() -> None:
-    """The assignment of an empty state."""
 
 
 def reader_of(part: object, state: Mapping[str, Any]) -> StateReader:

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from solar_core.basics.state import register_part
+from solar_core.basics.state import StateReader, register_part
 from solar_core.basics.validation import check_k, check_nonnegative, check_positive
 from solar_core.policies.admission.base import (
     AdmissionPolicy,
     Candidate,
     Verdict,
     params_of,
-    reader_of,
 )
 from solar_core.policies.admission.info_gain import information_gain
 
@@ -195,8 +193,7 @@ class RegretGate(AdmissionPolicy):
             "sumsq": float(self._sumsq),
         }
 
-    def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
-        reader = reader_of(self, state)
+    def _read(self, reader: StateReader) -> dict[str, Any]:
         # The largest step cost: ``1 - score`` is at most 1, a gain at most its novelty weight
         window, top = self.window, max(1.0, float(self.novelty_weight))
         costs = reader.array("costs", np.float64, (None,), lo=0.0, hi=top)
@@ -207,7 +204,6 @@ class RegretGate(AdmissionPolicy):
         squares = reader.number("sumsq")
         l_ema = reader.number("l_ema", optional=True)
         tau = reader.number("tau")
-        reader.done()
         filled = len(costs)
         if filled > window:
             raise reader.fail(f"costs holds {filled} costs, more than the window of {window}")
@@ -242,13 +238,16 @@ class RegretGate(AdmissionPolicy):
                 raise reader.fail(f"l_ema must be in [0.1, {max(2.0 * top, 0.1)}], got {l_ema}")
             if tau != self._clipped_tau(l_ema):
                 raise reader.fail(f"tau {tau} is not the clipped threshold of l_ema {l_ema}")
-
-        def assign() -> None:
-            self._regret, self._tau, self._l_ema = regret, tau, l_ema
-            self._costs = listed
-            self._head, self._seen, self._sum, self._sumsq = head, seen, total, squares
-
-        return assign
+        return {
+            "_regret": regret,
+            "_tau": tau,
+            "_l_ema": l_ema,
+            "_costs": listed,
+            "_head": head,
+            "_seen": seen,
+            "_sum": total,
+            "_sumsq": squares,
+        }
 
     def _clipped_tau(self, l_ema: float) -> float:
         """``tau`` for ``l_ema``, as :meth:`_record` computes it."""

@@ -4,14 +4,14 @@ shares with the deletion policies."""
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
 
 from solar_core.basics.state import State, StateReader
-from solar_core.policies.admission.base import StagedState, reader_of
+from solar_core.policies.admission.base import StagedState
 
 if TYPE_CHECKING:
     from solar_core.retrieval.item_table import ItemTable
@@ -105,15 +105,12 @@ class SlotState(StagedState):
     def _more_state(self) -> State:
         return {}
 
-    def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
-        reader = reader_of(self, state)
-        values: dict[str, Any] = {}
+    def _read(self, reader: StateReader) -> dict[str, Any]:
+        rows: dict[str, Any] = {}
         for name, row in self.rows.items():
             hi = reader.integer(row.hi) if isinstance(row.hi, str) else row.hi
-            values[row.attr] = self._read_rows(reader, name, row.dtype, row.lo, hi)
-        values |= self._read_more(reader, values)
-        reader.done()
-        return lambda: vars(self).update(values)
+            rows[row.attr] = self._read_rows(reader, name, row.dtype, row.lo, hi)
+        return rows | self._read_more(reader, rows)
 
     def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
         """Read the rest of the state and check what it must agree on (``rows``: the per-slot
