@@ -104,11 +104,9 @@ class Verdict(NamedTuple):
 
 
 class StagedState:
-    """The explicit-state methods (see :mod:`solar_core.basics.state`) of the library's
-    policies: :meth:`load_state` checks the whole state (:meth:`checked_state`) before it
-    assigns any of it, so a policy holding others checks theirs too before anything changes
-    (:func:`staged`). The defaults are those of a policy that takes no parameters and learns
-    nothing."""
+    """The explicit state (:mod:`solar_core.basics.state`) of the library's policies:
+    :meth:`load_state` checks the whole state before it assigns any of it, a held policy's
+    included (:func:`staged`). The defaults: no parameters, nothing learned."""
 
     def params(self) -> dict[str, Any]:
         """Its constructor's keyword arguments, as JSON values (a policy taking none: none)."""

@@ -139,19 +139,12 @@ class SlotState(StagedState):
 
 
 class EvictionPolicy(SlotState, ABC):
-    """Decides which stored item leaves when the store is full.
-
-    The memory owns the store and does the accounting (``while store.full: remove(victim())``);
-    a policy sees slots (ints) and keeps cheap per-slot statistics. Hooks, in step order:
-    :meth:`on_retrieve` (a recorded retrieval returned these slots, best first, for this query
-    vector with these cosines), :meth:`on_feedback` (the caller rated it), :meth:`victim` (the
-    store is full), :meth:`on_remove` and :meth:`on_insert`.
-
-    A policy never sees protected (identity) items as candidates: a scoring policy scores the
-    slots :meth:`_victim` is given; an :class:`OrderedEviction` names its order and the base
-    skips protected slots. A policy that must see every offer, or that compares the candidate
-    with its victim, is also an :class:`~solar_core.policies.admission.AdmissionPolicy` (ARC,
-    coverage): one object in both roles.
+    """Decides which stored item leaves when the store is full (docs/DESIGN.md, "A memory's
+    parts"): the memory owns the store and removes ``victim()`` while it is full; a policy sees
+    slots and keeps per-slot statistics, and never names a protected item (a scoring policy
+    scores the slots :meth:`_victim` is given; an :class:`OrderedEviction` names its order). A
+    policy that must see every offer is an
+    :class:`~solar_core.policies.admission.AdmissionPolicy` too (ARC, coverage).
     """
 
     name: ClassVar[str] = "base"
