@@ -5,17 +5,22 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from solar_core.basics.state import StateReader, no_params, register_part
 
-if TYPE_CHECKING:
-    from solar_core.policies.eviction.base import Victim
-
 F32 = npt.NDArray[np.float32]
+
+
+class Victim(NamedTuple):
+    """The slot to evict, the score that chose it (lowest wins) and the lowest contenders."""
+
+    slot: int
+    score: float | None = None
+    contenders: tuple[tuple[int, float], ...] = ()
 
 
 class Candidate:

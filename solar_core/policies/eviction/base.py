@@ -12,6 +12,7 @@ import numpy.typing as npt
 
 from solar_core.basics.state import State, StateReader
 from solar_core.policies.admission.base import StagedState
+from solar_core.policies.admission.base import Victim as Victim  # (defined there: no circle)
 
 if TYPE_CHECKING:
     from solar_core.retrieval.item_table import ItemTable
@@ -25,14 +26,6 @@ Query = npt.NDArray[np.float32] | None
 Cosines = list[float] | None
 F64 = npt.NDArray[np.float64]
 ArrayT = TypeVar("ArrayT", bound=npt.NDArray[Any])
-
-
-class Victim(NamedTuple):
-    """The slot to evict, the score that chose it (lowest wins) and the lowest contenders."""
-
-    slot: int
-    score: float | None = None
-    contenders: tuple[tuple[int, float], ...] = ()
 
 
 class Rows(NamedTuple):
