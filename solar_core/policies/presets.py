@@ -37,66 +37,37 @@ class Preset:
 
 
 #: The policy of every memory built without one: ``SolarMemory()``, new ``MemoryStore`` scopes
-#: and every adapter. The paper's presets (``solar``, ``solar-a``, ``solar-e``) stay available by
-#: name, unchanged.
+#: and every adapter.
 DEFAULT_POLICY = "solar-adaptive"
 #: the policy the chat adapters (conversation memories, chat-history middleware and blocks) default
 #: to: chat turns are kept by what later questions are likely to ask about (``solar-dialogue``)
 CHAT_POLICY = "solar-dialogue"
 
+_RULES = {
+    "fifo": "store every item; evict the oldest insert",
+    "lru": "store every item; evict the least recently retrieved",
+    "lfu": "store every item; evict the least often retrieved (ties: oldest)",
+    "arc": "store every item; ARC's recency/frequency lists with ghost hits",
+    "solar": "regret-gated admission; Thompson-sampling eviction (the paper's SOLAR)",
+    "solar-a": "regret-gated admission; recency+frequency+diversity eviction",
+    "solar-e": "store every item; Thompson-sampling eviction",
+    "solar-adaptive": "store when the gain beats the weakest item's value; evict by coverage value",
+    "solar-dialogue": "keep the dialogue turns a salience prior and ratings value most",
+    "unlimited": "store every item; never evict (capacity ignored)",
+}
 PRESETS: dict[str, Preset] = {
-    p.name: p
-    for p in [
-        Preset("fifo", "store every item; evict the oldest insert", AlwaysAdmit, FifoEviction),
-        Preset(
-            "lru", "store every item; evict the least recently retrieved", AlwaysAdmit, LruEviction
-        ),
-        Preset(
-            "lfu",
-            "store every item; evict the least often retrieved (ties: oldest)",
-            AlwaysAdmit,
-            LfuEviction,
-        ),
-        Preset(
-            "arc",
-            "store every item; ARC's recency/frequency lists with ghost hits",
-            None,
-            ArcEviction,
-        ),
-        Preset(
-            "solar",
-            "regret-gated admission; Thompson-sampling eviction (the paper's SOLAR)",
-            RegretGate,
-            ThompsonEviction,
-        ),
-        Preset(
-            "solar-a",
-            "regret-gated admission; recency+frequency+diversity eviction",
-            RegretGate,
-            MultiScoreEviction,
-        ),
-        Preset(
-            "solar-e", "store every item; Thompson-sampling eviction", AlwaysAdmit, ThompsonEviction
-        ),
-        Preset(
-            "solar-adaptive",
-            "store when the gain beats the weakest item's value; evict by coverage value",
-            None,
-            CoverageEviction,
-        ),
-        Preset(
-            "solar-dialogue",
-            "keep the dialogue turns a salience prior and ratings value most",
-            None,
-            SalienceEviction,
-        ),
-        Preset(
-            "unlimited",
-            "store every item; never evict (capacity ignored)",
-            AlwaysAdmit,
-            FifoEviction,
-            unbounded=True,
-        ),
+    name: Preset(name, _RULES[name], admission, eviction, unbounded=name == "unlimited")
+    for name, admission, eviction in [
+        ("fifo", AlwaysAdmit, FifoEviction),
+        ("lru", AlwaysAdmit, LruEviction),
+        ("lfu", AlwaysAdmit, LfuEviction),
+        ("arc", None, ArcEviction),
+        ("solar", RegretGate, ThompsonEviction),
+        ("solar-a", RegretGate, MultiScoreEviction),
+        ("solar-e", AlwaysAdmit, ThompsonEviction),
+        ("solar-adaptive", None, CoverageEviction),
+        ("solar-dialogue", None, SalienceEviction),
+        ("unlimited", AlwaysAdmit, FifoEviction),
     ]
 }
 
@@ -109,18 +80,13 @@ def register_policy(
     rule: str = "",
     unbounded: bool = False,
 ) -> Preset:
-    """Make ``name`` a policy like the built-in ones: ``SolarMemory(name)``, a store's
-    ``policy=name`` and every adapter's. Either part may be a built-in class or one of yours: a
-    composition of registered parts. ``admission=None``: the eviction policy decides admission
-    too (it must then be an ``AdmissionPolicy`` as well). Parameters given to ``SolarMemory``
-    or the store go to whichever part's constructor takes them, as for the built-in policies.
-
-    Its classes are registered as parts (:func:`solar_core.basics.state.register_part`), so a stored
-    scope of it records their ``params()`` and snapshots their ``state()``: a class of yours
-    that learns something implements ``params()``, ``state()`` and ``load_state()`` (see
-    :mod:`solar_core.basics.state`); the base classes' say it has no parameters and learns nothing.
-
-    One line where the policy is defined, so importing that module is what defines the name:
+    """Make ``name`` a policy like the built-in ones (``SolarMemory(name)``, a store's
+    ``policy=name``, every adapter's), composed of registered parts, built-in or yours;
+    ``admission=None``: the eviction policy decides admission too. Parameters go to whichever
+    part's constructor takes them. Its classes are registered as parts
+    (:func:`solar_core.basics.state.register_part`): a class of yours that learns something
+    implements ``params()``, ``state()`` and ``load_state()`` (:mod:`solar_core.basics.state`).
+    Call it where the policy is defined, so importing that module defines the name:
 
     >>> from solar_core import SolarMemory
     >>> from solar_core.policies.eviction import FifoEviction
@@ -167,20 +133,17 @@ def available_policies() -> list[str]:
     return sorted(PRESETS)
 
 
-#: the kinds of parameter a policy's parameters are passed as: by name
-_NAMED = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
-
-
 def _parameters(factory: Callable[..., Any]) -> set[str]:
-    return {name for name, p in inspect.signature(factory).parameters.items() if p.kind in _NAMED}
+    """The parameters ``factory`` takes by name."""
+    named = (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY)
+    return {name for name, p in inspect.signature(factory).parameters.items() if p.kind in named}
 
 
 def build_policies(
     name: str, capacity: int | None, params: dict[str, Any]
 ) -> tuple[AdmissionPolicy, EvictionPolicy, int | None]:
-    """Instantiate preset ``name``; ``params`` go to whichever class takes them.
-
-    Returns the admission policy, the eviction policy and the effective capacity.
+    """Preset ``name``'s admission and eviction policies and its capacity; ``params`` go to
+    whichever class takes them.
 
     >>> build_policies("lifo", 10, {})
     Traceback (most recent call last):
@@ -252,10 +215,9 @@ def compose(
     deletion: DeletionPolicy | None,
     policy_params: dict[str, Any],
 ) -> tuple[AdmissionPolicy, EvictionPolicy, int | None, str]:
-    """A memory's policies from :class:`~solar_core.SolarMemory`'s arguments: a preset by name
-    (``None``: :data:`DEFAULT_POLICY`) or a composition by hand, with an evaluator's gate on top
-    and a deletion policy checked; returns the gate, the eviction policy, the capacity and the
-    policy's name.
+    """A memory's gate, eviction policy, capacity and policy name from
+    :class:`~solar_core.SolarMemory`'s arguments: a preset by name (``None``:
+    :data:`DEFAULT_POLICY`) or a composition by hand, an evaluator's gate on top.
 
     >>> compose("fifo", 10, None, None, None, None, {})[2:]
     (10, 'fifo')

@@ -1,31 +1,15 @@
 """A salience prior for dialogue turns: how likely later questions are to ask about a turn.
 
-In a long conversation most turns are small talk ("Wow, that's great!", "See you soon") and a
-minority carry the facts that are asked about later ("I adopted a beagle named Max last
-week"). A bounded memory of turns should keep the second kind, and it must decide when the turn
-arrives, long before any question shows which turns mattered. The prior is a logistic model of
-"some later question cites this turn as evidence", trained on annotated conversations (LoCoMo's
-dev conversations; ``benchmarks/train_salience.py`` rebuilds the shipped weights exactly). Its
-score is the log-odds.
-
-It reads three kinds of evidence, all available when the turn is offered:
-
-- **text features** (:data:`TEXT_FEATURES`): length, digits, capitalised words (names,
-  places), time words, first-person statements, exclamations, greetings, whether the turn is a
-  question and whether it answers one (the previous turn ended with ``?``);
-- **context features** (:data:`VECTOR_FEATURES`): how new the turn is (one minus its best
-  cosine to the last :data:`RECENT` turns) and its cosine to the previous turn;
-- the **embedding** itself (256 weights for the built-in static embedder's vector): what the
-  turn is about.
-
-The last two are only meaningful in the space the weights were trained in. The default prior,
-``"dialogue-static"``, reads the built-in static embedder's vectors, and makes them itself from
-the turn's text (:func:`prior_vector`, tens of microseconds): so every memory gets the whole
-prior, whatever embedder it retrieves with (MiniLM, a LangChain or LlamaIndex model, or vectors
-given without an embedder). Two more are shipped: ``"dialogue-minilm"`` (the same features over
-all-MiniLM-L6-v2's vectors: the default of earlier versions, kept for the scopes that stored it)
-and ``"dialogue-text"`` (text features only). A prior that reads the memory's own vectors and
-whose dimension disagrees with the memory's is refused.
+Most turns of a long conversation are small talk; a bounded memory of turns should keep the
+minority that carry the facts asked about later, and decide when the turn arrives. The prior is
+a logistic model of "some later question cites this turn", trained on annotated conversations
+(``benchmarks/train_salience.py`` rebuilds the shipped weights); its score is the log-odds. It
+reads :data:`TEXT_FEATURES`, :data:`VECTOR_FEATURES` (how new the turn is against the last
+:data:`RECENT` turns, its cosine to the previous one) and the embedding itself, the last two
+only in the space the weights were trained in. The default, ``"dialogue-static"``, reads the
+built-in static embedder's vectors, which it makes from the text itself (:func:`prior_vector`),
+so it works beside any retrieval embedder; ``"dialogue-minilm"`` and ``"dialogue-text"`` (text
+features only) ship too.
 
 >>> prior = load_prior("dialogue-text")
 >>> context = TurnContext(dim=4)
@@ -43,6 +27,7 @@ import math
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from importlib import resources
 from operator import mul
 from pathlib import Path
@@ -52,20 +37,11 @@ import numpy as np
 import numpy.typing as npt
 
 F32 = npt.NDArray[np.float32]
-F64 = npt.NDArray[np.float64]
 
 #: the names of the text features, in the order of a prior's ``text_weights``
-TEXT_FEATURES = (
-    "words/30",
-    "log(1+words)",
-    "has a digit",
-    "is a question",
-    "capitalised words/10",
-    "exclamations/3",
-    "answers a question",
-    "time words/3",
-    "first-person rate",
-    "greetings/2",
+TEXT_FEATURES = tuple(
+    "words/30|log(1+words)|has a digit|is a question|capitalised words/10|exclamations/3|"
+    "answers a question|time words/3|first-person rate|greetings/2".split("|")
 )
 #: the names of the features read from the turn's vector and the recent turns' vectors
 VECTOR_FEATURES = ("novelty", "cosine to the previous turn")
@@ -75,8 +51,7 @@ RECENT = 20
 PRIORS = ("dialogue-minilm", "dialogue-static", "dialogue-text")
 #: the embedder the MiniLM prior was trained for
 MINILM = "all-MiniLM-L6-v2"
-#: the built-in static embedder's model (``solar_core.embedders.static_embedder``), as priors name
-# it
+#: the built-in static embedder's model, as priors name it
 STATIC = "minilm-static-256"
 FORMAT = 1
 
@@ -155,19 +130,6 @@ class TurnContext:
 
     def __post_init__(self) -> None:
         self.vectors = np.zeros((RECENT, self.dim), dtype=np.float32)
-
-    def state(self) -> dict[str, Any]:
-        """The context as a snapshot holds it: the rows no turn has filled yet left out (they
-        are zeros until :attr:`count` reaches :data:`RECENT`; :meth:`restore` makes them)."""
-        state = dict(vars(self))
-        state["vectors"] = self.vectors[: self.count]
-        return state
-
-    def restore(self) -> None:
-        """Bring back the rows :meth:`state` left out (an earlier snapshot holds them all)."""
-        pad = RECENT - len(self.vectors)
-        if pad > 0:
-            self.vectors = np.concatenate([self.vectors, np.zeros((pad, self.dim), np.float32)])
 
     def push(self, text: str, vector: F32 | None) -> None:
         self.previous = text
@@ -251,7 +213,6 @@ class SaliencePrior:
             logit += float(self.embedding_weights @ vector)
         return logit
 
-    # -- files ----------------------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
@@ -311,8 +272,7 @@ def load_prior(name_or_path: str | Path) -> SaliencePrior:
     """
     text = str(name_or_path)
     if text in PRIORS:
-        data = (resources.files("solar_core") / "priors" / f"{text}.json").read_text("utf-8")
-        return _cached(text, data)
+        return _shipped(text)
     path = Path(text)
     if not path.is_file():
         raise ValueError(
@@ -326,14 +286,10 @@ def load_prior(name_or_path: str | Path) -> SaliencePrior:
     return _parse(data, str(path))
 
 
-_loaded: dict[str, SaliencePrior] = {}
-
-
-def _cached(name: str, data: str) -> SaliencePrior:
-    prior = _loaded.get(name)
-    if prior is None:
-        prior = _loaded[name] = _parse(data, name)
-    return prior
+@cache
+def _shipped(name: str) -> SaliencePrior:
+    data = (resources.files("solar_core") / "priors" / f"{name}.json").read_text("utf-8")
+    return _parse(data, name)
 
 
 def _parse(data: str, where: str) -> SaliencePrior:
@@ -344,10 +300,6 @@ def _parse(data: str, where: str) -> SaliencePrior:
     if not isinstance(document, dict):
         raise ValueError(f"{where}: not a salience prior (not a JSON object)")
     return SaliencePrior.from_json(document, where)
-
-
-#: the model the ``dialogue-minilm`` prior's vector weights were trained on
-MINILM_MODEL = "all-MiniLM-L6-v2"
 
 
 def model_name_of(model: object) -> str | None:
@@ -388,9 +340,7 @@ _STATIC: Any = None
 
 def prior_for(embedder: object, dim: int) -> SaliencePrior:
     """The shipped prior a memory uses by default, whatever its embedder: the static prior,
-    which embeds each turn's text with the built-in static embedder itself (MiniLM, another
-    model, or vectors given without an embedder alike). It recalls more than the MiniLM prior
-    even beside MiniLM's vectors (docs/benchmarks/default-embedder.md).
+    which embeds each turn's text itself (docs/benchmarks/default-embedder.md).
 
     >>> from solar_core.embedders.hash_embedder import HashEmbedder
     >>> prior_for(HashEmbedder(dim=384), 384).name, prior_for(None, 384).name

@@ -1,18 +1,26 @@
-"""The admission-policy interface: should this step's experience be stored?"""
+"""The admission-policy interface (should this step's experience be stored?) and the checked
+explicit state the policies share."""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
 from solar_core.basics.state import StateReader, no_params, register_part
 
-if TYPE_CHECKING:
-    from solar_core.policies.eviction.base import Victim
+F32 = npt.NDArray[np.float32]
+
+
+class Victim(NamedTuple):
+    """The slot to evict, the score that chose it (lowest wins) and the lowest contenders."""
+
+    slot: int
+    score: float | None = None
+    contenders: tuple[tuple[int, float], ...] = ()
 
 
 class Candidate:
@@ -29,16 +37,9 @@ class Candidate:
         refused: why another rule already refused the offer (e.g. an evaluator), else ``None``:
             a gate that learns from every step learns from it, and must not admit it.
 
-    What costs work is computed the first time a policy reads it, then kept (by the memory's
-    own candidate; one made by hand, as here, takes the values themselves):
+    What costs work (:attr:`vector`, :attr:`similarities`, :attr:`victim`) the memory's own
+    candidate computes the first time a policy reads it; one made by hand takes the values.
 
-    - :attr:`vector`: the candidate's unit vector;
-    - :attr:`similarities`: its cosine to every used slot (``-inf`` for empty slots);
-    - :attr:`victim`: the item the eviction policy would evict to make room (``None`` while
-      there is room), the same one the memory evicts if the candidate is admitted. A gate that
-      compares the candidate with what it displaces reads it; the others never make it.
-
-    >>> import numpy as np
     >>> c = Candidate(size=2, capacity=10, vector=np.array([1.0, 0.0], np.float32))
     >>> c.vector.tolist(), c.victim is None
     ([1.0, 0.0], True)
@@ -54,8 +55,8 @@ class Candidate:
         size: int,
         capacity: int | None,
         score: float | None = None,
-        similarities: npt.NDArray[np.float32] | None = None,
-        vector: npt.NDArray[np.float32] | None = None,
+        similarities: F32 | None = None,
+        vector: F32 | None = None,
         text: str | None = None,
         metadata: Mapping[str, Any] | None = None,
         prepared: object = None,
@@ -64,36 +65,28 @@ class Candidate:
         refused: str | None = None,
         victim: Victim | None = None,
     ) -> None:
-        self.size = size
-        self.capacity = capacity
-        self.score = score
-        self.text = text
+        self.size, self.capacity, self.score = size, capacity, score
+        self.text, self.prepared, self.stored, self.refused = text, prepared, stored, refused
         self.metadata: Mapping[str, Any] = {} if metadata is None else metadata
-        self.prepared = prepared
-        self.stored = stored
-        self.refused = refused
-        self._vector = vector
-        self._similarities = similarities
-        self._victim = victim
+        self._vector, self._similarities, self._victim = vector, similarities, victim
 
     @property
-    def vector(self) -> npt.NDArray[np.float32] | None:
+    def vector(self) -> F32 | None:
         """The unit vector (``None`` for a candidate made by hand without one)."""
         return self._vector
 
     @property
-    def similarities(self) -> npt.NDArray[np.float32] | None:
+    def similarities(self) -> F32 | None:
         """Cosine to every used slot (``-inf`` for empty ones)."""
         return self._similarities
 
     @property
     def victim(self) -> Victim | None:
-        """What admitting the candidate would evict (``None`` while there is room)."""
+        """What admitting the candidate would evict (``None`` while there is room): the item
+        the memory evicts if it is admitted."""
         return self._victim
 
-    def made(
-        self,
-    ) -> tuple[npt.NDArray[np.float32] | None, npt.NDArray[np.float32] | None, Victim | None]:
+    def made(self) -> tuple[F32 | None, F32 | None, Victim | None]:
         """The vector, similarities and victim computed so far (the memory reuses them)."""
         return self._vector, self._similarities, self._victim
 
@@ -116,11 +109,9 @@ class Verdict(NamedTuple):
 
 
 class StagedState:
-    """The explicit-state methods (see :mod:`solar_core.basics.state`) of the admission and deletion
-    policies: :meth:`load_state` checks the whole state (:meth:`checked_state`, which a policy
-    with state defines) before it assigns any of it, so a policy holding others checks theirs
-    too before any changes (:func:`staged`). The defaults are a policy's that takes no
-    parameters and learns nothing."""
+    """The explicit state (:mod:`solar_core.basics.state`) of the library's policies:
+    :meth:`load_state` checks the whole state before it assigns any of it, a held policy's
+    included (:func:`staged`). The defaults: no parameters, nothing learned."""
 
     def params(self) -> dict[str, Any]:
         """Its constructor's keyword arguments, as JSON values (a policy taking none: none)."""
@@ -132,24 +123,30 @@ class StagedState:
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         """Take ``state`` (from :meth:`state`) on a new policy built from the same parameters
-        (a deletion policy bound to a store holding the same items): checked whole before
-        anything is assigned; a bad one raises :class:`~solar_core.basics.state.StateError`."""
+        (bound to a store holding the same items): checked whole before anything is assigned;
+        a bad one raises :class:`~solar_core.basics.state.StateError`."""
         self.checked_state(state)()
 
     def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
-        """Check ``state`` and return what assigns it: nothing is assigned until that is
-        called, and it cannot fail."""
-        reader_of(self, state).done()
-        return nothing
+        """Check ``state`` and return what assigns it, which cannot fail."""
+        reader = reader_of(self, state)
+        values = self._read(reader)
+        reader.done()
+        return lambda: vars(self).update(values)
+
+    def _read(self, reader: StateReader) -> dict[str, Any]:
+        """Read the state, check what its values must agree on, and return the attributes to
+        assign."""
+        return {}
 
 
 class AdmissionPolicy(StagedState, ABC):
     """Decides whether an offered item enters the memory, seeing the candidate and, if it
     asks, the victim it would displace (:attr:`Candidate.victim`).
 
-    Public :meth:`admit` validates and delegates to :meth:`_admit`. A candidate another rule
-    already refused (:attr:`Candidate.refused`) is never admitted: a gate may learn from it
-    (SOLAR's regret counts its cost), and whatever it answers is a refusal.
+    :meth:`admit` validates and delegates to :meth:`_admit`. A candidate another rule already
+    refused is never admitted: a gate may learn from it (SOLAR's regret counts its cost), and
+    whatever it answers is a refusal.
     """
 
     name: ClassVar[str] = "base"
@@ -198,10 +195,6 @@ class AlwaysAdmit(AdmissionPolicy):
 ALWAYS = Verdict(True, "always")
 
 
-def nothing() -> None:
-    """The assignment of an empty state."""
-
-
 def reader_of(part: object, state: Mapping[str, Any]) -> StateReader:
     """A :class:`~solar_core.basics.state.StateReader` of ``part``'s ``state``, whose names are
     strings (another name is refused here, not met by a string operation later)."""
@@ -213,13 +206,15 @@ def reader_of(part: object, state: Mapping[str, Any]) -> StateReader:
 
 
 def plain(value: Any) -> Any:
-    """A parameter as a JSON value: a numpy number as the Python one, anything else as it is
-    (an int stays an int, a float a float)."""
+    """A parameter as a JSON value: a numpy number as the Python one, anything else as it is."""
     if isinstance(value, np.integer):
         return int(value)
-    if isinstance(value, np.floating):
-        return float(value)
-    return value
+    return float(value) if isinstance(value, np.floating) else value
+
+
+def params_of(part: object, names: str) -> dict[str, Any]:
+    """The attributes ``names`` (space-separated) of ``part``, as JSON values."""
+    return {name: plain(getattr(part, name)) for name in names.split()}
 
 
 def staged(part: Any, state: Mapping[str, Any]) -> tuple[bool, Callable[[], None]]:

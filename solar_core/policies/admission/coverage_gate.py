@@ -12,13 +12,9 @@ from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdi
 @register_part
 class CoverageGate(AdmissionPolicy):
     """Compose ``solar-adaptive`` by hand: ``SolarMemory(admission=CoverageGate(h),
-    eviction=CoverageEviction())``.
-
-    The adaptive gate and its eviction are one policy: the gate compares a candidate's gain
-    with the value of the item it would evict, both read from the eviction's query ring. So
-    :class:`~solar_core.policies.eviction.CoverageEviction` decides admission itself; composed with
-    this gate, the memory hands the gate's ``hysteresis`` to it and keeps that one object as
-    both its admission and its eviction policy. On its own, this gate decides nothing.
+    eviction=CoverageEviction())``. :class:`~solar_core.policies.eviction.CoverageEviction`
+    decides admission itself; composed with this gate, the memory hands it the gate's
+    ``hysteresis`` and keeps that one object in both roles. Alone, this gate decides nothing.
 
     >>> from solar_core import SolarMemory
     >>> from solar_core.policies.eviction import CoverageEviction
@@ -41,6 +37,5 @@ class CoverageGate(AdmissionPolicy):
         )
 
     def params(self) -> dict[str, Any]:
-        """Its hysteresis. It learns nothing: its state is empty (and a memory never holds it,
-        but the ``CoverageEviction`` it was folded into)."""
+        """Its hysteresis (it learns nothing)."""
         return {"hysteresis": plain(self.hysteresis)}

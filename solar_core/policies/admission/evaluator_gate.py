@@ -25,8 +25,6 @@ from solar_core.policies.admission.coverage_gate import CoverageGate
 
 #: ``(query, execution, metadata) -> bool | float``: does this execution deserve to be stored?
 Evaluator = Callable[[str | None, str, Mapping[str, Any]], Any]
-
-
 #: ``params()["inner"]`` of a gate whose inner gate is its memory's eviction policy (ARC,
 #: coverage): that object's state is the eviction's, and a new gate takes the new memory's
 INNER_EVICTION = "eviction"
@@ -34,28 +32,18 @@ INNER_EVICTION = "eviction"
 
 @register_part
 class EvaluatorGate(AdmissionPolicy):
-    """Store an offered experience only if ``evaluator`` accepts it, and ``inner`` too.
+    """Store an offered experience only if ``evaluator`` accepts it, and ``inner`` too (the
+    experience-following study's addition rule ``pi``; a ground-truth check is its "strict"
+    evaluator, an LLM judge -- ``langchain_solar.LLMJudge`` -- its "coarse" one).
 
-    This is the experience-following study's addition rule ``pi``. A ground-truth check is its
-    "strict" (human) evaluator. An LLM judge is its "coarse" (automatic) one: see
-    ``langchain_solar.LLMJudge`` and ``llamaindex_solar.LLMJudge``.
-
-    The evaluator is called as ``evaluator(query, execution, metadata)``:
-
-    - ``execution`` is the offered text;
-    - ``query`` is ``metadata["query"]`` when the caller stored the task there, else ``None``.
-
-    A ``bool`` result is the verdict. A number is a score, and ``>= threshold`` accepts it.
-    Anything else, or a NaN, is an error naming the evaluator. The memory then stays as it was:
-    the offer is not counted.
-
-    ``inner`` is another gate, e.g. SOLAR's ``RegretGate``. Both must accept. The inner gate sees
-    every step: a step the evaluator rejects still adds its cost to SOLAR's regret, but it never
-    stores and never resets it. The first ``initial`` offers skip the evaluator (the curated seed
-    memory the study starts from), though not ``inner``.
-
-    A memory asks the evaluator (:meth:`prepare`) before it takes its lock, so a slow LLM judge
-    does not block other threads; the verdict reaches :meth:`admit` as ``Candidate.prepared``.
+    It is called as ``evaluator(query, execution, metadata)``: ``execution`` is the offered text,
+    ``query`` is ``metadata["query"]`` when that is a string, else ``None``. A ``bool`` is the
+    verdict, a number is accepted if ``>= threshold``; anything else, or a NaN, is an error
+    naming the evaluator, and the offer is not counted. The inner gate (e.g. ``RegretGate``)
+    sees every step: a rejected step still adds its cost to SOLAR's regret, but never stores
+    nor resets it. The first ``initial`` offers (the curated seed memory) skip the evaluator.
+    A memory asks the evaluator (:meth:`prepare`) before it takes its lock; the verdict reaches
+    :meth:`admit` as ``Candidate.prepared``.
 
     >>> from solar_core.policies.admission import Candidate
     >>> gate = EvaluatorGate(lambda q, e, m: m["error"] <= 1.0)
@@ -162,12 +150,9 @@ class EvaluatorGate(AdmissionPolicy):
     def tau(self) -> float | None:
         return self.inner.tau
 
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
     def params(self) -> dict[str, Any]:
-        """``threshold``, ``initial`` and ``inner``: the inner gate's ``spec()``, or
-        ``"eviction"`` when the inner gate is the memory's eviction policy (ARC, coverage). The
-        evaluator is not a parameter: a run-time object (a function, an LLM judge), which
-        :meth:`from_params` takes from its caller."""
+        """``threshold``, ``initial`` and ``inner`` (its ``spec()``, or ``"eviction"`` when it is
+        the memory's eviction policy). The evaluator, a run-time object, is not a parameter."""
         inner = INNER_EVICTION if _is_eviction(self.inner) else spec(self.inner)
         return {"threshold": self.threshold, "initial": self.initial, "inner": inner}
 
@@ -179,11 +164,8 @@ class EvaluatorGate(AdmissionPolicy):
         *,
         eviction: object = None,
     ) -> EvaluatorGate:
-        """A new gate from :meth:`params`, asking ``evaluator``; ``eviction`` is the new
-        memory's eviction policy, which an ``inner`` of ``"eviction"`` names. Without an
-        evaluator (``solar_core.basics.state.build`` gives none) it is refused: a gate that could
-        not
-        judge would fail at its first offer."""
+        """A new gate from :meth:`params`, asking ``evaluator`` (refused without one: it would
+        fail at its first offer); ``eviction``: the new memory's, which ``"eviction"`` names."""
         if evaluator is None:
             raise TypeError(
                 "an EvaluatorGate is built with its evaluator, which no state holds: "
@@ -211,10 +193,9 @@ class EvaluatorGate(AdmissionPolicy):
         return cls(evaluator, inner=inner, **rest)
 
     def state(self) -> dict[str, Any]:
-        """``offers`` (counted so far: the first ``initial`` skip the evaluator), ``judged``
-        (the verdict on the latest offer, ``None`` if it was not judged: what a persisted
-        memory logs so a replay never asks again) and the inner gate's state under ``inner.``
-        (none when the inner gate is the memory's eviction policy, whose state that is)."""
+        """``offers`` counted, ``judged`` (the verdict on the latest offer, ``None`` if not
+        judged) and the inner gate's state under ``inner.`` (none when it is the memory's
+        eviction policy, whose state that is)."""
         own: dict[str, Any] = {"offers": self._offers, "judged": self.judged}
         if _is_eviction(self.inner):
             return own
@@ -244,9 +225,8 @@ class EvaluatorGate(AdmissionPolicy):
 
 
 class MetadataThreshold:
-    """A ground-truth evaluator: accept iff ``metadata[key]`` is at most ``at_most`` and at
-    least ``at_least`` (either bound optional). This is the study's strict ("human") evaluator
-    when the key holds the true error. A missing or non-numeric value is an error.
+    """A ground-truth evaluator (the study's strict one when ``key`` holds the true error):
+    accept iff ``metadata[key]`` is within the bounds given; a missing or non-number is an error.
 
     >>> strict = MetadataThreshold("error", at_most=1.0)
     >>> strict(None, "y=3.1", {"error": 0.4}), strict(None, "y=9", {"error": 5.0})
@@ -283,10 +263,7 @@ class MetadataThreshold:
 
 
 def _is_eviction(policy: object) -> bool:
-    """Whether ``policy`` is an eviction policy too: then it is its memory's eviction policy
-    (``solar_core.policies.presets.join`` makes ARC and coverage gates so)."""
-    from solar_core.policies.eviction.base import (
-        EvictionPolicy,  # (the eviction package imports this one)
-    )
+    """Whether ``policy`` is an eviction policy too, then its memory's (``presets.join``)."""
+    from solar_core.policies.eviction.base import EvictionPolicy  # (it imports this module)
 
     return isinstance(policy, EvictionPolicy)

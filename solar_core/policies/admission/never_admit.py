@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from typing import Any
 
-from solar_core.basics.state import register_part
+from solar_core.basics.state import StateReader, register_part
 from solar_core.basics.validation import check_nonnegative_int
-from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdict, reader_of
+from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdict
 
 
 @register_part
@@ -45,12 +44,5 @@ class NeverAdmit(AdmissionPolicy):
         """``offers``: the offers counted so far (the first ``initial`` are admitted)."""
         return {"offers": self._offers}
 
-    def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
-        reader = reader_of(self, state)
-        offers = reader.integer("offers")
-        reader.done()
-
-        def assign() -> None:
-            self._offers = offers
-
-        return assign
+    def _read(self, reader: StateReader) -> dict[str, Any]:
+        return {"_offers": reader.integer("offers")}

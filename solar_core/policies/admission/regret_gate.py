@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
 
-from solar_core.basics.state import register_part
+from solar_core.basics.state import StateReader, register_part
 from solar_core.basics.validation import check_k, check_nonnegative, check_positive
-from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdict, plain, reader_of
+from solar_core.policies.admission.base import (
+    AdmissionPolicy,
+    Candidate,
+    Verdict,
+    params_of,
+)
 from solar_core.policies.admission.info_gain import information_gain
 
 #: how far below 0.1 (the floor of every ``L_new``) rounding may leave their average ``L_ema``
@@ -111,8 +115,7 @@ class RegretGate(AdmissionPolicy):
         )
 
     def _record(self, cost: float) -> None:
-        # Runs at every offer: locals rather than repeated attribute reads, and `b if b > a else
-        # a` for max(a, b) (min likewise), which is exactly what the builtins return, sans call.
+        # Runs at every offer: locals, and `b if b > a else a` for max(a, b) (without a call).
         costs, window = self._costs, self.window
         # Running sums over the window; recomputed exactly once per lap so rounding cannot drift.
         if len(costs) < window:
@@ -143,10 +146,7 @@ class RegretGate(AdmissionPolicy):
             ema = self.ema
             l_ema = l_new if l_ema is None else (ema * l_ema + (1.0 - ema) * l_new)
             self._l_ema = l_ema
-            tau = math.sqrt(2.0 * self.switching_cost / l_ema)
-            if self.tau_min > tau:
-                tau = self.tau_min
-            self._tau = self.tau_max if self.tau_max < tau else tau
+            self._tau = self._clipped_tau(l_ema)
 
     def _admit(self, candidate: Candidate) -> Verdict:
         cost = self.cost(candidate)
@@ -173,13 +173,9 @@ class RegretGate(AdmissionPolicy):
         if len(self._costs) > self.window:
             raise AssertionError("cost window overflow")
 
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
     def params(self) -> dict[str, Any]:
-        names = (
-            "switching_cost lipschitz window tau_min tau_max ema bootstrap novelty_weight "
-            "density_weight"
-        )
-        return {name: plain(getattr(self, name)) for name in names.split()}
+        names = "switching_cost lipschitz window tau_min tau_max ema bootstrap novelty_weight"
+        return params_of(self, names + " density_weight")
 
     def state(self) -> dict[str, Any]:
         """``regret`` (R since the last store), ``tau``, ``l_ema`` (``None`` until ``window``
@@ -197,13 +193,9 @@ class RegretGate(AdmissionPolicy):
             "sumsq": float(self._sumsq),
         }
 
-    def _top_cost(self) -> float:
-        """The largest step cost: ``1 - score`` is at most 1, a gain at most its novelty weight."""
-        return max(1.0, float(self.novelty_weight))
-
-    def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
-        reader = reader_of(self, state)
-        window, top = self.window, self._top_cost()
+    def _read(self, reader: StateReader) -> dict[str, Any]:
+        # The largest step cost: ``1 - score`` is at most 1, a gain at most its novelty weight
+        window, top = self.window, max(1.0, float(self.novelty_weight))
         costs = reader.array("costs", np.float64, (None,), lo=0.0, hi=top)
         seen = reader.integer("seen")
         head = reader.integer("head", 0, window - 1)
@@ -212,7 +204,6 @@ class RegretGate(AdmissionPolicy):
         squares = reader.number("sumsq")
         l_ema = reader.number("l_ema", optional=True)
         tau = reader.number("tau")
-        reader.done()
         filled = len(costs)
         if filled > window:
             raise reader.fail(f"costs holds {filled} costs, more than the window of {window}")
@@ -247,13 +238,16 @@ class RegretGate(AdmissionPolicy):
                 raise reader.fail(f"l_ema must be in [0.1, {max(2.0 * top, 0.1)}], got {l_ema}")
             if tau != self._clipped_tau(l_ema):
                 raise reader.fail(f"tau {tau} is not the clipped threshold of l_ema {l_ema}")
-
-        def assign() -> None:
-            self._regret, self._tau, self._l_ema = regret, tau, l_ema
-            self._costs = listed
-            self._head, self._seen, self._sum, self._sumsq = head, seen, total, squares
-
-        return assign
+        return {
+            "_regret": regret,
+            "_tau": tau,
+            "_l_ema": l_ema,
+            "_costs": listed,
+            "_head": head,
+            "_seen": seen,
+            "_sum": total,
+            "_sumsq": squares,
+        }
 
     def _clipped_tau(self, l_ema: float) -> float:
         """``tau`` for ``l_ema``, as :meth:`_record` computes it."""

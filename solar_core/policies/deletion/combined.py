@@ -7,8 +7,16 @@ from typing import Any
 
 from solar_core.basics.state import build, part_of, prefixed, register_part, spec
 from solar_core.policies.admission.base import reader_of, run_stages, staged
-from solar_core.policies.deletion.base import DeletionPolicy, Slots
+from solar_core.policies.deletion.base import DeletionPolicy
 from solar_core.retrieval.item_table import ItemTable
+
+
+def _each(hook: str) -> Callable[..., None]:
+    def call(self: CombinedDeletion, *args: Any) -> None:
+        for p in self.policies:
+            getattr(p, hook)(*args)
+
+    return call
 
 
 @register_part
@@ -40,29 +48,14 @@ class CombinedDeletion(DeletionPolicy):
         for p in self.policies:
             p.bind(store)
 
-    def reserve(self, slots: int) -> None:
-        for p in self.policies:
-            p.reserve(slots)
-
-    def check_invariants(self) -> None:
-        for p in self.policies:
-            p.check_invariants()
-
-    def on_insert(self, slot: int, step: int) -> None:
-        for p in self.policies:
-            p.on_insert(slot, step)
-
-    def on_remove(self, slot: int) -> None:
-        for p in self.policies:
-            p.on_remove(slot)
-
-    def on_retrieve(self, slots: Slots, step: int) -> None:
-        for p in self.policies:
-            p.on_retrieve(slots, step)
-
-    def on_feedback(self, slots: Slots, score: float) -> None:
-        for p in self.policies:
-            p.on_feedback(slots, score)
+    # every event reaches every policy, in order
+    reserve = _each("reserve")
+    check_invariants = _each("check_invariants")
+    on_insert = _each("on_insert")
+    on_remove = _each("on_remove")
+    on_retrieve = _each("on_retrieve")
+    on_feedback = _each("on_feedback")
+    clear = _each("clear")
 
     def sweep(self, step: int) -> list[tuple[int, str]]:
         seen: dict[int, str] = {}
@@ -71,17 +64,12 @@ class CombinedDeletion(DeletionPolicy):
                 seen.setdefault(slot, reason)
         return list(seen.items())
 
-    def clear(self) -> None:
-        for p in self.policies:
-            p.clear()
-
     def describe(self, slot: int) -> Mapping[str, float]:
         out: dict[str, float] = {}
         for p in self.policies:
             out.update(p.describe(slot))
         return out
 
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
     def params(self) -> dict[str, Any]:
         """``policies``: each policy's ``spec()``, in order (:meth:`from_params` builds them)."""
         return {"policies": [spec(p) for p in self.policies]}

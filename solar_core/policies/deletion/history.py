@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from solar_core.basics.state import register_part
+from solar_core.basics.state import State, StateReader, register_part
 from solar_core.basics.validation import check_nonnegative_int, check_score
-from solar_core.policies.admission.base import plain, reader_of
-from solar_core.policies.deletion.base import DeletionPolicy, Slots
-from solar_core.policies.eviction.base import grow_array
+from solar_core.policies.admission.base import params_of
+from solar_core.policies.deletion.base import DeletionPolicy
+from solar_core.policies.eviction.base import F64, Rows, Slots
 
 
 @register_part
@@ -20,12 +20,11 @@ class HistoryDeletion(DeletionPolicy):
     """Delete an item once more than ``n`` rated steps have used it and their mean quality is
     at most ``beta``.
 
-    This is the study's ``phi_hist``. Each time a retrieval that returned the item is rated
-    (``SolarMemory.feedback(score=...)``), the step's quality joins the item's history. So an
-    experience is judged by what it led to downstream, not by how it looked when stored. That
-    catches the "misaligned experience replay" that an addition evaluator cannot see. Requiring
-    more than ``n`` ratings keeps one unlucky step from deleting a good item. The study's
-    RegAgent setting is ``n=5, beta=0.5``.
+    This is the study's ``phi_hist``: each rated retrieval that returned the item
+    (``SolarMemory.feedback(score=...)``) adds the step's quality to its history, so an
+    experience is judged by what it led to downstream (the "misaligned experience replay" an
+    addition evaluator cannot see). More than ``n`` ratings are required so that one unlucky
+    step cannot delete a good item. The study's RegAgent setting is ``n=5, beta=0.5``.
 
     >>> from solar_core import SolarMemory
     >>> m = SolarMemory("fifo", capacity=None, dim=2, deletion=HistoryDeletion(n=1, beta=0.5))
@@ -38,18 +37,35 @@ class HistoryDeletion(DeletionPolicy):
     """
 
     name = "history"
+    zeroed = False  # an empty slot's rows are stored as they are
+    #: the rated qualities of the steps that used it, and how many
+    rows = {"sum": Rows("_sum", np.float64, 0.0), "uses": Rows("_uses", np.int64, 0)}
+    _sum: F64
+    _uses: npt.NDArray[np.int64]
 
     def __init__(self, n: int = 5, beta: float = 0.5) -> None:
         super().__init__()
         self.n = check_nonnegative_int(n, "n")
         self.beta = check_score(beta, "beta")
-        self._sum: npt.NDArray[np.float64] = np.zeros(0)
-        self._uses: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
         self._dirty: set[int] = set()  # slots rated since the last sweep: the only candidates
 
-    def reserve(self, slots: int) -> None:
-        self._sum = grow_array(self._sum, slots, 0.0)
-        self._uses = grow_array(self._uses, slots, 0)
+    def params(self) -> dict[str, Any]:
+        return params_of(self, "n beta")
+
+    def _more_state(self) -> State:
+        """``dirty``: the stored slots rated since the last sweep (sorted)."""
+        return {"dirty": sorted(self._dirty)}
+
+    def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
+        store = self.store
+        dirty = reader.integers("dirty", 0, store.high_water - 1)
+        if (rows["_sum"] > rows["_uses"]).any():  # each use adds a quality in [0, 1]
+            raise reader.fail("sum exceeds uses (a slot's mean quality above 1)")
+        if len(set(dirty)) != len(dirty):
+            raise reader.fail("dirty names a slot twice")
+        if dirty and not store.active_full[np.asarray(dirty, dtype=np.int64)].all():
+            raise reader.fail("dirty names an empty slot (a removed item leaves it)")
+        return {"_dirty": set(dirty)}
 
     def check_invariants(self) -> None:
         if min(len(a) for a in (self._sum, self._uses)) < self.store.slots:
@@ -82,8 +98,7 @@ class HistoryDeletion(DeletionPolicy):
         return out
 
     def clear(self) -> None:
-        self._sum[:] = 0.0
-        self._uses[:] = 0
+        self._empty(slice(None))
         self._dirty.clear()
 
     def mean_quality(self, slot: int) -> float | None:
@@ -96,40 +111,3 @@ class HistoryDeletion(DeletionPolicy):
         if mean is not None:
             info["mean_quality"] = mean
         return info
-
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
-    def params(self) -> dict[str, Any]:
-        return {"n": self.n, "beta": plain(self.beta)}
-
-    def state(self) -> dict[str, Any]:
-        """Per slot, for the store's first ``high_water`` slots: ``sum`` (float64, the rated
-        qualities of the steps that used it) and ``uses`` (int64, how many); and ``dirty``,
-        the stored slots rated since the last sweep (sorted)."""
-        high = 0 if self._store is None else self._store.high_water
-        return {
-            "sum": self._sum[:high].copy(),
-            "uses": self._uses[:high].copy(),
-            "dirty": sorted(self._dirty),
-        }
-
-    def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
-        store = self.store
-        reader = reader_of(self, state)
-        high, slots = store.high_water, store.slots
-        total = reader.array("sum", np.float64, (high,), lo=0.0)
-        uses = reader.array("uses", np.int64, (high,), lo=0)
-        dirty = reader.integers("dirty", 0, high - 1)
-        reader.done()
-        if (total > uses).any():  # each use adds a quality in [0, 1]
-            raise reader.fail("sum exceeds uses (a slot's mean quality above 1)")
-        if len(set(dirty)) != len(dirty):
-            raise reader.fail("dirty names a slot twice")
-        if dirty and not store.active_full[np.asarray(dirty, dtype=np.int64)].all():
-            raise reader.fail("dirty names an empty slot (a removed item leaves it)")
-
-        def assign() -> None:
-            self._sum = grow_array(total, slots, 0.0)
-            self._uses = grow_array(uses, slots, 0)
-            self._dirty = set(dirty)
-
-        return assign

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from solar_core.basics.state import register_part
+from solar_core.basics.state import StateReader, register_part
 from solar_core.basics.validation import check_k, check_nonnegative_int
-from solar_core.policies.admission.base import reader_of
-from solar_core.policies.deletion.base import DeletionPolicy, Slots
-from solar_core.policies.eviction.base import grow_array
+from solar_core.policies.deletion.base import DeletionPolicy
+from solar_core.policies.eviction.base import Rows, Slots
 
 
 @register_part
@@ -20,10 +19,9 @@ class PeriodicDeletion(DeletionPolicy):
     """Every ``window`` steps, delete the items retrieved at most ``alpha`` times in the last
     ``window`` steps, among those stored for at least ``window`` steps.
 
-    This is the study's ``phi_per``, ``fr_t - fr_t' <= alpha`` with ``t' = t - window``. It is a
-    forgetting curve that looks at popularity only, never at quality. The memory can then hold
-    at most about ``alpha * window * k`` old items. The study's RegAgent setting is
-    ``window=500, alpha=0``.
+    This is the study's ``phi_per``, ``fr_t - fr_t' <= alpha`` with ``t' = t - window``: a
+    forgetting curve that looks at popularity only, never at quality. The study's RegAgent
+    setting is ``window=500, alpha=0``.
 
     >>> from solar_core import SolarMemory
     >>> m = SolarMemory("fifo", capacity=None, dim=2, deletion=PeriodicDeletion(window=2))
@@ -38,19 +36,29 @@ class PeriodicDeletion(DeletionPolicy):
     """
 
     name = "periodic"
+    zeroed = False  # an empty slot's rows are stored as they are
+    #: retrievals since stored, ``count`` at the last sweep, the step it was stored at
+    rows = {
+        "count": Rows("_count", np.int64, 0),
+        "mark": Rows("_mark", np.int64, 0),
+        "born": Rows("_born", np.int64, 0),
+    }
+    _count: npt.NDArray[np.int64]
+    _mark: npt.NDArray[np.int64]
+    _born: npt.NDArray[np.int64]
 
     def __init__(self, window: int = 500, alpha: int = 0) -> None:
         super().__init__()
         self.window = check_k(window, "window")
         self.alpha = check_nonnegative_int(alpha, "alpha")
-        self._count: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # retrievals, ever
-        self._mark: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # count at last sweep
-        self._born: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # step stored
 
-    def reserve(self, slots: int) -> None:
-        self._count = grow_array(self._count, slots, 0)
-        self._mark = grow_array(self._mark, slots, 0)
-        self._born = grow_array(self._born, slots, 0)
+    def params(self) -> dict[str, Any]:
+        return {"window": self.window, "alpha": self.alpha}
+
+    def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
+        if (rows["_mark"] > rows["_count"]).any():  # a mark is a count once reached
+            raise reader.fail("mark exceeds count (retrievals at the last sweep > retrievals)")
+        return {}
 
     def check_invariants(self) -> None:
         if min(len(a) for a in (self._count, self._mark, self._born)) < self.store.slots:
@@ -84,42 +92,7 @@ class PeriodicDeletion(DeletionPolicy):
         return out
 
     def clear(self) -> None:
-        self._count[:] = 0
-        self._mark[:] = 0
-        self._born[:] = 0
+        self._empty(slice(None))
 
     def describe(self, slot: int) -> Mapping[str, float]:
         return {"retrievals": float(self._count[slot])}
-
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
-    def params(self) -> dict[str, Any]:
-        return {"window": self.window, "alpha": self.alpha}
-
-    def state(self) -> dict[str, Any]:
-        """Per slot, for the store's first ``high_water`` slots (int64): ``count``
-        (retrievals since stored), ``mark`` (``count`` at the last sweep) and ``born`` (the
-        step it was stored at)."""
-        high = 0 if self._store is None else self._store.high_water
-        return {
-            "count": self._count[:high].copy(),
-            "mark": self._mark[:high].copy(),
-            "born": self._born[:high].copy(),
-        }
-
-    def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
-        store = self.store
-        reader = reader_of(self, state)
-        high, slots = store.high_water, store.slots
-        count = reader.array("count", np.int64, (high,), lo=0)
-        mark = reader.array("mark", np.int64, (high,), lo=0)
-        born = reader.array("born", np.int64, (high,), lo=0)
-        reader.done()
-        if (mark > count).any():  # a mark is a count once reached; counts only grow
-            raise reader.fail("mark exceeds count (retrievals at the last sweep > retrievals)")
-
-        def assign() -> None:
-            self._count = grow_array(count, slots, 0)
-            self._mark = grow_array(mark, slots, 0)
-            self._born = grow_array(born, slots, 0)
-
-        return assign

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import chain
 from typing import TYPE_CHECKING, Any, cast
 
@@ -19,8 +19,15 @@ from solar_core.basics.state import (
     register_part,
     spec,
 )
-from solar_core.policies.admission.base import AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
-from solar_core.policies.eviction.base import Cosines, OrderedEviction, Query, Slots, reader_of
+from solar_core.policies.admission.base import (
+    AdmissionPolicy,
+    AlwaysAdmit,
+    Candidate,
+    Verdict,
+    run_stages,
+    staged,
+)
+from solar_core.policies.eviction.base import Cosines, OrderedEviction, Query, Slots
 
 if TYPE_CHECKING:
     from solar_core.retrieval.item_table import ItemTable
@@ -28,22 +35,17 @@ if TYPE_CHECKING:
 
 @register_part
 class ArcEviction(OrderedEviction, AdmissionPolicy):
-    """ARC over the memory's items.
+    """ARC over the memory's items (docs/DESIGN.md, "ARC with explicit deletes").
 
     Lists (paper notation): ``T1`` items seen once, ``T2`` items retrieved since insertion (both
-    stored, LRU order), ``B1``/``B2`` ghosts of items evicted from ``T1``/``T2`` (content keys
-    only), and the adaptive target ``p`` for ``|T1|``. A *hit* is an item retrieved in the top-k
-    (case I); offering an item whose content key is a ghost is a ghost hit (cases II, III); any
-    other admitted item is a miss (case IV). The memory may be below capacity after explicit
-    removals, in which case REPLACE is skipped: nothing needs to leave. An update of a stored
-    item (``add(..., update=True)``) removes the old item without a ghost and stores the new
-    text as a miss in ``T1``, without asking the gate.
-
-    ARC sees every request, so it is its memory's admission policy too: it asks its ``gate``
-    (``AlwaysAdmit`` in the ``arc`` preset; the gate passed with it when a memory is composed
-    by hand) and counts what the gate's verdict means for its lists -- a re-offer of a stored
-    item is a hit, an admitted item a miss or a ghost hit. Protected items stay in the lists
-    (their sizes are ARC's), and REPLACE passes over them.
+    stored, LRU order), ``B1``/``B2`` ghosts of items evicted from them (content keys only), and
+    the target ``p`` for ``|T1|``. A retrieval in the top-k is a hit (case I), an offer whose
+    content key is a ghost a ghost hit (II, III), any other admitted item a miss (IV). REPLACE
+    runs only when the memory is full; an explicit removal leaves no ghost; an update is
+    stored as a miss in ``T1`` without asking the gate. ARC sees every request, so it is its
+    memory's admission policy too: it asks its ``gate`` and counts what the verdict means for
+    its lists (a re-offer of a stored item is a hit). Protected items stay in the lists, and
+    REPLACE passes over them.
 
     Args:
         capacity: the ``c`` of the paper; ``None`` takes the memory's capacity when bound (a
@@ -73,16 +75,10 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
         self._in_b2 = False
         self._drop_t1_lru = False  # case IV(A) with B1 empty: T1's LRU leaves without a ghost
 
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
     def params(self) -> dict[str, Any]:
         """``capacity`` (``None`` until bound, when it takes the memory's) and the ``gate``'s
         :func:`~solar_core.basics.state.spec`."""
-        return {"capacity": self.c or None, "gate": spec(self._gate_part)}
-
-    @property
-    def _gate_part(self) -> Stateful:
-        """The gate, as a part with explicit state (every registered gate is one)."""
-        return cast(Stateful, self.gate)
+        return {"capacity": self.c or None, "gate": spec(cast(Stateful, self.gate))}
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> ArcEviction:
@@ -91,7 +87,7 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
         gate = given.pop("gate", None)
         return cls(**given, gate=None if gate is None else build(gate, "ArcEviction's gate"))
 
-    def state(self) -> State:
+    def _more_state(self) -> State:
         """``t1``, ``t2``: their slots, LRU first; ``b1``, ``b2``: the ghosts' content keys, LRU
         first; ``p``: the target size of T1; ``into_t2``, ``in_b2``, ``drop_t1_lru``: what an
         admitted offer's case left for its insert (false between steps); the gate's state
@@ -105,12 +101,17 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
             "into_t2": self._into_t2,
             "in_b2": self._in_b2,
             "drop_t1_lru": self._drop_t1_lru,
-            **prefixed("gate", self._gate_part.state()),
+            **prefixed("gate", self.gate.state()),
         }
 
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        own = {name: value for name, value in state.items() if not name.startswith("gate.")}
-        reader, store, c = reader_of(self, own), self.store, self.c
+    def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
+        own = {k: v for k, v in state.items() if not (type(k) is str and k.startswith("gate."))}
+        assign = super().checked_state(own)
+        gate = staged(self.gate, part_of("gate", state))
+        return lambda: run_stages([gate, (True, assign)])
+
+    def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
+        store, c = self.store, self.c
         t1 = reader.array("t1", np.int64, (None,))
         t2 = reader.array("t2", np.int64, (None,))
         both = np.concatenate([t1, t2])
@@ -122,19 +123,20 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
         n1, n2, m1, m2 = sizes = len(t1), len(t2), len(b1), len(b2)
         if n1 + n2 > c or n1 + m1 > c or n2 + m2 > 2 * c or n1 + n2 + m1 + m2 > 2 * c:
             raise reader.fail(f"list sizes T1, T2, B1, B2 = {sizes} break ARC's bounds at c={c}")
-        p = reader.number("p", 0.0, float(c))
-        flags = reader.flag("into_t2"), reader.flag("in_b2"), reader.flag("drop_t1_lru")
-        reader.done()
-        self._gate_part.load_state(part_of("gate", state))
-        # The stored items' content keys are their texts' (as on_insert takes them): made again,
-        # in the order the items were stored (as on_insert added them)
-        payloads, slot_of = store.payload_at, store.slot_of
-        order = [slot_of(item_id) for item_id in store.ids()]
-        self._key = {slot: content_key(payloads(slot).text) for slot in order}
-        self.t1 = dict.fromkeys(t1.tolist())
-        self.t2 = dict.fromkeys(t2.tolist())
-        self.b1, self.b2, self.p = b1, b2, p
-        self._into_t2, self._in_b2, self._drop_t1_lru = flags
+        # The stored items' content keys are their texts' (as on_insert takes them), in the
+        # order the items were stored (as on_insert added them)
+        order = [store.slot_of(item_id) for item_id in store.ids()]
+        return {
+            "p": reader.number("p", 0.0, float(c)),
+            "_into_t2": reader.flag("into_t2"),
+            "_in_b2": reader.flag("in_b2"),
+            "_drop_t1_lru": reader.flag("drop_t1_lru"),
+            "_key": {slot: content_key(store.payload_at(slot).text) for slot in order},
+            "t1": dict.fromkeys(t1.tolist()),
+            "t2": dict.fromkeys(t2.tolist()),
+            "b1": b1,
+            "b2": b2,
+        }
 
     @staticmethod
     def _ghosts(reader: StateReader, name: str) -> dict[str, None]:
@@ -162,7 +164,6 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
             self.t2.pop(slot, None)
             self.t2[slot] = None
 
-    # -- admission: every offer is a request ----------------------------------------------------
     def _admit(self, candidate: Candidate) -> Verdict:
         verdict = self.gate.admit(candidate)
         if candidate.stored is not None:
@@ -206,7 +207,6 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
     def tau(self) -> float | None:
         return self.gate.tau
 
-    # -- eviction -------------------------------------------------------------------------------
     def _ranking(self, step: int) -> Iterable[int]:
         t1, t2 = self.t1, self.t2
         if self._drop_t1_lru and t1:

@@ -1,4 +1,5 @@
-"""The eviction-policy interface: hooks in, one victim out."""
+"""The eviction-policy interface (hooks in, one victim out) and the per-slot explicit state it
+shares with the deletion policies."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, TypeVar, cast
 import numpy as np
 import numpy.typing as npt
 
-from solar_core.basics.state import MOST_COUNT, State, StateReader, no_params
+from solar_core.basics.state import State, StateReader
+from solar_core.policies.admission.base import StagedState
+from solar_core.policies.admission.base import Victim as Victim  # (defined there: no circle)
 
 if TYPE_CHECKING:
     from solar_core.retrieval.item_table import ItemTable
@@ -21,64 +24,43 @@ Selection = Slots | slice
 Query = npt.NDArray[np.float32] | None
 #: the cosine of each returned slot to the query, in order
 Cosines = list[float] | None
+F64 = npt.NDArray[np.float64]
 ArrayT = TypeVar("ArrayT", bound=npt.NDArray[Any])
 
 
-class Victim(NamedTuple):
-    """The slot to evict, the score that chose it (lowest wins) and the lowest contenders."""
+class Rows(NamedTuple):
+    """A per-slot array of a policy's state: the attribute holding it, its dtype and the bounds
+    of its stored slots' values (``hi`` may name an int of the state, read first)."""
 
-    slot: int
-    score: float | None = None
-    contenders: tuple[tuple[int, float], ...] = ()
+    attr: str
+    dtype: type[Any]
+    lo: float | None = None
+    hi: float | str | None = None
 
 
-class EvictionPolicy(ABC):
-    """Decides which stored item leaves when the store is full.
+class SlotState(StagedState):
+    """The explicit state of a policy bound to an item table. The per-slot arrays its class
+    declares in :attr:`rows` are made, grown, zeroed, written (the store's first
+    ``high_water`` slots) and read back here; a policy adds the rest of its state with
+    :meth:`_more_state` and :meth:`_read_more`."""
 
-    The memory owns the store and does the accounting (``while store.full: remove(victim())``);
-    a policy sees slots (ints) and keeps cheap per-slot statistics. Hooks, in step order:
-
-    - :meth:`on_retrieve` -- a recorded retrieval returned these slots (best first), for this
-      query vector with these cosines;
-    - :meth:`on_feedback` -- the caller rated the last retrieval (``reward`` in [0, 1]);
-    - :meth:`victim` -- name the slot to evict (the store is full and non-empty);
-    - :meth:`on_remove` -- a slot was emptied (``evicted=False`` for an explicit ``remove``);
-    - :meth:`on_insert` -- a slot was filled.
-
-    A policy never sees protected (identity) items as candidates: a scoring policy scores the
-    slots :meth:`_victim` is given; an :class:`OrderedEviction` names its order and the base
-    skips protected slots. A policy that must see every offer, or that compares the candidate
-    with its victim, decides admission too: it is also an
-    :class:`~solar_core.policies.admission.AdmissionPolicy` (ARC, coverage), one object in both
-    roles.
-
-    Public methods validate and delegate to the ``_``-prefixed hooks subclasses implement.
-    """
-
-    name: ClassVar[str] = "base"
-    #: nearest-neighbour similarities the store must maintain for this policy (0 = none)
-    neighbours: int = 0
-    #: whether the class overrides :meth:`on_feedback` (set for every subclass): the memory
-    #: skips working out which rated slots are still live for a policy that ignores ratings
-    listens_to_feedback: ClassVar[bool] = False
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        cls.listens_to_feedback = cls.on_feedback is not EvictionPolicy.on_feedback
+    #: the per-slot arrays, by state name
+    rows: ClassVar[dict[str, Rows]] = {}
+    #: whether an empty slot's rows are 0 (written so, refused otherwise), or kept as they are
+    zeroed: ClassVar[bool] = True
+    _store: ItemTable | None
 
     def __init__(self) -> None:
-        self._store: ItemTable | None = None
-        self._rng = np.random.default_rng()
+        self._store = None
+        for row in self.rows.values():
+            setattr(self, row.attr, np.zeros(0, row.dtype))
 
-    # -- wiring -------------------------------------------------------------------------------
-    def bind(self, store: ItemTable, rng: np.random.Generator) -> None:
-        """Attach to ``store`` and draw randomness from ``rng`` (owned by the memory)."""
+    def _attach(self, store: ItemTable) -> None:
         if self._store is not None and self._store is not store:
             raise ValueError(
                 f"this {type(self).__name__} already serves another memory: create one per memory"
             )
         self._store = store
-        self._rng = rng
         self.reserve(store.slots)
 
     @property
@@ -94,23 +76,90 @@ class EvictionPolicy(ABC):
 
     def reserve(self, slots: int) -> None:
         """Make per-slot state hold at least ``slots`` slots (the store grew)."""
+        for row in self.rows.values():
+            setattr(self, row.attr, grow_array(getattr(self, row.attr), slots, 0))
 
-    # -- explicit state (see solar_core.basics.state): a policy that learns something overrides
-    # these --
-    def params(self) -> dict[str, Any]:
-        """Its constructor's keyword arguments, as JSON values (a policy taking none: none)."""
-        return no_params(self)
+    def _empty(self, slot: int | slice) -> None:
+        """Zero the rows of ``slot`` (of every slot: ``slice(None)``), as a state has them."""
+        for row in self.rows.values():
+            getattr(self, row.attr)[slot] = 0
 
     def state(self) -> State:
-        """What it has learned since it was built (a policy that learns nothing: nothing)."""
+        """The per-slot arrays, below the store's high-water mark, then :meth:`_more_state`."""
+        store = self._store
+        rows = {}
+        for name, row in self.rows.items():
+            array = getattr(self, row.attr)[: 0 if store is None else store.high_water].copy()
+            if self.zeroed and store is not None:
+                array[~store.active_mask] = 0  # stale values nothing reads before on_insert
+            rows[name] = array
+        return rows | self._more_state()
+
+    def _more_state(self) -> State:
         return {}
 
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        """Take ``state`` on a new policy of the same parameters, bound to a store holding the
-        same items; a bad one raises :class:`~solar_core.basics.state.StateError`."""
-        StateReader(state, f"{type(self).__name__}'s state").done()
+    def _read(self, reader: StateReader) -> dict[str, Any]:
+        rows: dict[str, Any] = {}
+        for name, row in self.rows.items():
+            hi = reader.integer(row.hi) if isinstance(row.hi, str) else row.hi
+            rows[row.attr] = self._read_rows(reader, name, row.dtype, row.lo, hi)
+        return rows | self._read_more(reader, rows)
 
-    # -- hooks ----------------------------------------------------------------------------------
+    def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
+        """Read the rest of the state and check what it must agree on (``rows``: the per-slot
+        arrays read, by attribute); return the attributes to assign."""
+        return {}
+
+    def _read_rows(
+        self, reader: StateReader, name: str, dtype: Any, lo: float | None, hi: float | None
+    ) -> npt.NDArray[Any]:
+        """A per-slot array of :meth:`state`, checked, grown as :meth:`reserve` grows it."""
+        store = self.store
+        if not self.zeroed:
+            array = reader.array(name, dtype, (store.high_water,), lo=lo, hi=hi)
+            return grow_array(array, store.slots, 0)
+        array = reader.array(name, dtype, (store.high_water,))
+        active = store.active_mask
+        if array.size:
+            if (array[~active] != 0).any():
+                raise reader.fail(f"{name} must be 0 in every empty slot")
+            live = array[active]
+            if live.size and lo is not None and live.min() < lo:
+                raise reader.fail(f"{name} holds a value below {lo}")
+            if live.size and hi is not None and live.max() > hi:
+                raise reader.fail(f"{name} holds a value above {hi}")
+        return grow_array(array, store.slots, 0)
+
+
+class EvictionPolicy(SlotState, ABC):
+    """Decides which stored item leaves when the store is full (docs/DESIGN.md, "A memory's
+    parts"): the memory owns the store and removes ``victim()`` while it is full; a policy sees
+    slots and keeps per-slot statistics, and never names a protected item (a scoring policy
+    scores the slots :meth:`_victim` is given; an :class:`OrderedEviction` names its order). A
+    policy that must see every offer is an
+    :class:`~solar_core.policies.admission.AdmissionPolicy` too (ARC, coverage).
+    """
+
+    name: ClassVar[str] = "base"
+    #: nearest-neighbour similarities the store must maintain for this policy (0 = none)
+    neighbours: int = 0
+    #: whether the class overrides :meth:`on_feedback` (set for every subclass): the memory
+    #: skips working out which rated slots are still live for a policy that ignores ratings
+    listens_to_feedback: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls.listens_to_feedback = cls.on_feedback is not EvictionPolicy.on_feedback
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._rng = np.random.default_rng()
+
+    def bind(self, store: ItemTable, rng: np.random.Generator) -> None:
+        """Attach to ``store`` and draw randomness from ``rng`` (owned by the memory)."""
+        self._attach(store)
+        self._rng = rng
+
     def on_retrieve(
         self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
     ) -> None:
@@ -144,7 +193,6 @@ class EvictionPolicy(ABC):
     def clear(self) -> None:
         """Forget every item."""
 
-    # -- inspection -----------------------------------------------------------------------------
     def describe(self, slot: int) -> Mapping[str, float]:
         """What the policy knows of the item in ``slot`` (for inspection and tests)."""
         return {}
@@ -170,25 +218,16 @@ class OrderedEviction(EvictionPolicy):
         raise RuntimeError("victim() called with every stored item protected")
 
     def _victim(self, step: int, slots: Selection) -> Victim:
-        allowed = (
-            set(range(len(self.store.matrix))[slots])
-            if isinstance(slots, slice)
-            else set(slots.tolist())
-        )
-        return Victim(next(s for s in self._ranking(step) if s in allowed))
+        return self.victim(step)  # (which skips the protected slots, those not in ``slots``)
 
     @abstractmethod
     def _ranking(self, step: int) -> Iterable[int]:
         """Every stored slot, the first to evict first."""
 
 
-def lowest(scores: npt.NDArray[np.float64], slots: Slots | slice, n: int = 3) -> Victim:
-    """The slot with the lowest score (the first one on ties) and the ``n`` lowest as contenders.
-
-    ``slots`` are the slots ``scores`` belong to, or the ``slice(0, len(scores))`` that
-    :meth:`~solar_core.retrieval.item_table.ItemTable.active_selection` returns for slots 0, 1, 2,
-    ...
-    """
+def lowest(scores: F64, slots: Slots | slice, n: int = 3) -> Victim:
+    """The slot with the lowest score (the first one on ties) and the ``n`` lowest as contenders
+    (``slots``: the slots ``scores`` belong to, or ``slice(0, len(scores))``)."""
     best = int(scores.argmin())
     m = min(n, len(scores))
     cut = scores.argpartition(m - 1)[:m] if m < len(scores) else np.arange(len(scores))
@@ -211,66 +250,12 @@ def grow_array(array: ArrayT, slots: int, fill: float) -> ArrayT:
     return cast(ArrayT, np.concatenate([array, extra]))
 
 
-# -- explicit state: helpers shared by the policies ---------------------------------------------
-def plain(value: Any) -> Any:
-    """``value`` as a plain Python number if it is a numpy scalar (a parameter given as one)."""
-    return value.item() if isinstance(value, np.generic) else value
-
-
-def reader_of(policy: EvictionPolicy, state: Mapping[str, Any]) -> StateReader:
-    """A checked reader of ``policy``'s state, named after its class."""
-    return StateReader(state, f"{type(policy).__name__}'s state")
-
-
-def slot_rows(store: ItemTable, array: ArrayT, fill: float | None = None) -> ArrayT:
-    """The rows of the per-slot ``array`` a state holds: those below the store's high-water
-    mark (the rows above it hold what :meth:`EvictionPolicy.reserve` fills them with, or stale
-    values no hook reads). With ``fill``, the empty slots' rows are written as ``fill``: the
-    live arrays keep stale values there that nothing reads before :meth:`on_insert` sets them,
-    and a state says what matters only."""
-    rows = array[: store.high_water].copy()
-    if fill is not None:
-        rows[~store.active_mask] = fill
-    return cast(ArrayT, rows)
-
-
-def read_slot_rows(
-    reader: StateReader,
-    name: str,
-    store: ItemTable,
-    dtype: npt.DTypeLike,
-    fill: float,
-    *,
-    lo: float | None = None,
-    hi: float | None = None,
-) -> npt.NDArray[Any]:
-    """A per-slot array written by :func:`slot_rows`: exactly ``store.high_water`` rows (finite,
-    within ``[lo, hi]`` for the active slots), ``fill`` in every empty slot's row, grown to
-    ``store.slots`` with ``fill`` as :meth:`EvictionPolicy.reserve` grows it."""
-    array = reader.array(name, dtype, (store.high_water,))
-    active = store.active_mask
-    if array.size:
-        if (array[~active] != fill).any():
-            raise reader.fail(f"{name} must be {fill} in every empty slot")
-        live = array[active]
-        if live.size and lo is not None and live.min() < lo:
-            raise reader.fail(f"{name} holds a value below {lo}")
-        if live.size and hi is not None and live.max() > hi:
-            raise reader.fail(f"{name} holds a value above {hi}")
-    return grow_array(array, store.slots, fill)
-
-
 def read_order(reader: StateReader, name: str, store: ItemTable) -> Slots:
     """An order of the stored items: an int64 array of slots holding every active slot once."""
     order = reader.array(name, np.int64, (None,), lo=0, hi=store.high_water - 1)
     if len(order) != len(store) or not np.array_equal(np.sort(order), store.active_slots()):
         raise reader.fail(f"{name} must list every stored slot once, and no other")
     return order
-
-
-def read_steps(reader: StateReader, name: str, length: int) -> Slots:
-    """An int64 array of ``length`` step numbers or counters (within +-MOST_COUNT)."""
-    return reader.array(name, np.int64, (length,), lo=-MOST_COUNT, hi=MOST_COUNT)
 
 
 def read_slot(reader: StateReader, name: str, store: ItemTable) -> int | None:

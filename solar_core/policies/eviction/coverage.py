@@ -8,79 +8,53 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from solar_core.basics.state import State, register_part
+from solar_core.basics.state import State, StateReader, register_part
 from solar_core.basics.validation import MAX_WINDOW, check_nonnegative, check_size
-from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdict
+from solar_core.policies.admission.base import (
+    F32,
+    AdmissionPolicy,
+    Candidate,
+    Verdict,
+    params_of,
+    plain,
+)
 from solar_core.policies.eviction.base import (
+    F64,
     Cosines,
     EvictionPolicy,
     Query,
+    Rows,
     Selection,
     Slots,
     Victim,
     grow_array,
-    plain,
     read_slot,
-    read_slot_rows,
-    reader_of,
-    slot_rows,
 )
-
-F32 = npt.NDArray[np.float32]
 
 
 @register_part
 class CoverageEviction(EvictionPolicy, AdmissionPolicy):
     """``solar-adaptive``: admit what serves the recent queries better than what it would
-    displace; evict the item whose loss they would feel least.
+    displace; evict the item whose loss they would feel least (docs/DESIGN.md,
+    "solar-adaptive"; why each mechanism is here: ``docs/benchmarks/solar-adaptive.md``).
 
-    The policy remembers the last ``window`` queries: each one's vector, the best similarity the
-    memory gave it, the item that gave it, and that item's *margin* over the runner-up. An item's
-    **value** is the sum of its margins over the remembered queries it served best. An item that
-    served none of them, or whose neighbour serves them almost as well (a near-duplicate), is
-    worth ~0 however often it was retrieved; among equal values the oldest insert goes first, so
-    a memory of worthless items behaves exactly as FIFO. A candidate's **gain**
-    (:meth:`gain`) is the same quantity seen from outside: ``sum(max(0, cos(x, q) - best(q)))``,
-    how much closer it would bring the queries the memory served badly.
-
-    **Admission** compares the two, so the same object is the memory's admission policy:
-
-    - A free slot takes any candidate: an empty slot serves no query, so filling it loses nothing
-      (the faithful SOLAR gate leaves half of a K = 100 memory empty).
-    - During a regime shift (:attr:`shifting`) every candidate that serves some remembered query
-      better (gain > 0) is admitted: the memory must catch up with the new topics fast, as FIFO
-      does, but not with junk.
-    - Otherwise the candidate is admitted iff its gain beats ``(1 + hysteresis)`` times the value
-      of its victim (:attr:`Candidate.victim <solar_core.policies.admission.Candidate.victim>`), or
-      that item is worth nothing. The hysteresis keeps a memory that serves a loop of topics from
-      swapping one topic for an equally useful one at every step.
-
-    The decision trace reports the gain as ``regret`` and ``(1 + hysteresis) * value`` as
-    ``tau``: admitted iff ``regret > tau``, as for the SOLAR gate. Composed by hand with another
-    gate (``SolarMemory(admission=RegretGate(), eviction=CoverageEviction())``), it only evicts.
-
-    Why each mechanism is here (ablations in ``docs/benchmarks/solar-adaptive.md``):
-
-    - *Margins, not retrieval counts*: a count rewards hubs and near-duplicates, and LFU-style
-      counts never fade (LFU: 0.37 hit rate under topic drift, FIFO 0.95). Margins are
-      redundancy-aware: the second copy of a topic earns nothing, so the memory spreads over
-      topics (working set, K = 15: 0.97 vs 0.62 FIFO and 0.82 SOLAR-A).
-    - *A window of remembered queries* (``window_per_slot`` x capacity, at most ``max_window``):
-      a loop of ``m`` topics through ``K < m`` slots is only protected if the memory remembers
-      more than one lap, so the window spans 16 x K queries (cycling m/K = 5: 0.177 of a 0.180
-      ceiling, where 4 x K gives 0.003); the ``max_window`` cap keeps a step near 2x the
-      faithful ``solar`` step at K = 100.
-    - *Regime shifts* (``shift``): when the queries suddenly miss more than usual (a fast
-      average of ``1 - best`` above the slow one by ``shift`` mean absolute deviations, and by
-      at least ``min_rise``), the gate admits every candidate with a positive gain until the
-      memory catches up; a 16 x K window would otherwise hold
-      stale topics for several phases (drift with phase 50: 0.892 without, 0.904 with).
-    - *Feedback*: a rated retrieval scales its best item's margin by the reward (a like keeps
-      it, a dislike erases it), so the value is utility, not mere retrieval (LoCoMo, K = 10:
-      0.083 with, 0.064 without).
+    It remembers the last ``window`` queries (``window_per_slot`` x capacity, at most
+    ``max_window``): each one's vector, the best similarity the memory gave it, the item that
+    gave it and that item's *margin* over the runner-up. An item's **value** is the sum of its
+    margins (a near-duplicate's is ~0); the lowest leaves, the oldest insert first among equals.
+    A candidate's **gain** (:meth:`gain`) is ``sum(max(0, cos(x, q) - best(q)))``. As the
+    memory's admission policy it admits a candidate into a free slot, during a regime shift
+    (:attr:`shifting`) if its gain is positive, or if its gain beats ``(1 + hysteresis)`` times
+    its victim's value (or that value is 0); the trace reports the gain as ``regret`` and the bar
+    as ``tau``. Composed by hand with another gate it only evicts. A rated retrieval scales its
+    best item's margin by the reward.
     """
 
     name = "coverage"
+    #: each slot's value and insert serial
+    rows = {"value": Rows("_value", np.float64), "serial": Rows("_serial", np.int64, 1, "seq")}
+    _value: F64
+    _serial: npt.NDArray[np.int64]
     _pending: tuple[int, F32] | None
     _weakest: tuple[int, int, float] | None
     _last_slots: Slots | None
@@ -120,9 +94,7 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         self.slow = slow
         self.use_feedback = use_feedback
         self.window = self.fixed_window or max_window
-        self._value: npt.NDArray[np.float64] = np.zeros(0)
-        self._serial: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # insert sequence
-        self._nudge: npt.NDArray[np.float64] = np.zeros(0)  # 1e-12 * serial: oldest wins ties
+        self._nudge: F64 = np.zeros(0)  # 1e-12 * serial: oldest wins ties
         self._seq = 0
         self._dim = 0
         self._pending = None  # (serial it is for, sims to the ring)
@@ -130,7 +102,6 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         self._version = 0
         self._reset_ring()
 
-    # -- wiring -------------------------------------------------------------------------------
     def bind(self, store: Any, rng: np.random.Generator) -> None:
         super().bind(store, rng)
         capacity = self.store.capacity
@@ -146,9 +117,7 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
     def _reset_ring(self) -> None:
         size = self.window
         self._queries: F32 = np.zeros((size, self._dim), dtype=np.float32)
-        self._best = np.zeros(
-            size, dtype=np.float32
-        )  # best similarity each query got (raised by later inserts)
+        self._best = np.zeros(size, dtype=np.float32)  # best similarity each query got
         self._margin = np.zeros(size)  # what its best item adds over the runner-up
         self._owner = np.full(size, -1, dtype=np.int64)  # slot of that item (-1: none)
         self._owner_serial = np.zeros(size, dtype=np.int64)  # that item's insert serial
@@ -161,53 +130,13 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         self._deviation = 0.0
 
     def reserve(self, slots: int) -> None:
-        self._value = grow_array(self._value, slots, 0.0)
-        self._serial = grow_array(self._serial, slots, 0)
+        super().reserve(slots)
         self._nudge = grow_array(self._nudge, slots, 0.0)
 
-    # -- state --------------------------------------------------------------------------------
-    #: the ring's arrays, one row per query: rows from ``_count`` on were never written
-    _RING = ("_queries", "_best", "_margin", "_owner", "_owner_serial")
-
-    def __getstate__(self) -> dict[str, Any]:
-        """The state without the ring rows no query has filled yet (they hold their initial
-        values, which :meth:`restore_ring` makes again): until the ring is full, a snapshot
-        holds the queries seen, not a ``window x dim`` block of zeros."""
-        state = self.__dict__.copy()
-        for name in self._RING:
-            state[name] = state[name][: self._count]
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self.restore_ring()
-
-    def restore_ring(self) -> None:
-        """Bring back the ring rows :meth:`__getstate__` left out (a state written before it
-        left them out holds them all)."""
-        pad = self.window - len(self._queries)
-        if pad > 0:
-            self._queries = np.concatenate(
-                [self._queries, np.zeros((pad, self._dim), dtype=np.float32)]
-            )
-            self._best = np.concatenate([self._best, np.zeros(pad, dtype=np.float32)])
-            self._margin = np.concatenate([self._margin, np.zeros(pad)])
-            self._owner = np.concatenate([self._owner, np.full(pad, -1, dtype=np.int64)])
-            self._owner_serial = np.concatenate([self._owner_serial, np.zeros(pad, np.int64)])
-
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
     def params(self) -> dict[str, Any]:
-        return {
-            "window": plain(self.fixed_window),
-            "window_per_slot": plain(self.window_per_slot),
-            "max_window": plain(self.max_window),
-            "shift": plain(self.shift),
-            "fast": plain(self.fast),
-            "slow": plain(self.slow),
-            "min_rise": plain(self.min_rise),
-            "use_feedback": self.use_feedback,
-            "hysteresis": plain(self.hysteresis),
-        }
+        return {"window": plain(self.fixed_window)} | params_of(
+            self, "window_per_slot max_window shift fast slow min_rise use_feedback hysteresis"
+        )
 
     @property
     def last_slots(self) -> Slots | None:
@@ -216,21 +145,14 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         recorded retrieval hold this array (the loaded one), so that a rating of it counts."""
         return self._last_slots
 
-    def state(self) -> State:
-        """Per slot (below the high-water mark; 0 for empty slots): ``value`` and ``serial``
-        (its insert sequence number). The ring of the last ``count`` queries, rows in ring
-        order: ``queries``, ``best``, ``margin``, ``owner`` and ``owner_serial`` (a row whose
-        owner left or was replaced is written as no owner: -1, 0, margin 0, as nothing reads
-        it); ``head``, the next row. ``seq`` and ``version`` counters; ``fast_miss`` (null
-        before any query), ``slow_miss``, ``deviation``; ``last_slots`` (the latest retrieval's
-        slots, or null); ``pending``: the similarities of the offer just admitted to the ring
-        (null if none waits for its insert); ``weakest``: the slot named as victim since the
-        values last moved (or null).
-
-        Not stored, being made again: each slot's tie-break nudge (``1e-12 * serial``), the
-        row of the latest query (the row before ``head``), and the window (from the
-        parameters and the store's capacity)."""
-        store, n = self.store, self._count
+    def _more_state(self) -> State:
+        """The ring of the last queries, in ring order (a row whose owner left or was replaced
+        is written as no owner: -1, 0, margin 0), its next row ``head``, the counters, the miss
+        averages (``fast_miss`` null before any query), the latest retrieval's slots, the
+        ``pending`` similarities of an admitted offer and the ``weakest`` slot named since the
+        values last moved (or nulls). Made again, not stored: the tie-break nudges, the latest
+        query's row and the window."""
+        n = self._count
         owner, owner_serial = self._owner[:n].copy(), self._owner_serial[:n].copy()
         margin = self._margin[:n].copy()
         dead = owner < 0
@@ -240,8 +162,6 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         pending_ok = pending is not None and pending[0] == self._seq + 1 and len(pending[1]) == n
         weakest = self._weakest
         return {
-            "value": slot_rows(store, self._value, 0.0),
-            "serial": slot_rows(store, self._serial, 0),
             "queries": self._queries[:n].copy(),
             "best": self._best[:n].copy(),
             "margin": margin,
@@ -258,14 +178,13 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
             "weakest": weakest[1] if weakest is not None and weakest[0] == self._version else None,
         }
 
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        reader, store, window, dim = reader_of(self, state), self.store, self.window, self._dim
-        seq, version = reader.integer("seq"), reader.integer("version")
-        value = read_slot_rows(reader, "value", store, np.float64, 0.0)
-        serial = read_slot_rows(reader, "serial", store, np.int64, 0, lo=1, hi=seq)
+    def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
+        store, window, dim = self.store, self.window, self._dim
+        value, serial = rows["_value"], rows["_serial"]
         active = store.active_slots()
         if len(np.unique(serial[active])) != len(active):
             raise reader.fail("serial must give every stored slot its own sequence number")
+        seq, version = reader.integer("seq"), reader.integer("version")
         # Unit vectors and their cosines (bounds with room for rounding): a forged magnitude
         # could overflow the similarities a later insert computes.
         queries = reader.array("queries", np.float32, (None, dim), lo=-1.5, hi=1.5)
@@ -300,22 +219,27 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         if reader.value("pending") is not None:
             pending = (seq + 1, reader.array("pending", np.float32, (n,), lo=-3.0, hi=3.0))
         weakest = read_slot(reader, "weakest", store)
-        reader.done()
-        self._value, self._serial, self._seq, self._version = value, serial, seq, version
-        # The tie-break nudge is 1e-12 * serial (as on_insert makes it): the same doubles
-        self._nudge = 1e-12 * serial
-        self._queries = np.concatenate([queries, np.zeros((window - n, dim), np.float32)])
-        self._best = np.concatenate([best, np.zeros(window - n, np.float32)])
-        self._margin = np.concatenate([margin, np.zeros(window - n)])
-        self._owner = np.concatenate([owner, np.full(window - n, -1, np.int64)])
-        self._owner_serial = np.concatenate([owner_serial, np.zeros(window - n, np.int64)])
-        self._count, self._head = n, head
-        self._last = (head - 1) % window if n else -1
-        self._fast_miss, self._slow_miss, self._deviation = fast_miss, slow_miss, deviation
-        self._last_slots, self._pending = last_slots, pending
-        self._weakest = None if weakest is None else (version, weakest, float(value[weakest]))
+        rest = window - n
+        return {
+            "_seq": seq,
+            "_version": version,
+            "_nudge": 1e-12 * serial,  # as on_insert makes it: the same doubles
+            "_queries": np.concatenate([queries, np.zeros((rest, dim), np.float32)]),
+            "_best": np.concatenate([best, np.zeros(rest, np.float32)]),
+            "_margin": np.concatenate([margin, np.zeros(rest)]),
+            "_owner": np.concatenate([owner, np.full(rest, -1, np.int64)]),
+            "_owner_serial": np.concatenate([owner_serial, np.zeros(rest, np.int64)]),
+            "_count": n,
+            "_head": head,
+            "_last": (head - 1) % window if n else -1,
+            "_fast_miss": fast_miss,
+            "_slow_miss": slow_miss,
+            "_deviation": deviation,
+            "_last_slots": last_slots,
+            "_pending": pending,
+            "_weakest": None if weakest is None else (version, weakest, float(value[weakest])),
+        }
 
-    # -- queries ------------------------------------------------------------------------------
     def on_retrieve(
         self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
     ) -> None:
@@ -395,37 +319,24 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         self._value[slot] += new - self._margin[last]
         self._margin[last] = new
 
-    # -- candidates ---------------------------------------------------------------------------
     def gain(self, vector: F32) -> float:
         """How much closer ``vector`` would bring the remembered queries:
-        ``sum(max(0, cos(vector, q) - best(q)))``."""
-        return self.gain_of(self.query_similarities(vector))
-
-    def query_similarities(self, vector: F32) -> F32:
-        """Cosine of ``vector`` to every remembered query (kept for the insert that may follow)."""
+        ``sum(max(0, cos(vector, q) - best(q)))`` (its similarities to them are kept for the
+        insert that may follow)."""
         sims: F32 = self._queries[: self._count].dot(vector)
-        self._pending = (self._seq + 1, sims)  # on_insert of the next item reuses them
-        return sims
+        self._pending = (self._seq + 1, sims)
+        return self.gain_of(sims)
 
     def gain_of(self, sims: F32) -> float:
-        """:meth:`gain` from :meth:`query_similarities`."""
+        """:meth:`gain` from the similarities to the remembered queries."""
         diff = sims - self._best[: len(sims)]
         return float(diff[diff > 0.0].sum())
-
-    def weakest(self) -> tuple[int, float]:
-        """The slot :meth:`victim` names, and its value: the lowest value, oldest on ties."""
-        victim = self.victim(0)
-        assert victim.score is not None
-        return victim.slot, victim.score
 
     def victim(self, step: int) -> Victim:
         cached = self._weakest  # unchanged since it was named: no need to look again
         if cached is not None and cached[0] == self._version:
             return Victim(cached[1], cached[2])
-        store = self._store
-        if store is None or len(store) == 0:
-            raise RuntimeError("victim() called on an empty store")
-        return self._victim(step, store.evictable_selection())  # the base's, one call less
+        return super().victim(step)
 
     def _victim(self, step: int, slots: Selection) -> Victim:
         values = self._value[slots]
@@ -437,7 +348,6 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         self._weakest = (self._version, slot, value)
         return Victim(slot, value)
 
-    # -- admission ------------------------------------------------------------------------------
     def _admit(self, candidate: Candidate) -> Verdict:
         if candidate.refused is not None:  # nothing to learn from an offer refused elsewhere
             return Verdict(False, candidate.refused)
@@ -446,8 +356,8 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
             raise RuntimeError("CoverageEviction decides on a candidate's vector: give one")
         # The similarities are needed whatever the verdict (an insert reuses them); their sum,
         # the gain, only when there is something to compare it with.
-        sims: F32 = self._queries[: self._count].dot(vector)  # query_similarities, inlined:
-        self._pending = (self._seq + 1, sims)  # a call less on every offer
+        sims: F32 = self._queries[: self._count].dot(vector)  # as gain() keeps them, inlined
+        self._pending = (self._seq + 1, sims)
         if candidate.capacity is None or candidate.size < candidate.capacity:
             return Verdict(True, "free slot")
         if self.shifting:
@@ -464,7 +374,6 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
             return Verdict(True, "gain > value", None, gain, bar)
         return Verdict(False, "gain <= value", None, gain, bar)
 
-    # -- membership ---------------------------------------------------------------------------
     def on_insert(self, slot: int, step: int) -> None:
         self._version += 1
         self._seq += 1
@@ -485,12 +394,8 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         if len(better) == 0:
             return
         # The new item now serves these queries best: their previous best items lose the credit.
-        value, serials, owner_serial, margins = (
-            self._value,
-            self._serial,
-            self._owner_serial,
-            self._margin,
-        )
+        value, serials = self._value, self._serial
+        owner_serial, margins = self._owner_serial, self._margin
         # Usually a handful of rows: scalar updates beat np.subtract.at's ufunc machinery.
         for row, owner in zip(better.tolist(), self._owner[better].tolist(), strict=True):
             if owner >= 0 and serials[owner] == owner_serial[row]:
@@ -512,20 +417,17 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
             self._owner[rows] = -1
             self._owner_serial[rows] = 0
             self._margin[rows] = 0.0
-        self._value[slot] = 0.0
-        self._serial[slot] = 0
+        self._empty(slot)
         self._nudge[slot] = 0.0  # (1e-12 * serial, as a loaded policy makes it)
 
     def clear(self) -> None:
-        self._value[:] = 0.0
-        self._serial[:] = 0
+        self._empty(slice(None))
         self._nudge[:] = 0.0
         self._pending = None
         self._weakest = None
         self._version += 1
         self._reset_ring()
 
-    # -- inspection ---------------------------------------------------------------------------
     def describe(self, slot: int) -> Mapping[str, float]:
         return {"value": float(self._value[slot])}
 

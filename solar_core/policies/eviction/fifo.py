@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from solar_core.basics.state import State, register_part
-from solar_core.policies.eviction.base import OrderedEviction, read_order, read_steps, reader_of
+from solar_core.basics.state import MOST_COUNT, State, StateReader, register_part
+from solar_core.policies.eviction.base import OrderedEviction, read_order
 
 
 @register_part
@@ -25,23 +25,17 @@ class FifoEviction(OrderedEviction):
         super().__init__()
         self._order: dict[int, int] = {}  # slot -> insert step, oldest first
 
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
-    def params(self) -> dict[str, Any]:
-        return {}
-
-    def state(self) -> State:
+    def _more_state(self) -> State:
         """``order``: the stored slots, oldest insert first; ``steps``: their insert steps."""
         return {
             "order": np.fromiter(self._order, np.int64, len(self._order)),
             "steps": np.fromiter(self._order.values(), np.int64, len(self._order)),
         }
 
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        reader = reader_of(self, state)
+    def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
         order = read_order(reader, "order", self.store)
-        steps = read_steps(reader, "steps", len(order))
-        reader.done()
-        self._order = dict(zip(order.tolist(), steps.tolist(), strict=True))
+        steps = reader.array("steps", np.int64, (len(order),), lo=-MOST_COUNT, hi=MOST_COUNT)
+        return {"_order": dict(zip(order.tolist(), steps.tolist(), strict=True))}
 
     def on_insert(self, slot: int, step: int) -> None:
         self._order[slot] = step

@@ -8,18 +8,15 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from solar_core.basics.state import State, register_part
+from solar_core.basics.state import State, StateReader, register_part
 from solar_core.policies.eviction.base import (
     Cosines,
     EvictionPolicy,
     Query,
+    Rows,
     Selection,
     Slots,
     Victim,
-    grow_array,
-    read_slot_rows,
-    reader_of,
-    slot_rows,
 )
 
 TieBreak = Literal["insertion", "recency"]
@@ -36,54 +33,38 @@ class LfuEviction(EvictionPolicy):
             reference runner's rule and the default) or the one that reached its count earliest
             (``"recency"``, as ``cachetools.LFUCache``).
 
-    Counts never decay, so after a topic shift the old topic's well-used items squat the cache
-    (the paper's LFU failure under drift).
+    Counts never decay, so after a topic shift the old topic's well-used items squat the cache.
     """
 
     name = "lfu"
+    #: retrievals since insert, the tie-break sequence number, the insert sequence number
+    rows = {
+        "count": Rows("_count", np.int64, 0, MOST_RETRIEVALS),
+        "order": Rows("_order", np.int64, 1, "seq"),
+        "inserted": Rows("_inserted", np.int64, 1, "seq"),
+    }
+    _count: npt.NDArray[np.int64]
+    _order: npt.NDArray[np.int64]
+    _inserted: npt.NDArray[np.int64]
 
     def __init__(self, tie_break: TieBreak = "insertion") -> None:
         super().__init__()
         if tie_break not in ("insertion", "recency"):
             raise ValueError(f"tie_break must be 'insertion' or 'recency', got {tie_break!r}")
         self.tie_break = tie_break
-        self._count: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self._order: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # tie-break sequence
-        self._inserted: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)  # insert sequence
         self._seq = 0
 
-    def reserve(self, slots: int) -> None:
-        self._count = grow_array(self._count, slots, 0)
-        self._order = grow_array(self._order, slots, 0)
-        self._inserted = grow_array(self._inserted, slots, 0)
-
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
     def params(self) -> dict[str, Any]:
         return {"tie_break": self.tie_break}
 
-    def state(self) -> State:
-        """Per slot (below the high-water mark; 0 for empty slots): ``count`` retrievals since
-        insert, ``order`` the tie-break sequence number, ``inserted`` the insert sequence
-        number; ``seq`` the sequence counter."""
-        store = self.store
-        return {
-            "count": slot_rows(store, self._count, 0),
-            "order": slot_rows(store, self._order, 0),
-            "inserted": slot_rows(store, self._inserted, 0),
-            "seq": self._seq,
-        }
+    def _more_state(self) -> State:
+        return {"seq": self._seq}
 
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        reader, store = reader_of(self, state), self.store
-        seq = reader.integer("seq")
-        count = read_slot_rows(reader, "count", store, np.int64, 0, lo=0, hi=MOST_RETRIEVALS)
-        order = read_slot_rows(reader, "order", store, np.int64, 0, lo=1, hi=seq)
-        inserted = read_slot_rows(reader, "inserted", store, np.int64, 0, lo=1, hi=seq)
-        active = store.active_slots()
-        if len(np.unique(order[active])) != len(active):
+    def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
+        active = self.store.active_slots()
+        if len(np.unique(rows["_order"][active])) != len(active):
             raise reader.fail("order must give every stored slot its own sequence number")
-        reader.done()
-        self._count, self._order, self._inserted, self._seq = count, order, inserted, seq
+        return {"_seq": reader.integer("seq")}
 
     def on_insert(self, slot: int, step: int) -> None:
         self._seq += 1
@@ -106,8 +87,7 @@ class LfuEviction(EvictionPolicy):
                 self._order[slot] = self._seq
 
     def on_remove(self, slot: int, evicted: bool) -> None:
-        # (an empty slot's rows hold zeros, as a state writes them: one state, one object)
-        self._count[slot] = self._order[slot] = self._inserted[slot] = 0
+        self._empty(slot)
 
     def _victim(self, step: int, slots: Selection) -> Victim:
         # One int64 key orders by count, then by sequence: a single vectorised argmin.
@@ -117,9 +97,7 @@ class LfuEviction(EvictionPolicy):
         return Victim(slot, float(self._count[slot]))
 
     def clear(self) -> None:
-        self._count[:] = 0
-        self._order[:] = 0
-        self._inserted[:] = 0
+        self._empty(slice(None))
 
     def describe(self, slot: int) -> Mapping[str, float]:
         return {"count": float(self._count[slot])}

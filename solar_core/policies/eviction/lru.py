@@ -7,15 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from solar_core.basics.state import State, register_part
-from solar_core.policies.eviction.base import (
-    Cosines,
-    OrderedEviction,
-    Query,
-    Slots,
-    read_order,
-    reader_of,
-)
+from solar_core.basics.state import State, StateReader, register_part
+from solar_core.policies.eviction.base import Cosines, OrderedEviction, Query, Slots, read_order
 
 
 @register_part
@@ -24,8 +17,7 @@ class LruEviction(OrderedEviction):
 
     Items retrieved together are touched in insertion order, so among them the oldest insert is
     the least recent: the same tie-break as the SOLAR reference runner, where every hit of a step
-    gets the same timestamp and ties go to the earliest insert. On cyclic topics recency is an
-    anti-signal (the paper's LRU 0.38 vs FIFO 0.90 at m/K = 1).
+    gets the same timestamp and ties go to the earliest insert.
     """
 
     name = "lru"
@@ -37,11 +29,7 @@ class LruEviction(OrderedEviction):
         self._seq = 0
         self._uses = 0
 
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
-    def params(self) -> dict[str, Any]:
-        return {}
-
-    def state(self) -> State:
+    def _more_state(self) -> State:
         """``order``: the stored slots, least recent first; ``inserted``: their insert
         sequence numbers (the tie-break of simultaneous touches), ``last_use``: the use counter
         at their latest touch, both in that order; ``seq`` and ``uses``: the two counters."""
@@ -54,8 +42,7 @@ class LruEviction(OrderedEviction):
             "uses": self._uses,
         }
 
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        reader = reader_of(self, state)
+    def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
         order = read_order(reader, "order", self.store)
         seq, uses = reader.integer("seq"), reader.integer("uses")
         n = len(order)
@@ -64,14 +51,16 @@ class LruEviction(OrderedEviction):
         # Each insert takes a new sequence number and each insert or touch a new use: distinct
         if len(np.unique(inserted)) != n or len(np.unique(last_use)) != n:
             raise reader.fail("inserted and last_use must hold distinct numbers")
-        reader.done()
         slots = order.tolist()
-        self._recency = dict(zip(slots, inserted.tolist(), strict=True))
         uses_of = dict(zip(slots, last_use.tolist(), strict=True))
         # (kept in the order the items were stored, as on_insert adds them and a touch keeps)
         stored = [self.store.slot_of(item_id) for item_id in self.store.ids()]
-        self._last_use = {slot: uses_of[slot] for slot in stored}
-        self._seq, self._uses = seq, uses
+        return {
+            "_recency": dict(zip(slots, inserted.tolist(), strict=True)),
+            "_last_use": {slot: uses_of[slot] for slot in stored},
+            "_seq": seq,
+            "_uses": uses,
+        }
 
     def on_insert(self, slot: int, step: int) -> None:
         self._seq += 1

@@ -9,21 +9,18 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from solar_core.basics.state import MOST_COUNT, State, register_part
+from solar_core.basics.state import MOST_COUNT, register_part
 from solar_core.basics.validation import check_nonnegative, check_positive
+from solar_core.policies.admission.base import plain
 from solar_core.policies.eviction.base import (
     Cosines,
     EvictionPolicy,
     Query,
+    Rows,
     Selection,
     Slots,
     Victim,
-    grow_array,
     lowest,
-    plain,
-    read_slot_rows,
-    reader_of,
-    slot_rows,
 )
 
 
@@ -37,6 +34,13 @@ class MultiScoreEviction(EvictionPolicy):
     """
 
     name = "multiscore"
+    #: the step of its latest retrieval or insert, its retrievals
+    rows = {
+        "last": Rows("_last", np.int64, 0, MOST_COUNT),
+        "count": Rows("_count", np.int64, 0, MOST_COUNT),
+    }
+    _last: npt.NDArray[np.int64]
+    _count: npt.NDArray[np.int64]
 
     def __init__(
         self,
@@ -55,35 +59,11 @@ class MultiScoreEviction(EvictionPolicy):
         self.weights = (recency_weight, frequency_weight, diversity_weight)
         self.age_scale = age_scale
         self.neighbours = 1 if diversity_weight > 0 else 0
-        self._last: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
-        self._count: npt.NDArray[np.int64] = np.zeros(0, dtype=np.int64)
 
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
     def params(self) -> dict[str, Any]:
-        recency, frequency, diversity = self.weights
-        return {
-            "recency_weight": plain(recency),
-            "frequency_weight": plain(frequency),
-            "diversity_weight": plain(diversity),
-            "age_scale": plain(self.age_scale),
-        }
-
-    def state(self) -> State:
-        """Per slot (below the high-water mark; 0 for empty slots): ``last`` the step of its
-        latest retrieval or insert, ``count`` its retrievals."""
-        store = self.store
-        return {"last": slot_rows(store, self._last, 0), "count": slot_rows(store, self._count, 0)}
-
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        reader, store = reader_of(self, state), self.store
-        last = read_slot_rows(reader, "last", store, np.int64, 0, lo=0, hi=MOST_COUNT)
-        count = read_slot_rows(reader, "count", store, np.int64, 0, lo=0, hi=MOST_COUNT)
-        reader.done()
-        self._last, self._count = last, count
-
-    def reserve(self, slots: int) -> None:
-        self._last = grow_array(self._last, slots, 0)
-        self._count = grow_array(self._count, slots, 0)
+        names = ("recency_weight", "frequency_weight", "diversity_weight")
+        weights = {name: plain(w) for name, w in zip(names, self.weights, strict=True)}
+        return weights | {"age_scale": plain(self.age_scale)}
 
     def on_insert(self, slot: int, step: int) -> None:
         self._last[slot] = step
@@ -99,7 +79,7 @@ class MultiScoreEviction(EvictionPolicy):
             count[slot] += 1
 
     def on_remove(self, slot: int, evicted: bool) -> None:
-        self._count[slot] = self._last[slot] = 0  # (as a state writes an empty slot's rows)
+        self._empty(slot)
 
     def _victim(self, step: int, slots: Selection) -> Victim:
         # The formula below, written as in-place ufuncs on fresh arrays: the same roundings in
@@ -125,8 +105,7 @@ class MultiScoreEviction(EvictionPolicy):
         return lowest(score, slots)
 
     def clear(self) -> None:
-        self._last[:] = 0
-        self._count[:] = 0
+        self._empty(slice(None))
 
     def describe(self, slot: int) -> Mapping[str, float]:
         return {"last_access_step": float(self._last[slot]), "count": float(self._count[slot])}

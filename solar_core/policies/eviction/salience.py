@@ -7,22 +7,17 @@ from typing import Any
 
 import numpy as np
 
-from solar_core.basics.state import State, register_part
+from solar_core.basics.state import State, StateReader, register_part
 from solar_core.basics.validation import check_nonnegative, check_positive
-from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdict
+from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdict, params_of
 from solar_core.policies.eviction.base import (
-    Cosines,
+    F64,
     EvictionPolicy,
-    Query,
+    Rows,
     Selection,
     Slots,
     Victim,
-    grow_array,
-    plain,
     read_slot,
-    read_slot_rows,
-    reader_of,
-    slot_rows,
 )
 from solar_core.policies.salience import (
     PRIORS,
@@ -39,37 +34,23 @@ from solar_core.policies.salience import (
 @register_part
 class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     """``solar-dialogue``: a memory of conversation turns that keeps the turns most likely to be
-    asked about, by a :mod:`salience prior <solar_core.policies.salience>` and the ratings it gets.
+    asked about, by a :mod:`salience prior <solar_core.policies.salience>` and the ratings it gets
+    (docs/DESIGN.md, "solar-dialogue and the salience prior").
 
     Every offered turn gets a **salience**: the prior's log-odds that a later question cites
     it, read from its text, its vector and the turns just before it (so the policy is its own
-    admission gate: it must see every offer, stored or not, to know what came before). An
-    item's **value** is its salience plus what ratings say of it: ``feedback_weight`` times
-    the item's mean rating *less this memory's usual rating* (the baseline: the mean of every
-    rating it got), shrunk towards zero by ``rating_strength`` pseudo-ratings at the baseline.
-    A retrieval's rating goes to its items by rank (the first gets a full share, the n-th
-    ``1/n``). So a rating only counts by how it differs from the others: an application that
-    dislikes every answer, or rates at random, moves nothing much (most ratings are about the
-    answer, not the memory), and no number of ratings moves a value by more than
-    ``feedback_weight`` times the largest deviation. Every decision that ratings changed
-    (which turn left, or whether the offered one got in) says so in its reason.
+    admission gate: it must see every offer, stored or not). An item's **value** is its
+    salience plus ``feedback_weight`` times its mean rating *less this memory's usual rating*
+    (:attr:`baseline`), shrunk towards zero by ``rating_strength`` pseudo-ratings; a
+    retrieval's rating goes to its n-th item with share ``1/n``. A free slot takes any turn; a
+    full memory admits a turn iff its salience beats the lowest value held, which then leaves
+    (oldest first on ties). Retrievals alone are not credited. Every decision the ratings
+    changed says so in its reason.
 
-    - A free slot takes any turn (an empty slot helps no question).
-    - A full memory admits a turn iff its salience beats the lowest value held, which then
-      leaves (oldest first on ties): once every offer has been seen, the memory holds the most
-      salient turns of the conversation, moved by the ratings.
-    - Retrievals by incoming turns are *not* credited: which earlier turns a new turn resembles
-      says little about which ones questions will cite (measured in docs/benchmarks/dialogue.md:
-      crediting them lowers recall at every size).
-
-    ``prior``: a shipped prior's name (``"dialogue-static"``, ``"dialogue-minilm"``,
-    ``"dialogue-text"``), a prior file's path, a
-    :class:`~solar_core.policies.salience.SaliencePrior` or its JSON document
-    (:meth:`~solar_core.policies.salience.SaliencePrior.to_json`, as
-    :meth:`params` gives a prior that is not a shipped one), or ``None``: the memory picks by
-    its embedder (:func:`~solar_core.policies.salience.prior_for`: the static prior, which embeds
-    each turn itself, unless the memory's vectors are MiniLM's; the text prior when the policy is
-    bound without being told).
+    ``prior``: a shipped prior's name, a prior file's path, a
+    :class:`~solar_core.policies.salience.SaliencePrior` or its JSON document, or ``None``: the
+    memory picks the default (:func:`~solar_core.policies.salience.prior_for`; the text prior
+    when the policy is bound without being told).
 
     >>> from solar_core import SolarMemory
     >>> memory = SolarMemory("solar-dialogue", capacity=2, embedder="hash", dim=64, seed=0)
@@ -86,6 +67,19 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     """
 
     name = "salience"
+    # value + 1e-9 * insert serial is the key: the lowest is the victim, the oldest insert among
+    # equals (kept up to date so a victim is one argmin). Ratings: each slot's rank-weighted sum
+    # of (rating - baseline) and of its shares; once one moved a value, each slot's key without
+    # its rating part (the victim without ratings).
+    rows = {
+        name: Rows("_" + name, np.float64, 0.0 if name == "shares" else None)
+        for name in ("value", "key", "credit", "shares", "plain")
+    }
+    _value: F64
+    _key: F64
+    _credit: F64
+    _shares: F64
+    _plain: F64
     _pending: tuple[int, float] | None
     _weakest: tuple[int, Victim] | None
     score_names = ("salience", "lowest")  # a turn's salience against the lowest value held
@@ -112,37 +106,20 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         self.feedback_weight = float(feedback_weight)
         self.rating_strength = float(rating_strength)
         self.context = TurnContext(dim=0)
-        self._value = np.zeros(0)
-        # value + 1e-9 * insert serial: the lowest is the victim, the oldest insert among equals
-        # (the nudge is far below any real gap); kept up to date so a victim is one argmin
-        self._key = np.zeros(0)
         self._seq = 0
         self._pending = None  # (serial it is for, salience)
         self._version = 0  # moves whenever a value does: the named victim is then stale
         self._weakest = None
-        # Ratings: each slot's rank-weighted sum of (rating - baseline) and of its shares, and
-        # the memory's count and sum of ratings (the baseline is their mean, from 0.5).
-        self._credit = np.zeros(0)
-        self._shares = np.zeros(0)
-        self._ratings = 0
+        self._ratings = 0  # the memory's count and sum of ratings (the baseline: their mean)
         self._rating_sum = 0.0
         self._moved = 0  # decisions the ratings changed
         self._credited = False  # whether any rating moved a value (before: nothing to compare)
-        # Once one has: each slot's key without its rating part (the victim without ratings)
-        self._plain = np.zeros(0)
 
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
     def params(self) -> dict[str, Any]:
-        """``prior``: the prior in use -- the one :meth:`use_embedder` or :meth:`bind` picked
-        if none was given, so a policy rebuilt from these scores turns alike whatever embedder
-        its memory has -- by its name if it is a shipped prior, else as its JSON document (a
-        prior file may be gone or changed when the policy is rebuilt); ``None`` only before
-        either picked one. Then ``feedback_weight`` and ``rating_strength``."""
-        return {
-            "prior": self._prior_param(),
-            "feedback_weight": plain(self.feedback_weight),
-            "rating_strength": plain(self.rating_strength),
-        }
+        """``prior``: the prior in use (picked by :meth:`use_embedder` or :meth:`bind` if none
+        was given), by name if it is a shipped one, else as its JSON document (a file may be
+        gone when the policy is rebuilt); then ``feedback_weight`` and ``rating_strength``."""
+        return {"prior": self._prior_param()} | params_of(self, "feedback_weight rating_strength")
 
     def _prior_param(self) -> str | dict[str, Any] | None:
         prior = self.prior
@@ -154,24 +131,15 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
                 return prior.name
         return prior.to_json()
 
-    def state(self) -> State:
-        """Per slot (below the high-water mark; 0 for empty slots): ``value`` (salience plus
-        the rating part), ``key`` (the value plus the insert tie-break), ``credit`` and
-        ``shares`` (the rank-weighted sums of rating deviations and of shares), ``plain`` (the
-        key without the rating part; 0 until ``credited``). ``seq`` and ``version`` counters;
-        ``ratings``, ``rating_sum``, ``moved`` (decisions the ratings changed), ``credited``;
-        ``pending``: the salience of the offer waiting for its insert (or null); ``weakest``:
-        the slot named as victim since the values last moved (or null); the turn context:
-        ``previous`` (the latest offer's text, or null), ``recent`` (the unit vectors of the
-        latest turns, in ring order), ``head`` and ``last`` (its next and latest rows)."""
-        store, context = self.store, self.context
-        pending, weakest = self._pending, self._weakest
+    def _more_state(self) -> State:
+        """Each slot's ``value`` (salience plus the rating part), ``key`` (plus the insert
+        tie-break), ``credit`` and ``shares`` (rank-weighted sums of rating deviations and of
+        shares) and ``plain`` (the key without the rating part; 0 until ``credited``); the
+        counters; the salience ``pending`` for its insert and the ``weakest`` slot named since
+        the values last moved (or nulls); the turn context (``previous`` text, ``recent``
+        vectors in ring order, its ``head`` and ``last`` rows)."""
+        context, pending, weakest = self.context, self._pending, self._weakest
         return {
-            "value": slot_rows(store, self._value, 0.0),
-            "key": slot_rows(store, self._key, 0.0),
-            "credit": slot_rows(store, self._credit, 0.0),
-            "shares": slot_rows(store, self._shares, 0.0),
-            "plain": slot_rows(store, self._plain, 0.0),
             "seq": self._seq,
             "version": self._version,
             "ratings": self._ratings,
@@ -188,13 +156,11 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
             "last": context.last,
         }
 
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        reader, store = reader_of(self, state), self.store
-        value = read_slot_rows(reader, "value", store, np.float64, 0.0)
-        key = read_slot_rows(reader, "key", store, np.float64, 0.0)
-        credit = read_slot_rows(reader, "credit", store, np.float64, 0.0)
-        shares = read_slot_rows(reader, "shares", store, np.float64, 0.0, lo=0.0)
-        plain_keys = read_slot_rows(reader, "plain", store, np.float64, 0.0)
+    def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
+        store = self.store
+        value, key, credit, shares, plain_keys = (
+            rows[name] for name in ("_value", "_key", "_credit", "_shares", "_plain")
+        )
         seq, version = reader.integer("seq"), reader.integer("version")
         ratings, moved = reader.integer("ratings"), reader.integer("moved")
         rating_sum = reader.number("rating_sum", 0.0, float(ratings))
@@ -227,20 +193,22 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
             raise reader.fail(
                 f"the turn context's ring is inconsistent: {count} rows, head {head}, last {last}"
             )
-        reader.done()
-        self._value, self._key, self._credit, self._shares = value, key, credit, shares
-        self._plain, self._seq, self._version = plain_keys, seq, version
-        self._ratings, self._rating_sum, self._moved = ratings, rating_sum, moved
-        self._credited = credited
-        self._pending = None if pending is None else (seq + 1, pending)
-        self._weakest = (
-            None if weakest is None else (version, Victim(weakest, float(value[weakest])))
-        )
         context = TurnContext(dim=dim, previous=previous, count=count, head=head, last=last)
         context.vectors[:count] = recent
-        self.context = context
+        return {
+            "_seq": seq,
+            "_version": version,
+            "_ratings": ratings,
+            "_rating_sum": rating_sum,
+            "_moved": moved,
+            "_credited": credited,
+            "_pending": None if pending is None else (seq + 1, pending),
+            "_weakest": (
+                None if weakest is None else (version, Victim(weakest, float(value[weakest])))
+            ),
+            "context": context,
+        }
 
-    # -- wiring ---------------------------------------------------------------------------------
     def use_embedder(self, embedder: object, dim: int) -> None:
         """Pick the prior for the memory's embedder (if none was given), before binding."""
         if self.prior is None:
@@ -254,21 +222,13 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         own = self.prior.dim if self.prior.own_vectors else None  # its vectors, not the store's
         self.context = TurnContext(dim=own or self.store.dim)
 
-    def reserve(self, slots: int) -> None:
-        self._value = grow_array(self._value, slots, 0.0)
-        self._key = grow_array(self._key, slots, 0.0)
-        self._credit = grow_array(self._credit, slots, 0.0)
-        self._shares = grow_array(self._shares, slots, 0.0)
-        self._plain = grow_array(self._plain, slots, 0.0)
-
     @property
     def baseline(self) -> float:
         """This memory's usual rating: the mean of every rating it got, 0.5 before any."""
         return (self._rating_sum + 0.5) / (self._ratings + 1)
 
     def rating_part(self, slots: Selection) -> Any:
-        """What ratings add to the value of ``slots``: ``feedback_weight`` times their mean
-        deviation from the baseline, shrunk by ``rating_strength`` pseudo-ratings at zero."""
+        """What ratings add to the value of ``slots``."""
         return (
             self.feedback_weight
             * self._credit[slots]
@@ -284,7 +244,6 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         self.context.push(text, vector if self.prior.reads_vectors else None)
         return score
 
-    # -- admission ------------------------------------------------------------------------------
     def _admit(self, candidate: Candidate) -> Verdict:
         vector = candidate.vector if self.prior is not None and self.prior.reads_vectors else None
         salience = self._salience(candidate.text, vector)  # every offer is context for the next
@@ -319,12 +278,6 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         if admitted and would:
             return "; ratings chose the victim"
         return "; ratings made room" if admitted else "; ratings kept it out"
-
-    # -- events ---------------------------------------------------------------------------------
-    def on_retrieve(
-        self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
-    ) -> None:
-        """Retrievals alone teach nothing here (see the class docstring)."""
 
     def on_feedback(self, slots: Slots, reward: float) -> None:
         # Centred on the baseline before this rating: a memory whose every answer is disliked
@@ -372,11 +325,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
 
     def on_remove(self, slot: int, evicted: bool) -> None:
         self._version += 1
-        self._value[slot] = 0.0
-        self._key[slot] = 0.0
-        self._credit[slot] = 0.0
-        self._shares[slot] = 0.0
-        self._plain[slot] = 0.0
+        self._empty(slot)
 
     def victim(self, step: int) -> Victim:
         cached = self._weakest  # no value moved since it was named: the same one
@@ -392,17 +341,12 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         return Victim(slot, float(self._value[slot]))
 
     def clear(self) -> None:
-        self._value[:] = 0.0
-        self._key[:] = 0.0
-        self._credit[:] = 0.0
-        self._shares[:] = 0.0
-        self._plain[:] = 0.0
+        self._empty(slice(None))
         self._ratings, self._rating_sum, self._moved, self._credited = 0, 0.0, 0, False
         self._pending = None
         self._version += 1
         self.context = TurnContext(dim=self.context.dim)
 
-    # -- inspection -----------------------------------------------------------------------------
     def describe(self, slot: int) -> Mapping[str, float]:
         rated = float(self.rating_part(np.array([slot]))[0])
         return {"value": float(self._value[slot]), "ratings": rated}

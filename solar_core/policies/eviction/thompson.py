@@ -6,9 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from solar_core.basics.state import MOST_COUNT, State, register_part
+from solar_core.basics.state import MOST_COUNT, State, StateReader, register_part
 from solar_core.basics.validation import (
     MAX_NEIGHBOURS,
     check_k,
@@ -16,20 +15,18 @@ from solar_core.basics.validation import (
     check_positive,
     check_size,
 )
+from solar_core.policies.admission.base import params_of, plain
 from solar_core.policies.beta_posterior import BetaPosterior
 from solar_core.policies.eviction.base import (
+    F64,
     Cosines,
     EvictionPolicy,
     Query,
+    Rows,
     Selection,
     Slots,
     Victim,
-    grow_array,
     lowest,
-    plain,
-    read_slot_rows,
-    reader_of,
-    slot_rows,
 )
 
 
@@ -48,12 +45,18 @@ class ThompsonEviction(EvictionPolicy):
     Victim: ``argmin(sample_i + novelty_bonus * novelty_i)`` with ``sample_i ~ Beta(alpha_i,
     beta_i)`` and ``novelty_i = clip(1 - mean cosine to its 3 nearest other items, 0, 1)`` (0.5 for
     a lone item): isolated items cover a region nobody else does, so they get a bonus.
-
-    Constants are those of the paper's reference implementation (``src/agent/solar.py``,
-    ``synthetic_workloads/runners.py``).
+    Constants are those of the paper's reference implementation.
     """
 
     name = "thompson"
+    # Evidence adds at most a few units a step: a larger parameter is forged (and numpy's Beta
+    # sampler returns NaN for some huge ones)
+    rows = {
+        "alpha": Rows("_alpha", np.float64, None, float(MOST_COUNT)),
+        "beta": Rows("_beta", np.float64, None, float(MOST_COUNT)),
+    }
+    _alpha: F64
+    _beta: F64
 
     def __init__(
         self,
@@ -75,51 +78,25 @@ class ThompsonEviction(EvictionPolicy):
         self.decay = decay
         self.novelty_bonus = novelty_bonus
         self.neighbours = novelty_neighbours if novelty_bonus > 0 else 0
-        self._alpha: npt.NDArray[np.float64] = np.zeros(0)
-        self._beta: npt.NDArray[np.float64] = np.zeros(0)
         self._retrievals = 0
 
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
     def params(self) -> dict[str, Any]:
-        return {
-            "prior_alpha": plain(self.prior_alpha),
-            "prior_beta": plain(self.prior_beta),
-            "decay_every": plain(self.decay_every),
-            "decay": plain(self.decay),
-            "novelty_bonus": plain(self.novelty_bonus),
-            # Without a bonus the neighbours are not kept (0), and the count changes nothing:
-            # the default stands for it.
-            "novelty_neighbours": plain(self.neighbours) if self.novelty_bonus > 0 else 3,
-        }
+        # Without a bonus the neighbours are not kept (0), and their count changes nothing:
+        # the default stands for it.
+        neighbours = plain(self.neighbours) if self.novelty_bonus > 0 else 3
+        params = params_of(self, "prior_alpha prior_beta decay_every decay novelty_bonus")
+        return params | {"novelty_neighbours": neighbours}
 
-    def state(self) -> State:
-        """``alpha``, ``beta``: each slot's Beta belief (below the high-water mark; 0 for empty
-        slots); ``retrievals``: the retrievals counted towards the next decay."""
-        store = self.store
-        return {
-            "alpha": slot_rows(store, self._alpha, 0.0),
-            "beta": slot_rows(store, self._beta, 0.0),
-            "retrievals": self._retrievals,
-        }
+    def _more_state(self) -> State:
+        """``retrievals``: the retrievals counted towards the next decay."""
+        return {"retrievals": self._retrievals}
 
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        reader, store = reader_of(self, state), self.store
-        # Evidence adds at most a few units a step: a larger parameter is forged (and numpy's
-        # Beta sampler returns NaN for some huge ones)
-        most = float(MOST_COUNT)
-        alpha = read_slot_rows(reader, "alpha", store, np.float64, 0.0, hi=most)
-        beta = read_slot_rows(reader, "beta", store, np.float64, 0.0, hi=most)
-        active = store.active_mask
-        hw = store.high_water
-        if not ((alpha[:hw][active] > 0.0).all() and (beta[:hw][active] > 0.0).all()):
+    def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
+        hw, active = self.store.high_water, self.store.active_mask
+        alpha, beta = rows["_alpha"][:hw][active], rows["_beta"][:hw][active]
+        if not ((alpha > 0.0).all() and (beta > 0.0).all()):
             raise reader.fail("alpha and beta must be > 0 for every stored slot")
-        retrievals = reader.integer("retrievals")
-        reader.done()
-        self._alpha, self._beta, self._retrievals = alpha, beta, retrievals
-
-    def reserve(self, slots: int) -> None:
-        self._alpha = grow_array(self._alpha, slots, 0.0)
-        self._beta = grow_array(self._beta, slots, 0.0)
+        return {"_retrievals": reader.integer("retrievals")}
 
     def on_insert(self, slot: int, step: int) -> None:
         self._alpha[slot] = self.prior_alpha
@@ -162,10 +139,9 @@ class ThompsonEviction(EvictionPolicy):
             beta[slot] += miss
 
     def on_remove(self, slot: int, evicted: bool) -> None:
-        self._alpha[slot] = 0.0
-        self._beta[slot] = 0.0
+        self._empty(slot)
 
-    def novelty(self, slots: Slots | slice) -> npt.NDArray[np.float64]:
+    def novelty(self, slots: Slots | slice) -> F64:
         """``clip(1 - mean cosine to the nearest others, 0, 1)``; 0.5 for an item alone."""
         index = self.store.neighbours
         if index is None:
@@ -188,8 +164,7 @@ class ThompsonEviction(EvictionPolicy):
         return lowest(scores, slots)
 
     def clear(self) -> None:
-        self._alpha[:] = 0.0
-        self._beta[:] = 0.0
+        self._empty(slice(None))
         self._retrievals = 0
 
     def posterior(self, slot: int) -> BetaPosterior:

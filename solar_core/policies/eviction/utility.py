@@ -6,21 +6,18 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
-from solar_core.basics.state import MOST_COUNT, State, register_part
+from solar_core.basics.state import MOST_COUNT, State, StateReader, register_part
 from solar_core.basics.validation import check_positive, check_score
+from solar_core.policies.admission.base import params_of
 from solar_core.policies.eviction.base import (
+    F64,
     EvictionPolicy,
+    Rows,
     Selection,
     Slots,
     Victim,
-    grow_array,
     lowest,
-    plain,
-    read_slot_rows,
-    reader_of,
-    slot_rows,
 )
 
 
@@ -32,8 +29,7 @@ class UtilityEviction(EvictionPolicy):
     ``(prior * strength + sum of scores) / (strength + uses)``. A new item starts at ``prior``.
     The victim has the lowest utility, and the oldest insert goes first among ties. This is how
     the experience-following study bounds memory size: when full, "remove the single record of
-    lowest utility". Compose it by hand:
-    ``SolarMemory(eviction=UtilityEviction(), deletion=...)``.
+    lowest utility".
 
     >>> from solar_core import SolarMemory
     >>> m = SolarMemory(eviction=UtilityEviction(), capacity=2, dim=2)
@@ -44,51 +40,38 @@ class UtilityEviction(EvictionPolicy):
     """
 
     name = "utility"
+    #: the scores of the rated steps it informed, their number, its insert sequence number (a
+    #: float, as the tie-break adds it)
+    rows = {
+        "sum": Rows("_sum", np.float64, 0.0, MOST_COUNT),
+        "uses": Rows("_uses", np.float64, 0.0, MOST_COUNT),
+        "serial": Rows("_serial", np.float64, 1.0, "seq"),
+    }
+    _sum: F64
+    _uses: F64
+    _serial: F64
 
     def __init__(self, prior: float = 0.5, strength: float = 1.0) -> None:
         super().__init__()
         check_positive(strength=strength)
         self.prior = check_score(prior, "prior")
         self.strength = float(strength)
-        self._sum: npt.NDArray[np.float64] = np.zeros(0)
-        self._uses: npt.NDArray[np.float64] = np.zeros(0)
-        self._serial: npt.NDArray[np.float64] = np.zeros(0)
         self._seq = 0
 
-    # -- explicit state (see solar_core.basics.state) ----------------------------------------------
     def params(self) -> dict[str, Any]:
-        return {"prior": plain(self.prior), "strength": plain(self.strength)}
+        return params_of(self, "prior strength")
 
-    def state(self) -> State:
-        """Per slot (below the high-water mark; 0 for empty slots): ``sum`` of the scores of
-        the rated steps it informed, ``uses`` their number, ``serial`` its insert sequence
-        number (a float, as the tie-break adds it); ``seq`` the sequence counter."""
-        store = self.store
-        return {
-            "sum": slot_rows(store, self._sum, 0.0),
-            "uses": slot_rows(store, self._uses, 0.0),
-            "serial": slot_rows(store, self._serial, 0.0),
-            "seq": self._seq,
-        }
+    def _more_state(self) -> State:
+        return {"seq": self._seq}
 
-    def load_state(self, state: Mapping[str, Any]) -> None:
-        reader, store = reader_of(self, state), self.store
-        seq = reader.integer("seq")
-        uses = read_slot_rows(reader, "uses", store, np.float64, 0.0, lo=0.0, hi=MOST_COUNT)
-        total = read_slot_rows(reader, "sum", store, np.float64, 0.0, lo=0.0, hi=MOST_COUNT)
-        serial = read_slot_rows(reader, "serial", store, np.float64, 0.0, lo=1.0, hi=seq)
+    def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
+        total, uses, serial = rows["_sum"], rows["_uses"], rows["_serial"]
         # A count of ratings, each scored in [0, 1]; serials are whole sequence numbers
         if (total > uses).any() or (uses != np.floor(uses)).any():
             raise reader.fail("uses must be whole numbers, and sum at most uses")
         if (serial != np.floor(serial)).any():
             raise reader.fail("serial must hold whole sequence numbers")
-        reader.done()
-        self._sum, self._uses, self._serial, self._seq = total, uses, serial, seq
-
-    def reserve(self, slots: int) -> None:
-        self._sum = grow_array(self._sum, slots, 0.0)
-        self._uses = grow_array(self._uses, slots, 0.0)
-        self._serial = grow_array(self._serial, slots, 0.0)
+        return {"_seq": reader.integer("seq")}
 
     def on_insert(self, slot: int, step: int) -> None:
         self._seq += 1
@@ -102,13 +85,10 @@ class UtilityEviction(EvictionPolicy):
             self._uses[slot] += 1.0
 
     def on_remove(self, slot: int, evicted: bool) -> None:
-        self._sum[slot] = 0.0
-        self._uses[slot] = 0.0
-        self._serial[slot] = 0.0  # (as a state writes an empty slot's rows)
+        self._empty(slot)
 
-    def utility(self, slots: Slots | slice) -> npt.NDArray[np.float64]:
-        prior = self.prior * self.strength
-        out: npt.NDArray[np.float64] = (prior + self._sum[slots]) / (
+    def utility(self, slots: Slots | slice) -> F64:
+        out: F64 = (self.prior * self.strength + self._sum[slots]) / (
             self.strength + self._uses[slots]
         )
         return out
@@ -119,9 +99,7 @@ class UtilityEviction(EvictionPolicy):
         return lowest(scores, slots)
 
     def clear(self) -> None:
-        self._sum[:] = 0.0
-        self._uses[:] = 0.0
-        self._serial[:] = 0.0
+        self._empty(slice(None))
 
     def describe(self, slot: int) -> Mapping[str, float]:
         return {"utility": float(self.utility(np.asarray([slot]))[0]), "rated": self._uses[slot]}
