@@ -1,8 +1,8 @@
 """``solar-memory``: look inside a memory store (a SQLite file or a PostgreSQL URL).
 
-Every command but ``forget`` and ``erase`` only reads, through a
-:class:`~solar_core.persistence.reader.MemoryReader`: the database refuses writes, no scope is
-created and nothing is snapshotted. ``forget`` and ``erase`` delete, after a confirmation.
+Every command but ``forget`` and ``erase`` (which delete, after a confirmation) only reads,
+through a :class:`~solar_core.persistence.reader.MemoryReader`: no scope is created and nothing
+is snapshotted.
 
 >>> import tempfile, os
 >>> from solar_core.persistence import MemoryStore
@@ -60,8 +60,7 @@ DB is a SQLite file, a postgresql:// URL or a libpq "host=... dbname=..." string
 command but forget and erase only reads.
 """
 
-#: the keywords of a libpq connection string (``host=db dbname=agents``), which names a
-#: PostgreSQL database as a URL does
+#: the keywords of a libpq connection string (``host=db dbname=agents``)
 _LIBPQ_KEYWORDS = frozenset(
     """host hostaddr port dbname user password passfile require_auth channel_binding
     connect_timeout client_encoding options application_name fallback_application_name
@@ -73,8 +72,7 @@ _LIBPQ_KEYWORDS = frozenset(
 )
 #: one ``keyword = value`` of a connection string: a value in single quotes, or up to a space
 _LIBPQ_PAIR = re.compile(r"\s*(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|(?:[^\s'\\]|\\.)+)")
-#: a password wherever a message may quote one: ``password=...`` (a connection string, a URL's
-#: query) and a URL's ``user:password@``
+#: a password wherever a message may quote one: ``password=...`` and a URL's ``user:password@``
 _PASSWORDS = (
     (re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&']+)", re.IGNORECASE), r"\1***"),
     (re.compile(r"(\w://[^/\s:@]*:)[^@\s]*@"), r"\1***@"),
@@ -82,8 +80,8 @@ _PASSWORDS = (
 
 
 def database(given: str) -> str:
-    """The database ``given`` names: a libpq connection string as the ``postgresql://`` URL
-    that means the same; a file path or a URL as it is.
+    """The database ``given`` names: a libpq connection string as its ``postgresql://`` URL;
+    a file path or a URL as it is.
 
     >>> database("host=db dbname=agents user=app password='s3 cr\\\\'et'")
     'postgresql://?host=db&dbname=agents&user=app&password=s3%20cr%27et'
@@ -126,8 +124,8 @@ def without_passwords(message: str, *databases: str) -> str:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, whose messages (usage errors echo the command line) go through the one path
-    the command prints by (:func:`tables.say`)."""
+    """argparse, whose messages (usage errors echo the command line) go through
+    :func:`tables.say`."""
 
     def _print_message(self, message: str, file: tables.Stream | None = None) -> None:
         if message:
@@ -143,16 +141,24 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, summary: str) -> argparse.ArgumentParser:
+    def command(name: str, summary: str, parts: str = "") -> argparse.ArgumentParser:
+        """A subcommand reading DB; ``parts``: it takes scope parts (``--user``...) saying this,
+        else it names one scope."""
         sub = commands.add_parser(name, help=summary, description=summary)
         sub.add_argument(
             "db", metavar="DB", help="a SQLite file, a postgresql:// URL or libpq key=value pairs"
         )
+        if not parts:
+            scope_options(sub)
+        for part in PARTS if parts else ():
+            sub.add_argument(f"--{part}", help=f"{parts} {part}")
         return sub
 
-    scopes = command("scopes", "list the stored scopes (with parts: those with all of them)")
-    for part in PARTS:
-        scopes.add_argument(f"--{part}", help=f"only scopes with this {part}")
+    scopes = command(
+        "scopes",
+        "list the stored scopes (with parts: those with all of them)",
+        "only scopes with this",
+    )
     scopes.add_argument("--json", action="store_true", help="JSON instead of a table")
     scopes.epilog = (
         "logged steps: every step the scope logged (adds, recorded retrievals, ratings, "
@@ -164,33 +170,28 @@ def _parser() -> argparse.ArgumentParser:
         "a scope's items with their policy statistics (retrieved: how often an item was among "
         "the hits of the recorded retrievals the memory keeps, the last 1,000 by default)",
     )
-    scope_options(items)
     items.add_argument("--sort", choices=tables.SORTS, default="stored")
     items.add_argument("--limit", type=int, help="show at most this many")
     items.add_argument("--width", type=int, default=48, help="text excerpt width")
     items.add_argument("--json", action="store_true", help="JSON lines instead of a table")
 
     trace = command("trace", "a scope's decisions: what was stored or refused, and why")
-    scope_options(trace)
     trace.add_argument("--last", type=int, default=20, help="the last N decisions (0: all)")
     trace.add_argument("--json", action="store_true", help="JSON lines instead of a table")
 
     export = command("export", "every item of the scopes (all, or the one named) as data")
-    scope_options(export)
     export.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
     export.add_argument("-o", "--output", help="a file to write (default: standard output)")
 
     plot = command("plot", "a PNG timeline of a scope: size, decisions, posterior means")
-    scope_options(plot)
     plot.add_argument("-o", "--output", required=True, help="the PNG file to write")
 
     forget = command("forget", "delete one scope and all its rows (asks first)")
-    scope_options(forget)
     forget.add_argument("--yes", action="store_true", help="do not ask")
 
-    erase = command("erase", "delete every scope with these parts (asks first)")
-    for part in PARTS:
-        erase.add_argument(f"--{part}", help=f"every scope with this {part}")
+    erase = command(
+        "erase", "delete every scope with these parts (asks first)", "every scope with this"
+    )
     erase.add_argument("--yes", action="store_true", help="do not ask")
     # one scope is forget's: taken here only to say so (argparse would just call them unknown)
     erase.add_argument("--scope", help=argparse.SUPPRESS)
@@ -245,7 +246,7 @@ def _items(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
         records = records if args.limit is None else records[: args.limit]
         table = tables.items_table(records, now, args.width) if records else ""
     if args.json:
-        _write(out, "\n".join(tables.json_line(r) for r in records) if records else "")
+        _write(out, "\n".join(tables.json_line(r) for r in records))
         return
     shown = f"{len(records)} items" if len(records) == held else f"{len(records)} of {held} items"
     _write(out, f"{tables.safe(shown_scope(scope))}: {shown}")
@@ -260,11 +261,11 @@ def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
     with reading(scope.key):
         memory = reader.memory(scope, live=False)
         records = tables.decision_records(memory, args.last or None)
-        scores = tables.score_names(memory)
+        scores = memory.core.admission.score_names
         effect = memory.stats()["ratings"]
         table = tables.decisions_table(records, scores=scores) if records else ""
     if args.json:
-        _write(out, "\n".join(tables.json_line(r) for r in records) if records else "")
+        _write(out, "\n".join(tables.json_line(r) for r in records))
         return
     _write(out, f"{tables.safe(shown_scope(scope))}: the last {len(records)} decisions")
     if records:
@@ -382,19 +383,13 @@ def main(
     except Damaged as err:  # rows changed outside solar-memory: how to recover
         error(err.way_forward(reader.shown_url))
         return 1
-    except ScopeNotFound as err:  # its message names the stored scopes like it
-        error(str(err))
-        return 1
     except CommandError as err:
         error(str(err))
         return err.status
-    except (PersistenceError, ValueError, ImportError) as err:
-        error(str(err))
-        return 1
-    except OSError as err:
-        if isinstance(err, BrokenPipeError):
-            raise  # the reader of our output went away (`| head`): run() ends quietly
-        error(str(err))
+    except BrokenPipeError:
+        raise  # the reader of our output went away (`| head`): run() ends quietly
+    except (ScopeNotFound, PersistenceError, ValueError, ImportError, OSError) as err:
+        error(str(err))  # (ScopeNotFound's message names the stored scopes like it)
         return 1
     finally:
         reader.close()
