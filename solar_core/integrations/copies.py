@@ -1,8 +1,6 @@
-"""Copies of the adapters that serve memories by session or namespace (LangChain's middleware
-and store, LlamaIndex's memory block): ``copy.copy`` (``model_copy()``) is a second handle on
-the same memories; a deep copy or a pickle is refused with an error naming what to do instead.
-Such a copy could not take its memories along: one of a database would take writes that never
-reach it, and a plain one would be served by a copy of the table that finds its memories."""
+"""Copies of the adapters that serve memories by session or namespace: ``copy.copy`` is a second
+handle on the same memories; a deep copy or a pickle is refused, since it could not take its
+memories along (one of a database would take writes that never reach it)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,8 @@
-"""``Sessions``: the memories a framework adapter serves, one per session key.
-
-LangChain's middleware keys its memories by a run's ``thread_id``/``user_id``/..., LlamaIndex's
-memory block by ``Memory``'s ``session_id``; both may also be used without any key (one
-memory), and both may keep their memories in a :class:`~solar_core.persistence.MemoryStore`.
-This is that plumbing, once: the key ``""`` is the *unnamed* session (an adapter used without a
-key), which never collides with a session of any name, not even ``"default"``.
-"""
+"""``Sessions``: the memories a framework adapter serves, one per session key (a run's
+``thread_id``/``user_id``/..., LlamaIndex's ``session_id``), in this process or in a
+:class:`~solar_core.persistence.MemoryStore`. The key ``""`` is the *unnamed* session (an
+adapter used without a key), which never collides with a session of any name, not even
+``"default"``."""
 
 from __future__ import annotations
 
@@ -109,8 +106,7 @@ class Sessions:
             assert self._default_scope is not None
             view = self._named
             assert isinstance(view, ScopeView)
-            scope = Scope.of({view.part: key}) if key else self._default_scope
-            return self._store.existing(scope)
+            return self._store.existing(Scope.of({view.part: key}) if key else self._default_scope)
         table = self._named if key else self._unnamed
         name = key or UNNAMED
         assert isinstance(table, ScopedMemories)
