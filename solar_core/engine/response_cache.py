@@ -97,15 +97,8 @@ def _refused(how: str) -> TypeError:
 
 
 class ResponseCache:
-    """The scoped semantic response cache (see the module docstring).
-
-    Args:
-        embedder: as for :class:`~solar_core.SolarMemory` (``None`` = MiniLM, ``"hash"``, ...).
-        threshold: tier-2 cosine similarity a stored query must exceed.
-        capacity: most entries per scope; the oldest go first.
-        enabled: ``False`` takes the cache out of the path (every query is generated).
-        relate: a new fact evicts the entries whose query or response it is at least this
-            similar to.
+    """The scoped semantic response cache (see the module docstring). ``embedder`` is as for
+    :class:`~solar_core.SolarMemory`; ``enabled=False`` takes the cache out of the path.
 
     >>> cache = ResponseCache("hash", relate=0.3)   # word-hash vectors: a lower bar than MiniLM's
     >>> alice = {"user": "alice"}
@@ -204,13 +197,10 @@ class ResponseCache:
 
     def _let_go(self, key: ScopeKey) -> None:
         """Forget scope ``key`` and its entries (under the lock)."""
-        if self._scopes.pop(key, None) is None:
-            return
-        for part in key:
-            keys = self._by_part.get(part)
-            if keys is not None:
-                keys.discard(key)
-                if not keys:
+        if self._scopes.pop(key, None) is not None:
+            for part in key:  # (every part of a held scope is indexed)
+                self._by_part[part].discard(key)
+                if not self._by_part[part]:
                     del self._by_part[part]
 
     def _reached(self, key: ScopeKey) -> list[ScopeKey]:
@@ -355,15 +345,13 @@ class ResponseCache:
         memory: Any = None,
         k: int | None = None,
     ) -> Resolution:
-        """Answer ``query``: tier 1, else tier 2, else tier 3, which generates and caches the
-        answer unless the session has turns.
+        """Answer ``query``: tier 1, else 2, else 3, which generates and caches the answer.
 
-        ``generate`` is a callable or any object with ``invoke`` (e.g. a LangChain runnable).
-        Without ``memory`` it gets the query. With a ``memory`` (tier 3 is then "retrieval +
-        generate"), it gets ``(query, hits)`` as a callable, or ``{"query": ..., "hits": ...}``
-        through ``invoke``. Every resolution is traced (:meth:`trace`), with the ids of the hits
-        of a tier-3 answer, which is not cached if a watched memory deleted an item meanwhile.
-        """
+        ``generate`` is a callable or has ``invoke`` (a LangChain runnable). It gets the query;
+        with a ``memory`` to retrieve from, ``(query, hits)`` as a callable, or ``{"query": ...,
+        "hits": ...}`` through ``invoke``. Every resolution is traced (:meth:`trace`), with the
+        ids of a tier-3 answer's hits; that answer is not cached if a watched memory deleted an
+        item meanwhile."""
         hit = self.lookup(query, scope=scope, session_turns=session_turns)
         ids: list[str] = []
         if hit is None:
@@ -379,11 +367,9 @@ class ResponseCache:
             self._store(query, answer, scope, session_turns, None, None, deletions)
             hit = Resolution(query, answer, 3, False, None)
         with self._lock:
-            traced = ("tier", "cached", "similarity", "response")
-            self._trace.append(
-                {"kind": "response", "at": self._clock(), "scope": dict(scope_key(scope))}
-                | {"query": query, **{name: getattr(hit, name) for name in traced}, "ids": ids}
-            )
+            entry = {"kind": "response", "at": self._clock(), "scope": dict(scope_key(scope))}
+            entry.update(query=query, tier=hit.tier, cached=hit.cached, similarity=hit.similarity)
+            self._trace.append({**entry, "response": hit.response, "ids": ids})
         return hit
 
     # -- invalidation -------------------------------------------------------------------------
@@ -410,19 +396,12 @@ class ResponseCache:
         return evicted
 
     def watch(self, memory: Any, *, scope: Mapping[str, str] | None = None) -> None:
-        """Keep this cache's ``scope`` (and every narrower one) in step with ``memory``:
-
-        - an item ``memory`` stores, conversation turns included, evicts the answers it
-          relates to (:meth:`learn`);
-        - an item it deletes (``remove``, ``clear``, expiry, its deletion policy; not an
-          eviction to make room) drops every answer of those scopes and their traced
-          resolutions before the deleting call returns: the cache cannot tell which answers
-          used the item;
-        - a persisted memory is brought up to date before every lookup in those scopes, so
-          other processes' deletions and facts reach the cache first. Once its scope is
-          forgotten or erased or its store closed, the cache answers and caches nothing there.
-
-        A pickled memory does not keep the connection: watch it again."""
+        """Keep this cache's ``scope`` (and every narrower one) in step with ``memory``: an item
+        it stores (turns included) evicts the answers it relates to (:meth:`learn`); an item it
+        deletes (not an eviction to make room) drops every answer of those scopes, and their
+        traces, before the deleting call returns. A persisted memory is brought up to date
+        before every lookup there; once its scope is forgotten or its store closed, the cache
+        answers and caches nothing there. A pickled memory does not keep the connection."""
         key = scope_key(scope)
         if memory.dim != self.dim:
             raise ValueError(f"memory dim {memory.dim} differs from the cache's {self.dim}")
