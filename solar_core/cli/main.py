@@ -85,8 +85,6 @@ def database(given: str) -> str:
 
     >>> database("host=db dbname=agents user=app password='s3 cr\\\\'et'")
     'postgresql://?host=db&dbname=agents&user=app&password=s3%20cr%27et'
-    >>> database("agent.db")
-    'agent.db'
     """
     if "://" in given or "=" not in given or os.path.exists(given):
         return given
@@ -110,8 +108,6 @@ def without_passwords(message: str, *databases: str) -> str:
 
     >>> without_passwords("cannot connect to host=db password=s3cret (s3cret)", "password=s3cret")
     'cannot connect to host=db password=*** (***)'
-    >>> without_passwords("bad URL postgresql://app:s3cret@db/x")
-    'bad URL postgresql://app:***@db/x'
     """
     for url in databases:
         message = redacted(message, url)  # a URL's password, as written or percent-decoded
@@ -217,18 +213,11 @@ def _scopes(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None
     if args.json:
         _write(out, tables.json_line([dataclasses.asdict(s) for s in found]))
         return
-    now = time.time()
-    rows = [
-        [
-            _shown(s.key),
-            tables.safe(s.policy),
-            "unbounded" if s.capacity is None else s.capacity,
-            s.items,
-            s.logged_steps,
-            tables.age(now - s.created_at),
-        ]
-        for s in found
-    ]
+    now, rows = time.time(), []
+    for s in found:
+        capacity = "unbounded" if s.capacity is None else s.capacity
+        row = [_shown(s.key), tables.safe(s.policy), capacity, s.items, s.logged_steps]
+        rows.append([*row, tables.age(now - s.created_at)])
     header = ["scope", "policy", "capacity", "items", "logged steps", "age"]
     _write(out, tables.table(header, rows))
 
@@ -301,8 +290,7 @@ def _confirm(question: str, args: argparse.Namespace, answers: TextIO) -> bool:
 
 
 def _delete(reader: MemoryReader, args: argparse.Namespace, out: TextIO, answers: TextIO) -> None:
-    # The keys alone, not the listing: a scope whose settings or counters are damaged is the one
-    # to delete, and its rows must not stand in the way.
+    # The keys alone, not the listing: the rows of a damaged scope must not stand in the way.
     if args.command == "forget":
         wanted = one_scope(reader, args)
         if wanted.key not in stored_keys(reader):
@@ -361,8 +349,7 @@ def main(
     url = database(args.db)
 
     def error(message: str) -> None:
-        """One line on standard error: escaped, and no password of the database in it."""
-        # (a driver's message may span lines: one line, its breaks folded)
+        """One line on standard error (a driver's may span lines), escaped, no password in it."""
         folded = re.sub(r"\s*\n\s*", " ", message.strip())
         shown = tables.safe(without_passwords(folded, args.db, url))
         tables.say(sys.stderr, f"solar-memory: error: {shown}\n")

@@ -1,17 +1,8 @@
 """What ``solar-memory`` prints: a memory's items and decisions as rows, and rows as a table.
 
 Stored texts are written by whoever talks to the agent: before one reaches a terminal, its
-control characters (an ANSI escape sequence can rewrite the screen, or the title of the
-terminal) are shown escaped, never sent.
-
->>> excerpt("line one\\nline two \\x1b[2J", width=40)
-'line one line two \\\\x1b[2J'
->>> print(table(["id", "text"], [["m1", "likes tea"], ["m12", "has a dog"]]))
-id   text
----  ---------
-m1   likes tea
-m12  has a dog
-"""
+control characters (an ANSI escape sequence can rewrite the screen) are shown escaped, never
+sent."""
 
 from __future__ import annotations
 
@@ -52,33 +43,19 @@ class Stream(Protocol):
 
 def say(stream: Stream, text: str) -> None:
     """Write ``text``: every line the command prints goes through here, :func:`safe` line by
-    line, so its own line breaks stay the only raw control characters.
-
-    >>> import sys; say(sys.stdout, "id\\n\x1b]0;title\x07\\r\\n\u202e")
-    id
-    \\x1b]0;title\\x07\\r
-    \\u202e
-    """
+    line, so its own line breaks stay the only raw control characters."""
     stream.write("\n".join(safe(line) for line in text.split("\n")))
 
 
 def json_line(value: object) -> str:
     """``value`` as one line of JSON that carries no control character: JSON escapes C0
-    ones and every non-ASCII one (C1, bidi overrides, separators), but not DEL.
-
-    >>> print(json_line({"text": "a\\n\x1b[2J\x7f\x9b\u202e"}))
-    {"text": "a\\n\\u001b[2J\\u007f\\u009b\\u202e"}
-    """
+    ones and every non-ASCII one (C1, bidi overrides, separators), but not DEL."""
     return json.dumps(value, ensure_ascii=True).replace("\x7f", "\\u007f")
 
 
 def excerpt(text: str, width: int = 48) -> str:
     """One line of at most ``width`` characters of ``text`` (whitespace runs folded), cut
-    between characters, never inside the escape that shows one.
-
-    >>> excerpt("abc\x1b[2J", width=6)
-    'abc…'
-    """
+    between characters, never inside the escape that shows one."""
     flat = safe(" ".join(text.split()))
     if len(flat) <= width:
         return flat
@@ -110,13 +87,7 @@ _TIMES = (-62135596800.0, 253402300799.0)
 
 def checked_time(value: object, what: str) -> float | None:
     """``value``, a stored time (``None``: none), if a clock could have given it; else a
-    ``ValueError`` naming it: such a time only comes from a row changed outside solar-memory.
-
-    >>> checked_time(1e300, "the time of decision 3")
-    Traceback (most recent call last):
-    ...
-    ValueError: the time of decision 3 is 1e+300, which no clock gives
-    """
+    ``ValueError`` naming it: such a time only comes from a row changed outside solar-memory."""
     if value is None:
         return None
     number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
