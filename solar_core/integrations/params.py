@@ -1,7 +1,5 @@
 """How framework adapters get their :class:`SolarMemory`: a ready one, or the parameters to build
-one. The LangChain and LlamaIndex adapters differ only in the embedders they accept
-(:meth:`MemoryParams.convert_embedder`). Plain Python: each adapter's pydantic model takes
-:class:`MemoryParams` as a mixin and declares the ``memory`` field itself."""
+one; the adapters differ only in the embedders they accept (``convert_embedder``)."""
 
 from __future__ import annotations
 
@@ -44,28 +42,16 @@ def _given(build: Mapping[str, Any]) -> str:
 
 
 def check_not_both(memory: object, build: dict[str, Any]) -> None:
-    """A ready memory plus parameters that would build another is a contradiction: refuse it.
-
-    >>> check_not_both(None, {"policy": "lru"})
-    >>> check_not_both(SolarMemory(embedder="hash"), {"policy": "lru", "seed": None})
-    Traceback (most recent call last):
-    ...
-    ValueError: pass memory= or the parameters to build one (policy), not both
-    """
+    """A ready memory plus parameters that would build another is a contradiction: refuse it."""
     if memory is not None and (given := _given(build)):
         raise ValueError(f"pass memory= or the parameters to build one ({given}), not both")
 
 
 class MemoryParams:
-    """The ``memory`` field of a pydantic adapter, and how it gets built: a mixin before
-    pydantic's ``BaseModel`` in an adapter's bases, which declares the field
-    (``memory: SolarMemory = Field(default=None, exclude=True)``).
-
-    Pass ``memory=`` *or* the parameters to build one (:data:`BUILD_DEFAULTS`; ``policy=None``
-    is the adapter's :attr:`default_policy`). They are constructor arguments, not fields: the
-    memory is the state, so a framework that rebuilds a component from its fields (LangChain's
-    ``configurable_fields``, copies) keeps the same memory.
-    """
+    """How a pydantic adapter's ``memory`` field gets built (a mixin before ``BaseModel``):
+    from ``memory=`` *or* the parameters to build one (:data:`BUILD_DEFAULTS`). They are
+    constructor arguments, not fields: the memory is the state, so a framework that rebuilds a
+    component from its fields (``configurable_fields``, copies) keeps the same memory."""
 
     #: the policy of a memory built with ``policy=None`` (chat adapters: ``CHAT_POLICY``)
     default_policy: ClassVar[str] = DEFAULT_POLICY
@@ -110,23 +96,10 @@ class MemoryParams:
 
     @classmethod
     def open_store(cls, store: object, build: dict[str, Any]) -> tuple[MemoryStore, bool]:
-        """An adapter's ``store=``: ``(the MemoryStore, whether the adapter owns it)``.
-
-        A :class:`~solar_core.persistence.MemoryStore` is used as given (its settings are its
-        own: building parameters beside it are refused; its owner closes it). A path or
-        database URL is opened with the adapter's ``build`` parameters, and the adapter owns
-        (closes) it.
-
-        >>> build = {"policy": "fifo", "embedder": "hash"}
-        >>> store, owned = MemoryParams.open_store(":memory:", build)
-        >>> store.policy, owned
-        ('fifo', True)
-        >>> MemoryParams.open_store(store, {"policy": "lru"})
-        Traceback (most recent call last):
-        ...
-        ValueError: store= is a MemoryStore with its own settings: ... (policy), not both
-        >>> store.close()
-        """
+        """An adapter's ``store=``: ``(the MemoryStore, whether the adapter owns it)``. A
+        :class:`~solar_core.persistence.MemoryStore` is used as given (building parameters
+        beside it are refused; its owner closes it); a path or database URL is opened with the
+        ``build`` parameters, and the adapter owns (closes) it."""
         if isinstance(store, MemoryStore):
             if given := _given(build):
                 raise ValueError(

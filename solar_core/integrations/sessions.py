@@ -21,17 +21,7 @@ UNNAMED = "default"
 
 class Sessions:
     """One memory per session key, made on first use (build with :meth:`shared`,
-    :meth:`in_process` or :meth:`stored`).
-
-    >>> sessions = Sessions.in_process("fifo", 5, embedder="hash", seed=0)
-    >>> _ = sessions.get("alice").add("likes tea")
-    >>> len(sessions.get("alice")), len(sessions.get("default")), len(sessions.get(""))
-    (1, 0, 0)
-    >>> sessions.get("default") is sessions.get(""), sessions.names()
-    (False, ['alice', 'default'])
-    >>> sessions.existing("bob") is None
-    True
-    """
+    :meth:`in_process` or :meth:`stored`)."""
 
     def __init__(
         self,

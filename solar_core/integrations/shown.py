@@ -70,18 +70,7 @@ def record_shown(
     Adapters fit recalled experiences into a token budget after looking at them: only what the
     prompt showed gains the retrieval's credit and is rated. The preview's other hits are
     excluded, so the ``len(shown)`` best of the rest are exactly the shown ones. ``query`` and
-    ``filter``: the preview's. Returns the recorded ``Hits`` (empty, unrecorded, if none).
-
-    >>> import numpy as np
-    >>> memory = SolarMemory("solar-e", capacity=5, dim=2)
-    >>> for i, v in enumerate([(1, 0), (0.9, 0.4), (0.5, 0.9)]):
-    ...     _ = memory.add(f"item {i}", embedding=np.array(v), item_id=f"i{i}")
-    >>> vector = np.array([1.0, 0.0], dtype=np.float32)
-    >>> preview = memory.retrieve(embedding=vector, k=3, record=False)
-    >>> hits = record_shown(memory, vector, preview, shown={"i0", "i2"})
-    >>> [h.id for h in hits], memory.get("i1").policy["alpha"]   # i1 was not shown: no credit
-    (['i0', 'i2'], 2.0)
-    """
+    ``filter``: the preview's. Returns the recorded ``Hits`` (empty, unrecorded, if none)."""
     shown_ids = [hit.id for hit in preview if hit.id in shown]
     if not shown_ids:
         return Hits([], None)
