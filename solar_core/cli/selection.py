@@ -66,12 +66,7 @@ class Damaged(Exception):
         self.problem, self.key, self.keys, self.other_build = problem, key, keys or [], other
 
     def way_forward(self, db: str) -> str:
-        """The problem and how to recover, with the exact command that drops the scope.
-
-        >>> text = Damaged("step 3 is corrupted", "user=a&session=s1").way_forward("my db")
-        >>> text.endswith("solar-memory forget 'my db' --scope 'user=a&session=s1' --yes")
-        True
-        """
+        """The problem and how to recover, with the exact command that drops the scope."""
         problem = self.problem.rstrip(". ")
         if self.key is not None and repr(self.key) not in problem:
             problem = f"scope {self.key!r}: {problem}"

@@ -22,11 +22,7 @@ from solar_core.persistence.journal import Journal
 
 def safe(text: str) -> str:
     """``text`` with every control, format (bidi overrides too), unassigned or line/paragraph
-    separator character shown escaped (those break a line like a newline).
-
-    >>> print(safe("a\u202eb\u2028c\x9b"))
-    a\\u202eb\\u2028c\\x9b
-    """
+    separator character shown escaped (those break a line like a newline)."""
     return "".join(
         c.encode("unicode_escape").decode("ascii")
         if unicodedata.category(c)[0] == "C" or unicodedata.category(c) in ("Zl", "Zp")

@@ -1,10 +1,5 @@
-"""``solar-memory plot``: how a memory evolved, from its decision trace, as a PNG.
-
-Three panels over the traced decisions' steps: the size (with the capacity), the running counts
-of admissions, refusals and evictions, and the posterior mean (or the policy's own per-item
-statistic) of every item held now, at the step it was stored. Sizes are rebuilt from the
-decisions; a removal by hand or an expiry is none, so a point marks the size held now.
-"""
+"""``solar-memory plot``: how a memory evolved, from its decision trace, as a PNG: its size,
+the running counts of its decisions, and the policy's value of every item held now."""
 
 from __future__ import annotations
 

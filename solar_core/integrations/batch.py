@@ -145,9 +145,7 @@ def _check_ids(
 
 
 class OffersTexts:
-    """What a retriever over a memory adds (both frameworks' ``SolarRetriever``): ``add_texts``,
-    :func:`offer_batch` on its ``memory`` with the metadata keys it puts on retrieved items
-    refused (``reserved_keys``)."""
+    """A retriever's ``add_texts`` over its ``memory`` (both frameworks' ``SolarRetriever``)."""
 
     #: metadata keys the retriever puts on what it returns: an added item may not use them
     reserved_keys: ClassVar[frozenset[str]] = frozenset()
@@ -161,9 +159,6 @@ class OffersTexts:
         *,
         ids: Sequence[str | None] | None = None,
     ) -> list[Decision]:
-        """Offer each text as one step's experience; returns one ``Decision`` per text.
-
-        A gating policy may not store every text: ``d.admitted`` and ``d.item_id`` say which
-        were. Everything is checked before anything is stored (:func:`offer_batch`).
-        """
+        """Offer each text as one step's experience (all checked first: :func:`offer_batch`);
+        ``d.admitted`` and ``d.item_id`` of the ``Decision`` of each say whether it was stored."""
         return offer_batch(self.memory, texts, metadatas, ids, reserved=self.reserved_keys)

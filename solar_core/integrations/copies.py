@@ -6,12 +6,7 @@ from __future__ import annotations
 
 
 def refused_copy(adapter: object, how: str) -> TypeError:
-    """The error for ``how`` (``"copy.deepcopy()"``, ``"pickling"``) of ``adapter``.
-
-    >>> class Block: ...
-    >>> print(refused_copy(Block(), "pickling"))
-    pickling of a Block is refused: it serves live memories ... that a copy cannot take along...
-    """
+    """The error for ``how`` (``"copy.deepcopy()"``, ``"pickling"``) of ``adapter``."""
     return TypeError(
         f"{how} of a {type(adapter).__name__} is refused: it serves live memories (perhaps "
         "a database's) that a copy cannot take along. copy.copy() gives a second handle on the "

@@ -15,12 +15,7 @@ HEADER = "Relevant past experiences (from memory; they may be outdated):"
 
 
 def turn_text(human: str, ai: str, human_prefix: str = "Human", ai_prefix: str = "AI") -> str:
-    """The experience stored for one turn: what is embedded and what is recalled.
-
-    >>> print(turn_text("how do I handle HTTP 429?", "Retry with backoff."))
-    Human: how do I handle HTTP 429?
-    AI: Retry with backoff.
-    """
+    """The experience stored for one turn: what is embedded and what is recalled."""
     return f"{human_prefix}: {human}\n{ai_prefix}: {ai}"
 
 
