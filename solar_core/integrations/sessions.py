@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from solar_core.embedders.embedder import Embedder
 from solar_core.engine.memory import SolarMemory
 from solar_core.engine.scoped_memories import ScopedMemories
 from solar_core.persistence import MemoryStore, Scope
 from solar_core.persistence.memory_store import ScopeView
-from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
 #: the name the unnamed session has in a per-process table of memories
 UNNAMED = "default"
@@ -40,21 +38,12 @@ class Sessions:
         return cls(ScopedMemories.shared(memory), None)
 
     @classmethod
-    def in_process(
-        cls,
-        policy: str | None,
-        capacity: int | None,
-        *,
-        embedder: object = None,
-        seed: int | None = None,
-        retrieval: str = DEFAULT_RETRIEVAL,
-        min_score: float | str | None = "auto",
-    ) -> Sessions:
-        """A memory per session in this process, every one sharing one embedder."""
-        reading: dict[str, Any] = {"retrieval": retrieval, "min_score": min_score}
-        named = ScopedMemories(policy, capacity, embedder=embedder, seed=seed, **reading)
-        shared: Embedder | None = named.embedder  # loaded once
-        return cls(named, ScopedMemories(policy, capacity, embedder=shared, seed=seed, **reading))
+    def in_process(cls, policy: str | None, capacity: int | None, **settings: Any) -> Sessions:
+        """A memory per session in this process (``settings``: as for :class:`ScopedMemories`),
+        every one sharing one embedder, loaded once."""
+        named = ScopedMemories(policy, capacity, **settings)
+        unnamed = ScopedMemories(policy, capacity, **{**settings, "embedder": named.embedder})
+        return cls(named, unnamed)
 
     @classmethod
     def stored(

@@ -28,11 +28,10 @@ def rate_retrieval(
     (``returned``, which must all name one; ``None``: the ``latest``, made by ``call``);
     ``what`` names the items.
 
-    >>> mixed = [{"retrieval_id": 7}, {}]
-    >>> rate_retrieval(SolarMemory(dim=2), None, mixed, "documents", "", like=True, score=None)
+    >>> rate_retrieval(SolarMemory(dim=2), None, None, "items", "recall", like=True, score=None)
     Traceback (most recent call last):
     ...
-    ValueError: documents must all come from one recorded retrieval of a SolarRetriever ...
+    ValueError: nothing to rate yet: recall first
     """
     retrieval: Hits | int | None = latest
     if returned is not None:
