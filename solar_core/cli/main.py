@@ -229,7 +229,7 @@ def _items(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
     with reading(scope.key):
         records = tables.item_records(reader.memory(scope, live=False), now, args.sort)
         held = len(records)
-        records = records if args.limit is None else records[: args.limit]
+        records = records[: args.limit]  # (None: all)
         table = tables.items_table(records, now, args.width) if records else ""
     if args.json:
         _write(out, "\n".join(tables.json_line(r) for r in records))

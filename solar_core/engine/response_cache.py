@@ -306,7 +306,7 @@ class ResponseCache:
         key = scope_key(scope)
         if not self.enabled or session_turns:
             return False
-        if self._watches and any(w[2].closed for w in self._watching(key)):
+        if self._watches and any(journal.closed for *_, journal in self._watching(key)):
             return False
         if response_text is not None and not isinstance(response_text, str):
             raise TypeError(f"response_text must be a str, got {type(response_text).__name__}")
@@ -431,12 +431,11 @@ class ResponseCache:
                 self._deletions += 1
             for found in reached:
                 self._let_go(found)
-            if traces and self._trace:
+            if traces:
                 parts = set(key)
                 kept = [t for t in self._trace if not parts.issubset(t["scope"].items())]
-                if len(kept) != len(self._trace):
-                    self._trace.clear()
-                    self._trace.extend(kept)
+                self._trace.clear()
+                self._trace.extend(kept)
 
     def _drop(self, found: _Scope, entry_id: str, keep: bool = False) -> None:
         """Drop one entry; the scope too when it was its last, unless ``keep`` (a store that
