@@ -32,18 +32,7 @@ def offer_batch(
     are embedded in one batch. Re-offering a stored id with the same text stores nothing. In a
     batch that names some items the unnamed get a UUID, as the frameworks' vector stores do, so
     an automatic id never takes a name used later in the batch. ``reserved`` metadata keys (an
-    adapter's own on retrieved items) are refused.
-
-    >>> memory = SolarMemory("fifo", capacity=5, embedder="hash")
-    >>> [d.item_id for d in offer_batch(memory, ["a", "b"], ids=["x", None])][0]
-    'x'
-    >>> offer_batch(memory, ["c", ""])
-    Traceback (most recent call last):
-    ...
-    ValueError: texts[1]: text must not be empty or blank (nothing was added)
-    >>> len(memory)
-    2
-    """
+    adapter's own on retrieved items) are refused."""
     if isinstance(texts, str):
         raise TypeError("texts must be a list of strings, not a single string")
     texts = list(texts)

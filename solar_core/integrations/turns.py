@@ -36,13 +36,8 @@ def turn_id(text: str) -> str:
 
 
 def render(hits: Sequence[Hit], header: str = HEADER) -> str:
-    """Recalled experiences for a system prompt: the header, then one bullet per hit ("" if none).
-
-    >>> print(render([Hit("m1", "Human: hi\\nAI: hello", 0.9)]))
-    Relevant past experiences (from memory; they may be outdated):
-    - Human: hi
-      AI: hello
-    """
+    """Recalled experiences for a system prompt: the header, then one bullet per hit (continuation
+    lines indented; "" if none)."""
     return f"{header}\n{bulleted(hits)}" if hits else ""
 
 
