@@ -48,40 +48,10 @@ from solar_core.retrieval.item_table import ItemTable
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "PRESETS",
-    "AdmissionPolicy",
-    "AlwaysAdmit",
-    "ArcEviction",
-    "BetaPosterior",
-    "Candidate",
-    "Decision",
-    "Embedder",
-    "EvictionPolicy",
-    "FifoEviction",
-    "HashEmbedder",
-    "Hit",
-    "Hits",
-    "LfuEviction",
-    "LruEviction",
-    "MemoryItem",
-    "MiniLMEmbedder",
-    "MultiScoreEviction",
-    "Preset",
-    "CoverageEviction",
-    "CoverageGate",
-    "RegretGate",
-    "ScopedMemories",
-    "MemoryStore",
-    "PersistenceError",
-    "Scope",
-    "SolarMemory",
-    "ThompsonEviction",
-    "UnknownItemError",
-    "ItemTable",
-    "Verdict",
-    "Victim",
-    "available_policies",
-    "CHAT_POLICY",
-    "DEFAULT_POLICY",
-]
+__all__ = ["PRESETS", "AdmissionPolicy", "AlwaysAdmit", "ArcEviction", "BetaPosterior", "Candidate"]
+__all__ += ["Decision", "Embedder", "EvictionPolicy", "FifoEviction", "HashEmbedder", "Hit", "Hits"]
+__all__ += ["LfuEviction", "LruEviction", "MemoryItem", "MiniLMEmbedder", "MultiScoreEviction"]
+__all__ += ["Preset", "CoverageEviction", "CoverageGate", "RegretGate", "ScopedMemories"]
+__all__ += ["MemoryStore", "PersistenceError", "Scope", "SolarMemory", "ThompsonEviction"]
+__all__ += ["UnknownItemError", "ItemTable", "Verdict", "Victim", "available_policies"]
+__all__ += ["CHAT_POLICY", "DEFAULT_POLICY"]

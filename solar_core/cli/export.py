@@ -17,6 +17,9 @@ from solar_core.persistence.errors import PersistenceError
 from solar_core.persistence.reader import MemoryReader, ScopeNotFound
 from solar_core.persistence.scope import Scope, shown_scope
 
+COLUMNS = ["scope", "id", "text", "category", "importance", "policy", "retrieved"]
+COLUMNS += ["created_step", "created_at", "valid_until", "metadata"]
+
 
 def check_output(reader: MemoryReader, output: str) -> None:
     """Refuse to write over the database being read (or SQLite's files beside it)."""
@@ -30,6 +33,27 @@ def check_output(reader: MemoryReader, output: str) -> None:
             same = os.path.samefile(output, target)  # a hard link of it
         if same:
             raise CommandError(f"-o {output} is the database being read: name another file")
+
+
+def _write_rows(target: TextIO, rows: list[dict[str, object]], form: str, raw: bool) -> None:
+    """``rows`` as ``form``; ``raw``: to a file named with -o, the texts as stored. Standard
+    output, which may reach a terminal through a pipe (`| less -R`), never gets their control
+    characters (and its CSV lines end with a newline alone: a carriage return is one of them)."""
+    if form == "jsonl":
+        for row in rows:
+            line = json.dumps(row, ensure_ascii=False) if raw else tables.json_line(row)
+            target.write(line + "\n")
+        return
+
+    def cell(value: object, column: str) -> object:
+        if column in ("policy", "metadata"):
+            return json.dumps(value) if raw else tables.json_line(value)
+        return tables.safe(value) if not raw and isinstance(value, str) else value
+
+    writer = csv.writer(target) if raw else csv.writer(target, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for row in rows:
+        writer.writerow([cell(row[c], c) for c in COLUMNS])
 
 
 def export(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> int:
@@ -46,52 +70,21 @@ def export(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> int:
         try:
             with reading(scope.key):
                 records = tables.item_records(reader.memory(scope, live=False), now)
-        except Damaged as err:
+        except (Damaged, PersistenceError, ScopeNotFound) as err:  # (forgotten since listed)
             if named:
                 raise
-            unread.append(f"{shown_scope(scope)}: {err.way_forward(reader.shown_url)}")
-            continue
-        except (PersistenceError, ScopeNotFound) as err:  # (forgotten since it was listed)
-            if named:
-                raise
-            unread.append(f"{shown_scope(scope)}: {err}")
+            why = err.way_forward(reader.shown_url) if isinstance(err, Damaged) else err
+            unread.append(f"{shown_scope(scope)}: {why}")
             continue
         # the scope as `scopes` lists it and --scope takes it back (a namespace by its labels)
         rows += [{"scope": shown_scope(scope), **record} for record in records]
-    target: TextIO = io.StringIO()  # standard output gets it through say(), all at once
-    handle = None
-    if args.output is not None:
-        handle = open(args.output, "w", encoding="utf-8", newline="")  # noqa: SIM115 - closed below
-        target = handle
-    try:
-        # A file named with -o gets the texts as stored; standard output, which may reach a
-        # terminal through a pipe (`| less -R`, `| head`), never gets their control characters
-        # (and its CSV lines end with a newline alone: a carriage return is one of them).
-        terminal = handle is None
-        if args.format == "jsonl":
-            for row in rows:
-                line = tables.json_line(row) if terminal else json.dumps(row, ensure_ascii=False)
-                target.write(line + "\n")
-        else:
-            columns = ["scope", "id", "text", "category", "importance", "policy", "retrieved"]
-            columns += ["created_step", "created_at", "valid_until", "metadata"]
-
-            def cell(value: object, column: str) -> object:
-                if column in ("policy", "metadata"):
-                    return tables.json_line(value) if terminal else json.dumps(value)
-                return tables.safe(value) if terminal and isinstance(value, str) else value
-
-            writer = csv.writer(target, lineterminator="\n") if terminal else csv.writer(target)
-            writer.writerow(columns)
-            for row in rows:
-                writer.writerow([cell(row[c], c) for c in columns])
-    finally:
-        if handle is not None:
-            handle.close()
-    if handle is None:
-        assert isinstance(target, io.StringIO)
-        tables.say(out, target.getvalue())
+    if args.output is None:
+        buffer = io.StringIO()  # standard output gets it through say(), all at once
+        _write_rows(buffer, rows, args.format, raw=False)
+        tables.say(out, buffer.getvalue())
     else:
+        with open(args.output, "w", encoding="utf-8", newline="") as handle:
+            _write_rows(handle, rows, args.format, raw=True)
         done = len(scopes) - len(unread)
         tables.say(sys.stderr, f"wrote {len(rows)} items of {done} scopes to {args.output}\n")
     for problem in unread:

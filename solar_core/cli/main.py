@@ -1,8 +1,8 @@
 """``solar-memory``: look inside a memory store (a SQLite file or a PostgreSQL URL).
 
-Every command but ``forget`` and ``erase`` only reads, through a
-:class:`~solar_core.persistence.reader.MemoryReader`: the database refuses writes, no scope is
-created and nothing is snapshotted. ``forget`` and ``erase`` delete, after a confirmation.
+Every command but ``forget`` and ``erase`` (which delete, after a confirmation) only reads,
+through a :class:`~solar_core.persistence.reader.MemoryReader`: no scope is created and nothing
+is snapshotted.
 
 >>> import tempfile, os
 >>> from solar_core.persistence import MemoryStore
@@ -60,8 +60,7 @@ DB is a SQLite file, a postgresql:// URL or a libpq "host=... dbname=..." string
 command but forget and erase only reads.
 """
 
-#: the keywords of a libpq connection string (``host=db dbname=agents``), which names a
-#: PostgreSQL database as a URL does
+#: the keywords of a libpq connection string (``host=db dbname=agents``)
 _LIBPQ_KEYWORDS = frozenset(
     """host hostaddr port dbname user password passfile require_auth channel_binding
     connect_timeout client_encoding options application_name fallback_application_name
@@ -73,8 +72,7 @@ _LIBPQ_KEYWORDS = frozenset(
 )
 #: one ``keyword = value`` of a connection string: a value in single quotes, or up to a space
 _LIBPQ_PAIR = re.compile(r"\s*(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|(?:[^\s'\\]|\\.)+)")
-#: a password wherever a message may quote one: ``password=...`` (a connection string, a URL's
-#: query) and a URL's ``user:password@``
+#: a password wherever a message may quote one: ``password=...`` and a URL's ``user:password@``
 _PASSWORDS = (
     (re.compile(r"(password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&']+)", re.IGNORECASE), r"\1***"),
     (re.compile(r"(\w://[^/\s:@]*:)[^@\s]*@"), r"\1***@"),
@@ -82,13 +80,11 @@ _PASSWORDS = (
 
 
 def database(given: str) -> str:
-    """The database ``given`` names: a libpq connection string as the ``postgresql://`` URL
-    that means the same; a file path or a URL as it is.
+    """The database ``given`` names: a libpq connection string as its ``postgresql://`` URL;
+    a file path or a URL as it is.
 
     >>> database("host=db dbname=agents user=app password='s3 cr\\\\'et'")
     'postgresql://?host=db&dbname=agents&user=app&password=s3%20cr%27et'
-    >>> database("agent.db")
-    'agent.db'
     """
     if "://" in given or "=" not in given or os.path.exists(given):
         return given
@@ -112,8 +108,6 @@ def without_passwords(message: str, *databases: str) -> str:
 
     >>> without_passwords("cannot connect to host=db password=s3cret (s3cret)", "password=s3cret")
     'cannot connect to host=db password=*** (***)'
-    >>> without_passwords("bad URL postgresql://app:s3cret@db/x")
-    'bad URL postgresql://app:***@db/x'
     """
     for url in databases:
         message = redacted(message, url)  # a URL's password, as written or percent-decoded
@@ -126,8 +120,8 @@ def without_passwords(message: str, *databases: str) -> str:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, whose messages (usage errors echo the command line) go through the one path
-    the command prints by (:func:`tables.say`)."""
+    """argparse, whose messages (usage errors echo the command line) go through
+    :func:`tables.say`."""
 
     def _print_message(self, message: str, file: tables.Stream | None = None) -> None:
         if message:
@@ -216,18 +210,11 @@ def _scopes(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None
     if args.json:
         _write(out, tables.json_line([dataclasses.asdict(s) for s in found]))
         return
-    now = time.time()
-    rows = [
-        [
-            _shown(s.key),
-            tables.safe(s.policy),
-            "unbounded" if s.capacity is None else s.capacity,
-            s.items,
-            s.logged_steps,
-            tables.age(now - s.created_at),
-        ]
-        for s in found
-    ]
+    now, rows = time.time(), []
+    for s in found:
+        capacity = "unbounded" if s.capacity is None else s.capacity
+        row = [_shown(s.key), tables.safe(s.policy), capacity, s.items, s.logged_steps]
+        rows.append([*row, tables.age(now - s.created_at)])
     header = ["scope", "policy", "capacity", "items", "logged steps", "age"]
     _write(out, tables.table(header, rows))
 
@@ -242,10 +229,10 @@ def _items(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
     with reading(scope.key):
         records = tables.item_records(reader.memory(scope, live=False), now, args.sort)
         held = len(records)
-        records = records if args.limit is None else records[: args.limit]
+        records = records[: args.limit]  # (None: all)
         table = tables.items_table(records, now, args.width) if records else ""
     if args.json:
-        _write(out, "\n".join(tables.json_line(r) for r in records) if records else "")
+        _write(out, "\n".join(tables.json_line(r) for r in records))
         return
     shown = f"{len(records)} items" if len(records) == held else f"{len(records)} of {held} items"
     _write(out, f"{tables.safe(shown_scope(scope))}: {shown}")
@@ -260,11 +247,11 @@ def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
     with reading(scope.key):
         memory = reader.memory(scope, live=False)
         records = tables.decision_records(memory, args.last or None)
-        scores = tables.score_names(memory)
+        scores = memory.core.admission.score_names
         effect = memory.stats()["ratings"]
         table = tables.decisions_table(records, scores=scores) if records else ""
     if args.json:
-        _write(out, "\n".join(tables.json_line(r) for r in records) if records else "")
+        _write(out, "\n".join(tables.json_line(r) for r in records))
         return
     _write(out, f"{tables.safe(shown_scope(scope))}: the last {len(records)} decisions")
     if records:
@@ -300,8 +287,7 @@ def _confirm(question: str, args: argparse.Namespace, answers: TextIO) -> bool:
 
 
 def _delete(reader: MemoryReader, args: argparse.Namespace, out: TextIO, answers: TextIO) -> None:
-    # The keys alone, not the listing: a scope whose settings or counters are damaged is the one
-    # to delete, and its rows must not stand in the way.
+    # The keys alone, not the listing: the rows of a damaged scope must not stand in the way.
     if args.command == "forget":
         wanted = one_scope(reader, args)
         if wanted.key not in stored_keys(reader):
@@ -360,8 +346,7 @@ def main(
     url = database(args.db)
 
     def error(message: str) -> None:
-        """One line on standard error: escaped, and no password of the database in it."""
-        # (a driver's message may span lines: one line, its breaks folded)
+        """One line on standard error (a driver's may span lines), escaped, no password in it."""
         folded = re.sub(r"\s*\n\s*", " ", message.strip())
         shown = tables.safe(without_passwords(folded, args.db, url))
         tables.say(sys.stderr, f"solar-memory: error: {shown}\n")
@@ -382,19 +367,13 @@ def main(
     except Damaged as err:  # rows changed outside solar-memory: how to recover
         error(err.way_forward(reader.shown_url))
         return 1
-    except ScopeNotFound as err:  # its message names the stored scopes like it
-        error(str(err))
-        return 1
     except CommandError as err:
         error(str(err))
         return err.status
-    except (PersistenceError, ValueError, ImportError) as err:
-        error(str(err))
-        return 1
-    except OSError as err:
-        if isinstance(err, BrokenPipeError):
-            raise  # the reader of our output went away (`| head`): run() ends quietly
-        error(str(err))
+    except BrokenPipeError:
+        raise  # the reader of our output went away (`| head`): run() ends quietly
+    except (ScopeNotFound, PersistenceError, ValueError, ImportError, OSError) as err:
+        error(str(err))  # (ScopeNotFound's message names the stored scopes like it)
         return 1
     finally:
         reader.close()

@@ -56,22 +56,17 @@ class Declined(CommandError):
 
 class Damaged(Exception):
     """Rows of a scope that do not make a memory: changed outside solar-memory (exit status 1).
-    ``key``: the scope, when known; ``keys``: the stored ones, to name it otherwise."""
+    ``key``: the scope, when known; ``keys``: the stored ones, to name it otherwise; ``other``:
+    maybe no damage, but written by another solar-memory build."""
 
     def __init__(
         self, problem: str, key: str | None, keys: list[str] | None = None, other: bool = False
     ) -> None:
         super().__init__(problem)
-        self.problem, self.key, self.keys = problem, key, keys or []
-        self.other_build = other  # maybe no damage: written by another solar-memory build
+        self.problem, self.key, self.keys, self.other_build = problem, key, keys or [], other
 
     def way_forward(self, db: str) -> str:
-        """The problem and how to recover, with the exact command that drops the scope.
-
-        >>> text = Damaged("step 3 is corrupted", "user=a&session=s1").way_forward("my db")
-        >>> text.endswith("solar-memory forget 'my db' --scope 'user=a&session=s1' --yes")
-        True
-        """
+        """The problem and how to recover, with the exact command that drops the scope."""
         problem = self.problem.rstrip(". ")
         if self.key is not None and repr(self.key) not in problem:
             problem = f"scope {self.key!r}: {problem}"
@@ -103,17 +98,15 @@ def damage(err: Exception) -> bool:
 @contextmanager
 def reading(key: str) -> Iterator[None]:
     """Reading and showing the scope ``key``: rows the library refuses as damaged, and values
-    no solar-memory writes that its checks let through (a stored type or number the tables
-    cannot show), become :class:`Damaged` naming the scope, so the message says how to
-    recover instead of a traceback."""
+    no solar-memory writes that its checks let through, become :class:`Damaged` naming the
+    scope, so the message says how to recover instead of a traceback."""
     try:
         yield
     except ScopeNotFound:
         raise
     except PersistenceError as err:
         if damage(err):
-            other = any(marker in str(err) for marker in OTHER_BUILD)
-            raise Damaged(str(err), key, other=other) from err
+            raise Damaged(str(err), key, other=any(m in str(err) for m in OTHER_BUILD)) from err
         raise
     except (ValueError, TypeError, KeyError, IndexError, OverflowError, AttributeError) as err:
         raise Damaged(f"scope {key!r} holds a value no solar-memory writes: {err!r}", key) from err
@@ -139,14 +132,6 @@ def listing(reader: MemoryReader, **parts: str) -> list[ScopeSummary]:
         raise Damaged(problem, named[0] if named else None, keys) from err
 
 
-def parse_scope(text: str) -> Scope:
-    """The scope ``--scope`` names (:func:`~solar_core.persistence.scope.scope_named`)."""
-    try:
-        return scope_named(text)
-    except ValueError as err:
-        raise CommandError(f"--scope {text!r} names no scope: {err}") from err
-
-
 def given_parts(args: argparse.Namespace) -> dict[str, str]:
     return {part: getattr(args, part) for part in PARTS if getattr(args, part) is not None}
 
@@ -160,7 +145,10 @@ def one_scope(reader: MemoryReader, args: argparse.Namespace) -> Scope:
     if args.namespace is not None:
         return namespace_scope(args.namespace.split("."))
     if args.scope is not None:
-        return parse_scope(args.scope)
+        try:
+            return scope_named(args.scope)
+        except ValueError as err:
+            raise CommandError(f"--scope {args.scope!r} names no scope: {err}") from err
     if parts:
         return Scope(**parts)
     stored = listing(reader)

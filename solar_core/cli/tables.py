@@ -1,17 +1,8 @@
 """What ``solar-memory`` prints: a memory's items and decisions as rows, and rows as a table.
 
 Stored texts are written by whoever talks to the agent: before one reaches a terminal, its
-control characters (an ANSI escape sequence can rewrite the screen, or the title of the
-terminal) are shown escaped, never sent.
-
->>> excerpt("line one\\nline two \\x1b[2J", width=40)
-'line one line two \\\\x1b[2J'
->>> print(table(["id", "text"], [["m1", "likes tea"], ["m12", "has a dog"]]))
-id   text
----  ---------
-m1   likes tea
-m12  has a dog
-"""
+control characters (an ANSI escape sequence can rewrite the screen) are shown escaped, never
+sent."""
 
 from __future__ import annotations
 
@@ -20,7 +11,7 @@ import json
 import math
 import unicodedata
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 from solar_core.basics.types import Decision, MemoryItem
@@ -28,39 +19,16 @@ from solar_core.engine.memory import SolarMemory
 from solar_core.persistence.errors import PersistenceError
 from solar_core.persistence.journal import Journal
 
-#: categories shown escaped besides the control ones (C*): they break a line like a newline
-_ESCAPED = ("Zl", "Zp")
-#: how a listing can be sorted (``stored``: the memory's own order, oldest insert first)
-SORTS = ("stored", "posterior", "importance", "age")
-
 
 def safe(text: str) -> str:
     """``text`` with every control, format (bidi overrides too), unassigned or line/paragraph
-    separator character shown escaped.
-
-    >>> print(safe("a\u202eb\u2028c\x9b"))
-    a\\u202eb\\u2028c\\x9b
-    """
-    out = []
-    for char in text:
-        if unicodedata.category(char) in _ESCAPED or unicodedata.category(char).startswith("C"):
-            out.append(char.encode("unicode_escape").decode("ascii"))
-        else:
-            out.append(char)
-    return "".join(out)
-
-
-def terminal(text: str) -> str:
-    """``text`` fit for a terminal: :func:`safe` line by line, so its own line breaks (a
-    table's, a listing's) stay the only raw control characters. What the command writes to
-    standard output or standard error goes through here.
-
-    >>> print(terminal("id\\n\x1b]0;title\x07\\r\\n\u202e"))
-    id
-    \\x1b]0;title\\x07\\r
-    \\u202e
-    """
-    return "\n".join(safe(line) for line in text.split("\n"))
+    separator character shown escaped (those break a line like a newline)."""
+    return "".join(
+        c.encode("unicode_escape").decode("ascii")
+        if unicodedata.category(c)[0] == "C" or unicodedata.category(c) in ("Zl", "Zp")
+        else c
+        for c in text
+    )
 
 
 class Stream(Protocol):
@@ -70,28 +38,20 @@ class Stream(Protocol):
 
 
 def say(stream: Stream, text: str) -> None:
-    """Write ``text`` to standard output or error: every line the command prints goes through
-    here, so no stored or given character reaches a terminal raw (:func:`terminal`)."""
-    stream.write(terminal(text))
+    """Write ``text``: every line the command prints goes through here, :func:`safe` line by
+    line, so its own line breaks stay the only raw control characters."""
+    stream.write("\n".join(safe(line) for line in text.split("\n")))
 
 
 def json_line(value: object) -> str:
     """``value`` as one line of JSON that carries no control character: JSON escapes C0
-    ones and every non-ASCII one (C1, bidi overrides, separators), but not DEL.
-
-    >>> print(json_line({"text": "a\\n\x1b[2J\x7f\x9b\u202e"}))
-    {"text": "a\\n\\u001b[2J\\u007f\\u009b\\u202e"}
-    """
+    ones and every non-ASCII one (C1, bidi overrides, separators), but not DEL."""
     return json.dumps(value, ensure_ascii=True).replace("\x7f", "\\u007f")
 
 
 def excerpt(text: str, width: int = 48) -> str:
     """One line of at most ``width`` characters of ``text`` (whitespace runs folded), cut
-    between characters, never inside the escape that shows one.
-
-    >>> excerpt("abc\x1b[2J", width=6)
-    'abc…'
-    """
+    between characters, never inside the escape that shows one."""
     flat = safe(" ".join(text.split()))
     if len(flat) <= width:
         return flat
@@ -123,13 +83,7 @@ _TIMES = (-62135596800.0, 253402300799.0)
 
 def checked_time(value: object, what: str) -> float | None:
     """``value``, a stored time (``None``: none), if a clock could have given it; else a
-    ``ValueError`` naming it: such a time only comes from a row changed outside solar-memory.
-
-    >>> checked_time(1e300, "the time of decision 3")
-    Traceback (most recent call last):
-    ...
-    ValueError: the time of decision 3 is 1e+300, which no clock gives
-    """
+    ``ValueError`` naming it: such a time only comes from a row changed outside solar-memory."""
     if value is None:
         return None
     number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
@@ -164,31 +118,26 @@ def posterior(item: MemoryItem) -> float:
     return float(stats.get("value", -math.inf))
 
 
-def retrieval_counts(memory: SolarMemory) -> Counter[str]:
-    """How often each item was among the hits of the recorded retrievals the memory keeps (its
-    retrieval trace: the last ``trace_size``, 1,000 by default, within the trace retention)."""
-    counts: Counter[str] = Counter()
-    for retrieval in memory.retrieval_trace():
-        counts.update(retrieval["ids"])
-    return counts
-
-
-def sorted_items(items: list[MemoryItem], sort: str) -> list[MemoryItem]:
-    if sort == "posterior":
-        return sorted(items, key=posterior, reverse=True)
-    if sort == "importance":
-        return sorted(items, key=lambda item: item.importance, reverse=True)
-    if sort == "age":
-        return sorted(items, key=lambda item: item.created_at)
-    return items
+#: how a listing can be sorted besides ``stored`` (the memory's own order): key, highest first
+_SORTS: dict[str, tuple[Callable[[MemoryItem], float], bool]] = {
+    "posterior": (posterior, True),
+    "importance": (lambda item: item.importance, True),
+    "age": (lambda item: item.created_at, False),
+}
+SORTS = ("stored", *_SORTS)
 
 
 def item_records(memory: SolarMemory, now: float, sort: str = "stored") -> list[dict[str, Any]]:
-    """One plain record per stored item: what ``items`` and ``export`` show."""
-    counts = retrieval_counts(memory)
-    for item in memory.items():
+    """One plain record per stored item: what ``items`` and ``export`` show. ``retrieved``:
+    how often it was among the hits of the recorded retrievals the memory keeps."""
+    counts = Counter(i for retrieval in memory.retrieval_trace() for i in retrieval["ids"])
+    items = memory.items()
+    for item in items:
         checked_time(item.created_at, f"the creation time of item {item.id!r}")
         checked_time(item.valid_until, f"the valid_until of item {item.id!r}")
+    if sort in _SORTS:
+        key, highest = _SORTS[sort]
+        items = sorted(items, key=key, reverse=highest)
     return [
         {
             "id": item.id,
@@ -203,7 +152,7 @@ def item_records(memory: SolarMemory, now: float, sort: str = "stored") -> list[
             "age_seconds": now - item.created_at,
             "valid_until": item.valid_until,
         }
-        for item in sorted_items(memory.items(), sort)
+        for item in items
     ]
 
 
@@ -231,19 +180,13 @@ def items_table(records: list[dict[str, Any]], now: float, width: int = 48) -> s
     return table([*header, "text"], rows)
 
 
-def _digest(decision: Decision) -> str:
-    """What the log records of an offer's decision, to match a log row with its decision."""
-    deleted = ",".join(i for i, _ in decision.deleted)
-    return f"{int(decision.admitted)}|{decision.item_id}|{decision.evicted}|{deleted}"
-
-
 def offered_texts(memory: SolarMemory) -> dict[int, str]:
     """The texts offered at the decisions whose steps the scope's log still holds, by step.
 
     A decision keeps no text: an admitted one shows its item's, while stored; a refused one,
-    the offer its log row holds, until a snapshot covers that row (then none is left: empty).
-    Rows are matched to decisions from the memory's last step back, each checked against what
-    the row says was decided; any doubt and none is given, never another offer's text."""
+    the offer its log row holds, until a snapshot covers that row. Rows are matched to
+    decisions from the memory's last step back, each checked against what the row says was
+    decided; any doubt and none is given, never another offer's text."""
     journal = memory.runner
     if not isinstance(journal, Journal) or journal.scope_id is None:
         return {}
@@ -257,8 +200,10 @@ def offered_texts(memory: SolarMemory) -> dict[int, str]:
         step = int(memory.stats()["steps"])  # offers so far: the last one's decision step
         texts = {}
         for op in reversed([op for op in ops if op.kind == "add"]):
-            decision = decisions.get(step)
-            if decision is None or op.digest != _digest(decision):
+            d = decisions.get(step)
+            # what the log records of an offer's decision
+            deleted = "" if d is None else ",".join(i for i, _ in d.deleted)
+            if d is None or op.digest != f"{int(d.admitted)}|{d.item_id}|{d.evicted}|{deleted}":
                 break
             texts[step] = str(json.loads(op.args)["text"])
             step -= 1
@@ -289,42 +234,19 @@ def decision_records(memory: SolarMemory, last: int | None = None) -> list[dict[
     return out
 
 
-def score_names(memory: SolarMemory) -> tuple[str, str]:
-    """The trace's names for a memory's two decision scores: its admission gate's.
-
-    >>> from solar_core import SolarMemory
-    >>> score_names(SolarMemory("solar-adaptive", 5, dim=4))
-    ('gain', 'bar')
-    >>> score_names(SolarMemory("fifo", 5, dim=4))
-    ('regret', 'tau')
-    """
-    return memory.core.admission.score_names
-
-
 def decisions_table(
     records: list[dict[str, Any]], width: int = 40, scores: tuple[str, str] = ("regret", "tau")
 ) -> str:
     """The ``trace`` table: one decision per row, why it was taken, what it evicted;
-    ``scores``: the names of the decisions' two scores (:func:`score_names`)."""
+    ``scores``: the names of the decisions' two scores (the admission gate's)."""
     header = ["step", "time (UTC)", "outcome", "reason", *scores, "evicted", "text"]
     rows = []
     for r in records:
         outcome = f"stored {safe(str(r['item_id']))}" if r["admitted"] else "refused"
         evicted = [safe(r["evicted"])] if r["evicted"] else []
         evicted += [f"{safe(i)} ({safe(why)})" for i, why in r["deleted"]]
-        text = excerpt(r["text"], width) if r["text"] is not None else ""
-        if r["text"] is None:
-            text = "(no longer stored)" if r["admitted"] else "(offer no longer logged)"
-        rows.append(
-            [
-                r["step"],
-                when(r["at"]),
-                outcome,
-                safe(r["reason"]),
-                number(r["regret"]),
-                number(r["tau"]),
-                ", ".join(evicted),
-                text,
-            ]
-        )
+        text = "(no longer stored)" if r["admitted"] else "(offer no longer logged)"
+        text = text if r["text"] is None else excerpt(r["text"], width)
+        row = [r["step"], when(r["at"]), outcome, safe(r["reason"])]
+        rows.append([*row, number(r["regret"]), number(r["tau"]), ", ".join(evicted), text])
     return table(header, rows)

@@ -1,17 +1,11 @@
-"""``solar-memory plot``: how a memory evolved, from its decision trace, as a PNG.
-
-Three panels over the memory's offers (the ``step`` of its decisions): its size (with its
-capacity), the running counts of admissions, refusals and evictions, and the posterior mean (or
-the policy's own per-item statistic) of every item held now, at the step it was stored. The
-trace keeps the last ``trace_size`` decisions (1,000 by default): the plot covers those. Sizes
-are rebuilt from the decisions (admissions, evictions, deletion sweeps); a removal by hand or an
-expiry is not a decision, so the curve does not drop for it: a point marks the size held now.
-"""
+"""``solar-memory plot``: how a memory evolved, from its decision trace, as a PNG: its size,
+the running counts of its decisions, and the policy's value of every item held now."""
 
 from __future__ import annotations
 
 import math
 import os
+from itertools import accumulate
 from typing import Any
 
 from solar_core.cli.tables import posterior
@@ -37,21 +31,14 @@ def timeline(memory: SolarMemory) -> dict[str, list[float]]:
     # offer; else worked back from today's size (a removal by hand or an expiry is no decision,
     # so the worked-back start can be too low by their number: never below 0).
     complete = not decisions or decisions[0].step == 1
-    size = 0.0 if complete else max(0.0, float(len(memory)) - sum(changes))
-    series: dict[str, list[float]] = {
-        name: [] for name in ("steps", "size", "admitted", "refused", "evicted")
+    start = 0.0 if complete else max(0.0, float(len(memory)) - sum(changes))
+    series = {
+        "steps": [float(d.step) for d in decisions],
+        "size": list(accumulate(changes, initial=start))[1:],
+        "admitted": list(accumulate(float(d.admitted) for d in decisions)),
+        "refused": list(accumulate(float(not d.admitted) for d in decisions)),
+        "evicted": list(accumulate(float(d.evicted is not None) for d in decisions)),
     }
-    admitted = refused = evicted = 0
-    for decision, change in zip(decisions, changes, strict=True):
-        size += change
-        admitted += int(decision.admitted)
-        refused += int(not decision.admitted)
-        evicted += int(decision.evicted is not None)
-        series["steps"].append(float(decision.step))
-        series["size"].append(size)
-        series["admitted"].append(float(admitted))
-        series["refused"].append(float(refused))
-        series["evicted"].append(float(evicted))
     held = [(float(item.created_step), posterior(item)) for item in memory.items()]
     held = [(step, value) for step, value in held if math.isfinite(value)]  # ARC keeps none
     series["item_steps"] = [step for step, _ in held]
@@ -90,9 +77,8 @@ def plot(memory: SolarMemory, path: str | os.PathLike[str], title: str) -> None:
     named = "posterior mean" if "mean" in stats else stats[0] if len(stats) == 1 else "value"
     bottom.set_ylabel(f"{named} now" if values else "no per-item value")
     bottom.set_xlabel("step")
-    for axis in (top, middle, bottom):  # steps, sizes and counts are whole numbers
+    for axis in axes:  # steps, sizes and counts are whole numbers
         (axis.xaxis if axis is bottom else axis.yaxis).set_major_locator(MaxNLocator(integer=True))
-    for axis in axes:
         axis.grid(alpha=0.3)
     top.legend(loc="upper left")
     middle.legend(loc="upper left")

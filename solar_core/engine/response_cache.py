@@ -1,20 +1,12 @@
 """A scoped semantic response cache: answer again what was answered before, never across scopes.
 
-How the response cache answers, in three tiers:
-
-- tier 1: the exact (normalised: :func:`exact_key`) query was answered before in this scope;
-- tier 2: a stored query is more similar than ``threshold`` (cosine, 0.95 by default);
-- tier 3: nothing cached, so ``generate`` answers and the answer is stored.
-
-Each scope (e.g. ``{"user": "alice", "org": "acme"}``) has its own entries, at most ``capacity``
-(5,000), evicting the oldest first. A session that already has turns skips tiers 1 and 2 and does
-not seed the cache: its answers depend on the transcript. There is no flush verb. When a new fact
-lands in a scope (:meth:`ResponseCache.learn`, or automatically from a memory connected with
-:meth:`ResponseCache.watch`), the entries it relates to are evicted. An entry is related when
-the fact's cosine to the entry's query or to its response is at least ``relate`` (0.5). When an
-item of a watched memory is deleted, every answer of the watched scope goes (the cache cannot
-tell which answers used the item): see :meth:`ResponseCache.watch`. A scope that loses its last
-entry costs nothing.
+Tier 1 is the exact (:func:`exact_key`) query answered before in the scope, tier 2 a stored
+query more similar than ``threshold``, tier 3 ``generate``, whose answer is stored. Each scope
+(e.g. ``{"user": "alice", "org": "acme"}``) holds at most ``capacity`` entries, oldest evicted
+first. A session that already has turns skips tiers 1 and 2 and seeds nothing: its answers
+depend on the transcript. A new fact in a scope (:meth:`ResponseCache.learn`, or a memory
+connected with :meth:`ResponseCache.watch`) evicts the entries whose query or response it is
+at least ``relate`` similar to; a deletion in a watched memory drops every answer of the scope.
 """
 
 from __future__ import annotations
@@ -23,7 +15,7 @@ import itertools
 import threading
 import time
 import weakref
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NoReturn, SupportsIndex
@@ -49,26 +41,18 @@ def normalise(query: str) -> str:
 
 
 def exact_key(query: str) -> str:
-    """The tier-1 key of ``query``: :func:`normalise`, unless that leaves no letter or digit;
-    then the query with single spaces, as it is (``"???"``, ``"!!!"`` and ``"..."`` would all
-    normalise to ``""`` and answer each other). The two kinds of key never meet: one has a
-    letter or digit, the other none.
+    """The tier-1 key of ``query``: :func:`normalise`, unless that leaves no letter or digit
+    (``"???"`` and ``"!!!"`` would answer each other); then the query with single spaces.
 
     >>> exact_key("What plan am I on?"), exact_key("  ???  "), exact_key("!!!")
     ('what plan am i on', '???', '!!!')
     """
     norm = normalise(query)
-    if any(c.isalnum() for c in norm):
-        return norm
-    return " ".join(query.split())
+    return norm if any(c.isalnum() for c in norm) else " ".join(query.split())
 
 
 def scope_key(scope: Mapping[str, str] | None) -> ScopeKey:
-    """A hashable, order-independent key for ``scope`` (str keys and values only).
-
-    >>> scope_key({"user": "a", "org": "x"}) == scope_key({"org": "x", "user": "a"})
-    True
-    """
+    """A hashable, order-independent key for ``scope`` (str keys and values only)."""
     if scope is None:
         return ()
     if not isinstance(scope, Mapping):
@@ -93,39 +77,24 @@ class Resolution:
 
 
 @dataclass
-class _Entry:
-    query: str
-    response: Any
-
-
-@dataclass
 class _Scope:
     key: ScopeKey
     queries: ItemTable
     responses: ItemTable
-    exact: dict[str, str] = field(default_factory=dict)  # exact_key(query) -> entry id
-    order: OrderedDict[str, None] = field(default_factory=OrderedDict)  # oldest first
+    # exact_key(query) -> entry id, one per entry, oldest first
+    exact: dict[str, str] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class _Watch:
-    """A persisted memory this cache watches for ``key``: checked before answering there."""
-
-    key: ScopeKey
-    memory: Any
-    journal: Any
+def _refused(how: str) -> TypeError:
+    return TypeError(
+        f"{how} of a ResponseCache is refused: its watched memories tell the one cache "
+        "they watch. Share this object, or make a new ResponseCache and watch() them again"
+    )
 
 
 class ResponseCache:
-    """The scoped semantic response cache (see the module docstring).
-
-    Args:
-        embedder: as for :class:`~solar_core.SolarMemory` (``None`` = MiniLM, ``"hash"``, ...).
-        threshold: tier-2 cosine similarity a stored query must exceed.
-        capacity: most entries per scope; the oldest go first.
-        enabled: ``False`` takes the cache out of the path (every query is generated).
-        relate: a new fact evicts the entries whose query or response it is at least this
-            similar to.
+    """The scoped semantic response cache (see the module docstring). ``embedder`` is as for
+    :class:`~solar_core.SolarMemory`; ``enabled=False`` takes the cache out of the path.
 
     >>> cache = ResponseCache("hash", relate=0.3)   # word-hash vectors: a lower bar than MiniLM's
     >>> alice = {"user": "alice"}
@@ -170,7 +139,8 @@ class ResponseCache:
         self.relate = float(relate)
         self._scopes: dict[ScopeKey, _Scope] = {}  # only scopes holding entries
         self._by_part: dict[tuple[str, str], set[ScopeKey]] = {}  # (part, value) -> scopes
-        self._watches: dict[ScopeKey, list[_Watch]] = {}  # persisted memories, by scope
+        # the persisted memories watched, by scope: (scope, memory, its journal)
+        self._watches: dict[ScopeKey, list[tuple[ScopeKey, Any, Any]]] = {}
         self._deletions = 0  # deletions heard: an answer generated across one is not cached
         self._lock = threading.RLock()
         self._ids = 0
@@ -178,109 +148,82 @@ class ResponseCache:
         if not callable(clock):
             raise TypeError(f"clock must be callable, got {type(clock).__name__}")
         self._clock = clock
-        if isinstance(trace_retention_days, bool) or not isinstance(
-            trace_retention_days, int | float
-        ):
+        days = trace_retention_days
+        if isinstance(days, bool) or not isinstance(days, int | float):
             raise TypeError("trace_retention_days must be a number")
-        if not trace_retention_days > 0:
-            raise ValueError(f"trace_retention_days must be > 0, got {trace_retention_days}")
-        self.trace_retention_days = float(trace_retention_days)
+        if not days > 0:
+            raise ValueError(f"trace_retention_days must be > 0, got {days}")
+        self.trace_retention_days = float(days)
 
-    # -- copies: refused (share the one cache) ------------------------------------------------
+    # A copy would share the entries but number new ones on its own (the next store of either
+    # would collide), and the watched memories tell only the original.
     def __copy__(self) -> NoReturn:
-        # A shallow copy would share the entries but number new ones on its own (the next
-        # store of either would collide), and the watched memories tell only the original.
-        raise self._refused("copy.copy()")
+        raise _refused("copy.copy()")
 
     def __deepcopy__(self, memo: dict[int, Any] | None = None) -> NoReturn:
-        raise self._refused("copy.deepcopy()")
+        raise _refused("copy.deepcopy()")
 
     def __reduce_ex__(self, protocol: SupportsIndex) -> NoReturn:
-        raise self._refused("pickling")
+        raise _refused("pickling")
 
-    @staticmethod
-    def _refused(how: str) -> TypeError:
-        return TypeError(
-            f"{how} of a ResponseCache is refused: its watched memories tell the one cache "
-            "they watch. Share this object, or make a new ResponseCache and watch() them again"
-        )
-
-    # -- embedding ----------------------------------------------------------------------------
-    def _embed(self, text: str) -> F32:
-        row: F32 = unit_rows(self._embedder.embed([text]), self.dim, 1)[0]
-        return row
-
-    def _unit(self, text: str, vector: object) -> F32:
+    def _unit(self, text: str, vector: object = None) -> F32:
+        """``vector`` checked and made unit; ``None``: ``text`` embedded."""
         if vector is None:
-            return self._embed(text)
+            row: F32 = unit_rows(self._embedder.embed([text]), self.dim, 1)[0]
+            return row
         # checked as given: a cast to float32 first would drop a complex vector's imaginary part
         given = _real_array(vector, "vector")
         if given.ndim != 1:
             raise ValueError(
                 f"vector must be one embedding of {self.dim} numbers, got {given.shape}"
             )
-        row: F32 = unit_rows(given[None, :], self.dim, 1, "vector")[0]
+        row = unit_rows(given[None, :], self.dim, 1, "vector")[0]
         return row
 
     def _scope(self, key: ScopeKey) -> _Scope:
         scope = self._scopes.get(key)
         if scope is None:
-            # Unbounded stores that grow on demand (the cache enforces its own cap): a bounded
-            # store would allocate all 5,000 rows for a scope holding one entry.
-            scope = _Scope(
-                key,
-                ItemTable(self.dim, None, initial_slots=16),
-                ItemTable(self.dim, None, initial_slots=16),
-            )
-            self._scopes[key] = scope
+            # tables that grow on demand (the cache enforces its own cap): a bounded one would
+            # allocate all 5,000 rows for a scope holding one entry
+            queries, responses = (ItemTable(self.dim, None, initial_slots=16) for _ in "qr")
+            scope = self._scopes[key] = _Scope(key, queries, responses)
             for part in key:
                 self._by_part.setdefault(part, set()).add(key)
         return scope
 
     def _let_go(self, key: ScopeKey) -> None:
         """Forget scope ``key`` and its entries (under the lock)."""
-        if self._scopes.pop(key, None) is None:
-            return
-        for part in key:
-            keys = self._by_part.get(part)
-            if keys is not None:
-                keys.discard(key)
-                if not keys:
+        if self._scopes.pop(key, None) is not None:
+            for part in key:  # (every part of a held scope is indexed)
+                self._by_part[part].discard(key)
+                if not self._by_part[part]:
                     del self._by_part[part]
 
     def _reached(self, key: ScopeKey) -> list[ScopeKey]:
         """The scopes holding entries that ``key`` reaches: itself and the narrower ones (under
-        the lock). Found through the index of scope parts, never by visiting every scope."""
+        the lock), found through the index of scope parts."""
         if not key:
             return list(self._scopes.keys())
         smallest = min((self._by_part.get(part, set()) for part in key), key=len)
-        if len(key) == 1:
-            return list(smallest)
         parts = set(key)
-        return [k for k in smallest if parts.issubset(k)]
+        return [k for k in smallest if len(key) == 1 or parts.issubset(k)]
 
-    def _watching(self, key: ScopeKey) -> list[_Watch]:
+    def _watching(self, key: ScopeKey) -> list[tuple[ScopeKey, Any, Any]]:
         """The persisted memories watched for ``key`` or a broader scope."""
         watches = self._watches
-        if not watches:
-            return []
         if len(watches) < 2 ** len(key):
             parts = set(key)
             return [w for k, ws in list(watches.items()) if parts.issuperset(k) for w in ws]
-        found: list[_Watch] = []
-        for n in range(len(key) + 1):
-            for sub in itertools.combinations(key, n):  # key is sorted: so are its subsets
-                found += watches.get(sub, ())
-        return found
+        subsets = (s for n in range(len(key) + 1) for s in itertools.combinations(key, n))
+        return [w for sub in subsets for w in watches.get(sub, ())]  # (sorted, as keys are)
 
     def _current(self, key: ScopeKey) -> bool:
         """Before answering in ``key``: bring every persisted memory watched for it up to date
         (its catch-up tells this cache of the deletions other processes logged); ``False``
-        when one of them is closed or its scope was forgotten (here or elsewhere), whose
-        answers are then dropped: nothing could invalidate them any more."""
+        when one of them is closed or its scope was forgotten, whose answers are then dropped:
+        nothing could invalidate them any more."""
         current = True
-        for watch in self._watching(key):
-            memory, journal = watch.memory, watch.journal
+        for watched, memory, journal in self._watching(key):
             if not journal.closed:
                 try:
                     with memory.lock:
@@ -291,7 +234,7 @@ class ResponseCache:
             if journal.closed:
                 with memory.lock:
                     memory.events.tell_deletions()  # a forget noticed by a step of another caller
-                self._invalidate(watch.key, traces=False)
+                self._invalidate(watched, traces=False)
                 current = False
         return current
 
@@ -315,22 +258,22 @@ class ResponseCache:
             return None
         with self._lock:
             found = self._scopes.get(key)
-            if found is None or len(found.queries) == 0:
+            if found is None:
                 return None
             entry_id = found.exact.get(exact_key(query))
             if entry_id is not None:
-                entry: _Entry = found.queries.payload_at(found.queries.slot_of(entry_id))
-                return Resolution(query, entry.response, 1, True, 1.0, entry.query)
-        unit = given if given is not None else self._embed(query)  # outside the lock: slow part
+                cached, response = found.queries.payload_at(found.queries.slot_of(entry_id))
+                return Resolution(query, response, 1, True, 1.0, cached)
+        unit = given if given is not None else self._unit(query)  # outside the lock: slow part
         with self._lock:
             found = self._scopes.get(key)
-            if found is None or len(found.queries) == 0:
+            if found is None:
                 return None
             slots, scores = found.queries.nearest(unit, 1)
             if not scores or scores[0] <= self.threshold:
                 return None
-            entry = found.queries.payload_at(int(slots[0]))
-            return Resolution(query, entry.response, 2, True, float(scores[0]), entry.query)
+            cached, response = found.queries.payload_at(int(slots[0]))
+            return Resolution(query, response, 2, True, float(scores[0]), cached)
 
     def store(
         self,
@@ -358,20 +301,19 @@ class ResponseCache:
         vector: object,
         deletions: int | None,
     ) -> bool:
-        """:meth:`store`; with ``deletions`` (the count of deletions heard when the answer's
-        data was read), not if a deletion was heard since."""
+        """:meth:`store`; not if a deletion was heard since ``deletions`` were counted."""
         query = check_text(query, "query")
         key = scope_key(scope)
         if not self.enabled or session_turns:
             return False
-        if self._watches and any(w.journal.closed for w in self._watching(key)):
+        if self._watches and any(journal.closed for *_, journal in self._watching(key)):
             return False
         if response_text is not None and not isinstance(response_text, str):
             raise TypeError(f"response_text must be a str, got {type(response_text).__name__}")
         text = response_text if response_text is not None else str(response)
         q_vec = self._unit(query, vector)
         # A response with no text is related to what its query is related to.
-        r_vec = self._embed(text) if text.strip() else q_vec
+        r_vec = self._unit(text) if text.strip() else q_vec
         with self._lock:
             if deletions is not None and deletions != self._deletions:
                 return False  # a deletion landed while it was generated: it may have used it
@@ -381,13 +323,12 @@ class ResponseCache:
             if old is not None:
                 self._drop(found, old, keep=True)
             while len(found.queries) >= self.capacity:
-                self._drop(found, next(iter(found.order)), keep=True)
+                self._drop(found, next(iter(found.exact.values())), keep=True)
             self._ids += 1
             entry_id = f"c{self._ids}"
-            found.queries.insert(entry_id, q_vec, _Entry(query, response))
+            found.queries.insert(entry_id, q_vec, (query, response))
             found.responses.insert(entry_id, r_vec, None)
             found.exact[norm] = entry_id
-            found.order[entry_id] = None
             return True
 
     def resolve(
@@ -400,47 +341,31 @@ class ResponseCache:
         memory: Any = None,
         k: int | None = None,
     ) -> Resolution:
-        """Answer ``query``: tier 1, else tier 2, else tier 3, which generates and caches the
-        answer unless the session has turns.
+        """Answer ``query``: tier 1, else 2, else 3, which generates and caches the answer.
 
-        ``generate`` is a callable or any object with ``invoke`` (e.g. a LangChain runnable).
-        Without ``memory`` it gets the query. With a ``memory`` (tier 3 is then "retrieval +
-        generate"), it gets ``(query, hits)`` as a callable, or ``{"query": ..., "hits": ...}``
-        through ``invoke``. Every resolution is traced (:meth:`trace`), with the ids of the hits
-        of a tier-3 answer. A tier-3 answer is not cached if a watched memory deleted an item
-        while it was generated (it may have used it).
-        """
+        ``generate`` is a callable or has ``invoke`` (a LangChain runnable). It gets the query;
+        with a ``memory`` to retrieve from, ``(query, hits)`` as a callable, or ``{"query": ...,
+        "hits": ...}`` through ``invoke``. Every resolution is traced (:meth:`trace`), with the
+        ids of a tier-3 answer's hits; that answer is not cached if a watched memory deleted an
+        item meanwhile."""
         hit = self.lookup(query, scope=scope, session_turns=session_turns)
         ids: list[str] = []
         if hit is None:
             deletions = self._deletions  # the retrieval below sees every deletion heard so far
+            call = generate.invoke if hasattr(generate, "invoke") else None
             if memory is not None:
                 hits = memory.retrieve(query, k=k)
                 deletions = self._deletions  # caught up: the hits are as of these deletions
                 ids = [h.id for h in hits]
-                answer = (
-                    generate.invoke({"query": query, "hits": hits})
-                    if hasattr(generate, "invoke")
-                    else generate(query, hits)
-                )
+                answer = call({"query": query, "hits": hits}) if call else generate(query, hits)
             else:
-                answer = generate.invoke(query) if hasattr(generate, "invoke") else generate(query)
+                answer = call(query) if call else generate(query)
             self._store(query, answer, scope, session_turns, None, None, deletions)
             hit = Resolution(query, answer, 3, False, None)
         with self._lock:
-            self._trace.append(
-                {
-                    "kind": "response",
-                    "at": self._clock(),
-                    "scope": dict(scope_key(scope)),
-                    "query": query,
-                    "tier": hit.tier,
-                    "cached": hit.cached,
-                    "similarity": hit.similarity,
-                    "response": hit.response,
-                    "ids": ids,
-                }
-            )
+            entry = {"kind": "response", "at": self._clock(), "scope": dict(scope_key(scope))}
+            entry.update(query=query, tier=hit.tier, cached=hit.cached, similarity=hit.similarity)
+            self._trace.append({**entry, "response": hit.response, "ids": ids})
         return hit
 
     # -- invalidation -------------------------------------------------------------------------
@@ -449,49 +374,30 @@ class ResponseCache:
     ) -> int:
         """A new fact landed in ``scope``: evict the entries it relates to, in ``scope`` and in
         every narrower scope (``{"user": "alice"}`` reaches ``{"user": "alice", "llm": ...}``);
-        returns how many.
-
-        ``vector`` is the fact's embedding when the caller has it (a connected memory does).
-        """
+        returns how many. ``vector`` is the fact's embedding when the caller has it."""
         key = scope_key(scope)
         unit = self._unit(check_text(fact, "fact"), vector)
         evicted = 0
         with self._lock:
             for reached in self._reached(key):
                 found = self._scopes[reached]
-                doomed = set()
-                for store in (found.queries, found.responses):
-                    sims = store.similarities(unit)
-                    for slot in np.flatnonzero(sims >= self.relate).tolist():
-                        doomed.add(store.id_at(slot))
+                doomed = {
+                    table.id_at(slot)
+                    for table in (found.queries, found.responses)
+                    for slot in np.flatnonzero(table.similarities(unit) >= self.relate).tolist()
+                }
                 for entry_id in doomed:
                     self._drop(found, entry_id)
                 evicted += len(doomed)
         return evicted
 
     def watch(self, memory: Any, *, scope: Mapping[str, str] | None = None) -> None:
-        """Keep this cache's ``scope`` (and every narrower one, e.g. ``{"user": "alice",
-        "llm": ...}`` for ``{"user": "alice"}``) in step with ``memory``:
-
-        - an item ``memory`` stores evicts the answers it relates to (:meth:`learn`). Every
-          stored item counts as a fact, conversation turns included: store turns in a memory
-          the cache does not watch if they should not invalidate answers;
-        - an item ``memory`` deletes -- :meth:`~solar_core.SolarMemory.remove`,
-          :meth:`~solar_core.SolarMemory.clear`, lifecycle expiry, its deletion policy --
-          drops every answer of those scopes (and their traced resolutions), before the
-          deleting call returns. The cache cannot tell which answers used the item, so none is
-          kept. An eviction to make room is a capacity decision, not a deletion: it drops
-          nothing (a full memory evicts on almost every store, which would empty the cache);
-        - a persisted memory (from a :class:`~solar_core.MemoryStore`) is also brought up to
-          date before every lookup in those scopes: the deletions and facts other processes
-          logged reach the cache first (a cheap check when nobody else wrote: SQLite's
-          ``data_version``; one read of the scope's row otherwise). Items gone when it catches
-          up with another process's snapshot count as deleted, evicted ones included. Once
-          its scope is forgotten or erased (here or by another process) or its store is
-          closed, the scopes' answers go and the cache answers and caches nothing there: ask
-          the store for the scope's memory and cache again.
-
-        A pickled memory does not keep the connection: watch it again."""
+        """Keep this cache's ``scope`` (and every narrower one) in step with ``memory``: an item
+        it stores (turns included) evicts the answers it relates to (:meth:`learn`); an item it
+        deletes (not an eviction to make room) drops every answer of those scopes, and their
+        traces, before the deleting call returns. A persisted memory is brought up to date
+        before every lookup there; once its scope is forgotten or its store closed, the cache
+        answers and caches nothing there. A pickled memory does not keep the connection."""
         key = scope_key(scope)
         if memory.dim != self.dim:
             raise ValueError(f"memory dim {memory.dim} differs from the cache's {self.dim}")
@@ -503,8 +409,8 @@ class ResponseCache:
                 return
             if len(vector) != this.dim:  # the scope was re-embedded: nothing here is its own
                 this._invalidate(key)
-                return
-            this.learn(text, scope=dict(key), vector=vector)
+            else:
+                this.learn(text, scope=dict(key), vector=vector)
 
         def on_delete(item_ids: Sequence[str], reason: str) -> None:
             if reason != "evicted" and (this := cache()) is not None:
@@ -514,7 +420,7 @@ class ResponseCache:
         journal = memory.runner
         if hasattr(journal, "closed"):  # persisted: its journal says when it is closed
             with self._lock:
-                self._watches.setdefault(key, []).append(_Watch(key, memory, journal))
+                self._watches.setdefault(key, []).append((key, memory, journal))
 
     def _invalidate(self, key: ScopeKey, traces: bool = True) -> None:
         """Drop every entry of ``key`` and of the scopes narrower than it, and with ``traces``
@@ -525,23 +431,20 @@ class ResponseCache:
                 self._deletions += 1
             for found in reached:
                 self._let_go(found)
-            if traces and self._trace:
+            if traces:
                 parts = set(key)
                 kept = [t for t in self._trace if not parts.issubset(t["scope"].items())]
-                if len(kept) != len(self._trace):
-                    self._trace.clear()
-                    self._trace.extend(kept)
+                self._trace.clear()
+                self._trace.extend(kept)
 
     def _drop(self, found: _Scope, entry_id: str, keep: bool = False) -> None:
         """Drop one entry; the scope too when it was its last, unless ``keep`` (a store that
         makes room in it)."""
-        entry: _Entry = found.queries.payload_at(found.queries.slot_of(entry_id))
-        found.queries.remove(found.queries.slot_of(entry_id))
+        slot = found.queries.slot_of(entry_id)
+        norm = exact_key(found.queries.payload_at(slot)[0])
+        found.queries.remove(slot)
         found.responses.remove(found.responses.slot_of(entry_id))
-        found.order.pop(entry_id, None)
-        norm = exact_key(entry.query)
-        if found.exact.get(norm) == entry_id:
-            del found.exact[norm]
+        del found.exact[norm]
         if not keep and len(found.queries) == 0:
             self._let_go(found.key)
 
@@ -553,8 +456,8 @@ class ResponseCache:
             return 0 if found is None else len(found.queries)
 
     def stats(self) -> dict[str, int]:
-        """``scopes`` holding entries (an emptied scope is let go), ``entries`` in all, and
-        ``watched``: the persisted memories checked before lookups."""
+        """``scopes`` holding entries, ``entries`` in all, and ``watched``: the persisted
+        memories checked before lookups."""
         with self._lock:
             return {
                 "scopes": len(self._scopes),
@@ -573,11 +476,10 @@ class ResponseCache:
         """Drop the response traces older than ``trace_retention_days``; returns how many."""
         with self._lock:
             limit = self._clock() - self.trace_retention_days * 86_400.0
-            n = 0
+            n = len(self._trace)
             while self._trace and self._trace[0]["at"] < limit:
                 self._trace.popleft()
-                n += 1
-            return n
+            return n - len(self._trace)
 
     def trace(self) -> list[dict[str, Any]]:
         """The latest resolutions, oldest first. A deletion in a watched memory drops those of

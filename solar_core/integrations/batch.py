@@ -1,5 +1,4 @@
-"""``offer_batch``: offer many experiences at once, all checked before any is stored; and
-``OffersTexts``, the retrievers' ``add_texts`` over it."""
+"""``offer_batch``: many experiences offered at once, all checked before any is stored."""
 
 from __future__ import annotations
 
@@ -27,27 +26,13 @@ def offer_batch(
 ) -> list[Decision]:
     """Offer each text as one step's experience (what retrievers' ``add_texts`` do).
 
-    All or nothing: every element is checked before the first one is offered -- its text (a
-    non-blank str of valid Unicode; with a database behind the memory, also without NUL), its
-    metadata (str keys; JSON-serialisable when persisted), its id, and its embedding (the right
-    dimension, finite, not the zero vector) -- so a bad element leaves the memory, and its
-    database, exactly as they were. The error names the element (``texts[1]: ...``) and what
-    to change. The texts are embedded in one batch (a neural model encodes 64 texts far faster
-    than 64 times one). Re-offering a stored id with the same text stores nothing, so seeding
-    twice is harmless. In a batch that names some items the unnamed get a UUID, as the
-    frameworks' vector stores do, so an automatic id can never take a name used later in the
-    batch. ``reserved`` metadata keys are refused (an adapter's own keys on retrieved items).
-
-    >>> memory = SolarMemory("fifo", capacity=5, embedder="hash")
-    >>> [d.item_id for d in offer_batch(memory, ["a", "b"], ids=["x", None])][0]
-    'x'
-    >>> offer_batch(memory, ["c", ""])
-    Traceback (most recent call last):
-    ...
-    ValueError: texts[1]: text must not be empty or blank (nothing was added)
-    >>> len(memory)
-    2
-    """
+    All or nothing: every element's text, metadata, id and embedding is checked (as a database
+    behind the memory would store them) before the first is offered, so a bad element leaves
+    the memory and its database as they were; the error names it (``texts[1]: ...``). The texts
+    are embedded in one batch. Re-offering a stored id with the same text stores nothing. In a
+    batch that names some items the unnamed get a UUID, as the frameworks' vector stores do, so
+    an automatic id never takes a name used later in the batch. ``reserved`` metadata keys (an
+    adapter's own on retrieved items) are refused."""
     if isinstance(texts, str):
         raise TypeError("texts must be a list of strings, not a single string")
     texts = list(texts)
@@ -66,8 +51,7 @@ def offer_batch(
             if persisted:
                 _storable(text, "text")
             checked = check_metadata(meta)
-            taken = reserved.intersection(checked)
-            if taken:
+            if taken := reserved.intersection(checked):
                 raise ValueError(
                     f"metadata key {sorted(taken)[0]!r} is reserved: retrieved items carry "
                     f"{', '.join(repr(k) for k in sorted(reserved))} of their own"
@@ -83,10 +67,9 @@ def offer_batch(
     _check_ids(memory, texts, item_ids, persisted)
     if any(i is not None for i in item_ids):
         item_ids = [str(uuid.uuid4()) if i is None else i for i in item_ids]
-    embedder = memory.embedder
-    if embedder is None:
+    if memory.embedder is None:
         raise ValueError("this memory has no embedder; offer vectors through memory.add")
-    vectors = _unit_vectors(embedder.embed(texts), memory.dim, len(texts)) if texts else []
+    vectors = _unit_vectors(memory.embedder.embed(texts), memory.dim, len(texts)) if texts else []
     return [
         memory.add(text, embedding=vector, metadata=meta, item_id=item_id)
         for text, vector, meta, item_id in zip(texts, vectors, clean, item_ids, strict=True)
@@ -115,7 +98,7 @@ def _storable(text: str, what: str) -> None:
 
 def _unit_vectors(embedded: object, dim: int, count: int) -> list[FloatVector]:
     """The embedder's rows, each checked (right dimension, finite, not zero) and made unit."""
-    rows = np.asarray(embedded) if not isinstance(embedded, np.ndarray) else embedded
+    rows = np.asarray(embedded)
     if rows.ndim != 2 or rows.shape[0] != count:
         got = rows.shape[0] if rows.ndim >= 1 else 0
         raise ValueError(
@@ -123,9 +106,9 @@ def _unit_vectors(embedded: object, dim: int, count: int) -> list[FloatVector]:
             "it must return one row per text (nothing was added)"
         )
     out = []
-    for index in range(count):
+    for index, row in enumerate(rows):
         with _element(index):
-            out.append(unit_vector(rows[index], dim, "its embedding"))
+            out.append(unit_vector(row, dim, "its embedding"))
     return out
 
 
@@ -151,9 +134,7 @@ def _check_ids(
 
 
 class OffersTexts:
-    """What a retriever over a memory adds (both frameworks' ``SolarRetriever``): ``add_texts``,
-    :func:`offer_batch` on its ``memory`` with the metadata keys it puts on retrieved items
-    refused (``reserved_keys``)."""
+    """A retriever's ``add_texts`` over its ``memory`` (both frameworks' ``SolarRetriever``)."""
 
     #: metadata keys the retriever puts on what it returns: an added item may not use them
     reserved_keys: ClassVar[frozenset[str]] = frozenset()
@@ -167,13 +148,6 @@ class OffersTexts:
         *,
         ids: Sequence[str | None] | None = None,
     ) -> list[Decision]:
-        """Offer each text as one step's experience; returns one ``Decision`` per text.
-
-        With a gating policy (the default ``solar-adaptive`` once the memory is full, ``solar``,
-        ``solar-a``) not every text is stored: ``d.admitted`` and ``d.item_id`` say which were.
-        Re-offering a stored id with the same text stores nothing (so seeding twice is
-        harmless). Everything is checked before anything is stored, and the texts are embedded
-        in one batch. In a batch that names some items, the unnamed ones get a UUID. Metadata
-        may not use the keys the retriever puts on what it returns (``reserved_keys``).
-        """
+        """Offer each text as one step's experience (all checked first: :func:`offer_batch`);
+        ``d.admitted`` and ``d.item_id`` of the ``Decision`` of each say whether it was stored."""
         return offer_batch(self.memory, texts, metadatas, ids, reserved=self.reserved_keys)

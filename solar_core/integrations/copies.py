@@ -1,19 +1,12 @@
-"""Copies of the adapters that serve memories by session or namespace (LangChain's middleware
-and store, LlamaIndex's memory block): ``copy.copy`` (``model_copy()``) is a second handle on
-the same memories; a deep copy or a pickle is refused with an error naming what to do instead.
-Such a copy could not take its memories along: one of a database would take writes that never
-reach it, and a plain one would be served by a copy of the table that finds its memories."""
+"""Copies of the adapters that serve memories by session or namespace: ``copy.copy`` is a second
+handle on the same memories; a deep copy or a pickle is refused, since it could not take its
+memories along (one of a database would take writes that never reach it)."""
 
 from __future__ import annotations
 
 
 def refused_copy(adapter: object, how: str) -> TypeError:
-    """The error for ``how`` (``"copy.deepcopy()"``, ``"pickling"``) of ``adapter``.
-
-    >>> class Block: ...
-    >>> print(refused_copy(Block(), "pickling"))
-    pickling of a Block is refused: it serves live memories ... that a copy cannot take along...
-    """
+    """The error for ``how`` (``"copy.deepcopy()"``, ``"pickling"``) of ``adapter``."""
     return TypeError(
         f"{how} of a {type(adapter).__name__} is refused: it serves live memories (perhaps "
         "a database's) that a copy cannot take along. copy.copy() gives a second handle on the "

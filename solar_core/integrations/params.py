@@ -1,12 +1,10 @@
 """How framework adapters get their :class:`SolarMemory`: a ready one, or the parameters to build
-one. Shared by the LangChain and LlamaIndex adapters, which differ only in the embedders they
-accept (:meth:`MemoryParams.convert_embedder`). Plain Python: each adapter's pydantic model
-takes :class:`MemoryParams` as a mixin and declares the ``memory`` field itself, so
-``solar_core`` never imports pydantic."""
+one; the adapters differ only in the embedders they accept (``convert_embedder``)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from solar_core.engine.memory import SolarMemory
@@ -33,49 +31,27 @@ def build_params(
     min_score: float | str | None,
 ) -> dict[str, Any]:
     """An adapter's parameters for building its memory, by name (the keys of
-    :data:`BUILD_DEFAULTS`).
+    :data:`BUILD_DEFAULTS`)."""
+    values = (policy, capacity, embedder, seed, retrieval, min_score)
+    return dict(zip(BUILD_DEFAULTS, values, strict=True))
 
-    >>> sorted(build_params("fifo", 5, "hash", 0, "hybrid", "auto")) == sorted(BUILD_DEFAULTS)
-    True
-    """
-    return {
-        "policy": policy,
-        "capacity": capacity,
-        "embedder": embedder,
-        "seed": seed,
-        "retrieval": retrieval,
-        "min_score": min_score,
-    }
+
+def _given(build: Mapping[str, Any]) -> str:
+    """The names of the building parameters not left at their defaults, or ``""``."""
+    return ", ".join(sorted(name for name, value in build.items() if value != BUILD_DEFAULTS[name]))
 
 
 def check_not_both(memory: object, build: dict[str, Any]) -> None:
-    """A ready memory plus parameters that would build another is a contradiction: refuse it.
-
-    >>> check_not_both(None, {"policy": "lru"})
-    >>> check_not_both(SolarMemory(embedder="hash"), {"policy": "lru", "seed": None})
-    Traceback (most recent call last):
-    ...
-    ValueError: pass memory= or the parameters to build one (policy), not both
-    """
-    given = sorted(name for name, value in build.items() if value != BUILD_DEFAULTS[name])
-    if memory is not None and given:
-        raise ValueError(
-            f"pass memory= or the parameters to build one ({', '.join(given)}), not both"
-        )
+    """A ready memory plus parameters that would build another is a contradiction: refuse it."""
+    if memory is not None and (given := _given(build)):
+        raise ValueError(f"pass memory= or the parameters to build one ({given}), not both")
 
 
 class MemoryParams:
-    """The ``memory`` field of a pydantic adapter, and how it gets built: a mixin before
-    pydantic's ``BaseModel`` in an adapter's bases, which declares the field
-    (``memory: SolarMemory = Field(default=None, exclude=True)``).
-
-    Pass ``memory=`` (a :class:`SolarMemory`, e.g. one shared with other components) *or* the
-    parameters to build one: ``policy`` (a preset; ``None`` is the adapter's
-    :attr:`default_policy`), ``capacity`` (default 50; ``None`` = unbounded), ``embedder``,
-    ``seed``, ``retrieval`` and ``min_score`` (how it ranks, and its relevance floor). They are
+    """How a pydantic adapter's ``memory`` field gets built (a mixin before ``BaseModel``):
+    from ``memory=`` *or* the parameters to build one (:data:`BUILD_DEFAULTS`). They are
     constructor arguments, not fields: the memory is the state, so a framework that rebuilds a
-    component from its fields (LangChain's ``configurable_fields``, copies) keeps the same memory.
-    """
+    component from its fields (``configurable_fields``, copies) keeps the same memory."""
 
     #: the policy of a memory built with ``policy=None`` (chat adapters: ``CHAT_POLICY``)
     default_policy: ClassVar[str] = DEFAULT_POLICY
@@ -85,9 +61,8 @@ class MemoryParams:
 
     def __init__(self, **data: Any) -> None:
         build = {name: data.pop(name) for name in list(data) if name in BUILD_DEFAULTS}
-        memory = data.get("memory")
-        check_not_both(memory, build)
-        if memory is None:
+        check_not_both(data.get("memory"), build)
+        if data.get("memory") is None:
             data["memory"] = self.build_memory(**build)
         super().__init__(**data)  # pydantic's BaseModel, after this mixin
 
@@ -97,23 +72,18 @@ class MemoryParams:
         return embedder
 
     @classmethod
-    def build_memory(
-        cls,
-        policy: str | None = None,
-        capacity: int | None = DEFAULT_CAPACITY,
-        embedder: object = None,
-        seed: int | None = None,
-        retrieval: str = DEFAULT_RETRIEVAL,
-        min_score: float | str | None = "auto",
-    ) -> SolarMemory:
-        return SolarMemory(
-            cls.default_policy if policy is None else policy,
-            capacity,
-            embedder=cls.convert_embedder(embedder),
-            seed=seed,
-            retrieval=retrieval,
-            min_score=min_score,
-        )
+    def _settings(cls, build: Mapping[str, Any]) -> dict[str, Any]:
+        """``build`` completed with the defaults, its embedder converted."""
+        settings = {**BUILD_DEFAULTS, **build}
+        settings["embedder"] = cls.convert_embedder(settings["embedder"])
+        return settings
+
+    @classmethod
+    def build_memory(cls, **build: Any) -> SolarMemory:
+        """A memory built from the parameters ``build`` (names of :data:`BUILD_DEFAULTS`)."""
+        settings = cls._settings(build)
+        policy = settings.pop("policy")
+        return SolarMemory(cls.default_policy if policy is None else policy, **settings)
 
     @property
     def policy(self) -> str:
@@ -126,44 +96,22 @@ class MemoryParams:
 
     @classmethod
     def open_store(cls, store: object, build: dict[str, Any]) -> tuple[MemoryStore, bool]:
-        """An adapter's ``store=``: ``(the MemoryStore, whether the adapter owns it)``.
-
-        A :class:`~solar_core.persistence.MemoryStore` is used as given (its settings are its
-        own: building parameters beside it are refused; its owner closes it). A path or
-        database URL is opened with the adapter's ``build`` parameters (the embedder converted
-        by :meth:`convert_embedder`), and the adapter owns (closes) it.
-
-        >>> build = {"policy": "fifo", "embedder": "hash"}
-        >>> store, owned = MemoryParams.open_store(":memory:", build)
-        >>> store.policy, owned
-        ('fifo', True)
-        >>> MemoryParams.open_store(store, {"policy": "lru"})
-        Traceback (most recent call last):
-        ...
-        ValueError: store= is a MemoryStore with its own settings: ... (policy), not both
-        >>> store.close()
-        """
+        """An adapter's ``store=``: ``(the MemoryStore, whether the adapter owns it)``. A
+        :class:`~solar_core.persistence.MemoryStore` is used as given (building parameters
+        beside it are refused; its owner closes it); a path or database URL is opened with the
+        ``build`` parameters, and the adapter owns (closes) it."""
         if isinstance(store, MemoryStore):
-            given = sorted(name for name, value in build.items() if value != BUILD_DEFAULTS[name])
-            if given:
+            if given := _given(build):
                 raise ValueError(
                     "store= is a MemoryStore with its own settings: pass it or the parameters to "
-                    f"open one ({', '.join(given)}), not both"
+                    f"open one ({given}), not both"
                 )
             return store, False
         if isinstance(store, str | os.PathLike):
-            params = {**BUILD_DEFAULTS, **build}
-            opened = MemoryStore(
-                store,
-                policy=params["policy"],
-                capacity=params["capacity"],
-                embedder=cls.convert_embedder(params["embedder"]),
-                seed=params["seed"],
-                retrieval=params["retrieval"],
-                min_score=params["min_score"],
-                default_policy=cls.default_policy,  # asks nothing of existing scopes
-            )
-            return opened, True
+            # default_policy asks nothing of existing scopes
+            return MemoryStore(
+                store, **cls._settings(build), default_policy=cls.default_policy
+            ), True
         raise TypeError(
             "store must be a MemoryStore, a file path or a database URL, "
             f"got {type(store).__name__}"

@@ -1,22 +1,17 @@
-"""``Sessions``: the memories a framework adapter serves, one per session key.
-
-LangChain's middleware keys its memories by a run's ``thread_id``/``user_id``/..., LlamaIndex's
-memory block by ``Memory``'s ``session_id``; both may also be used without any key (one
-memory), and both may keep their memories in a :class:`~solar_core.persistence.MemoryStore`.
-This is that plumbing, once: the key ``""`` is the *unnamed* session (an adapter used without a
-key), which never collides with a session of any name, not even ``"default"``.
-"""
+"""``Sessions``: the memories a framework adapter serves, one per session key (a run's
+``thread_id``/``user_id``/..., LlamaIndex's ``session_id``), in this process or in a
+:class:`~solar_core.persistence.MemoryStore`. The key ``""`` is the *unnamed* session (an
+adapter used without a key), which never collides with a session of any name, not even
+``"default"``."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from solar_core.embedders.embedder import Embedder
 from solar_core.engine.memory import SolarMemory
 from solar_core.engine.scoped_memories import ScopedMemories
 from solar_core.persistence import MemoryStore, Scope
 from solar_core.persistence.memory_store import ScopeView
-from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
 #: the name the unnamed session has in a per-process table of memories
 UNNAMED = "default"
@@ -24,17 +19,7 @@ UNNAMED = "default"
 
 class Sessions:
     """One memory per session key, made on first use (build with :meth:`shared`,
-    :meth:`in_process` or :meth:`stored`).
-
-    >>> sessions = Sessions.in_process("fifo", 5, embedder="hash", seed=0)
-    >>> _ = sessions.get("alice").add("likes tea")
-    >>> len(sessions.get("alice")), len(sessions.get("default")), len(sessions.get(""))
-    (1, 0, 0)
-    >>> sessions.get("default") is sessions.get(""), sessions.names()
-    (False, ['alice', 'default'])
-    >>> sessions.existing("bob") is None
-    True
-    """
+    :meth:`in_process` or :meth:`stored`)."""
 
     def __init__(
         self,
@@ -53,21 +38,12 @@ class Sessions:
         return cls(ScopedMemories.shared(memory), None)
 
     @classmethod
-    def in_process(
-        cls,
-        policy: str | None,
-        capacity: int | None,
-        *,
-        embedder: object = None,
-        seed: int | None = None,
-        retrieval: str = DEFAULT_RETRIEVAL,
-        min_score: float | str | None = "auto",
-    ) -> Sessions:
-        """A memory per session in this process, every one sharing one embedder."""
-        reading: dict[str, Any] = {"retrieval": retrieval, "min_score": min_score}
-        named = ScopedMemories(policy, capacity, embedder=embedder, seed=seed, **reading)
-        shared: Embedder | None = named.embedder  # loaded once
-        return cls(named, ScopedMemories(policy, capacity, embedder=shared, seed=seed, **reading))
+    def in_process(cls, policy: str | None, capacity: int | None, **settings: Any) -> Sessions:
+        """A memory per session in this process (``settings``: as for :class:`ScopedMemories`),
+        every one sharing one embedder, loaded once."""
+        named = ScopedMemories(policy, capacity, **settings)
+        unnamed = ScopedMemories(policy, capacity, **{**settings, "embedder": named.embedder})
+        return cls(named, unnamed)
 
     @classmethod
     def stored(
@@ -109,8 +85,7 @@ class Sessions:
             assert self._default_scope is not None
             view = self._named
             assert isinstance(view, ScopeView)
-            scope = Scope.of({view.part: key}) if key else self._default_scope
-            return self._store.existing(scope)
+            return self._store.existing(Scope.of({view.part: key}) if key else self._default_scope)
         table = self._named if key else self._unnamed
         name = key or UNNAMED
         assert isinstance(table, ScopedMemories)

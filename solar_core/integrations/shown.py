@@ -1,4 +1,5 @@
-"""``record_shown``: make a retrieval event of exactly the hits a prompt ended up showing."""
+"""What retrievers and chat adapters share about retrievals: rating one, recording what a
+prompt ended up showing."""
 
 from __future__ import annotations
 
@@ -13,26 +14,6 @@ from solar_core.retrieval.filters import Filter
 RETRIEVAL_ID = "retrieval_id"  # the metadata key of retrieved items that names their retrieval
 
 
-def retrieval_of(metadatas: Iterable[Mapping[str, Any]], what: str) -> int:
-    """The retrieval that returned items, from their metadata: retrievers' ``feedback(items)``.
-
-    >>> retrieval_of([{"retrieval_id": 7}, {"retrieval_id": 7}], "documents")
-    7
-    >>> retrieval_of([{"retrieval_id": 7}, {}], "documents")
-    Traceback (most recent call last):
-    ...
-    ValueError: documents must all come from one recorded retrieval of a SolarRetriever ...
-    """
-    ids = {metadata.get(RETRIEVAL_ID) for metadata in metadatas}
-    found = next(iter(ids)) if len(ids) == 1 else None
-    if not isinstance(found, int):
-        raise ValueError(
-            f"{what} must all come from one recorded retrieval of a SolarRetriever "
-            f"(their metadata[{RETRIEVAL_ID!r}])"
-        )
-    return found
-
-
 def rate_retrieval(
     memory: SolarMemory,
     latest: Hits | None,
@@ -44,32 +25,31 @@ def rate_retrieval(
     score: float | None,
 ) -> None:
     """A retriever's ``feedback``: rate the retrieval that returned items with these metadata
-    (``returned``; ``None``: the ``latest``, made by ``call``); ``what`` names the items.
+    (``returned``, which must all name one; ``None``: the ``latest``, made by ``call``);
+    ``what`` names the items.
 
-    >>> from solar_core import SolarMemory
-    >>> memory = SolarMemory(embedder="hash")
-    >>> rate_retrieval(memory, None, None, "documents", "retrieve", like=True, score=None)
+    >>> rate_retrieval(SolarMemory(dim=2), None, None, "items", "recall", like=True, score=None)
     Traceback (most recent call last):
     ...
-    ValueError: nothing to rate yet: retrieve first
+    ValueError: nothing to rate yet: recall first
     """
     retrieval: Hits | int | None = latest
     if returned is not None:
-        retrieval = retrieval_of(returned, what)
+        ids = {metadata.get(RETRIEVAL_ID) for metadata in returned}
+        retrieval = next(iter(ids)) if len(ids) == 1 else None
+        if not isinstance(retrieval, int):
+            raise ValueError(
+                f"{what} must all come from one recorded retrieval of a SolarRetriever "
+                f"(their metadata[{RETRIEVAL_ID!r}])"
+            )
     elif retrieval is None:
         raise ValueError(f"nothing to rate yet: {call} first")
     memory.feedback(like=like, score=score, retrieval=retrieval)
 
 
 class CallableHits(Hits):
-    """:class:`~solar_core.basics.types.Hits` that can also be called, returning themselves: what an
-    attribute that became a method returns, so ``obj.recalled()`` (the method, as the other
-    adapters have it) and ``obj.recalled`` (the older attribute) give the same hits.
-
-    >>> hits = CallableHits([Hit("a", "x", 0.9)], 3)
-    >>> hits() is hits, [h.id for h in hits()], hits.retrieval_id
-    (True, ['a'], 3)
-    """
+    """:class:`~solar_core.basics.types.Hits` that return themselves when called, so
+    ``obj.recalled()`` (as the other adapters have it) and ``obj.recalled`` give the same hits."""
 
     def __call__(self) -> Hits:
         return self
@@ -86,23 +66,10 @@ def record_shown(
 ) -> Hits:
     """Record the retrieval of the ``shown`` hits of a ``record=False`` ``preview``.
 
-    Adapters fit recalled experiences into a token budget after looking at them; only what the
-    prompt actually showed should gain the retrieval's credit, and only that should a like or a
-    dislike rate. The preview's other hits are excluded, so the ``len(shown)`` best of the rest
-    are exactly the shown ones. ``query``: the preview's text, if it had one (its words rank
-    too); ``filter``: the preview's (the items it refused must not stand in for the shown
-    ones). Returns the recorded ``Hits`` (empty and unrecorded when nothing was shown).
-
-    >>> import numpy as np
-    >>> memory = SolarMemory("solar-e", capacity=5, dim=2)
-    >>> for i, v in enumerate([(1, 0), (0.9, 0.4), (0.5, 0.9)]):
-    ...     _ = memory.add(f"item {i}", embedding=np.array(v), item_id=f"i{i}")
-    >>> vector = np.array([1.0, 0.0], dtype=np.float32)
-    >>> preview = memory.retrieve(embedding=vector, k=3, record=False)
-    >>> hits = record_shown(memory, vector, preview, shown={"i0", "i2"})
-    >>> [h.id for h in hits], memory.get("i1").policy["alpha"]   # i1 was not shown: no credit
-    (['i0', 'i2'], 2.0)
-    """
+    Adapters fit recalled experiences into a token budget after looking at them: only what the
+    prompt showed gains the retrieval's credit and is rated. The preview's other hits are
+    excluded, so the ``len(shown)`` best of the rest are exactly the shown ones. ``query`` and
+    ``filter``: the preview's. Returns the recorded ``Hits`` (empty, unrecorded, if none)."""
     shown_ids = [hit.id for hit in preview if hit.id in shown]
     if not shown_ids:
         return Hits([], None)

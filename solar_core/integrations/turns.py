@@ -1,9 +1,6 @@
-"""How a conversation turn becomes a stored experience, for every framework adapter.
-
-One format everywhere (``"Human: ...\\nAI: ..."``, the two sides also kept in metadata), so a memory
-shared between adapters (say a LangChain middleware and a LlamaIndex memory block) recalls
-readable turns whichever recorded them.
-"""
+"""How a conversation turn becomes a stored experience: one format for every adapter
+(``"Human: ...\\nAI: ..."``, the two sides also in metadata), so a memory shared between
+adapters recalls readable turns whichever recorded them."""
 
 from __future__ import annotations
 
@@ -18,22 +15,13 @@ HEADER = "Relevant past experiences (from memory; they may be outdated):"
 
 
 def turn_text(human: str, ai: str, human_prefix: str = "Human", ai_prefix: str = "AI") -> str:
-    """The experience stored for one turn: what is embedded and what is recalled.
-
-    >>> print(turn_text("how do I handle HTTP 429?", "Retry with backoff."))
-    Human: how do I handle HTTP 429?
-    AI: Retry with backoff.
-    """
+    """The experience stored for one turn: what is embedded and what is recalled."""
     return f"{human_prefix}: {human}\n{ai_prefix}: {ai}"
 
 
 def has_words(human: str, ai: str) -> bool:
-    """Whether a turn says anything: one whose two sides are blank is never offered (stored, it
-    would take the room of a turn worth recalling).
-
-    >>> has_words("", "  "), has_words("hi", "")
-    (False, True)
-    """
+    """Whether a turn says anything: one whose two sides are blank is never offered (it would
+    take the room of a turn worth recalling)."""
     return bool(human.strip() or ai.strip())
 
 
@@ -43,30 +31,16 @@ def turn_metadata(human: str, ai: str, **extra: Any) -> dict[str, Any]:
 
 
 def turn_id(text: str) -> str:
-    """A stable id for a stored turn's text: the same exchange recorded twice is one item.
-
-    >>> turn_id("Human: hi\\nAI: hello") == turn_id("Human: hi\\nAI: hello") != turn_id("x")
-    True
-    """
+    """A stable id for a stored turn's text: the same exchange recorded twice is one item."""
     return "turn-" + hashlib.blake2b(text.encode(), digest_size=8).hexdigest()
 
 
 def render(hits: Sequence[Hit], header: str = HEADER) -> str:
-    """Recalled experiences for a system prompt: the header, then one bullet per hit ("" if none).
-
-    >>> print(render([Hit("m1", "Human: hi\\nAI: hello", 0.9)]))
-    Relevant past experiences (from memory; they may be outdated):
-    - Human: hi
-      AI: hello
-    """
+    """Recalled experiences for a system prompt: the header, then one bullet per hit (continuation
+    lines indented; "" if none)."""
     return f"{header}\n{bulleted(hits)}" if hits else ""
 
 
 def bulleted(hits: Sequence[Hit]) -> str:
-    """Hits as a bullet list (continuation lines indented), for a system prompt.
-
-    >>> print(bulleted([Hit("m1", "Human: hi\\nAI: hello", 0.9)]))
-    - Human: hi
-      AI: hello
-    """
+    """Hits as a bullet list (continuation lines indented), for a system prompt."""
     return "\n".join("- " + hit.text.replace("\n", "\n  ") for hit in hits)
