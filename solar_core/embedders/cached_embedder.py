@@ -12,11 +12,8 @@ from solar_core.embedders.embedder import Embedder
 
 
 class CachedEmbedder:
-    """Memoises another :class:`~solar_core.Embedder` in memory, text by text.
-
-    Agents re-embed the same strings often (a question retrieved, then stored inside its Q/A;
-    benchmarks replaying a conversation per policy and seed). :meth:`prime` embeds a known set of
-    texts in full batches up front, which is several times faster than one call per text.
+    """Memoises another :class:`~solar_core.Embedder` in memory, text by text; :meth:`prime`
+    embeds a known set of texts in full batches up front.
 
     >>> from solar_core import HashEmbedder
     >>> cached = CachedEmbedder(HashEmbedder(dim=16))
