@@ -20,6 +20,7 @@ relevance gate (:func:`relevant`). Why, and the numbers behind each constant: DE
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Collection
 from typing import Any, Literal, Protocol
 
@@ -51,13 +52,7 @@ _SORTED_IN_PYTHON = 16
 
 
 def check_retrieval(retrieval: object) -> Retrieval:
-    """``retrieval`` if it names a ranking, else a ``ValueError`` naming them.
-
-    >>> check_retrieval("bm25")
-    Traceback (most recent call last):
-    ...
-    ValueError: retrieval must be one of 'hybrid', 'vector', 'lexical', got 'bm25'
-    """
+    """``retrieval`` if it names a ranking, else a ``ValueError`` naming them."""
     if not isinstance(retrieval, str) or retrieval not in RETRIEVALS:
         names = ", ".join(repr(r) for r in RETRIEVALS)
         raise ValueError(f"retrieval must be one of {names}, got {retrieval!r}")
@@ -67,15 +62,17 @@ def check_retrieval(retrieval: object) -> Retrieval:
 def check_floor(min_score: object) -> float | str | None:
     """A checked ``min_score``: a finite number, ``None`` (no floor), ``"auto"`` or ``"strict"``.
 
-    >>> check_floor("high")
+    >>> check_floor(2**64), check_floor(None)
+    (1.8446744073709552e+19, None)
+    >>> check_floor(10**400)
     Traceback (most recent call last):
     ...
-    ValueError: min_score must be a number, None (no floor), 'auto' or 'strict', got 'high'
+    ValueError: min_score must be a number, None (no floor), 'auto' or 'strict', got 1000...
     """
     if min_score is None or min_score == "auto" or min_score == "strict":
         return min_score
     if isinstance(min_score, int | float) and not isinstance(min_score, bool):
-        if np.isfinite(min_score):
+        if abs(min_score) <= sys.float_info.max:  # finite (not NaN), and a float
             return float(min_score)
     raise ValueError(
         f"min_score must be a number, None (no floor), 'auto' or 'strict', got {min_score!r}"
