@@ -13,14 +13,7 @@ from solar_core.embedders.embedder import Embedder
 
 class CachedEmbedder:
     """Memoises another :class:`~solar_core.Embedder` in memory, text by text; :meth:`prime`
-    embeds a known set of texts in full batches up front.
-
-    >>> from solar_core import HashEmbedder
-    >>> cached = CachedEmbedder(HashEmbedder(dim=16))
-    >>> cached.prime(["a b", "c d"])
-    >>> cached.embed(["a b", "e f"]).shape, len(cached)
-    ((2, 16), 3)
-    """
+    embeds a known set of texts in full batches up front."""
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner

@@ -24,15 +24,7 @@ class Embedder(Protocol):
 def resolve_embedder(embedder: object) -> Embedder:
     """Turn ``None`` (the built-in static embedder) / ``"static"`` / ``"minilm"`` / ``"hash"`` /
     an :class:`Embedder` / a LangChain ``Embeddings`` or LlamaIndex ``BaseEmbedding`` into an
-    embedder.
-
-    >>> resolve_embedder(None).dim, resolve_embedder("hash").dim
-    (256, 256)
-    >>> resolve_embedder("bert")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: unknown embedder 'bert'; use 'static', 'minilm', 'hash' or an object ...
-    """
+    embedder."""
     if embedder is None or embedder == "static":
         from solar_core.embedders.static_embedder import StaticEmbedder
 

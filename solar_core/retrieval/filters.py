@@ -82,12 +82,8 @@ def shown(value: object) -> str:
 
 
 def number(value: object) -> int | float | Fraction | None:
-    """``value`` as a plain ``int``/``float`` (exact: no float conversion of an ``int``) if it
-    is a real number other than a bool, else ``None``: what numeric comparisons compare.
-
-    >>> number(3), number(2.5), number(True), number("3"), number(None)
-    (3, 2.5, None, None, None)
-    """
+    """``value`` as a plain ``int``/``float`` (an ``int`` kept exact) if it is a real number
+    other than a bool, else ``None``: what numeric comparisons compare."""
     kind = type(value)
     if kind is int or kind is float:
         return value  # type: ignore[return-value]
@@ -257,6 +253,8 @@ class _Checker:
         self.open.add(id(wanted))
         before = self.values
         if isinstance(wanted, Mapping):
+            for name in wanted:
+                _check_key(name, where)
             copied = fields(wanted, where, depth)
         else:
             copied = self.sequence(wanted, where, depth, each)
@@ -278,11 +276,9 @@ class _Checker:
 
     def literal(self, wanted: object, where: str, depth: int) -> Any:
         """The operand of ``$eq``/``$ne``: data compared as it is (no operators inside)."""
-        return self._read(wanted, where, depth, "l", self.literal_fields, self.literal)
+        return self._read(wanted, where, depth, "l", self._literal_fields, self.literal)
 
-    def fields(self, wanted: Mapping[Any, Any], where: str, depth: int) -> dict[str, Any]:
-        for key in wanted:
-            _check_key(key, where)
+    def fields(self, wanted: Mapping[str, Any], where: str, depth: int) -> dict[str, Any]:
         ops = [key for key in wanted if key.startswith("$")]
         if not ops:
             return {k: self.value(v, f"{where}.{k}", depth + 1) for k, v in wanted.items()}
@@ -320,9 +316,7 @@ class _Checker:
             return plain
         return self.literal(operand, where, depth)
 
-    def literal_fields(self, wanted: Mapping[Any, Any], where: str, depth: int) -> dict[str, Any]:
-        for key in wanted:
-            _check_key(key, where)
+    def _literal_fields(self, wanted: Mapping[str, Any], where: str, depth: int) -> dict[str, Any]:
         return {k: self.literal(v, f"{where}.{k}", depth + 1) for k, v in wanted.items()}
 
 
@@ -472,12 +466,7 @@ def left_out(
     records: Iterable[tuple[str, Record]], wanted: Filter, exclude: Collection[str] = ()
 ) -> set[str]:
     """The ids a filtered retrieval excludes: ``exclude`` plus every item ``wanted`` refuses
-    (so a persisted memory logs a plain retrieval with an ``exclude``, which replays exactly).
-
-    >>> records = [(i, Record(f"item {i}", {"n": n}, 0, 0.0)) for i, n in [("a", 1), ("b", 5)]]
-    >>> sorted(left_out(records, {"n": {"$gt": 2}}, exclude=["z"]))
-    ['a', 'z']
-    """
+    (so a persisted memory logs a plain retrieval with an ``exclude``, which replays exactly)."""
     test = compile_filter(wanted)
     out = set(exclude)
     out.update(item_id for item_id, record in records if not test(record.metadata))

@@ -87,15 +87,7 @@ _cached_words = lru_cache(maxsize=1024)(_split)
 
 
 class LexicalIndex:
-    """Okapi BM25 over the texts of a store's slots, updated one item at a time.
-
-    >>> index = LexicalIndex()
-    >>> index.add(3, "tea with milk")
-    >>> index.add(5, "green tea")
-    >>> index.remove(3)
-    >>> index.scores(["tea"])[0], len(index)
-    ([5], 1)
-    """
+    """Okapi BM25 over the texts of a store's slots, updated one item at a time."""
 
     __slots__ = ("_postings", "_terms", "_lengths", "_by_slot", "_total")
 
