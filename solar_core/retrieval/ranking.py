@@ -47,6 +47,7 @@ DEFAULT_FLOORS: dict[str, float] = {"hybrid": 0.05, "vector": 0.05, "lexical": 0
 STRICT_GATE = (0.48, 0.75, 0.3)
 
 Ranked = tuple[npt.NDArray[np.int64], list[float]]
+Weights = npt.NDArray[np.float64]  # per slot, a factor on its score (importance)
 #: up to this many candidates a plain hybrid lookup sorts them in Python, beyond it in numpy
 _SORTED_IN_PYTHON = 16
 
@@ -145,7 +146,7 @@ class Query(Protocol):
 
 
 def rank(
-    store: ItemTable, lookup: Query, weights: npt.NDArray[np.float64] | None = None
+    store: ItemTable, lookup: Query, weights: Weights | None = None
 ) -> tuple[npt.NDArray[np.int64], list[float], bool]:
     """The slots and scores of ``lookup``'s hits, best first, and whether the scores are the
     hits' cosines: gated (``min_score="strict"``), ranked by :data:`RETRIEVALS`, each score
@@ -173,11 +174,7 @@ def rank(
 
 
 def _weighted_nearest(
-    store: ItemTable,
-    vector: FloatVector,
-    k: int,
-    exclude: Collection[str],
-    weights: npt.NDArray[np.float64],
+    store: ItemTable, vector: FloatVector, k: int, exclude: Collection[str], weights: Weights
 ) -> Ranked:
     """Top-k by ``cosine * weight`` (a pass over every item: importance weighting is opt-in)."""
     sims = store.similarities(vector).astype(np.float64) * weights
@@ -205,7 +202,7 @@ def fused(
     retrieval: str,
     k: int,
     exclude: Collection[str],
-    weights: npt.NDArray[np.float64] | None,
+    weights: Weights | None,
 ) -> Ranked | None:
     """Slots and scores of the ``k`` best items by ``retrieval`` over ``query``'s words, best
     first (ties: the lower slot); ``None`` when the words change nothing and the caller's
