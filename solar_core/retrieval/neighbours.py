@@ -40,9 +40,9 @@ class NeighbourIndex:
         self.idx = np.full((slots, k), -1, dtype=np.int64)
 
     def grow(self, slots: int) -> None:
-        extra = slots - len(self.sim)
-        self.sim = np.vstack([self.sim, np.full((extra, self.k), NEG_INF, dtype=np.float32)])
-        self.idx = np.vstack([self.idx, np.full((extra, self.k), -1, dtype=np.int64)])
+        # each array by its own length (a snapshot may leave out each one's unused rows apart)
+        self.sim = np.vstack([self.sim, np.full((slots - len(self.sim), self.k), NEG_INF, "f4")])
+        self.idx = np.vstack([self.idx, np.full((slots - len(self.idx), self.k), -1, np.int64)])
 
     # on_insert/on_remove run at every insert and eviction: ndarray methods, not np.* wrappers,
     # and no masking when every slot below the high-water mark is used.
