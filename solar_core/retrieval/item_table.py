@@ -20,10 +20,9 @@ MAX_ROWS = 1 << 21
 class ItemTable:
     """``capacity x dim`` float32 matrix of unit rows, with id <-> slot maps and payloads.
 
-    The table owns capacity accounting; policies only name victims. Freed slots are reused
-    last-in first-out, so the used prefix stays short; with ``capacity=None`` the matrix
-    doubles when it runs out of rows. :attr:`lexical`, the keyword index of the payloads'
-    ``text``, is built on first use, then kept in step; it is never state.
+    Freed slots are reused last-in first-out, so the used prefix stays short; with
+    ``capacity=None`` the matrix doubles when it runs out of rows. :attr:`lexical`, the keyword
+    index of the payloads' ``text``, is built on first use, then kept in step; never state.
 
     >>> import numpy as np
     >>> store = ItemTable(dim=2, capacity=3)
@@ -63,8 +62,7 @@ class ItemTable:
         if self._lexical is None:
             self._lexical = LexicalIndex()
             for slot in self.active_slots().tolist():
-                text = _text_of(self._payloads[slot])
-                if text is not None:
+                if (text := _text_of(self._payloads[slot])) is not None:
                     self._lexical.add(slot, text)
         return self._lexical
 
@@ -203,10 +201,8 @@ class ItemTable:
             self.high_water = slot + 1
         if self.neighbours is not None:
             self.neighbours.on_insert(self, slot, sims)
-        if self._lexical is not None:
-            text = _text_of(payload)
-            if text is not None:
-                self._lexical.add(slot, text)
+        if self._lexical is not None and (text := _text_of(payload)) is not None:
+            self._lexical.add(slot, text)
         return slot
 
     def remove(self, slot: int) -> str:

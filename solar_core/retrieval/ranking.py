@@ -129,20 +129,13 @@ def relevant(store: ItemTable, vector: FloatVector, query: str) -> bool:
 class Query(Protocol):
     """What a lookup asks of :func:`rank` (:class:`~solar_core.engine.steps.Lookup` is one)."""
 
-    @property
-    def vector(self) -> FloatVector: ...
-    @property
-    def query(self) -> str | None: ...
-    @property
-    def retrieval(self) -> str: ...
-    @property
-    def k(self) -> int: ...
-    @property
-    def exclude(self) -> Collection[str]: ...
-    @property
-    def gate(self) -> bool: ...
-    @property
-    def floor(self) -> float | None: ...
+    vector: FloatVector
+    query: str | None
+    retrieval: str
+    k: int
+    exclude: Collection[str]
+    gate: bool
+    floor: float | None
 
 
 def rank(
