@@ -24,10 +24,6 @@ def check_misnamed(params: Mapping[str, Any], own: Sequence[str]) -> None:
     Traceback (most recent call last):
     ...
     TypeError: SolarMemory() has no argument 'size': did you mean capacity=10?
-    >>> check_misnamed({"capacty": 10}, ["capacity"])
-    Traceback (most recent call last):
-    ...
-    TypeError: SolarMemory() has no argument 'capacty': did you mean capacity=10?
     """
     for name, value in params.items():
         known = ALIASES.get(name) or next(

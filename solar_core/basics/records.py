@@ -1,8 +1,5 @@
-"""What a memory keeps per item and per recorded retrieval, and the item categories.
-
-These are state: a snapshot holds them (see :mod:`solar_core.persistence.codec`), so their
-fields are part of the snapshot format.
-"""
+"""What a memory keeps per item and per recorded retrieval (their fields are part of the
+snapshot format), the item categories, and metadata's copies and limits."""
 
 from __future__ import annotations
 
@@ -16,16 +13,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-#: the item categories, from the most to the least protected (what each means for an item is
-#: the lifecycle's rule: :mod:`solar_core.engine.lifecycle`)
+#: the item categories, from the most to the least protected (:mod:`solar_core.engine.lifecycle`)
 CATEGORIES = ("identity", "knowledge", "context")
 
 
 def check_category(category: object) -> str:
     """``category`` if it is one of :data:`CATEGORIES`.
 
-    >>> check_category("knowledge")
-    'knowledge'
     >>> check_category("fact")
     Traceback (most recent call last):
     ...
@@ -47,27 +41,15 @@ _IMMUTABLE = frozenset({str, int, float, bool, type(None), bytes, complex})
 #: metadata nested deeper than this is refused when stored (a copy of it is made per read)
 METADATA_DEPTH = 100
 #: the most values (each dict, list, tuple and plain value counted, one held in several places
-#: counted in each) metadata may hold: what a stored memory writes out, as JSON spells it out
+#: counted in each, as JSON spells it out) metadata may hold
 METADATA_VALUES = 100_000
 
 
 def copy_metadata(metadata: Mapping[str, Any], what: str = "metadata") -> dict[str, Any]:
-    """A copy of an item's metadata that shares nothing changeable with it: what reads return
-    (hits, items, records) and what is stored of what a caller passed, so a caller changing
-    what it holds never changes the memory behind its log, its other handles and its snapshot.
-    Lists, dicts, tuples and sets are copied here; other objects by :func:`copy.deepcopy`.
-    Most metadata is flat (str, numbers): a plain ``dict`` copy, the cost of the old one.
-
-    Metadata inside itself, nested deeper than :data:`METADATA_DEPTH` or holding more than
-    :data:`METADATA_VALUES` values is refused (a ``ValueError`` naming ``what``): a list held
-    many times over is copied once, but a stored memory writes it out in each place.
-
-    >>> stored = {"topic": "billing", "tags": ["a"]}
-    >>> read = copy_metadata(stored)
-    >>> read["tags"].append("b")
-    >>> stored
-    {'topic': 'billing', 'tags': ['a']}
-    """
+    """A copy of an item's metadata that shares nothing changeable with it (what reads return
+    and what is stored of what a caller passed). Metadata inside itself, nested deeper than
+    :data:`METADATA_DEPTH` or holding more than :data:`METADATA_VALUES` values is refused (a
+    ``ValueError`` naming ``what``)."""
     immutable = _IMMUTABLE
     for value in metadata.values():
         if type(value) not in immutable:
@@ -78,9 +60,8 @@ def copy_metadata(metadata: Mapping[str, Any], what: str = "metadata") -> dict[s
 
 
 def read_copy(metadata: dict[str, Any]) -> dict[str, Any]:
-    """:func:`copy_metadata` of a stored item's metadata (a tree :func:`copy_metadata` made:
-    no container inside itself, none deeper than :data:`METADATA_DEPTH`), by the shortest
-    path: what a retrieval's hits and the items a read returns are made of."""
+    """:func:`copy_metadata` of a stored item's metadata (a tree it made, so within the limits)
+    by the shortest path: what hits and read items are made of."""
     immutable = _IMMUTABLE
     for value in metadata.values():
         if type(value) not in immutable:
@@ -111,8 +92,8 @@ def _read_copy(value: Any, memo: dict[int, Any], depth: int) -> Any:
 
 
 def read_only(metadata: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A read-only view of stored metadata for code the memory does not own (a predicate given
-    as a filter): the stored dict itself when it is flat, else a view of a copy."""
+    """A read-only view of stored metadata for code the memory does not own (a filter's
+    predicate): of the stored dict itself when it is flat, else of a copy."""
     immutable = _IMMUTABLE
     for value in metadata.values():
         if type(value) not in immutable:
@@ -121,12 +102,9 @@ def read_only(metadata: Mapping[str, Any]) -> Mapping[str, Any]:
 
 
 class _Copier:
-    """One deep copy: shared containers stay shared in the copy (so a value holding one list
-    many times over costs what it holds, not what it spells out), a container inside itself,
-    nested deeper than :data:`METADATA_DEPTH` or holding more than :data:`METADATA_VALUES`
-    values (repeats counted, as JSON spells them out) is refused with the fix. Each container
-    is read once: its values and levels are kept with its copy, and counted again where it is
-    held again, so the check costs what the metadata holds, never what it spells out."""
+    """One deep copy within the limits: shared containers stay shared, each read once (its
+    values and levels kept with its copy and counted again where it is held again), so the
+    check costs what the metadata holds, never what it spells out."""
 
     __slots__ = ("memo", "open", "values", "reach", "what")
 
@@ -139,7 +117,7 @@ class _Copier:
         self.what = what
 
     def top(self, metadata: Mapping[str, Any]) -> dict[str, Any]:
-        """The copy of metadata itself: a plain dict whatever mapping it was."""
+        """The copy of metadata itself: a plain dict."""
         self.count(1 + len(metadata))
         return {k: self.copy(v, 1) for k, v in metadata.items()}
 
@@ -186,22 +164,16 @@ class _Copier:
         raise ValueError(f"{self.what} nests deeper than {METADATA_DEPTH} levels: store it flatter")
 
     def _copy(self, value: Any, kind: type, depth: int) -> Any:
-        # each value held counts once here (a container's own contents when it is copied)
-        if kind is dict:
-            self.count(len(value))
-            return {k: self.copy(v, depth) for k, v in value.items()}
-        if kind is list:
-            self.count(len(value))
-            return [self.copy(v, depth) for v in value]
-        if kind is tuple:
-            self.count(len(value))
-            return tuple(self.copy(v, depth) for v in value)
-        if kind is set or kind is frozenset:
-            self.count(len(value))
-            return kind(value)  # (their elements are hashable: values, not containers)
+        if kind is dict or kind is list or kind is tuple or kind is set or kind is frozenset:
+            self.count(len(value))  # each value held counts once here
+            if kind is dict:
+                return {k: self.copy(v, depth) for k, v in value.items()}
+            if kind is set or kind is frozenset:
+                return kind(value)  # (their elements are hashable: values, not containers)
+            copied = [self.copy(v, depth) for v in value]
+            return copied if kind is list else tuple(copied)
         if isinstance(value, dict | list | tuple):
-            # a subclass (an OrderedDict, a named tuple) keeps its type in the copy, but is
-            # spelled out as JSON as its contents are: they are checked and counted as those
+            # a subclass (an OrderedDict) keeps its type, but its contents are checked as JSON
             self._copy(value, dict if isinstance(value, dict) else list, depth)
         try:
             return copy.deepcopy(value)

@@ -1,21 +1,8 @@
-"""Explicit state: what each stateful part of a memory says of itself, as plain data.
-
-Every stateful class of a memory (its store, policies, core and lifecycle) implements three
-methods:
-
-- ``params()``: its parameters as JSON values -- what it was built with (the keyword
-  arguments of its constructor, so ``type(part)(**part.params())`` builds an equal new part);
-- ``state()``: what it has learned since, as a flat ``dict`` of names to :data:`Value` s:
-  numbers, strings, JSON values and numpy arrays; never an object of its own;
-- ``load_state(state)``: the inverse on a new part built from the same parameters. It reads
-  every value through a :class:`StateReader`, which checks types, shapes and ranges before
-  anything is assigned and refuses names it does not know, then checks what the values must
-  agree on; whatever fails raises :class:`StateError` naming the value.
-
-A loaded part takes its next step exactly as the part that wrote the state would have.
-Whatever can be rebuilt from the items (the neighbour and keyword indexes) is rebuilt, not
-stored. Snapshots (:mod:`solar_core.persistence.container`), pickles and copies all go
-through this one meaning of "state".
+"""Explicit state: every stateful part of a memory has ``params()`` (its constructor's
+arguments as JSON values), ``state()`` (what it learned since: a flat dict of names to numbers,
+strings, JSON values and numpy arrays) and ``load_state(state)``, which reads every value
+through a :class:`StateReader` (types, shapes, ranges; unknown names refused) and checks what
+they must agree on before assigning anything. See DESIGN.md ("Explicit state").
 
 >>> import numpy as np
 >>> reader = StateReader({"count": 3, "weights": np.zeros(2)}, "an example")
@@ -70,20 +57,17 @@ PARTS: dict[str, type] = {}
 
 
 def part_name(cls: type) -> str:
-    """The name a part's class is stored under: the library's by their class name, any other
-    by its module and qualified name (two classes of one name in two modules stay two)."""
+    """The name a part's class is stored under: the library's by class name, any other by its
+    module and qualified name."""
     if cls.__module__.split(".", 1)[0] == "solar_core":
         return cls.__name__
     return f"{cls.__module__}.{cls.__qualname__}"
 
 
 def register_part(cls: type[_T]) -> type[_T]:
-    """Make ``cls`` a part a memory's parameters may name (a decorator): :func:`build` makes
-    parts only of registered classes, looked up by name (:func:`part_name`) in a table (no
-    import, no attribute walk). The library's policies are registered where they are defined;
-    a policy of your own is registered by :func:`solar_core.policies.presets.register_policy`. A
-    second
-    class under a registered name is refused."""
+    """Make ``cls`` a part a memory's parameters may name (a decorator; a policy of your own:
+    :func:`solar_core.policies.presets.register_policy`). :func:`build` makes parts only of
+    registered classes, looked up by name in a table; a second class of a name is refused."""
     if not isinstance(cls, type):
         raise TypeError(f"register_part registers a class, got {cls!r}")
     name = part_name(cls)
@@ -105,9 +89,9 @@ def spec(part: Stateful) -> dict[str, Any]:
 
 
 def build(described: object, what: str) -> Any:
-    """A new part from its :func:`spec`: ``cls.from_params(params)`` if the class defines it
-    (a part holding other parts), else ``cls(**params)``. A class that is not registered, or
-    parameters its constructor refuses, raise :class:`StateError`."""
+    """A new part from its :func:`spec`: ``cls.from_params(params)`` if the class defines it,
+    else ``cls(**params)``; an unregistered class or refused parameters raise
+    :class:`StateError`."""
     if (
         type(described) is not dict
         or set(described) != {"class", "params"}
@@ -131,7 +115,7 @@ def build(described: object, what: str) -> Any:
 
 def no_params(part: object) -> dict[str, Any]:
     """``{}`` for a part whose constructor takes no parameters; else an error: its class must
-    say what they are (a part built again from ``{}`` would not be the same part)."""
+    say what they are."""
     init = type(part).__init__
     if init is not object.__init__:
         taken = [
@@ -147,8 +131,7 @@ def no_params(part: object) -> dict[str, Any]:
 
 
 def prefixed(prefix: str, state: Mapping[str, Value]) -> State:
-    """``state`` with its names under ``prefix`` (``"eviction.alpha"``): one memory's flat state
-    is its parts' states so joined."""
+    """``state`` with its names under ``prefix`` (``"eviction.alpha"``)."""
     return {f"{prefix}.{name}": value for name, value in state.items()}
 
 
@@ -159,11 +142,8 @@ def part_of(prefix: str, state: Mapping[str, Value]) -> State:
 
 
 class StateReader:
-    """Reads a part's state with checks; :meth:`done` refuses any value nobody read.
-
-    Arrays come back as owned, writeable copies in native byte order, so a loaded part shares
-    nothing with the buffer it was read from.
-    """
+    """Reads a part's state with checks; :meth:`done` refuses any value nobody read. Arrays
+    come back as owned, writeable, native-order copies."""
 
     def __init__(self, state: Mapping[str, Value], what: str) -> None:
         if not isinstance(state, Mapping):
@@ -173,7 +153,6 @@ class StateReader:
         self.what = what
 
     def fail(self, message: str) -> StateError:
-        """A :class:`StateError` about this part."""
         return StateError(f"{self.what}: {message}")
 
     def has(self, name: str) -> bool:
@@ -223,8 +202,7 @@ class StateReader:
         return value
 
     def json(self, name: str) -> Any:
-        """A JSON value (dicts with string keys, lists, strings, finite numbers, booleans,
-        ``null``), checked as such."""
+        """A JSON value, checked as such (:func:`check_json`)."""
         value = self.value(name)
         check_json(value, f"{self.what}: {name}")
         return value
@@ -290,14 +268,13 @@ class StateReader:
 
 def check_json(value: object, what: str) -> None:
     """Raise :class:`StateError` unless ``value`` is a JSON value of at most
-    :data:`MAX_JSON_DEPTH` levels (string keys only)."""
+    :data:`MAX_JSON_DEPTH` levels (string keys only; floats may be infinite: a trace holds
+    them, and numbers read are checked)."""
     stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         node, depth = stack.pop()
         kind = type(node)
-        if node is None or kind is bool or kind is int or kind is str:
-            continue
-        if kind is float:  # (infinities too: a trace may hold them; numbers read are checked)
+        if node is None or kind is bool or kind is int or kind is str or kind is float:
             continue
         if depth >= MAX_JSON_DEPTH:
             raise StateError(f"{what} nests deeper than {MAX_JSON_DEPTH} levels")

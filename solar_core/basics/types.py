@@ -26,42 +26,26 @@ class Hit:
 
 
 class Hits(list[Hit]):
-    """The hits of one retrieval, best first: a ``list[Hit]`` that remembers which retrieval it was.
-
-    Pass it to ``SolarMemory.feedback(retrieval=hits)`` to rate *this* retrieval even when other
-    retrievals (other threads, sessions or requests) happened since. ``retrieval_id`` is ``None``
-    for a ``record=False`` lookup, which cannot be rated.
-
-    ``origin`` names the memory that made the retrieval (a token kept in the memory's state, so
-    the same after a snapshot, a reopen or in another process opening the same scope; never
-    shared by two memories or scopes). Retrieval ids restart at 1 in every memory, so a memory
-    refuses hits of another origin rather than rate its own retrieval of the same number.
-    ``None`` (hits made by hand) is not checked.
-    """
+    """The hits of one retrieval, best first, remembering which retrieval it was (``None`` for
+    a ``record=False`` lookup) and the memory that made it (``origin``: a memory refuses
+    another's hits), so ``SolarMemory.feedback(retrieval=hits)`` rates *this* one."""
 
     def __init__(
         self, hits: list[Hit], retrieval_id: int | None, origin: str | None = None
     ) -> None:
-        list.__init__(self, hits)  # not super(): one per retrieval, and super() costs ~0.1 us
-        self.retrieval_id = retrieval_id
-        self.origin = origin
+        list.__init__(self, hits)  # not super(): it costs ~0.1 us per retrieval
+        self.retrieval_id, self.origin = retrieval_id, origin
 
     @property
     def handle(self) -> RetrievalId | None:
-        """``retrieval_id`` as a :class:`RetrievalId` that remembers ``origin`` (``None`` for a
-        lookup that was not recorded): what adapters put in documents' metadata and state."""
-        if self.retrieval_id is None:
-            return None
-        return RetrievalId(self.retrieval_id, self.origin)
+        """``retrieval_id`` as a :class:`RetrievalId` (``None`` for a lookup not recorded)."""
+        return None if self.retrieval_id is None else RetrievalId(self.retrieval_id, self.origin)
 
 
 class RetrievalId(int):
-    """A retrieval id (an ``int``, equal to the plain id) that remembers which memory made it.
-
-    Adapters hand these out where a plain id used to go (a retrieved document's
-    ``metadata["retrieval_id"]``, an agent's state), so ``feedback(retrieval=...)`` refuses one
-    from another memory or scope. Serialised (JSON, a checkpoint) it becomes a plain int, which
-    a memory takes as one of its own retrievals: the check needs the object.
+    """A retrieval id (an ``int``, equal to the plain id) that remembers which memory made it,
+    so ``feedback(retrieval=...)`` refuses one from another memory or scope (serialised, it is a
+    plain int: unchecked).
 
     >>> rid = RetrievalId(3, "a1b2")
     >>> rid == 3, rid.origin, RetrievalId(3, "a1b2") + 0
@@ -84,11 +68,8 @@ class RetrievalId(int):
 
 @dataclass(frozen=True)
 class MemoryItem:
-    """A stored item as seen from outside, with the eviction policy's statistics for it.
-
-    ``policy`` holds what the eviction policy knows of the item, e.g. ``{"alpha": 3.0, "beta": 1.05,
-    "mean": 0.74}`` for Thompson sampling, ``{"count": 2}`` for LFU.
-    """
+    """A stored item as seen from outside; ``policy`` is what the eviction policy knows of it
+    (``{"alpha": 3.0, "beta": 1.05, "mean": 0.74}`` for Thompson sampling)."""
 
     id: str
     text: str
@@ -103,33 +84,17 @@ class MemoryItem:
 
 @dataclass(slots=True)
 class Decision:
-    """Why the memory changed, or did not, when a step's experience was offered.
+    """Why the memory changed, or did not, when a step's experience was offered."""
 
-    Attributes:
-        step: 1-based index of the step this ``add`` ended.
-        admitted: whether the item was stored.
-        item_id: the new item's id, or ``None`` when rejected.
-        evicted: the id evicted to make room, or ``None``.
-        reason: the admission rule that decided (``"always"``, ``"bootstrap"``, ``"regret > tau"``,
-            ``"regret <= tau"``).
-        cost: the step cost fed to the admission policy (``1 - score`` with feedback, else the
-            policy's implicit cost), or ``None`` for policies that use none.
-        regret: accumulated regret when the decision was taken (before any reset).
-        tau: the admission threshold at that moment.
-        victim_score: the eviction score that chose the victim (lowest wins), if the policy scores.
-        contenders: the lowest-scored items considered for eviction, ``(id, score)``, victim first.
-        deleted: items the memory's deletion policy removed at the end of this step,
-            ``(id, reason)``, in deletion order.
-    """
-
-    step: int
+    step: int  # 1-based index of the step this ``add`` ended
     admitted: bool
-    item_id: str | None
-    evicted: str | None
-    reason: str
-    cost: float | None = None
-    regret: float | None = None
-    tau: float | None = None
-    victim_score: float | None = None
-    contenders: tuple[tuple[str, float], ...] = ()
+    item_id: str | None  # the new item's id, ``None`` when rejected
+    evicted: str | None  # the id evicted to make room
+    reason: str  # the admission rule that decided ("always", "bootstrap", "regret > tau", ...)
+    cost: float | None = None  # the step cost fed to the admission policy, if it uses one
+    regret: float | None = None  # accumulated regret when the decision was taken (before reset)
+    tau: float | None = None  # the admission threshold then
+    victim_score: float | None = None  # the eviction score that chose the victim (lowest wins)
+    contenders: tuple[tuple[str, float], ...] = ()  # the lowest-scored (id, score), victim first
+    # items the deletion policy removed at the end of this step, (id, reason), in order
     deleted: tuple[tuple[str, str], ...] = ()

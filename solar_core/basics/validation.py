@@ -18,32 +18,22 @@ _FLOAT32_STRIDES = (_FLOAT32.itemsize,)
 
 
 def check_text(text: object, what: str = "text") -> str:
-    """Return ``text`` if it is a non-blank string of valid Unicode, else raise
-    ``TypeError``/``ValueError``.
-
-    A lone surrogate (``"\\ud800"``, e.g. from bytes decoded with ``surrogateescape``) is not
-    valid Unicode: no embedder, hash or database can take it, so it is refused here, before a
-    call changes anything.
-    """
+    """Return ``text`` if it is a non-blank string of valid Unicode (no lone surrogate: no
+    embedder, hash or database takes one), else raise ``TypeError``/``ValueError``."""
     if not isinstance(text, str):
         raise TypeError(f"{what} must be a str, got {type(text).__name__}")
     if not text.strip():
         raise ValueError(f"{what} must not be empty or blank")
     if not text.isascii():  # ASCII (the common case) cannot hold a surrogate
-        check_unicode(text, what)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise ValueError(
+                f"{what} is not valid Unicode ({err.reason} at position {err.start}): it cannot "
+                "be embedded, hashed or persisted; decode the bytes it came from with "
+                "errors='replace' (or fix them)"
+            ) from None
     return text
-
-
-def check_unicode(text: str, what: str = "text") -> None:
-    """Raise ``ValueError`` if ``text`` holds a lone surrogate (it cannot be UTF-8 encoded)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError as err:
-        raise ValueError(
-            f"{what} is not valid Unicode ({err.reason} at position {err.start}): it cannot be "
-            "embedded, hashed or persisted; decode the bytes it came from with "
-            "errors='replace' (or fix them)"
-        ) from None
 
 
 def check_k(k: object, what: str = "k") -> int:
@@ -69,22 +59,18 @@ def check_nonnegative_int(value: object, what: str) -> int:
     return int(value)
 
 
-#: the largest capacity a memory takes: its slots are allocated when it is made (ids, payloads,
-#: a free list: ~50 MB at this bound, and its vectors), so a larger one -- a typo, or a stored
-#: scope's settings edited in the database -- would exhaust memory before the first step. A
-#: memory meant to hold more takes no capacity (``None``, or the ``unlimited`` policy) and
-#: grows with what it holds.
+#: the largest capacity a memory takes: its slots are allocated up front (~50 MB at this bound,
+#: and its vectors); a memory meant to hold more takes ``capacity=None`` and grows
 MAX_CAPACITY = 1_000_000
-#: the longest window of remembered queries (the coverage policy's ``window``/``max_window``):
-#: its ring is allocated when the memory is made (window x dim floats: 100 MB at dim 384)
+#: the longest window of remembered queries (coverage's ``window``/``max_window``), allocated up
+#: front (window x dim floats)
 MAX_WINDOW = 65_536
 #: the most neighbours kept per item (``novelty_neighbours``): a (slots x neighbours) table
 MAX_NEIGHBOURS = 256
 
 
 def check_size(value: object, what: str, most: int) -> int:
-    """``value`` if it is an int in ``[1, most]``: a size something is allocated by, refused
-    before anything is.
+    """``value`` if it is an int in ``[1, most]``: a size something is allocated by.
 
     >>> check_size(70_000, "max_window", MAX_WINDOW)
     Traceback (most recent call last):
@@ -100,8 +86,7 @@ def check_size(value: object, what: str, most: int) -> int:
 
 
 def check_capacity(capacity: object) -> int | None:
-    """Return ``capacity`` (``None`` = unbounded) if it is ``None`` or an int in
-    ``[1, MAX_CAPACITY]``."""
+    """``capacity`` if it is ``None`` (unbounded) or an int in ``[1, MAX_CAPACITY]``."""
     if capacity is None:
         return None
     number = check_k(capacity, "capacity")
@@ -166,9 +151,8 @@ def check_weight(value: object, what: str) -> float:
 
 
 def check_metadata(metadata: object) -> dict[str, Any]:
-    """A deep copy of ``metadata`` (``None`` -> ``{}``) if it is a mapping with str keys: the
-    caller's own lists and dicts stay theirs (see
-    :func:`~solar_core.basics.records.copy_metadata`)."""
+    """A deep copy of ``metadata`` (``None`` -> ``{}``) if it is a mapping with str keys
+    (:func:`~solar_core.basics.records.copy_metadata`)."""
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping):
@@ -180,27 +164,19 @@ def check_metadata(metadata: object) -> dict[str, Any]:
 
 
 def unit_vector(vector: object, dim: int, what: str = "embedding") -> FloatVector:
-    """Return ``vector`` as a new float32 unit row of length ``dim``.
-
-    Raises ``TypeError`` for input that is not real numbers (complex, bool, str, object, ...)
-    and ``ValueError`` for a wrong dimension, NaN/inf or a zero vector. Cosine similarity is the
-    dot product of unit rows, so every vector the store sees goes through here.
-    """
+    """``vector`` as a new float32 unit row of length ``dim``: a ``TypeError`` for what is not
+    real numbers, a ``ValueError`` for a wrong dimension, NaN/inf or a zero vector."""
     return scaled(*unit_scale(vector, dim, what))
 
 
 def unit_scale(
     vector: object, dim: int, what: str = "embedding"
 ) -> tuple[FloatVector, float | None]:
-    """Check ``vector`` as :func:`unit_vector` does, but leave the normalising product to later.
-
-    Returns ``(row, scale)``; :func:`scaled` of them is the unit vector. ``scale`` is ``None`` when
-    ``row`` is the unit vector already. ``row`` may be ``vector`` itself: read it, never write it.
-    A caller that may not need the vector (a rejected offer) saves the product, ~1 us.
-    """
-    # Runs twice per step. A contiguous float32 row (what embedders return) is used as is, not
-    # copied: the product makes the new array. A strided one is copied first, as BLAS would sum
-    # it in another order.
+    """Check ``vector`` as :func:`unit_vector` does, leaving the product to :func:`scaled` of
+    the ``(row, scale)`` returned (``scale`` ``None``: ``row`` is the unit vector). ``row`` may
+    be ``vector`` itself: read it, never write it."""
+    # A contiguous float32 row is used as is (the product copies it); a strided one is copied
+    # first, as BLAS would sum it in another order.
     if (
         type(vector) is np.ndarray
         and vector.dtype is _FLOAT32
@@ -210,15 +186,12 @@ def unit_scale(
         arr: FloatVector = vector
     else:
         arr = _float32_row(vector, dim, what)
-    # One dot product screens for NaN/inf/zero (any of them makes it non-finite or 0); the
-    # element-wise checks run only to word the error. ndarray.dot is the BLAS sdot of `@` without
-    # the ufunc machinery (float32 overflow warns "in dot" rather than "in matmul").
+    # One dot product screens for NaN/inf/zero; below ~1e-30 float32 loses precision.
     norm2 = float(arr.dot(arr))
-    # Below ~1e-30 the float32 sum of squares loses precision (subnormals): take the slow path.
     if not 1e-30 < norm2 < math.inf:
         if not np.isfinite(arr).all():
             raise ValueError(f"{what} contains NaN or inf")
-        wide = arr.astype(np.float64)  # overflow or underflow in float32: use double precision
+        wide = arr.astype(np.float64)
         norm = float(np.linalg.norm(wide))
         if norm == 0.0:
             raise ValueError(f"{what} must not be the zero vector")
@@ -230,18 +203,14 @@ def unit_scale(
 def scaled(row: FloatVector, scale: float | None) -> FloatVector:
     """The unit vector from :func:`unit_scale`'s ``(row, scale)``, never the caller's array."""
     if scale is None:
-        return row  # unit_scale or unit_rows made it: a new unit array already
-    # The Python float is rounded to float32 first, as np.float32(scale) would be.
+        return row  # a new unit array already
     out: FloatVector = row * scale
     return out
 
 
 def _real_array(values: object, what: str) -> npt.NDArray[Any]:
-    """``values`` as a new float32 array if they are real numbers (ints or floats of any width).
-
-    Casting would silently drop a complex number's imaginary part, turn ``True`` into 1.0 and
-    parse ``"1.0"``: complex, bool, string, bytes, object and date dtypes are refused instead.
-    """
+    """``values`` as a new float32 array if they are real numbers (ints or floats of any width):
+    casting would drop an imaginary part, turn ``True`` into 1.0 and parse ``"1.0"``."""
     if isinstance(values, np.ndarray):
         given = values
     else:
@@ -260,7 +229,6 @@ def _real_array(values: object, what: str) -> npt.NDArray[Any]:
     return np.array(given, dtype=np.float32)
 
 
-#: numpy dtype kinds of real numbers: signed and unsigned ints, floats
 _REAL_KINDS = frozenset("iuf")
 _REAL_FIX = {
     "c": ": pass the real part (vector.real) or the magnitude (abs(vector)) explicitly",
@@ -285,16 +253,13 @@ def _float32_row(vector: object, dim: int, what: str) -> FloatVector:
 
 
 def unit_rows(matrix: object, dim: int, rows: int, what: str = "embeddings") -> FloatVector:
-    """Like :func:`unit_vector` for an ``(rows, dim)`` matrix, as an embedder returns."""
-    if type(matrix) is np.ndarray and matrix.dtype is _FLOAT32:  # what embedders return
-        arr = np.array(matrix)
-    else:
-        arr = _real_array(matrix, what)
+    """:func:`unit_vector` for an ``(rows, dim)`` matrix, as an embedder returns."""
+    arr = _real_array(matrix, what)
     if arr.shape != (rows, dim):
         raise ValueError(f"{what} has shape {arr.shape}, expected {(rows, dim)}")
     if not np.isfinite(arr).all():
         raise ValueError(f"{what} contain NaN or inf")
-    wide = arr.astype(np.float64)  # float32 norms overflow near 1e19 and underflow near 1e-19
+    wide = arr.astype(np.float64)  # float32 norms overflow near 1e19, underflow near 1e-19
     norms = np.linalg.norm(wide, axis=1, keepdims=True)
     if (norms == 0).any():
         raise ValueError(f"{what} contain a zero vector")
@@ -354,8 +319,7 @@ def check_offer(
 
 
 def check_exclude(exclude: object) -> set[str]:
-    """``retrieve(exclude=...)`` as a set of ids (a lone string would be read as its
-    characters: refused).
+    """``retrieve(exclude=...)`` as a set of ids (a lone string is refused).
 
     >>> check_exclude(["a", "b"]) == {"a", "b"}
     True

@@ -12,18 +12,8 @@ from solar_core.embedders.embedder import Embedder
 
 
 class CachedEmbedder:
-    """Memoises another :class:`~solar_core.Embedder` in memory, text by text.
-
-    Agents re-embed the same strings often (a question retrieved, then stored inside its Q/A;
-    benchmarks replaying a conversation per policy and seed). :meth:`prime` embeds a known set of
-    texts in full batches up front, which is several times faster than one call per text.
-
-    >>> from solar_core import HashEmbedder
-    >>> cached = CachedEmbedder(HashEmbedder(dim=16))
-    >>> cached.prime(["a b", "c d"])
-    >>> cached.embed(["a b", "e f"]).shape, len(cached)
-    ((2, 16), 3)
-    """
+    """Memoises another :class:`~solar_core.Embedder` in memory, text by text; :meth:`prime`
+    embeds a known set of texts in full batches up front."""
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner

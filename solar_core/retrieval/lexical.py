@@ -1,27 +1,9 @@
-"""Keyword search over a memory's texts: the words of a text, and an incremental BM25 index.
+"""Keyword search over a memory's texts: the words of a text, and an incremental BM25 index
+(derived from the stored texts, never state). Why and how: DESIGN.md ("Retrieval: words and
+meaning").
 
-A memory's lexical side (see :mod:`solar_core.retrieval.ranking`) ranks stored items by Okapi BM25
-over their words. The index lives beside the vector matrix, slot by slot, and changes with it: an
-item stored adds its words, an item evicted, removed, deleted, expired or cleared takes them
-out. It is derived from the stored texts alone, so a snapshot never holds it: a restored
-memory rebuilds it from its items the first time a query needs it.
-
-Words: the text is NFKC-normalised and case-folded, then split into runs of letters and digits
-of one script. Latin, Cyrillic, Greek... runs are words (a short English stop-word list aside).
-Korean attaches particles to the word they mark (``강아지를``, ``강아지는``) and Chinese and
-Japanese do not separate words at all, so a Hangul, Han or Kana run also gives its character
-bigrams: ``강아지를`` and ``강아지는`` share ``강아`` and ``아지`` with the query ``강아지``.
-
->>> words("What's my dog's name? Max!")
-['dog', 'name', 'max']
 >>> words("우리 강아지를 찾았어요")
 ['우리', '강아지를', '강아', '아지', '지를', '찾았어요', '찾았', '았어', '어요']
->>> index = LexicalIndex()
->>> index.add(0, "My dog is called Max")
->>> index.add(1, "I fixed the squeaky door")
->>> slots, shares = index.scores(words("what is my dog's name?"))
->>> slots, [round(share, 2) for share in shares]
-([0], [0.13])
 """
 
 from __future__ import annotations
@@ -37,16 +19,14 @@ import numpy as np
 K1 = 1.2
 B = 0.75
 
-# Scripts written without spaces between words, or with particles glued to them: Hangul
-# (syllables, jamo, compatibility jamo), Han (CJK ideographs and extensions A), Hiragana and
-# Katakana; Thai, Lao, Myanmar and Khmer. Their runs are kept apart from other letters so that
-# "iPhone을" is two words, and give bigrams.
+# Scripts without spaces between words, or with particles glued to them (Hangul, Han, Kana,
+# Thai, Lao, Myanmar, Khmer): their runs are kept apart from other letters ("iPhone을" is two
+# words) and give bigrams.
 _CJK = (
     "\u0e00-\u0eff\u1000-\u109f\u1100-\u11ff\u1780-\u17ff\u3040-\u30ff\u3130-\u318f"
     "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 )
-# Combining marks: Python's \w has no vowel sign or virama, which would cut Devanagari, Bengali,
-# Tamil... words into single letters; marks over Latin, Greek, Cyrillic, Hebrew and Arabic too.
+# Combining marks: Python's \w has no vowel sign or virama (Devanagari... words would fall apart).
 _MARKS = (
     "\u0300-\u036f\u0483-\u0489\u0591-\u05c7\u0610-\u061a\u064b-\u065f\u0670"
     "\u06d6-\u06ed\u0900-\u0963\u0966-\u0dff\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff"
@@ -77,10 +57,8 @@ STOP_WORDS = frozenset(
 def words(text: str) -> list[str]:
     """The indexed words of ``text``, in order (repeats kept: BM25 counts them).
 
-    >>> words("Fixing the SQUEAKY door, again")
-    ['fixing', 'squeaky', 'door', 'again']
-    >>> words("日本語")
-    ['日本語', '日本', '本語']
+    >>> words("What's my dog's name? Max!")
+    ['dog', 'name', 'max']
     """
     return list(_words(text))
 
@@ -109,21 +87,7 @@ _cached_words = lru_cache(maxsize=1024)(_split)
 
 
 class LexicalIndex:
-    """Okapi BM25 over the texts of a store's slots, updated one item at a time.
-
-    Written here rather than taken from ``rank-bm25`` or ``bm25s``: both index a fixed corpus
-    (adding or removing one document rebuilds the whole index, and a bounded memory changes on
-    every step), and both pull in dependencies for what is a dictionary of postings. Adding or
-    removing an item touches only its own words; a query reads only the postings of its words,
-    gathered in C (``list.extend``) and scored in one numpy pass.
-
-    >>> index = LexicalIndex()
-    >>> index.add(3, "tea with milk")
-    >>> index.add(5, "green tea")
-    >>> index.remove(3)
-    >>> index.scores(["tea"])[0], len(index)
-    ([5], 1)
-    """
+    """Okapi BM25 over the texts of a store's slots, updated one item at a time."""
 
     __slots__ = ("_postings", "_terms", "_lengths", "_by_slot", "_total")
 
@@ -175,14 +139,9 @@ class LexicalIndex:
                 del postings[word]
 
     def scores(self, query: list[str]) -> tuple[list[int], list[float]] | None:
-        """The slots holding at least one of ``query``'s words (each distinct word counted
-        once) and their BM25 scores as a share of the most the query could score, in
-        ``(0, 1]``; ``None`` when no item holds any of the words.
-
-        The ceiling is every query word matched with a saturated count, so the share says how
-        much of what the query asks for (weighted by how rare each word is here) an item holds:
-        comparable across queries and memories, as a raw BM25 sum is not.
-        """
+        """The slots holding at least one of ``query``'s distinct words and their BM25 scores
+        as a share of the most the query could score (every word matched with a saturated
+        count), in ``(0, 1]``; ``None`` when no item holds any of the words."""
         n = len(self._terms)
         if not n or not query:
             return None
@@ -231,14 +190,7 @@ class LexicalIndex:
 
     def coverage(self, query: list[str]) -> float:
         """The share of ``query``'s distinct words held by some item, each weighted by its
-        idf (rare words count most), in ``[0, 1]``; 0 for a query without words.
-
-        >>> index = LexicalIndex()
-        >>> index.add(0, "Max chased the cat")
-        >>> index.add(1, "I fed the cat")
-        >>> index.coverage(["max", "cat"]), index.coverage(["dog"])
-        (1.0, 0.0)
-        """
+        idf (rare words count most), in ``[0, 1]``; 0 for a query without words."""
         n = len(self._terms)
         held = every = 0.0
         for word in dict.fromkeys(query):

@@ -12,10 +12,8 @@ from solar_core.basics.state import State, StateReader
 
 
 class Rows(Protocol):
-    """What the index reads of the store it serves: its rows, and which of them are in use
-    (:class:`~solar_core.retrieval.item_table.ItemTable` is one; the index does not import it, so
-    the store
-    can own an index without a circle)."""
+    """What the index reads of its :class:`~solar_core.retrieval.item_table.ItemTable` (not
+    imported: the table owns the index)."""
 
     matrix: npt.NDArray[np.float32]
     high_water: int
@@ -32,14 +30,9 @@ NEG_INF = np.float32(-np.inf)
 
 
 class NeighbourIndex:
-    """For every stored item, the cosine similarities of its ``k`` nearest other items.
-
-    SOLAR's eviction novelty (mean cosine to the 3 nearest other items) and SOLAR-A's diversity
-    (1 - cosine to the nearest other item) are read at every eviction. Recomputing them means a
-    ``K x K`` product per eviction (0.1 ms at K=100, seconds at K=10,000); keeping them up to date
-    costs one product per insert (which the admission gate computes anyway) plus one row per item
-    whose neighbour left. Rows with fewer than ``k`` other items hold ``-inf`` in the spare columns.
-    """
+    """For every stored item, the cosine similarities of its ``k`` nearest other items (what
+    eviction's novelty and diversity read), kept up to date per insert and removal rather than
+    a ``K x K`` product per eviction. Spare columns hold ``-inf`` and slot ``-1``."""
 
     def __init__(self, k: int, slots: int) -> None:
         self.k = k
@@ -47,20 +40,12 @@ class NeighbourIndex:
         self.idx = np.full((slots, k), -1, dtype=np.int64)
 
     def grow(self, slots: int) -> None:
-        # Each array by its own length: a snapshot leaves out each one's unused rows apart.
-        extra = slots - self.sim.shape[0]
-        if extra > 0:
-            self.sim = np.vstack([self.sim, np.full((extra, self.k), NEG_INF, dtype=np.float32)])
-        extra = slots - self.idx.shape[0]
-        if extra > 0:
-            self.idx = np.vstack([self.idx, np.full((extra, self.k), -1, dtype=np.int64)])
+        # each array by its own length (a snapshot may leave out each one's unused rows apart)
+        self.sim = np.vstack([self.sim, np.full((slots - len(self.sim), self.k), NEG_INF, "f4")])
+        self.idx = np.vstack([self.idx, np.full((slots - len(self.idx), self.k), -1, np.int64)])
 
-    def clear(self) -> None:
-        self.sim.fill(NEG_INF)
-        self.idx.fill(-1)
-
-    # Runs at every insert and eviction: ndarray methods rather than np.* wrappers, and no masking
-    # when every slot below the high-water mark is occupied (the steady state of a full memory).
+    # on_insert/on_remove run at every insert and eviction: ndarray methods, not np.* wrappers,
+    # and no masking when every slot below the high-water mark is used.
 
     def on_insert(self, store: Rows, slot: int, sims: npt.NDArray[np.float32] | None) -> None:
         """Add ``slot`` (already active in ``store``) given its similarities to every slot."""
@@ -73,12 +58,10 @@ class NeighbourIndex:
         else:
             s = np.full(high, NEG_INF, dtype=np.float32)
             s[: len(sims)] = sims
-        # Precomputed similarities predate any eviction this step: mask every empty slot, and the
-        # slot itself (it may have held the evicted item).
+        # Precomputed similarities predate this step's eviction: mask empty slots and this one.
         if len(store) < high:
             s[~store.active_mask] = NEG_INF
         s[slot] = NEG_INF
-        # The new item's own row.
         count = min(self.k, len(store) - 1)
         if count < self.k:
             self.sim[slot] = NEG_INF
@@ -102,12 +85,10 @@ class NeighbourIndex:
         self.sim[slot] = NEG_INF
         self.idx[slot] = -1
         high = store.high_water
-        # A row lists a slot at most once (check() asserts it), so the row numbers of the matches
-        # are the rows that list it, ascending: no any(axis=1) reduction needed.
+        # A row lists a slot at most once: the matches' row numbers are the rows listing it.
         rows = (self.idx[:high] == slot).nonzero()[0]
         if len(rows) == 0:
             return
-        # take() gathers the rows like matrix[rows] does, only faster; .dot is the gemm of `@`
         sims = store.matrix.take(rows, axis=0).dot(store.matrix[:high].T)
         if len(store) < high:
             sims[:, ~store.active_mask] = NEG_INF
@@ -126,7 +107,6 @@ class NeighbourIndex:
         """Mean similarity to the (up to ``k``) nearest others; NaN for an item with none."""
         rows = self.sim[slots]
         if len(rows) > self.k:  # every row is full: the common case, no masking needed
-            # rows.mean(axis=1, dtype=float64) without its Python wrapper: the same sum, / k
             full: npt.NDArray[np.float64] = np.add.reduce(rows, axis=1, dtype=np.float64)
             full /= rows.shape[1]
             return full
@@ -139,10 +119,8 @@ class NeighbourIndex:
 
     def max_similarity(self, slots: npt.NDArray[np.int64] | slice) -> npt.NDArray[np.float64]:
         """Similarity to the nearest other item; ``-inf`` for an item with none."""
-        if self.k == 1:  # the only column is its own maximum: skip the reduction
-            nearest: npt.NDArray[np.float64] = self.sim[slots, 0].astype(np.float64)
-            return nearest
-        out: npt.NDArray[np.float64] = self.sim[slots].max(axis=1).astype(np.float64)
+        rows = self.sim[slots, 0] if self.k == 1 else self.sim[slots].max(axis=1)
+        out: npt.NDArray[np.float64] = rows.astype(np.float64)
         return out
 
     def state(self, rows: int) -> State:
@@ -152,10 +130,9 @@ class NeighbourIndex:
     def load_state(
         self, state: Mapping[str, Any], rows: int, active: npt.NDArray[np.bool_]
     ) -> None:
-        """Take ``state`` (of ``rows`` rows) into this new index of the store's rows, whose
-        used slots are ``active``: each row lists distinct used slots other than its own, the
-        similarity of each within [-1, 1] (rounding allowed), -inf and -1 in the spare
-        columns, and nothing in the rows of empty slots."""
+        """Take ``state`` (of ``rows`` rows) into this new index; the store's used slots are
+        ``active``. Every row must list distinct used slots other than its own, similarities
+        within [-1, 1] (rounding allowed), and nothing for an empty slot."""
         read = StateReader(state, "the neighbour index's state")
         sim = read.array("sim", np.float32, (rows, self.k), finite=False)
         idx = read.array("idx", np.int64, (rows, self.k), lo=-1, hi=len(active) - 1)

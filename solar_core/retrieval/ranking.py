@@ -1,28 +1,12 @@
 """How a retrieval ranks stored items: by meaning (cosine), by words (BM25), or both fused.
 
-``SolarMemory(retrieval=...)`` picks one of :data:`RETRIEVALS`:
-
-- ``"hybrid"`` (the default): ``score = cosine + LEXICAL_WEIGHT x lexical share``. The lexical
-  share (:meth:`~solar_core.retrieval.lexical.LexicalIndex.scores`) is an item's BM25 score as a
-  part of the most the query's words could score, in ``[0, 1]``; an item holding none of them gets
-  0,
-  so its score is its cosine. A lookup without text (``retrieve(embedding=v)``), or whose words
-  no item holds, ranks exactly as ``"vector"`` does, with the same scores.
-- ``"vector"``: ``score = cosine`` of the query's and the item's unit vectors, in ``[-1, 1]``.
-- ``"lexical"``: ``score = lexical share``; only items holding a query word are hits.
-
-Why a weighted sum of calibrated scores, not reciprocal-rank fusion: on the dev conversations
-it found more of the evidence (recall@5 over every turn: RRF 0.521 at k = 10, 0.539 at k = 5;
-the sum 0.564 at weight 3, 0.561 with the weight chosen leave-one-conversation-out), and its
-score means the same thing from one query to the next, so a floor on it is a relevance floor;
-an RRF score only says where an item ranked.
-
-A floor (``min_score``) drops the hits scoring below it: a retrieval may return fewer than
-``k``, or none, and only what it returns is credited. ``"auto"`` is :data:`DEFAULT_FLOORS` for
-lookups with text and no floor for a lookup by vector alone (its vectors come from the
-caller's model, whose scale is unknown). ``"strict"`` is ``"auto"`` plus a relevance gate
-(:func:`relevant`): a text lookup returns nothing when the memory holds nothing about the
-query, judged on the whole memory rather than hit by hit.
+``SolarMemory(retrieval=...)`` picks one of :data:`RETRIEVALS`: ``"hybrid"`` (the default,
+``cosine + LEXICAL_WEIGHT x lexical share``; a lookup without text, or whose words no item
+holds, ranks exactly as ``"vector"``), ``"vector"`` (the cosine) or ``"lexical"`` (the share
+alone; only items holding a query word are hits). ``min_score`` is the floor: ``"auto"`` is
+:data:`DEFAULT_FLOORS` for text lookups, none for a lookup by vector; ``"strict"`` adds the
+relevance gate (:func:`relevant`). Why, and the numbers behind each constant: DESIGN.md
+("Retrieval: words and meaning") and docs/benchmarks/hybrid-retrieval.md.
 
 >>> from solar_core import SolarMemory
 >>> memory = SolarMemory("unlimited", None, embedder="hash", seed=0)
@@ -36,6 +20,7 @@ query, judged on the whole memory rather than hit by hit.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Collection
 from typing import Any, Literal, Protocol
 
@@ -51,41 +36,24 @@ Retrieval = Literal["hybrid", "vector", "lexical"]
 RETRIEVALS: tuple[str, ...] = ("hybrid", "vector", "lexical")
 #: the default ranking
 DEFAULT_RETRIEVAL: Retrieval = "hybrid"
-#: how much a full lexical match adds to the cosine in ``"hybrid"`` (dev conversations, every
-#: turn stored: recall@5 0.548 at 2, 0.564 at 3, 0.565 at 4, 0.557 at 6; chosen on the other
-#: five conversations, 3 or 4 for each, 0.561 out of sample)
+#: how much a full lexical match adds to the cosine in ``"hybrid"``
 LEXICAL_WEIGHT = 3.0
-#: the floor ``min_score="auto"`` puts under a text lookup, per ranking. Low on purpose: with
-#: MiniLM, a standing instruction ("Please always answer me in French") is 0.08 from the later
-#: "When does my order arrive?" it must still shape, and "Can I eat this satay sauce?" is
-#: 0.14-0.17 from the "I'm severely allergic to peanuts" turn it must recall, while "How do I
-#: fix a squeaky door?" is 0.24 from "What's my dog's name?": no floor on a cosine keeps the
-#: first two and drops the third. This one drops only what is unrelated to the query (cosine
-#: below 0.05, no shared word) and costs nothing on the dev conversations; pass a higher
-#: ``min_score`` (0.25-0.3) for precision over recall: docs/benchmarks/hybrid-retrieval.md has the
-#: trade-off. A lexical hit always holds a query word: no floor.
+#: the floor ``min_score="auto"`` puts under a text lookup, per ranking (low on purpose: it
+#: drops only what is unrelated to the query)
 DEFAULT_FLOORS: dict[str, float] = {"hybrid": 0.05, "vector": 0.05, "lexical": 0.0}
-#: the relevance gate of ``min_score="strict"``: a text lookup returns hits only if the best
-#: cosine in the memory is at least the first, or at least the third while the memory holds the
-#: second share (idf-weighted) of the query's words. Chosen on the dev conversations (every
-#: question asked of its own conversation and of the others, where nothing relevant is stored):
-#: leave-one-conversation-out, foreign prompts given a turn fall from 100 % to 8.8 % while
-#: recall@5 on the own questions drops by 0.009 (docs/benchmarks/hybrid-retrieval.md).
+#: the relevance gate of ``min_score="strict"``: hits only if the best cosine in the memory is
+#: at least the first, or at least the third while the memory holds the second share
+#: (idf-weighted) of the query's words
 STRICT_GATE = (0.48, 0.75, 0.3)
 
 Ranked = tuple[npt.NDArray[np.int64], list[float]]
+Weights = npt.NDArray[np.float64]  # per slot, a factor on its score (importance)
 #: up to this many candidates a plain hybrid lookup sorts them in Python, beyond it in numpy
 _SORTED_IN_PYTHON = 16
 
 
 def check_retrieval(retrieval: object) -> Retrieval:
-    """``retrieval`` if it names a ranking, else a ``ValueError`` naming them.
-
-    >>> check_retrieval("bm25")
-    Traceback (most recent call last):
-    ...
-    ValueError: retrieval must be one of 'hybrid', 'vector', 'lexical', got 'bm25'
-    """
+    """``retrieval`` if it names a ranking, else a ``ValueError`` naming them."""
     if not isinstance(retrieval, str) or retrieval not in RETRIEVALS:
         names = ", ".join(repr(r) for r in RETRIEVALS)
         raise ValueError(f"retrieval must be one of {names}, got {retrieval!r}")
@@ -93,20 +61,19 @@ def check_retrieval(retrieval: object) -> Retrieval:
 
 
 def check_floor(min_score: object) -> float | str | None:
-    """A checked ``min_score``: a finite number, ``None`` (no floor), ``"auto"`` or
-    ``"strict"``.
+    """A checked ``min_score``: a finite number, ``None`` (no floor), ``"auto"`` or ``"strict"``.
 
-    >>> check_floor(0.4), check_floor(None), check_floor("auto"), check_floor("strict")
-    (0.4, None, 'auto', 'strict')
-    >>> check_floor("high")
+    >>> check_floor(2**64), check_floor(None)
+    (1.8446744073709552e+19, None)
+    >>> check_floor(10**400)
     Traceback (most recent call last):
     ...
-    ValueError: min_score must be a number, None (no floor), 'auto' or 'strict', got 'high'
+    ValueError: min_score must be a number, None (no floor), 'auto' or 'strict', got 1000...
     """
     if min_score is None or min_score == "auto" or min_score == "strict":
         return min_score
     if isinstance(min_score, int | float) and not isinstance(min_score, bool):
-        if np.isfinite(min_score):
+        if abs(min_score) <= sys.float_info.max:  # finite (not NaN), and a float
             return float(min_score)
     raise ValueError(
         f"min_score must be a number, None (no floor), 'auto' or 'strict', got {min_score!r}"
@@ -114,18 +81,8 @@ def check_floor(min_score: object) -> float | str | None:
 
 
 class Setting:
-    """A memory's ``retrieval`` or ``min_score``: checked when set (a typo would rank
-    differently and could not be logged or snapshotted), so every later lookup can trust it.
-
-    >>> class Holder:
-    ...     retrieval = Setting(check_retrieval)
-    >>> holder = Holder(); holder.retrieval = "vector"; holder.retrieval
-    'vector'
-    >>> holder.retrieval = "Hybrid"
-    Traceback (most recent call last):
-    ...
-    ValueError: retrieval must be one of 'hybrid', 'vector', 'lexical', got 'Hybrid'
-    """
+    """A memory's ``retrieval`` or ``min_score``, checked when set (a typo would rank
+    differently and could not be logged or snapshotted)."""
 
     def __init__(self, check: Callable[[object], object]) -> None:
         self.check = check
@@ -144,14 +101,9 @@ class Setting:
 
 def floor_for(min_score: object, retrieval: str, text: str | None) -> tuple[float | None, bool]:
     """The floor a lookup gets (``min_score`` checked), and whether the relevance gate
-    (:func:`relevant`) applies: ``"auto"`` and ``"strict"`` are :data:`DEFAULT_FLOORS` when
-    the lookup has text, ``"strict"`` gated too.
+    (:func:`relevant`) applies.
 
-    >>> floor_for("auto", "hybrid", "q"), floor_for("auto", "hybrid", None)
-    ((0.05, False), (None, False))
-    >>> floor_for(0.2, "vector", None), floor_for(None, "hybrid", "q")
-    ((0.2, False), (None, False))
-    >>> floor_for("strict", "hybrid", "q"), floor_for("strict", "hybrid", None)
+    >>> floor_for("strict", "hybrid", "q"), floor_for("auto", "hybrid", None)
     ((0.05, True), (None, False))
     """
     floor = check_floor(min_score)
@@ -163,24 +115,8 @@ def floor_for(min_score: object, retrieval: str, text: str | None) -> tuple[floa
 
 
 def relevant(store: ItemTable, vector: FloatVector, query: str) -> bool:
-    """Whether ``store`` holds anything about the query (the gate of ``min_score="strict"``):
-    its best cosine reaches :data:`STRICT_GATE`'s first value, or its third while the store
-    holds the second's share of the query's words
-    (:meth:`~solar_core.retrieval.lexical.LexicalIndex. coverage`). A name the memory never heard,
-    in a question about a topic it has talked
-    about, is what the second test catches.
-
-    >>> from solar_core import SolarMemory
-    >>> memory = SolarMemory("unlimited", None, dim=2)
-    >>> _ = memory.add("I fixed the squeaky door", embedding=[1.0, 0.0])
-    >>> store = memory.core._store
-    >>> relevant(store, np.array([0.9, 0.436], np.float32), "What is my dog's name?")
-    True
-    >>> relevant(store, np.array([0.4, 0.917], np.float32), "What is my dog's name?")
-    False
-    >>> relevant(store, np.array([0.4, 0.917], np.float32), "The squeaky door?")
-    True
-    """
+    """Whether ``store`` holds anything about the query, by :data:`STRICT_GATE` (the gate of
+    ``min_score="strict"``; a name the memory never heard fails the words' test)."""
     if not len(store):
         return False
     cosine, coverage, covered_cosine = STRICT_GATE
@@ -193,24 +129,17 @@ def relevant(store: ItemTable, vector: FloatVector, query: str) -> bool:
 class Query(Protocol):
     """What a lookup asks of :func:`rank` (:class:`~solar_core.engine.steps.Lookup` is one)."""
 
-    @property
-    def vector(self) -> FloatVector: ...
-    @property
-    def query(self) -> str | None: ...
-    @property
-    def retrieval(self) -> str: ...
-    @property
-    def k(self) -> int: ...
-    @property
-    def exclude(self) -> Collection[str]: ...
-    @property
-    def gate(self) -> bool: ...
-    @property
-    def floor(self) -> float | None: ...
+    vector: FloatVector
+    query: str | None
+    retrieval: str
+    k: int
+    exclude: Collection[str]
+    gate: bool
+    floor: float | None
 
 
 def rank(
-    store: ItemTable, lookup: Query, weights: npt.NDArray[np.float64] | None = None
+    store: ItemTable, lookup: Query, weights: Weights | None = None
 ) -> tuple[npt.NDArray[np.int64], list[float], bool]:
     """The slots and scores of ``lookup``'s hits, best first, and whether the scores are the
     hits' cosines: gated (``min_score="strict"``), ranked by :data:`RETRIEVALS`, each score
@@ -238,11 +167,7 @@ def rank(
 
 
 def _weighted_nearest(
-    store: ItemTable,
-    vector: FloatVector,
-    k: int,
-    exclude: Collection[str],
-    weights: npt.NDArray[np.float64],
+    store: ItemTable, vector: FloatVector, k: int, exclude: Collection[str], weights: Weights
 ) -> Ranked:
     """Top-k by ``cosine * weight`` (a pass over every item: importance weighting is opt-in)."""
     sims = store.similarities(vector).astype(np.float64) * weights
@@ -270,7 +195,7 @@ def fused(
     retrieval: str,
     k: int,
     exclude: Collection[str],
-    weights: npt.NDArray[np.float64] | None,
+    weights: Weights | None,
 ) -> Ranked | None:
     """Slots and scores of the ``k`` best items by ``retrieval`` over ``query``'s words, best
     first (ties: the lower slot); ``None`` when the words change nothing and the caller's
@@ -318,10 +243,9 @@ def fused(
 def _hybrid_top(
     store: ItemTable, vector: FloatVector, found: tuple[list[int], list[float]], k: int
 ) -> Ranked | None:
-    """:func:`fused`'s hybrid ranking without scoring every item twice: the ``k`` best are among
-    the items holding a query word and the ``k`` nearest by cosine (an item holding none scores
-    its cosine, and ``k`` others score at least as much). ``None`` when a tie at the ``k``-th
-    cosine could let an item outside those in (the full ranking decides it)."""
+    """:func:`fused`'s hybrid ranking over the only candidates: the items holding a query word
+    and the ``k`` nearest by cosine. ``None`` when a tie at the ``k``-th cosine could let
+    another item in (the full ranking decides it)."""
     sims = store.similarities(vector)
     m = len(sims)
     slots, shares = found
