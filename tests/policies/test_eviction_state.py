@@ -429,3 +429,9 @@ def test_a_state_load_state_accepts_is_safe(mutation: tuple[str, str, Any], seed
         policy.describe(slot)
     policy.clear()
     policy.reserve(policy.store.slots)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_a_name_that_is_not_a_string_is_refused(case: str) -> None:
+    """It escaped as a TypeError (ARC: an AttributeError) where the names were sorted."""
+    refused(case, lambda state: state.__setitem__(7, 1))
