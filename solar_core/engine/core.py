@@ -60,8 +60,8 @@ class StepListener:
 
 
 class _OfferCandidate(Candidate):
-    """An offer's candidate: text, metadata and evaluator verdict read from the offer; vector,
-    similarities and victim computed when a policy first reads them."""
+    """An offer's candidate: its metadata (copied), vector, similarities and victim are made when
+    a policy first reads them."""
 
     __slots__ = ("_offer", "_store", "_eviction", "_step")
 
@@ -69,21 +69,13 @@ class _OfferCandidate(Candidate):
         self, offer: Offer, store: ItemTable, eviction: EvictionPolicy, step: int, score: Any
     ) -> None:
         self.size, self.capacity, self.score = len(store), store.capacity, score
-        self.stored = self.refused = None
+        self.text, self.prepared, self.stored, self.refused = offer.text, offer.prepared, None, None
         self._vector = self._similarities = self._victim = None
         self._offer, self._store, self._eviction, self._step = offer, store, eviction, step
 
     @property
-    def text(self) -> str:  # type: ignore[override]
-        return self._offer.text
-
-    @property
     def metadata(self) -> Mapping[str, Any]:  # type: ignore[override]
         return copy_metadata(self._offer.metadata)  # a gate's own: changing it stores nothing
-
-    @property
-    def prepared(self) -> object:  # type: ignore[override]
-        return self._offer.prepared
 
     @property
     def vector(self) -> FloatVector:
