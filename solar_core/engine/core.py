@@ -1,14 +1,10 @@
 """``MemoryCore``: the policy-driven state machine behind :class:`~solar_core.SolarMemory`.
 
-It holds a memory's state -- the store, the admission, eviction and deletion policies, the
-random generator, the counters, the decision and retrieval traces, the retrievals feedback may
-still rate -- and applies checked steps to it (:mod:`solar_core.engine.steps`). It knows nothing of
-locks, embedders, input checks, subscribers, persistence or adapters: the memory around it does
-those. What a step changes in the stored items is told to its :class:`StepListener` objects as
-it happens (a persisted memory writes item rows from it; subscribers hear deletions from it).
-
-Determinism: given its state and a step's inputs (clock readings included), a step always does
-the same thing. Persistence relies on it to replay a log.
+It holds a memory's state (the store, the policies, the random generator, the counters, the
+traces, the rateable retrievals) and applies checked steps (:mod:`solar_core.engine.steps`) to
+it; locks, embedding, input checks, subscribers and persistence are the memory's. Given its
+state and a step's inputs (clock readings included), a step always does the same thing:
+persistence replays a log on that.
 """
 
 from __future__ import annotations
@@ -17,6 +13,7 @@ import math
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
 from functools import partial
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -25,7 +22,7 @@ import numpy.typing as npt
 from solar_core.basics.records import CATEGORIES, Record, Retrieval, copy_metadata, read_copy
 from solar_core.basics.state import MOST_COUNT, State, StateReader, part_of, prefixed
 from solar_core.basics.types import Decision, Hit, Hits, MemoryItem, UnknownItemError
-from solar_core.basics.validation import FloatVector, scaled
+from solar_core.basics.validation import FloatVector
 from solar_core.engine.steps import Lookup, Offer, Rating, Renewal
 from solar_core.policies.admission import AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
 from solar_core.policies.admission.base import ALWAYS
@@ -38,12 +35,13 @@ from solar_core.retrieval.ranking import rank
 FEEDBACK_WINDOW = 1000
 #: the verdict on an update (``add(..., update=True)`` of a stored id): stored in place
 UPDATED = Verdict(True, "updated")
+#: the verdict on an offer when only protected (identity) items are stored and the memory is full
+FULL = Verdict(False, "full of protected items")
 
 
 class StepListener:
     """Hears what steps change in a memory's items, as they change it (under the lock).
-    Subclass and override what you need; a listener is not state (a copy has none): the memory
-    wires its lifecycle first, then a journal and its subscribers."""
+    Override what you need; a listener is not state (a copy has none)."""
 
     def stored(self, item_id: str, record: Record, vector: FloatVector) -> None:
         """An offer stored ``item_id`` (told before its step is traced)."""
@@ -62,49 +60,34 @@ class StepListener:
 
 
 class _OfferCandidate(Candidate):
-    """An offer's :class:`~solar_core.policies.admission.Candidate`: reads the offer's text,
-    metadata and evaluator verdict from the offer, and computes the unit vector, its similarities to
-    the
-    stored items and the victim when a policy first reads them (built on every offer to a
-    gate: only what every gate reads is copied in)."""
+    """An offer's candidate: its metadata (copied), vector, similarities and victim are made when
+    a policy first reads them."""
 
     __slots__ = ("_offer", "_store", "_eviction", "_step")
 
     def __init__(
         self, offer: Offer, store: ItemTable, eviction: EvictionPolicy, step: int, score: Any
     ) -> None:
-        self.size = len(store)
-        self.capacity = store.capacity
-        self.score = score
-        self.stored = self.refused = None
+        self.size, self.capacity, self.score = len(store), store.capacity, score
+        self.text, self.prepared, self.stored, self.refused = offer.text, offer.prepared, None, None
         self._vector = self._similarities = self._victim = None
         self._offer, self._store, self._eviction, self._step = offer, store, eviction, step
-
-    @property
-    def text(self) -> str:  # type: ignore[override]
-        return self._offer.text
 
     @property
     def metadata(self) -> Mapping[str, Any]:  # type: ignore[override]
         return copy_metadata(self._offer.metadata)  # a gate's own: changing it stores nothing
 
     @property
-    def prepared(self) -> object:  # type: ignore[override]
-        return self._offer.prepared
-
-    @property
     def vector(self) -> FloatVector:
-        vector = self._vector
-        if vector is None:
-            vector = self._vector = scaled(self._offer.row, self._offer.scale)
-        return vector
+        if self._vector is None:
+            self._vector = self._offer.unit()
+        return self._vector
 
     @property
     def similarities(self) -> FloatVector:
-        sims = self._similarities
-        if sims is None:
-            sims = self._similarities = self._store.similarities(self.vector)
-        return sims
+        if self._similarities is None:
+            self._similarities = self._store.similarities(self.vector)
+        return self._similarities
 
     @property
     def victim(self) -> Victim | None:
@@ -144,24 +127,23 @@ class MemoryCore:
         importance_weight: float = 0.0,
         identity: str = "",
     ) -> None:
-        self._admission = admission
-        self._eviction = eviction
-        self._deletion = deletion
+        self.admission = admission
+        self.eviction = eviction
+        self.deletion = deletion
         self.capacity = capacity
         self.dim = dim
-        self._rng = rng if rng is not None else np.random.default_rng()
-        self._clock = clock
+        self.rng = rng if rng is not None else np.random.default_rng()
+        self.clock = clock  # where the time is read (a persisted memory records each reading)
         self._store = ItemTable(dim, capacity, neighbours=eviction.neighbours)
-        eviction.bind(self._store, self._rng)
+        eviction.bind(self._store, self.rng)
         if deletion is not None:
             deletion.bind(self._store)
-        self._trace: deque[Decision] = deque(maxlen=trace_size)
-        self._trace_times: deque[float] = deque(maxlen=trace_size)  # aligned with _trace
+        self._trace: deque[tuple[float, Decision]] = deque(maxlen=trace_size)  # with step times
         self._retrieval_trace: deque[tuple[float, str | None, list[Hit]]] = deque(maxlen=trace_size)
         self.importance_weight = importance_weight
         self._id_counter = 0
         self._retrieval_seq = 0
-        self._identity = identity
+        self.identity = identity  # who made its rating handles (``Hits.origin``)
         self.listeners = ()
         self.reset_counters()
 
@@ -200,50 +182,12 @@ class MemoryCore:
         """Tell ``listener`` too, after the others, what steps change."""
         self.listeners = (*self._listeners, listener)
 
-    def _one_policy(self) -> bool:
-        """Whether the admission and eviction policies are one object (ARC, coverage)."""
-        return self._admission is self._eviction  # type: ignore[comparison-overlap]
-
-    # -- what wrappers read ---------------------------------------------------------------------
-    @property
-    def admission(self) -> AdmissionPolicy:
-        return self._admission
-
-    @property
-    def eviction(self) -> EvictionPolicy:
-        return self._eviction
-
-    @property
-    def rng(self) -> np.random.Generator:
-        """The random generator (Thompson draws): part of the state."""
-        return self._rng
-
-    @property
-    def deletion(self) -> DeletionPolicy | None:
-        return self._deletion
+    def _one_policy(self) -> bool:  # one object in both roles (ARC, coverage)
+        return self.admission is self.eviction  # type: ignore[comparison-overlap]
 
     @property
     def store(self) -> ItemTable:
         return self._store
-
-    @property
-    def clock(self) -> Callable[[], float]:
-        """Where the memory reads the time (a persisted memory records each reading)."""
-        return self._clock
-
-    @clock.setter
-    def clock(self, clock: Callable[[], float]) -> None:
-        self._clock = clock
-
-    @property
-    def identity(self) -> str:
-        """Who this memory is, for its rating handles (see
-        :class:`~solar_core.basics.types.Hits`)."""
-        return self._identity
-
-    @identity.setter
-    def identity(self, identity: str) -> None:
-        self._identity = identity
 
     def ids(self) -> list[str]:
         """Every stored id, oldest insert first."""
@@ -254,53 +198,44 @@ class MemoryCore:
         store = self._store
         return [(i, store.payload_at(store.slot_of(i))) for i in store.ids()]
 
-    def vector(self, item_id: str) -> FloatVector:
-        """A copy of the stored unit vector of ``item_id``."""
-        return self._store.vector(self._store.slot_of(self.check_id(item_id)))
-
-    def check_id(self, item_id: object) -> str:
+    def _slot(self, item_id: object) -> int:
         if not isinstance(item_id, str):
             raise TypeError(f"item id must be a str, got {type(item_id).__name__}")
         if item_id not in self._store:
             raise UnknownItemError(f"no item with id {item_id!r} is stored")
-        return item_id
+        return self._store.slot_of(item_id)
+
+    def vector(self, item_id: str) -> FloatVector:
+        """A copy of the stored unit vector of ``item_id``."""
+        return self._store.vector(self._slot(item_id))
 
     def item(self, item_id: str) -> MemoryItem:
-        slot = self._store.slot_of(self.check_id(item_id))
-        record: Record = self._store.payload_at(slot)
-        info = dict(self._eviction.describe(slot))
-        if self._deletion is not None:
-            info.update(self._deletion.describe(slot))
-        return MemoryItem(
-            item_id,
-            record.text,
-            read_copy(record.metadata),  # the caller's: changing it changes no item
-            record.step,
-            record.created_at,
-            info,
-            record.category,
-            record.importance,
-            record.valid_until,
-        )
+        slot = self._slot(item_id)
+        r: Record = self._store.payload_at(slot)
+        info = dict(self.eviction.describe(slot))
+        if self.deletion is not None:
+            info.update(self.deletion.describe(slot))
+        # the metadata is the caller's copy: changing it changes no item
+        made = (item_id, r.text, read_copy(r.metadata), r.step, r.created_at, info)
+        return MemoryItem(*made, r.category, r.importance, r.valid_until)
 
     # -- retrieval ------------------------------------------------------------------------------
     def retrieve(self, lookup: Lookup) -> Hits:
-        """The ``k`` items that best match the lookup (:mod:`solar_core.retrieval.ranking`), none
-        below its floor (none at all if gated and nothing is relevant); if recorded, a retrieval
-        event that credits exactly the returned items."""
+        """The ``k`` items that best match the lookup (:mod:`solar_core.retrieval.ranking`); if
+        recorded, a retrieval event that credits exactly the returned items."""
         vector, store = lookup.vector, self._store
         weights = self._importance_weights() if self.importance_weight > 0.0 else None
         slots, scores, cosine = rank(store, lookup, weights)
         ids, payloads = store.slot_lists()
-        records: list[Record] = []
-        hits: list[Hit] = []
-        for place, (slot, score) in enumerate(zip(slots.tolist(), scores, strict=True)):
-            rec = payloads[slot]
-            records.append(rec)
-            hits.append(Hit(ids[slot], rec.text, score, read_copy(rec.metadata), place))
+        listed = slots.tolist()
+        records: list[Record] = [payloads[s] for s in listed]
+        hits = [
+            Hit(ids[s], r.text, score, read_copy(r.metadata), place)
+            for place, (s, r, score) in enumerate(zip(listed, records, scores, strict=True))
+        ]
         if not lookup.record:
-            return Hits(hits, None, self._identity)
-        now = self._clock()  # before any change: a failing clock leaves the memory as it was
+            return Hits(hits, None, self.identity)
+        now = self.clock()  # before any change: a failing clock leaves the memory as it was
         for listener in self._hear_retrieved:
             listener.retrieved(records)
         # The trace keeps hits of its own: a caller changing those it got changes no snapshot.
@@ -308,27 +243,24 @@ class MemoryCore:
             Hit(hit.id, hit.text, hit.score, rec.metadata.copy(), hit.rank)
             for hit, rec in zip(hits, records, strict=True)
         ]
-        self._retrieval_trace.append((now, lookup.query, traced))  # dicts built when asked for
+        self._retrieval_trace.append((now, lookup.query, traced))
         step = self._steps + 1
         # policies learn from similarity, not from what ranked the hits
         cosines = scores if cosine else store.matrix[slots].dot(vector).tolist()
-        self._eviction.on_retrieve(slots, step, vector, cosines)
-        if self._deletion is not None:
-            self._deletion.on_retrieve(slots, step)
+        self.eviction.on_retrieve(slots, step, vector, cosines)
+        if self.deletion is not None:
+            self.deletion.on_retrieve(slots, step)
         self._retrievals += 1
         self._retrieval_seq += 1  # never reset: a Hits from before clear() stays unknown
-        retrieval_id = self._retrieval_seq
-        self._recent[retrieval_id] = Retrieval(slots, records, step, self._removals)
+        self._recent[self._retrieval_seq] = Retrieval(slots, records, step, self._removals)
         if len(self._recent) > FEEDBACK_WINDOW:
             self._recent.popitem(last=False)
-        return Hits(hits, retrieval_id, self._identity)
+        return Hits(hits, self._retrieval_seq, self.identity)
 
-    def _importance_weights(self) -> npt.NDArray[np.float64]:
-        """Each slot's ``1 - w + w * importance`` (1 for empty slots)."""
-        store = self._store
+    def _importance_weights(self) -> npt.NDArray[np.float64]:  # 1 for empty slots
+        store, w = self._store, self.importance_weight
+        payloads = store.slot_lists()[1]
         weights = np.ones(store.high_water)
-        _, payloads = store.slot_lists()
-        w = self.importance_weight
         for slot in store.active_slots().tolist():
             weights[slot] = 1.0 - w + w * payloads[slot].importance
         return weights
@@ -337,12 +269,12 @@ class MemoryCore:
     def rate(self, rating: Rating) -> int:
         """Credit the retrieval ``rating`` names; returns that retrieval's id."""
         key, last = self.resolve_retrieval(rating.retrieval)
-        if self._eviction.listens_to_feedback or self._deletion is not None:
+        if self.eviction.listens_to_feedback or self.deletion is not None:
             live = self._live_slots(last)
-            if self._eviction.listens_to_feedback:
-                self._eviction.on_feedback(live, rating.reward)
-            if self._deletion is not None:  # the step's quality: the score when given
-                self._deletion.on_feedback(live, rating.quality)
+            if self.eviction.listens_to_feedback:
+                self.eviction.on_feedback(live, rating.reward)
+            if self.deletion is not None:  # the step's quality: the score when given
+                self.deletion.on_feedback(live, rating.quality)
         last.rated = True
         if last.step == self._steps + 1:
             self._pending_score = rating.quality
@@ -352,18 +284,13 @@ class MemoryCore:
 
     def _live_slots(self, retrieval: Retrieval) -> npt.NDArray[np.int64]:
         """The slots ``retrieval`` returned that still hold the items it returned."""
-        slots = retrieval.slots
-        if retrieval.removals != self._removals:
-            # Items removed since the retrieval get no credit; their slots may hold new items
-            # (even under the same id), so liveness is the identity of the stored record.
-            store = self._store
-            live = [
-                s
-                for s, rec in zip(slots.tolist(), retrieval.records, strict=True)
-                if store.payload_at(s) is rec
-            ]
-            return np.asarray(live, dtype=np.int64)
-        return slots
+        if retrieval.removals == self._removals:
+            return retrieval.slots
+        # Items removed since get no credit; their slots may hold new items (even under the same
+        # id), so liveness is the identity of the stored record.
+        payload_at, slots = self._store.payload_at, retrieval.slots.tolist()
+        live = [s for s, rec in zip(slots, retrieval.records, strict=True) if payload_at(s) is rec]
+        return np.asarray(live, dtype=np.int64)
 
     def resolve_retrieval(self, retrieval: object) -> tuple[int, Retrieval]:
         """The rateable retrieval ``retrieval`` names (``None``: the latest), with its id."""
@@ -371,39 +298,33 @@ class MemoryCore:
             if not self._recent:
                 raise ValueError("feedback() rates a retrieval: call retrieve() first")
             key = next(reversed(self._recent))
-            found = self._recent[key]
         else:
             if isinstance(retrieval, Hits):
                 if retrieval.retrieval_id is None:
                     raise ValueError("a record=False lookup cannot be rated")
-                self._check_origin(retrieval.origin)
-                key = retrieval.retrieval_id
+                origin, key = retrieval.origin, retrieval.retrieval_id
             elif isinstance(retrieval, int) and not isinstance(retrieval, bool):
-                self._check_origin(getattr(retrieval, "origin", None))
-                key = int(retrieval)
+                origin, key = getattr(retrieval, "origin", None), int(retrieval)
             else:
                 raise TypeError(
                     "retrieval must be the Hits returned by retrieve() or their retrieval_id, "
                     f"got {type(retrieval).__name__}"
+                )
+            if origin is not None and origin != self.identity:  # None: a plain id
+                raise ValueError(
+                    "this retrieval was made by another memory (another scope or user, or an "
+                    "independent memory), whose retrieval ids restart at 1 too: rate it with the "
+                    "memory that returned it"
                 )
             if key not in self._recent:
                 raise ValueError(
                     f"unknown or expired retrieval {key}: only the last {FEEDBACK_WINDOW} "
                     "retrievals (since the last clear()) can be rated"
                 )
-            found = self._recent[key]
+        found = self._recent[key]
         if found.rated:
             raise ValueError("this retrieval already has feedback")
         return key, found
-
-    def _check_origin(self, origin: object) -> None:
-        """Refuse a rating handle made by another memory (``None``: a plain id, unchecked)."""
-        if origin is not None and origin != self._identity:
-            raise ValueError(
-                "this retrieval was made by another memory (another scope or user, or an "
-                "independent memory), whose retrieval ids restart at 1 too: rate it with the "
-                "memory that returned it"
-            )
 
     # -- offers ---------------------------------------------------------------------------------
     def offer(self, offer: Offer) -> Decision:
@@ -419,66 +340,47 @@ class MemoryCore:
                 raise ValueError(
                     f"an item with id {item_id!r} is already stored, with a different text"
                 )
-        now = self._clock()  # before any change: a failing clock must leave the memory as it was
+        now = self.clock()  # before any change: a failing clock must leave the memory as it was
         step = self._steps + 1
-        admission = self._admission
-        decision: Decision
+        candidate = None
         if replaced is not None:
             # One step, so never lost between: the old item goes as removed, the new one is
             # stored without asking the gate (the key was kept already) and evicts nothing.
             self.drop(replaced, "removed")
-            self._steps = step
-            self._pending_score = None
-            decision = self._insert(offer, UPDATED, None, step, now)
+            verdict = UPDATED
         elif store.protected and again is None and store.full and store.evictable == 0:
-            # Only identity items left: nothing may be evicted to make room. Refused before
-            # the gate sees it, so no gate state (regret, ...) moves for an impossible store.
-            self._steps = step
-            self._pending_score = None
-            self._rejected += 1
-            decision = Decision(step, False, None, None, "full of protected items")
+            # Only identity items left: refused before the gate sees it, so no gate state
+            # (regret, ...) moves for an impossible store.
+            verdict = FULL
+        elif type(self.admission) is AlwaysAdmit:
+            verdict = ALWAYS  # what it returns for every candidate: skip building one
         else:
-            candidate = None
-            if type(admission) is AlwaysAdmit:
-                verdict = ALWAYS  # what it returns for every candidate: skip building one
-            else:
-                candidate = _OfferCandidate(offer, store, self._eviction, step, self._pending_score)
-                if again is not None:
-                    candidate.stored = again
-                verdict = admission.admit(candidate)
-            self._steps = step
-            self._pending_score = None
-            _, reason, cost, regret, tau = verdict
-            if again is not None:
-                # The same experience offered again: nothing to store, but the step ends and
-                # the gate has seen it (its cost ~0, as it is its own nearest neighbour; ARC
-                # counts it as a request for a cached key). Mirrors the reference runners'
-                # duplicates.
-                self._reoffered += 1
-                decision = Decision(
-                    step, False, item_id, None, "already stored", cost=cost, regret=regret, tau=tau
-                )
-            elif not verdict.admitted:
-                self._rejected += 1
-                decision = Decision(
-                    step, False, None, None, reason, cost=cost, regret=regret, tau=tau
-                )
-            else:
-                decision = self._insert(offer, verdict, candidate, step, now)
-        # The step has ended: sweep the deletion policy, trace the decision.
-        if self._deletion is not None:
-            swept = self._deletion.sweep(step)
+            candidate = _OfferCandidate(offer, store, self.eviction, step, self._pending_score)
+            candidate.stored = again
+            verdict = self.admission.admit(candidate)
+        self._steps = step
+        self._pending_score = None
+        if again is not None:
+            # The same experience again: nothing stored, but the step ends and the gate has
+            # seen it (ARC counts a request for a cached key), as in the reference runners.
+            self._reoffered += 1
+            decision = Decision(step, False, item_id, None, "already stored", *verdict[2:])
+        elif not verdict.admitted:
+            self._rejected += 1
+            decision = Decision(step, False, None, None, *verdict[1:])
+        else:
+            decision = self._insert(offer, verdict, candidate, step, now)
+        if self.deletion is not None:
+            swept = self.deletion.sweep(step)
             if swept:
                 decision.deleted = tuple([(self.drop(slot, "deleted"), why) for slot, why in swept])
-        self._trace.append(decision)
-        self._trace_times.append(now)  # the step's time, read before anything changed
+        self._trace.append((now, decision))  # the step's time, read before anything changed
         return decision
 
     def _insert(
         self, offer: Offer, verdict: Verdict, candidate: Candidate | None, step: int, now: float
     ) -> Decision:
-        """Store an admitted offer, evicting while the store is full."""
-        store, eviction = self._store, self._eviction
+        store, eviction = self._store, self.eviction
         new_id = offer.item_id if offer.item_id is not None else self._new_id()
         victim: Victim | None = None
         evicted = None
@@ -489,14 +391,10 @@ class MemoryCore:
         while store.full:
             victim = chosen if chosen is not None else eviction.victim(step)
             chosen = None
-            contenders = (
-                tuple([(store.id_at(s), sc) for s, sc in victim.contenders])
-                if victim.contenders  # only scoring policies name any
-                else ()
-            )
+            contenders = tuple([(store.id_at(s), score) for s, score in victim.contenders])
             evicted = self.drop(victim.slot, "evicted")
         if vector is None:
-            vector = scaled(offer.row, offer.scale)
+            vector = offer.unit()
         allocated = len(store.matrix)
         # Importance and protection are the lifecycle's rules: it sets them when told (below).
         record = Record(
@@ -505,34 +403,22 @@ class MemoryCore:
         slot = store.insert(new_id, vector, record, sims)
         if len(store.matrix) != allocated:  # an unbounded store grew
             eviction.reserve(store.slots)
-            if self._deletion is not None:
-                self._deletion.reserve(store.slots)
+            if self.deletion is not None:
+                self.deletion.reserve(store.slots)
         eviction.on_insert(slot, step)
-        if self._deletion is not None:
-            self._deletion.on_insert(slot, step)
+        if self.deletion is not None:
+            self.deletion.on_insert(slot, step)
         self._admitted += 1
         for listener in self._hear_stored:
             listener.stored(new_id, record, vector)
-        _, reason, cost, regret, tau = verdict
-        return Decision(
-            step,
-            True,
-            new_id,
-            evicted,
-            reason,
-            cost=cost,
-            regret=regret,
-            tau=tau,
-            victim_score=victim.score if victim is not None else None,
-            contenders=contenders,
-        )
+        score = victim.score if victim is not None else None
+        return Decision(step, True, new_id, evicted, *verdict[1:], score, contenders)
 
     def _new_id(self) -> str:
         while True:
             self._id_counter += 1
-            candidate = f"m{self._id_counter}"
-            if candidate not in self._store:
-                return candidate
+            if f"m{self._id_counter}" not in self._store:
+                return f"m{self._id_counter}"
 
     # -- deletions ------------------------------------------------------------------------------
     def drop(self, slot: int, reason: str) -> str:
@@ -540,9 +426,9 @@ class MemoryCore:
         deletion policy) or ``"expired"``; returns its id."""
         item_id = self._store.remove(slot)
         evicted = reason == "evicted"
-        self._eviction.on_remove(slot, evicted)
-        if self._deletion is not None:
-            self._deletion.on_remove(slot)
+        self.eviction.on_remove(slot, evicted)
+        if self.deletion is not None:
+            self.deletion.on_remove(slot)
         self._removals += 1
         if evicted:
             self._evicted += 1
@@ -558,14 +444,13 @@ class MemoryCore:
 
     def remove(self, item_id: str, reason: str = "removed") -> None:
         """Delete ``item_id`` now (not counted as an eviction)."""
-        self.drop(self._store.slot_of(self.check_id(item_id)), reason)
+        self.drop(self._slot(item_id), reason)
 
     def renew(self, renewal: Renewal) -> list[str]:
         """Set ``valid_until = now + seconds`` for each ``(item_id, seconds, seen)`` of
-        ``renewal`` that may be renewed (see :class:`~solar_core.engine.steps.Renewal`); returns the
-        renewed ids, in order. Only the validity moves: no policy statistic, counter or trace
-        does (a renewal is not a use)."""
-        now = self._clock()  # before any change, as every step reads it
+        ``renewal`` that may be renewed (:class:`~solar_core.engine.steps.Renewal`); returns the
+        renewed ids. No policy statistic, counter or trace moves (a renewal is not a use)."""
+        now = self.clock()  # before any change, as every step reads it
         store = self._store
         renewed = []
         for item_id, seconds, seen in renewal.lifetimes:
@@ -574,34 +459,30 @@ class MemoryCore:
             slot = store.slot_of(item_id)
             record: Record = store.payload_at(slot)
             until = record.valid_until
-            # Checked here, in the step, not by the caller's earlier read: another process may
-            # have re-put the item (with no TTL, or another one) or it may have lapsed since.
+            # Checked in the step, not by the caller's earlier read: another process may have
+            # re-put the item (with no TTL, or another one) or it may have lapsed since.
             if until is None or now >= until or (seen is not None and until != seen):
                 continue
             record.valid_until = now + seconds
             renewed.append(item_id)
-            # Rare enough to tell every listener (the others have a no-op hook) rather than
-            # keep one more per-event list in the state's wiring.
-            for listener in self._listeners:
+            for listener in self._listeners:  # rare: every listener (the others have a no-op)
                 listener.renewed(item_id, record, store.vector(slot))
         return renewed
 
     def clear(self) -> None:
         """Remove every item and reset learned policy state, counters and traces."""
-        if self._hear_cleared:
-            ids = self._store.ids()
-            for listener in self._hear_cleared:
-                listener.cleared(ids)
+        ids = self._store.ids() if self._hear_cleared else []
+        for listener in self._hear_cleared:
+            listener.cleared(ids)
         self._store.clear()
-        self._eviction.clear()
-        self._eviction.reserve(self._store.slots)
-        if self._deletion is not None:
-            self._deletion.clear()
-            self._deletion.reserve(self._store.slots)
+        self.eviction.clear()
+        self.eviction.reserve(self._store.slots)
+        if self.deletion is not None:
+            self.deletion.clear()
+            self.deletion.reserve(self._store.slots)
         if not self._one_policy():  # one policy in both roles clears once
-            self._admission.clear()
+            self.admission.clear()
         self._trace.clear()
-        self._trace_times.clear()
         self._retrieval_trace.clear()
         self.reset_counters()
 
@@ -610,53 +491,42 @@ class MemoryCore:
         items: list[tuple[str, Record, FloatVector]],
         continuation: tuple[int, int, Mapping[str, Any] | None],
     ) -> None:
-        """Fill this new, empty memory with ``items`` (id, record, unit vector), in order: each
-        stored at its own time with its importance, not judged by the gate, no decision traced,
-        the deletion policy told of them afterwards; ``continuation`` (see
-        :meth:`continuation`) carries on another memory's ids, retrievals and random draws."""
-        admission, deletion, clock = self._admission, self._deletion, self._clock
-        # Every item was admitted once: it is put back, not judged again by the gate, nor
-        # swept by a deletion policy (periodic deletion would drop items it never saw
-        # retrieved) while the memory is being filled.
-        self._admission, self._deletion = AlwaysAdmit(), None
+        """Fill this new, empty memory with ``items`` (id, record, unit vector), in order, each
+        at its own time with its importance; ``continuation`` (:meth:`continuation`) carries on
+        another memory's ids, retrievals and random draws. No decision is traced."""
+        admission, deletion, clock = self.admission, self.deletion, self.clock
+        # Every item was admitted once: not judged again by the gate, nor swept by a deletion
+        # policy (it would drop items it never saw retrieved) while the memory fills.
+        self.admission, self.deletion = AlwaysAdmit(), None
         try:
-            for item_id, record, vector in items:
-                self._clock = partial(float, record.created_at)  # the item's own time
+            for item_id, r, vector in items:
+                self.clock = partial(float, r.created_at)  # the item's own time
                 offer = Offer(
-                    record.text,
-                    vector,
-                    None,
-                    dict(record.metadata),
-                    item_id,
-                    record.category,
-                    record.valid_until,
+                    r.text, vector, None, dict(r.metadata), item_id, r.category, r.valid_until
                 )
                 if not self.offer(offer).admitted:  # pragma: no cover - the old capacity, ids
                     raise ValueError(f"{item_id!r} could not be put back")
-                self._store.payload_at(self._store.slot_of(item_id)).importance = record.importance
+                self._store.payload_at(self._store.slot_of(item_id)).importance = r.importance
         finally:
-            self._admission, self._deletion, self._clock = admission, deletion, clock
+            self.admission, self.deletion, self.clock = admission, deletion, clock
         if deletion is not None:  # it learns of the items now, each as stored at its step
             deletion.reserve(self._store.slots)
             for item_id, record in self.records():
                 deletion.on_insert(self._store.slot_of(item_id), record.step)
         self._trace.clear()  # putting an item back is not a decision
-        self._trace_times.clear()
-        id_counter, retrieval_seq, rng_state = continuation
+        id_counter, self._retrieval_seq, rng_state = continuation
         self._id_counter = max(self._id_counter, id_counter)
-        self._retrieval_seq = retrieval_seq
         if rng_state is not None:
-            self._rng.bit_generator.state = rng_state
+            self.rng.bit_generator.state = rng_state
 
     def continuation(self) -> tuple[int, int, Mapping[str, Any]]:
-        """What a rebuilt memory carries on from this one: the last id number, the last
-        retrieval id and the random generator's state."""
-        return self._id_counter, self._retrieval_seq, self._rng.bit_generator.state
+        """The last id number, the last retrieval id and the random generator's state."""
+        return self._id_counter, self._retrieval_seq, self.rng.bit_generator.state
 
     # -- traces ---------------------------------------------------------------------------------
     def decisions(self) -> list[tuple[float, Decision]]:
         """The traced decisions with their step times, oldest first."""
-        return list(zip(self._trace_times, self._trace, strict=True))
+        return list(self._trace)
 
     def retrievals(self) -> list[tuple[float, str | None, list[Hit]]]:
         """The traced recorded retrievals ``(at, query, hits)``, oldest first."""
@@ -665,55 +535,43 @@ class MemoryCore:
     def drop_traces_before(self, decisions: float, retrievals: float) -> dict[str, int]:
         """Drop decisions traced before time ``decisions`` and retrievals before
         ``retrievals``; how many of each went."""
-        times, trace = self._trace_times, self._trace
-        old_decisions = 0
-        while times and times[0] < decisions:
-            times.popleft()
+        trace, found = self._trace, self._retrieval_trace
+        gone = {"decision": 0, "retrieval": 0}
+        while trace and trace[0][0] < decisions:
             trace.popleft()
-            old_decisions += 1
-        old_retrievals = 0
-        while self._retrieval_trace and self._retrieval_trace[0][0] < retrievals:
-            self._retrieval_trace.popleft()
-            old_retrievals += 1
-        return {"decision": old_decisions, "retrieval": old_retrievals}
+            gone["decision"] += 1
+        while found and found[0][0] < retrievals:
+            found.popleft()
+            gone["retrieval"] += 1
+        return gone
 
     # -- counters and checks --------------------------------------------------------------------
     def stats(self) -> dict[str, Any]:
         """The counters (see :meth:`SolarMemory.stats <solar_core.SolarMemory.stats>`)."""
         steps = self._steps
+        effect = getattr(self.eviction, "rating_effect", None)  # from a policy that counts it
         return {
             "size": len(self._store),
             "capacity": self.capacity,
-            "steps": steps,
-            "retrievals": self._retrievals,
-            "admitted": self._admitted,
-            "rejected": self._rejected,
-            "reoffered": self._reoffered,
-            "evicted": self._evicted,
-            "removed": self._removed,
-            "deleted": self._deleted,
-            "expired": self._expired,
+            **{name: getattr(self, "_" + name) for name in _COUNTERS[:9]},  # steps ... expired
             # paper Eq. 1: N = steps whose cache changed; every admission changes it
             "modifications": self._admitted,
             "store_rate": self._admitted / steps if steps else 0.0,
             "feedbacks": self._feedbacks,
             "mean_feedback": self._score_sum / self._feedbacks if self._feedbacks else None,
-            # how much ratings moved what is kept, from a policy that counts it
-            "ratings": effect()
-            if (effect := getattr(self._eviction, "rating_effect", None))
-            else None,
-            "tau": self._admission.tau,
-            "regret": self._admission.regret,
+            "ratings": effect() if effect else None,  # how much ratings moved what is kept
+            "tau": self.admission.tau,
+            "regret": self.admission.regret,
         }
 
     def check_invariants(self) -> None:
         """Raise ``AssertionError`` if the store, the policies or the counters disagree."""
         self._store.check_invariants()
-        self._eviction.check_invariants()
+        self.eviction.check_invariants()
         if not self._one_policy():
-            self._admission.check_invariants()
-        if self._deletion is not None:
-            self._deletion.check_invariants()
+            self.admission.check_invariants()
+        if self.deletion is not None:
+            self.deletion.check_invariants()
         expected = self._admitted - self._evicted - self._removed - self._deleted - self._expired
         if expected != len(self._store):
             raise AssertionError(f"counters say {expected} items, store has {len(self._store)}")
@@ -730,55 +588,46 @@ class MemoryCore:
             "importance_weight": self.importance_weight,
         }
 
+    def _parts(self) -> dict[str, Any]:  # whose state is in this memory's, by prefix
+        parts: dict[str, Any] = {"store": self._store, "eviction": self.eviction}
+        if not self._one_policy():
+            parts["admission"] = self.admission
+        if self.deletion is not None:
+            parts["deletion"] = self.deletion
+        return parts
+
     def state(self) -> State:
         """The counters, the random generator, the items' records (by slot, below the store's
-        high-water mark), both traces and the rateable retrievals; then the store's and the
-        policies' states under ``store.``, ``eviction.``, ``admission.`` (when it is a part of
-        its own) and ``deletion.``. Item metadata and traced hits are JSON values as a stored
-        memory holds them (a plain memory's are whatever ``add`` took)."""
+        high-water mark), both traces and the rateable retrievals; then the parts' states under
+        ``store.``, ``eviction.``, ``admission.`` (when a part of its own) and ``deletion.``.
+        Item metadata and traced hits are JSON values as a stored memory holds them."""
         store = self._store
-        high = store.high_water
-        records: list[Record | None] = store.slot_lists()[1][:high]
-        kept = [record for record in records if record is not None]
-        slots = [slot for slot, record in enumerate(records) if record is not None]
+        records: list[Record | None] = store.slot_lists()[1][: store.high_water]
 
-        def column(values: list[Any], fill: Any = None) -> list[Any]:
-            out = [fill] * high
-            for slot, value in zip(slots, values, strict=True):
-                out[slot] = value
-            return out
+        def column(name: str, fill: Any = None) -> list[Any]:  # ``fill`` in empty slots
+            return [fill if r is None else getattr(r, name) for r in records]
 
-        def floats(values: list[float]) -> npt.NDArray[np.float64]:
-            out = np.zeros(high)
-            out[slots] = values
-            return out
-
+        found = self._retrieval_trace
         state: State = {
             **{name: getattr(self, "_" + name) for name in _COUNTERS},
             "score_sum": self._score_sum,
             "pending_score": self._pending_score,
-            "origin": self._identity,  # who made its rating handles
-            "rng": _plain(self._rng.bit_generator.state),
-            "item.text": column([r.text for r in kept]),
-            "item.metadata": column([r.metadata for r in kept]),
-            "item.category": column([r.category for r in kept]),
-            "item.valid_until": column([r.valid_until for r in kept]),
-            "item.step": np.asarray(column([r.step for r in kept], 0), dtype=np.int64),
-            "item.created_at": floats([r.created_at for r in kept]),
-            "item.importance": floats([r.importance for r in kept]),
-            "trace.time": np.asarray(self._trace_times, dtype=np.float64),
-            **_decision_columns(self._trace),
-            "found.time": np.asarray([at for at, _, _ in self._retrieval_trace], dtype=np.float64),
-            "found.query": [query for _, query, _ in self._retrieval_trace],
-            **_hit_columns([hits for _, _, hits in self._retrieval_trace]),
+            "origin": self.identity,  # who made its rating handles
+            "rng": _plain(self.rng.bit_generator.state),
+            **{f"item.{name}": column(name) for name in ("text", "metadata", "category")},
+            "item.valid_until": column("valid_until"),
+            "item.step": np.asarray(column("step", 0), dtype=np.int64),
+            "item.created_at": np.asarray(column("created_at", 0.0), dtype=np.float64),
+            "item.importance": np.asarray(column("importance", 0.0), dtype=np.float64),
+            "trace.time": np.asarray([at for at, _ in self._trace], dtype=np.float64),
+            **_decision_columns([decision for _, decision in self._trace]),
+            "found.time": np.asarray([at for at, _, _ in found], dtype=np.float64),
+            "found.query": [query for _, query, _ in found],
+            **_hit_columns([hits for _, _, hits in found]),
             **_rateable_columns(store, self._recent),
         }
-        state.update(prefixed("store", store.state()))
-        state.update(prefixed("eviction", self._eviction.state()))
-        if not self._one_policy():
-            state.update(prefixed("admission", self._admission.state()))
-        if self._deletion is not None:
-            state.update(prefixed("deletion", self._deletion.state()))
+        for name, part in self._parts().items():
+            state.update(prefixed(name, part.state()))
         return state
 
     def load_state(self, state: Mapping[str, Any]) -> None:
@@ -787,11 +636,7 @@ class MemoryCore:
         :class:`~solar_core.basics.state.StateError` and the core must then be dropped (its parts
         may hold part of the state)."""
         read = StateReader(state, "the memory's state")
-        parts = {"store", "eviction"}  # the parts this memory has read their own
-        if not self._one_policy():
-            parts.add("admission")
-        if self._deletion is not None:
-            parts.add("deletion")
+        parts = self._parts()  # the parts read their own
         for name in state:
             if "." in name and name.split(".", 1)[0] in parts:
                 read.value(name)
@@ -813,10 +658,10 @@ class MemoryCore:
         if any(q is not None and type(q) is not str for q in queries):
             raise read.fail("a traced query is not a string")
         hits = _hits(read, len(found_times))
-        recent = self._read_rateable(read, counters)
+        recent = self._read_rateable(read, counters, records)
         read.done()
         try:
-            self._rng.bit_generator.state = rng
+            self.rng.bit_generator.state = rng
         except (TypeError, ValueError, KeyError, OverflowError) as err:
             raise read.fail(f"rng is not a state of this random generator: {err}") from None
         payloads = store.slot_lists()[1]
@@ -824,40 +669,23 @@ class MemoryCore:
             payloads[slot] = record
         for name, value in counters.items():
             setattr(self, "_" + name, value)
-        self._score_sum, self._pending_score, self._identity = score_sum, pending, identity
-        self._trace.extend(decisions)
-        self._trace_times.extend(times.tolist())
+        self._score_sum, self._pending_score, self.identity = score_sum, pending, identity
+        self._trace.extend(zip(times.tolist(), decisions, strict=True))
         self._retrieval_trace.extend(zip(found_times.tolist(), queries, hits, strict=True))
-        self._recent = OrderedDict(
-            (
-                key,
-                Retrieval(
-                    slots,
-                    [
-                        records.get(s, _GONE) if alive else _GONE
-                        for s, alive in zip(slots.tolist(), live, strict=True)
-                    ],
-                    step,
-                    removals,
-                    rated,
-                ),
-            )
-            for key, slots, step, removals, rated, live in recent
-        )
-        self._eviction.reserve(store.slots)
-        self._eviction.load_state(part_of("eviction", state))
+        self._recent = recent
+        self.eviction.reserve(store.slots)
+        if self.deletion is not None:
+            self.deletion.reserve(store.slots)
+        for name, part in parts.items():
+            if name != "store":
+                part.load_state(part_of(name, state))
         # A policy that tells the latest retrieval by its slots array (coverage: a rating of it
         # rescales the ring row it made) gets the very array the memory hands back to rate it.
-        latest = getattr(self._eviction, "last_slots", None)
-        if latest is not None and self._recent:
-            newest = next(reversed(self._recent.values()))
+        latest = getattr(self.eviction, "last_slots", None)
+        if latest is not None and recent:
+            newest = next(reversed(recent.values()))
             if np.array_equal(newest.slots, latest):
                 newest.slots = latest
-        if not self._one_policy():
-            self._admission.load_state(part_of("admission", state))
-        if self._deletion is not None:
-            self._deletion.reserve(store.slots)
-            self._deletion.load_state(part_of("deletion", state))
         try:
             self.check_invariants()
         except AssertionError as err:
@@ -878,7 +706,7 @@ class MemoryCore:
         used = store.active_mask
         records: dict[int, Record] = {}
         for slot in range(high):
-            text = texts[slot]
+            text, valid = texts[slot], until[slot]
             if not used[slot]:
                 if text is not None or metadata[slot] is not None:
                     raise read.fail(f"empty slot {slot} holds an item")
@@ -889,10 +717,7 @@ class MemoryCore:
                 raise read.fail(f"the metadata of the item in slot {slot} is not a mapping")
             if categories[slot] not in CATEGORIES:
                 raise read.fail(f"the item in slot {slot} has no known category")
-            valid = until[slot]
-            if valid is not None and not (
-                _number(valid) and math.isfinite(valid)  # (an int as add() took it)
-            ):
+            if valid is not None and not (_number(valid) and math.isfinite(valid)):
                 raise read.fail(f"the item in slot {slot} has a bad valid_until {valid!r}")
             try:
                 meta = copy_metadata(metadata[slot], f"the metadata of the item in slot {slot}")
@@ -904,11 +729,11 @@ class MemoryCore:
         return records
 
     def _read_rateable(
-        self, read: StateReader, counters: Mapping[str, int]
-    ) -> list[tuple[int, npt.NDArray[np.int64], int, int, bool, list[bool]]]:
-        """The rateable retrievals: ids rising up to the last one, slots of the rows, the
-        step and removal count they were made at (a retrieval made when the removal count was
-        today's lists only items still stored), at most :data:`FEEDBACK_WINDOW` of them."""
+        self, read: StateReader, counters: Mapping[str, int], records: Mapping[int, Record]
+    ) -> OrderedDict[int, Retrieval]:
+        """The rateable retrievals: ids rising up to the last one, the step and removal count
+        they were made at (made when the removal count was today's, they list only items still
+        stored), at most :data:`FEEDBACK_WINDOW` of them. An item gone since is ``_GONE``."""
         keys = read.array("rateable.key", np.int64, (None,), lo=1, hi=MOST_COUNT).tolist()
         n = len(keys)
         if n > FEEDBACK_WINDOW:
@@ -918,30 +743,28 @@ class MemoryCore:
         rated_ = read.array("rateable.rated", np.bool_, (n,)).tolist()
         slot_rows = _split(read, "rateable.count", "rateable.slots", np.int32, n)
         live_rows = _split(read, "rateable.count", "rateable.live", np.bool_, n)
-        out = []
+        out: OrderedDict[int, Retrieval] = OrderedDict()
         previous = 0
-        slots_in = self._store.slots
+        store = self._store
         for row in zip(keys, slot_rows, steps, removed, rated_, live_rows, strict=True):
             key, slots, step, removals, rated, live = row
             ok = (
                 previous < key <= counters["retrieval_seq"]
                 and step <= counters["steps"] + 1
                 and removals <= counters["removals"]
-                and all(0 <= s < slots_in for s in slots)
+                and all(0 <= s < store.slots for s in slots)
                 and len(set(slots)) == len(slots)
             )
             if not ok:
                 raise read.fail(f"rateable retrieval {key!r} does not hold together")
-            array = np.asarray(slots, dtype=np.int64)
-            if any(
-                alive and not self._store.active_full[s]
-                for s, alive in zip(slots, live, strict=True)
-            ):
+            pairs = list(zip(slots, live, strict=True))
+            if any(alive and not store.active_full[s] for s, alive in pairs):
                 raise read.fail(f"rateable retrieval {key} names an empty slot as live")
             if removals == counters["removals"] and not all(live):
                 raise read.fail(f"rateable retrieval {key} lost an item without a removal")
             previous = key
-            out.append((key, array, step, removals, rated, live))
+            held = [records.get(s, _GONE) if alive else _GONE for s, alive in pairs]
+            out[key] = Retrieval(np.asarray(slots, dtype=np.int64), held, step, removals, rated)
         return out
 
 
@@ -952,27 +775,46 @@ _COUNTERS = (
 )
 #: the record a rateable retrieval holds for an item gone since: no slot ever holds it
 _GONE = Record("(gone)", {}, 0, 0.0)
+#: the largest int a float holds
+_LARGEST = int(np.finfo(np.float64).max)
 
 
 def _plain(value: Any) -> Any:
     """A random generator's state as JSON values (a bit generator may hold arrays)."""
     if isinstance(value, dict):
         return {key: _plain(v) for key, v in value.items()}
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray | np.generic):
         return value.tolist()
-    if isinstance(value, np.generic):
-        return value.item()
     return value
 
 
+def _number(value: object) -> bool:
+    """A number a float holds (an int past the floats' range is none)."""
+    return type(value) is float or (type(value) is int and abs(value) <= _LARGEST)
+
+
+def _pairs(value: object, second: tuple[type, ...]) -> bool:
+    return type(value) is list and all(
+        type(pair) is list and len(pair) == 2 and type(pair[0]) is str and type(pair[1]) in second
+        for pair in value
+    )
+
+
+def _split(read: StateReader, counts: str, name: str, dtype: Any, n: int) -> list[list[Any]]:
+    """The array ``name`` cut into ``n`` rows of the lengths in the array ``counts``."""
+    lengths = read.array(counts, np.int32, (n,), lo=0, hi=MOST_COUNT).tolist()
+    values = read.array(name, dtype, (sum(lengths),)).tolist()
+    bounds = np.cumsum([0, *lengths]).tolist()
+    return [values[bounds[i] : bounds[i + 1]] for i in range(n)]
+
+
 # The traces and the rateable retrievals are stored a column per field, most of them arrays:
-# a thousand traced decisions and retrievals as rows of JSON cost a chat memory four times what
-# its items do, and the same few reasons and hit texts come back again and again.
+# as rows of JSON they cost a chat memory four times what its items do, and the same few
+# reasons and hit texts come back again and again.
 
 
-def _decision_columns(trace: Iterable[Decision]) -> State:
+def _decision_columns(rows: list[Decision]) -> State:
     """The decision trace as columns; a missing number is NaN with ``trace.given`` false."""
-    rows = list(trace)
     reasons: dict[str, int] = {}
     numbers = [(d.cost, d.regret, d.tau, d.victim_score) for d in rows]
     return {
@@ -1015,10 +857,8 @@ def _decisions(read: StateReader, n: int) -> list[Decision]:
     ):
         raise read.fail("the traced decisions do not hold together")
     out = []
-    for i in range(n):
-        cost, regret, tau, victim = (
-            float(v) if ok else None for v, ok in zip(numbers[i].tolist(), given[i], strict=True)
-        )
+    for i, (row, flags) in enumerate(zip(numbers.tolist(), given.tolist(), strict=True)):
+        cost, regret, tau, victim = (v if ok else None for v, ok in zip(row, flags, strict=True))
         out.append(
             Decision(
                 *(steps[i], admitted[i], items[i], evicted[i], reasons[reason[i]]),
@@ -1062,16 +902,11 @@ def _hits(read: StateReader, n: int) -> list[list[Hit]]:
         metas = [copy_metadata(m, "a traced hit's metadata") for m in metadata]
     except ValueError as err:
         raise read.fail(str(err)) from None
-    out, at = [], 0
-    for count in counts.tolist():
-        out.append(
-            [
-                Hit(ids[i], texts[index[i]], scores[i], metas[i], i - at)
-                for i in range(at, at + count)
-            ]
-        )
-        at += count
-    return out
+    bounds = np.cumsum([0, *counts.tolist()]).tolist()
+    return [
+        [Hit(ids[i], texts[index[i]], scores[i], metas[i], i - at) for i in range(at, end)]
+        for at, end in pairwise(bounds)
+    ]
 
 
 def _rateable_columns(store: ItemTable, recent: Mapping[int, Retrieval]) -> State:
@@ -1095,27 +930,3 @@ def _rateable_columns(store: ItemTable, recent: Mapping[int, Retrieval]) -> Stat
             dtype=np.bool_,
         ),
     }
-
-
-def _split(read: StateReader, counts: str, name: str, dtype: Any, n: int) -> list[list[Any]]:
-    """The array ``name`` cut into ``n`` rows of the lengths in the array ``counts``."""
-    lengths = read.array(counts, np.int32, (n,), lo=0, hi=MOST_COUNT).tolist()
-    values = read.array(name, dtype, (sum(lengths),)).tolist()
-    bounds = np.cumsum([0, *lengths]).tolist()
-    return [values[bounds[i] : bounds[i + 1]] for i in range(n)]
-
-
-def _number(value: object) -> bool:
-    """A number a float holds (an int past the floats' range is none)."""
-    return type(value) is float or (type(value) is int and abs(value) <= _LARGEST)
-
-
-#: the largest int a float holds
-_LARGEST = int(np.finfo(np.float64).max)
-
-
-def _pairs(value: object, second: tuple[type, ...]) -> bool:
-    return type(value) is list and all(
-        type(pair) is list and len(pair) == 2 and type(pair[0]) is str and type(pair[1]) in second
-        for pair in value
-    )

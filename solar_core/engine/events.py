@@ -4,29 +4,26 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
+from itertools import groupby
+from operator import itemgetter
 from typing import Any
 
 from solar_core.basics.records import Record
 from solar_core.basics.validation import FloatVector
 from solar_core.engine.core import StepListener
 
-#: Why items left a memory, as a subscription's ``on_delete`` hears it.
-DELETION_REASONS = ("evicted", "removed", "cleared", "expired", "deleted", "reloaded", "forgotten")
-
 OnStore = Callable[[str, str, FloatVector, dict[str, Any]], None]
 OnDelete = Callable[[list[str], str], None]
 
 
+@dataclass(slots=True)
 class _Subscriber:
-    """One subscription. ``gone`` holds the ``(item_id, reason)`` deletions of the running
-    step, told when it ends."""
+    """One subscription; ``gone``: the running step's ``(item_id, reason)`` deletions."""
 
-    __slots__ = ("on_store", "on_delete", "gone")
-
-    def __init__(self, on_store: OnStore | None, on_delete: OnDelete | None) -> None:
-        self.on_store = on_store
-        self.on_delete = on_delete
-        self.gone: list[tuple[str, str]] = []
+    on_store: OnStore | None
+    on_delete: OnDelete | None
+    gone: list[tuple[str, str]] = field(default_factory=list)
 
 
 class Subscribers(StepListener):
@@ -70,12 +67,10 @@ class Subscribers(StepListener):
         self.last_stored = (item_id, vector)
 
     def removed(self, item_id: str, reason: str) -> None:
-        if self._all:
-            self.gone([item_id], reason)
+        self.gone([item_id], reason)
 
     def cleared(self, item_ids: list[str]) -> None:
-        if self._all:
-            self.gone(item_ids, "cleared")
+        self.gone(item_ids, "cleared")
 
     # -- telling --------------------------------------------------------------------------------
     def gone(self, item_ids: list[str], reason: str) -> None:
@@ -91,12 +86,8 @@ class Subscribers(StepListener):
         for subscriber in self._all:
             if subscriber.gone and subscriber.on_delete is not None:
                 gone, subscriber.gone = subscriber.gone, []
-                start = 0
-                for end in range(1, len(gone) + 1):
-                    if end == len(gone) or gone[end][1] != gone[start][1]:
-                        ids = [item_id for item_id, _ in gone[start:end]]
-                        subscriber.on_delete(ids, gone[start][1])
-                        start = end
+                for reason, run in groupby(gone, key=itemgetter(1)):
+                    subscriber.on_delete([item_id for item_id, _ in run], reason)
 
     def tell_stored(
         self, item_id: str, text: str, vector: FloatVector, metadata: dict[str, Any]

@@ -7,14 +7,10 @@ from solar_core.basics.validation import FloatVector, check_k, check_text, unit_
 from solar_core.embedders.embedder import Embedder, resolve_embedder
 from solar_core.embedders.hash_embedder import HashEmbedder
 
-#: an input vector as ``(row, scale)``: ``scaled(row, scale)`` is its unit vector
-Scaled = tuple[FloatVector, float | None]
-
 
 def resolve_for_memory(embedder: object, dim: int | None) -> tuple[Embedder | None, int]:
-    """The embedder and dimension of a memory built with ``embedder=`` and ``dim=``: with
-    ``dim`` and no embedder, none (vectors only); ``"hash"`` of that dimension; otherwise
-    :func:`~solar_core.embedders.embedder.resolve_embedder`'s, which ``dim`` must agree with.
+    """The embedder and dimension of a memory built with ``embedder=`` and ``dim=`` (with
+    ``dim`` and no embedder: none, vectors only).
 
     >>> resolve_for_memory(None, 4)
     (None, 4)
@@ -35,10 +31,9 @@ def resolve_for_memory(embedder: object, dim: int | None) -> tuple[Embedder | No
 
 def input_vector(
     embedder: Embedder | None, dim: int, text: object, embedding: object, what: str
-) -> Scaled:
-    """The checked input vector as ``(row, scale)``: ``scaled(row, scale)`` is its unit vector.
-
-    Every check runs here, before the memory is touched; only the product is left for later.
+) -> tuple[FloatVector, float | None]:
+    """The checked input vector as ``(row, scale)``: ``scaled(row, scale)`` is its unit vector
+    (every check runs here, before the memory is touched; only the product is left for later).
 
     >>> input_vector(None, 2, None, [3.0, 4.0], "query")[1]
     0.2

@@ -1,33 +1,10 @@
 """Memory lifecycle: categories, importance, decay, expiry and trace retention.
 
-The lifecycle rules, on top of :class:`SolarMemory`:
-
-- Every item has a **category**. ``identity`` starts at importance 1.0, ``knowledge`` at 0.8 and
-  ``context`` (the default: conversation turns) at 0.5.
-- **Reinforcement**: each recorded retrieval that returns an item multiplies its importance by
-  1.1, capped at 1.0.
-- **Ranking**: with ``SolarMemory(importance_weight=w)``, hits are ranked by
-  ``cosine * (1 - w + w * importance)``, and ``Hit.score`` is that product. The default ``w = 0``
-  ranks by cosine alone, the paper's protocol. Importance never enters SOLAR's posterior: the
-  posterior learns from retrievals and ratings, and importance only decides which items are
-  retrieved.
-- **Eviction**: identity items are never evicted to make room. They go only by deletion: an
-  explicit ``remove()``, or a deletion policy the user configured (a deliberate rule, not
-  capacity pressure). A memory full of identity items rejects other offers ("full of protected
-  items"). Other categories are evicted by the policy as usual.
-- :meth:`Lifecycle.decay` multiplies importance by 0.95 per day for context and 0.995 for
-  knowledge, counting the days elapsed since the last decay. Identity does not decay.
-- :meth:`Lifecycle.expire` removes context items older than ``ttl_days`` (7 by default), and any
-  item past its ``valid_until``; :meth:`Lifecycle.lapse` removes only the latter (for items whose
-  lifetime is their own, e.g. LangGraph's per-item TTL).
-- :meth:`Lifecycle.renew` moves items' ``valid_until`` to ``now + seconds`` (a TTL refreshed
-  on use): a step of the memory, logged by a persisted one like any other.
-- :meth:`Lifecycle.sweep_traces` drops decision and retrieval traces older than their retention
-  (days, per kind).
-- :meth:`Lifecycle.start` runs decay, expire and sweep on a background schedule;
-  :meth:`Lifecycle.stop` stops it.
-
-Time comes from the memory's injected ``clock``, so tests never sleep.
+A new item's importance is set by its category and reinforced by the recorded retrievals that
+return it; it only ranks (``importance_weight``), never enters SOLAR's posterior. Identity
+items are never evicted to make room: a memory full of them refuses other offers. The sweeps
+(decay, expiry, trace retention) and renewals are steps of the memory (logged by a persisted
+one), run on demand or on a background schedule. Time comes from the memory's ``clock``.
 """
 
 from __future__ import annotations
@@ -37,24 +14,13 @@ import threading
 import weakref
 from collections.abc import Callable, Mapping
 from types import MethodType
-from typing import Any
+from typing import Any, cast
 
-from solar_core.basics.records import CATEGORIES, Record, check_category
+from solar_core.basics.records import Record
 from solar_core.basics.state import State, StateReader
 from solar_core.basics.validation import FloatVector
 from solar_core.engine.core import MemoryCore, StepListener
 from solar_core.engine.steps import Renewal, Step, Sweep
-
-__all__ = [
-    "CATEGORIES",
-    "DAILY_DECAY",
-    "DAY",
-    "INITIAL_IMPORTANCE",
-    "REINFORCE",
-    "TRACE_KINDS",
-    "Lifecycle",
-    "check_category",
-]
 
 DAY = 86_400.0
 #: a new item's importance, by category
@@ -63,22 +29,30 @@ INITIAL_IMPORTANCE: Mapping[str, float] = {"identity": 1.0, "knowledge": 0.8, "c
 REINFORCE = 1.1
 DAILY_DECAY: Mapping[str, float] = {"identity": 1.0, "knowledge": 0.995, "context": 0.95}
 TRACE_KINDS = ("decision", "retrieval")
-#: the sweeps, by the kind a persisted memory logs them under
-SWEEPS = ("decay", "expire", "lapse", "sweep")
+
+
+def _real(value: object) -> float | None:
+    """``value`` as a float (``inf`` for an int too large for one); ``None`` if no number."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf
 
 
 def _positive_days(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+    days = _real(value)
+    if days is None or not days > 0:
         raise ValueError(f"{name} must be a positive number of days, got {value!r}")
-    if not math.isfinite(float(value)):
+    if not math.isfinite(days):
         raise ValueError(f"{name} must be finite, got {value!r}")
-    return float(value)
+    return days
 
 
 class Lifecycle(StepListener):
-    """The lifecycle of one memory's items (``memory.lifecycle``): the rules above, applied as
-    the memory's steps tell it what they stored and retrieved (it is the first of the memory's
-    step listeners), and the sweeps, run as steps of the memory.
+    """The lifecycle of one memory's items (``memory.lifecycle``), the memory's first step
+    listener.
 
     >>> from solar_core import SolarMemory
     >>> now = [0.0]
@@ -99,8 +73,6 @@ class Lifecycle(StepListener):
     ['m2']
     """
 
-    _last_decay: float | None
-
     def __init__(
         self,
         core: MemoryCore,
@@ -108,12 +80,10 @@ class Lifecycle(StepListener):
         ttl_days: float = 7.0,
         retention_days: Mapping[str, float] | None = None,
     ) -> None:
-        # The memory's core, whose items and traces the sweeps change (named so in snapshots):
-        # weakly, as the core holds its lifecycle (a listener): no cycle (see _core).
-        self._memory: Callable[[], MemoryCore | None] | None = weakref.ref(core)
-        # How a sweep runs as a step of the memory (logged, for a persisted one): set by it, as
-        # a weak reference (the memory holds its lifecycle: no cycle, freed by refcounting).
-        self._run: Callable[[], Callable[[Step], Any] | None] | None = None
+        # The memory's core and how its steps run, both weakly: the memory holds its lifecycle
+        # (and the core its listeners), so no cycle (set by bind()).
+        self._memory: Callable[[], MemoryCore | None] = weakref.ref(core)
+        self._run: Callable[[], Callable[[Step], Any] | None] = lambda: None
         self.ttl_days = _positive_days("ttl_days", ttl_days)
         retention = {"decision": 30.0, "retrieval": 30.0}
         if retention_days is not None and not isinstance(retention_days, Mapping):
@@ -126,11 +96,42 @@ class Lifecycle(StepListener):
                 raise ValueError(f"retention kinds are {', '.join(TRACE_KINDS)}, got {kind!r}")
             retention[kind] = _positive_days(f"retention_days[{kind!r}]", days)
         self.retention_days = retention
-        self._last_decay = None  # no clock call here: a clock may be stateful
+        #: the clock time importance was last decayed to (``None``: never); no clock call
+        #: here: a clock may be stateful
+        self.last_decay: float | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self.ticks = 0  # background runs completed
         self.last_error: Exception | None = None  # the latest failure of a background run
+
+    def bind(self, core: MemoryCore, run: Callable[[Step], Any]) -> None:
+        """Serve the memory whose state is ``core`` and whose steps ``run`` runs."""
+        self._memory = weakref.ref(core)
+        self._run = weakref.WeakMethod(run) if isinstance(run, MethodType) else lambda: run
+
+    @property
+    def _core(self) -> MemoryCore:
+        core = self._memory()
+        if core is None:
+            raise RuntimeError("this lifecycle belongs to no memory (or its memory is gone)")
+        return core
+
+    def _step(self, step: Step) -> Any:
+        run = self._run()
+        if run is None:
+            raise RuntimeError("this lifecycle belongs to no memory (or its memory is gone)")
+        return run(step)
+
+    def appliers(self) -> dict[type, Callable[[Any], Any]]:
+        """Who applies the lifecycle's steps (part of the memory's dispatch): sweeps here,
+        renewals by the core (it tells its listeners what moved)."""
+        sweeps: dict[str, Callable[[], Any]] = {
+            "decay": self._decay,
+            "expire": self._expire,
+            "lapse": lambda: self._expire(context=False),
+            "sweep": self._sweep_traces,
+        }
+        return {Sweep: lambda step: sweeps[step.kind](), Renewal: lambda s: self._core.renew(s)}
 
     # -- the core's events -------------------------------------------------------------------
     def stored(self, item_id: str, record: Record, vector: FloatVector) -> None:
@@ -148,67 +149,30 @@ class Lifecycle(StepListener):
     def decay(self) -> dict[str, float]:
         """Apply the per-day factors for the days each item has lived since the last decay (or
         since it was stored, if later); returns the new importance of every item."""
-        result: dict[str, float] = self._step("decay")
-        return result
-
-    def _step(self, kind: str) -> Any:
-        return self._runner()(Sweep(kind))
-
-    @property
-    def _core(self) -> MemoryCore:
-        core = None if self._memory is None else self._memory()
-        if core is None:
-            raise RuntimeError("this lifecycle belongs to no memory (or its memory is gone)")
-        return core
-
-    def _runner(self) -> Callable[[Step], Any]:
-        run = None if self._run is None else self._run()
-        if run is None:
-            raise RuntimeError("this lifecycle belongs to no memory (or its memory is gone)")
-        return run
-
-    def apply(self, kind: str) -> Any:
-        """Run the sweep ``kind`` now (under the memory's lock: see
-        :mod:`solar_core.engine.steps`)."""
-        if kind == "decay":
-            return self._decay()
-        if kind == "expire":
-            return self._expire()
-        if kind == "lapse":
-            return self._expire(context=False)
-        if kind == "sweep":
-            return self._sweep_traces()
-        raise ValueError(f"unknown lifecycle sweep {kind!r}")
+        return cast(dict[str, float], self._step(Sweep("decay")))
 
     def _decay(self) -> dict[str, float]:
         memory = self._core
         now = memory.clock()
-        last = self._last_decay
+        last = self.last_decay
         if last is not None and now < last:  # the clock went back: no time has passed
             now = last
         out = {}
         for item_id, record in memory.records():
             start = record.created_at if last is None else max(last, record.created_at)
-            days = max(now - start, 0.0) / DAY
-            record.importance *= DAILY_DECAY[record.category] ** days
+            record.importance *= DAILY_DECAY[record.category] ** (max(now - start, 0.0) / DAY)
             out[item_id] = record.importance
-        self._last_decay = now
+        self.last_decay = now
         return out
 
     def expire(self) -> list[str]:
         """Remove context items older than ``ttl_days`` and items past ``valid_until``; returns
-        their ids, oldest first. A deletion: the memory's subscribers hear it (reason
-        ``"expired"``) before this returns, so a watching response cache drops the answers that
-        may have used them (a scheduled run via :meth:`start` too)."""
-        result: list[str] = self._step("expire")
-        return result
+        their ids, oldest first (the subscribers hear reason ``"expired"``)."""
+        return cast(list[str], self._step(Sweep("expire")))
 
     def lapse(self) -> list[str]:
-        """Remove only the items past their ``valid_until`` (context items live on whatever
-        their age: their lifetime is their ``valid_until``); returns their ids, oldest first.
-        A deletion told as :meth:`expire`'s are (reason ``"expired"``)."""
-        result: list[str] = self._step("lapse")
-        return result
+        """Remove only the items past their ``valid_until``, as :meth:`expire` does."""
+        return cast(list[str], self._step(Sweep("lapse")))
 
     def _expire(self, context: bool = True) -> list[str]:
         memory = self._core
@@ -226,13 +190,9 @@ class Lifecycle(StepListener):
     def renew(
         self, lifetimes: Mapping[str, float], seen: Mapping[str, float] | None = None
     ) -> list[str]:
-        """Keep items valid ``seconds`` more from now: ``valid_until = now + seconds`` for each
-        ``item_id: seconds`` of ``lifetimes``; returns the renewed ids. Only items that expire
-        and have not yet are renewed (ids not stored, items without a ``valid_until`` and items
-        past it are skipped), and with ``seen`` (``item_id: the valid_until the caller read``)
-        only those nobody changed since. Nothing else moves (no statistic, counter or trace: a
-        renewal is not a use). ``seconds`` must be finite and > 0; bad input changes nothing.
-        """
+        """``valid_until = now + seconds`` for each ``item_id: seconds`` of ``lifetimes`` that
+        expires and has not yet (with ``seen``, ``item_id: the valid_until the caller read``:
+        and nobody changed since); returns the renewed ids. A renewal is not a use."""
         if not isinstance(lifetimes, Mapping):
             raise TypeError(
                 f"lifetimes must be a mapping of item id to seconds, got {type(lifetimes).__name__}"
@@ -243,43 +203,28 @@ class Lifecycle(StepListener):
         for item_id, seconds in lifetimes.items():
             if not isinstance(item_id, str):
                 raise TypeError(f"item id must be a str, got {type(item_id).__name__}")
-            if isinstance(seconds, bool) or not isinstance(seconds, int | float):
+            value = _real(seconds)
+            if value is None:
                 raise TypeError(
                     f"lifetimes[{item_id!r}] must be a number of seconds, got {seconds!r}"
                 )
-            try:
-                value = float(seconds)
-            except OverflowError:  # an int too large for a float
-                value = math.inf
             if not (value > 0 and math.isfinite(value)):
                 raise ValueError(
                     f"lifetimes[{item_id!r}] must be a finite number of seconds > 0, got "
                     f"{seconds!r} (to end an item's validity, remove it)"
                 )
             was = None if seen is None else seen.get(item_id)
-            if was is not None and (
-                isinstance(was, bool) or not isinstance(was, int | float) or not math.isfinite(was)
-            ):
+            read = None if was is None else _real(was)
+            if was is not None and (read is None or not math.isfinite(read)):
                 raise TypeError(f"seen[{item_id!r}] must be a finite time, got {was!r}")
-            entries.append((item_id, value, None if was is None else float(was)))
+            entries.append((item_id, value, read))
         if not entries:
             return []  # nothing to renew: no step (a scope not stored stays so)
-        result: list[str] = self._runner()(Renewal(tuple(entries)))
-        return result
-
-    def appliers(self) -> dict[type, Callable[[Any], Any]]:
-        """Who applies the lifecycle's steps (part of the memory's dispatch: one look-up per
-        step): sweeps here, renewals by the core (it tells its listeners what moved)."""
-        return {
-            Sweep: lambda step: self.apply(step.kind),
-            Renewal: lambda step: self._core.renew(step),
-        }
+        return cast(list[str], self._step(Renewal(tuple(entries))))
 
     def sweep_traces(self) -> dict[str, int]:
-        """Drop the decision and retrieval traces older than their retention; returns how many
-        of each kind went."""
-        result: dict[str, int] = self._step("sweep")
-        return result
+        """Drop the traces older than their retention; returns how many of each kind went."""
+        return cast(dict[str, int], self._step(Sweep("sweep")))
 
     def _sweep_traces(self) -> dict[str, int]:
         memory = self._core
@@ -297,26 +242,18 @@ class Lifecycle(StepListener):
 
     # -- the background schedule -------------------------------------------------------------
     def start(self, every_seconds: float) -> None:
-        """Run :meth:`run` now and then every ``every_seconds`` in a daemon thread, until
-        :meth:`stop`.
-
-        ``every_seconds`` must be a finite number > 0 and at most ``threading.TIMEOUT_MAX`` (the
-        longest wait a thread can make); anything else is refused here, not left to kill the
-        thread later. A failing :meth:`run` is kept in :attr:`last_error` and the schedule goes
-        on; anything else that stops the thread is kept there too.
-        """
-        if isinstance(every_seconds, bool) or not isinstance(every_seconds, int | float):
+        """Run :meth:`run` now and then every ``every_seconds`` (> 0, at most
+        ``threading.TIMEOUT_MAX``) in a daemon thread, until :meth:`stop`. A failing run is
+        kept in :attr:`last_error` and the schedule goes on; whatever stops the thread too."""
+        interval = _real(every_seconds)
+        if interval is None:
             raise TypeError(f"every_seconds must be a number, got {type(every_seconds).__name__}")
-        try:
-            interval = float(every_seconds)
-        except OverflowError:  # an int too large for a float
-            interval = math.inf
         if not 0 < interval <= threading.TIMEOUT_MAX:  # also refuses NaN and inf
             raise ValueError(
                 f"every_seconds must be a finite number > 0 and at most "
                 f"threading.TIMEOUT_MAX ({threading.TIMEOUT_MAX:g}), got {every_seconds!r}"
             )
-        if self._thread is not None and self._thread.is_alive():
+        if self.running:
             raise RuntimeError("the lifecycle schedule is already running: stop() it first")
         self._stop.clear()
         # The thread holds its lifecycle weakly (a dropped memory is freed: it then stops).
@@ -354,24 +291,14 @@ class Lifecycle(StepListener):
                 self._thread = None
 
     @property
-    def last_decay(self) -> float | None:
-        """The clock time importance was last decayed to (``None``: never)."""
-        return self._last_decay
-
-    @last_decay.setter
-    def last_decay(self, when: float | None) -> None:
-        self._last_decay = when
-
-    def bind(self, core: MemoryCore, run: Callable[[Step], Any]) -> None:
-        """Serve the memory whose state is ``core`` and whose steps ``run`` runs."""
-        self._memory = weakref.ref(core)
-        self._run = weakref.WeakMethod(run) if isinstance(run, MethodType) else lambda: run
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
 
     def take_state(self, donor: Lifecycle, core: MemoryCore) -> None:
-        """Take ``donor``'s settings and sweep times, for ``core`` (a memory replacing its state
-        in place); the schedule and the wiring stay."""
+        """Take ``donor``'s settings and sweep time, for ``core`` (a memory replacing its state
+        in place)."""
         self.ttl_days, self.retention_days = donor.ttl_days, donor.retention_days
-        self._last_decay = donor.last_decay
+        self.last_decay = donor.last_decay
         self._memory = weakref.ref(core)
 
     # -- explicit state (see solar_core.basics.state) ----------------------------------------------
@@ -380,25 +307,20 @@ class Lifecycle(StepListener):
         return {"ttl_days": self.ttl_days, "trace_retention_days": dict(self.retention_days)}
 
     def state(self) -> State:
-        """When importance was last decayed (a schedule, a thread, a last error are not
-        state: a loaded memory starts without a schedule)."""
-        return {"last_decay": self._last_decay}
+        """When importance was last decayed (a schedule is not state)."""
+        return {"last_decay": self.last_decay}
 
     def load_state(self, state: Mapping[str, Any]) -> None:
         read = StateReader(state, "the lifecycle's state")
         last = read.number("last_decay", optional=True)
         read.done()
-        self._last_decay = last
-
-    @property
-    def running(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        self.last_decay = last
 
     def describe(self) -> dict[str, Any]:
         """The lifecycle's settings and schedule as plain data."""
         return {
             "ttl_days": self.ttl_days,
             "retention_days": dict(self.retention_days),
-            "last_decay": self._last_decay,
+            "last_decay": self.last_decay,
             "running": self.running,
         }

@@ -29,7 +29,7 @@ from solar_core.basics.validation import (
 )
 from solar_core.engine.async_calls import AsyncCalls
 from solar_core.engine.core import MemoryCore
-from solar_core.engine.events import DELETION_REASONS, Subscribers
+from solar_core.engine.events import Subscribers
 from solar_core.engine.inputs import input_vector, resolve_for_memory
 from solar_core.engine.lifecycle import Lifecycle
 from solar_core.engine.memory_state import MemoryCopies
@@ -52,62 +52,53 @@ from solar_core.policies.presets import compose
 from solar_core.retrieval import ranking
 from solar_core.retrieval.filters import Filter, Matcher, compile_filter, left_out, only_matching
 
-__all__ = ["DELETION_REASONS", "SolarMemory"]
+__all__ = ["SolarMemory"]
 
 
 class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
     """A bounded, self-curating memory of an agent's experiences.
 
-    One *step* is one agent interaction: :meth:`retrieve` the top-k similar experiences for the
-    prompt, optionally rate the answer with :meth:`feedback`, then offer the step's experience with
-    :meth:`add`, which decides whether it is stored and, when full, what is evicted.
+    One *step* is one agent interaction: :meth:`retrieve` experiences for the prompt, optionally
+    rate the answer with :meth:`feedback`, then offer the step's experience with :meth:`add`.
 
     Args:
         policy: a preset name (:func:`~solar_core.available_policies`); ``None`` is
-            :data:`~solar_core.policies.presets.DEFAULT_POLICY` (``"solar-adaptive"``) unless
-            ``admission=``/``eviction=`` compose the policy by hand.
+            ``"solar-adaptive"`` unless ``admission=``/``eviction=`` compose the policy.
         capacity: the most items kept; ``None`` = unbounded.
-        embedder: ``None``/``"static"`` (built in, numpy only), ``"minilm"`` (all-MiniLM-L6-v2:
-            the ``minilm`` extra), ``"hash"`` (for tests) or any :class:`~solar_core.Embedder`.
-        dim: for memories fed only precomputed vectors (``embedding=``): their dimension. With
-            ``dim`` and no ``embedder`` the memory has no embedder at all.
+        embedder: ``None``/``"static"`` (built in), ``"minilm"`` (the ``minilm`` extra),
+            ``"hash"`` (for tests) or any :class:`~solar_core.Embedder`.
+        dim: the dimension of a memory fed only vectors (``embedding=``): it has no embedder.
         k: default number of hits per retrieval.
-        retrieval, min_score: how retrievals rank (``"hybrid"``, cosine plus a keyword match;
-            ``"vector"``; ``"lexical"``) and the relevance floor under their scores (``"auto"``,
-            ``"strict"``, ``None`` or a number): see :mod:`solar_core.retrieval.ranking`.
-        seed: seeds the memory's random generator (Thompson sampling); same seed, same run.
-        rng: a ``numpy.random.Generator`` to use instead of ``seed``.
-        clock: returns the time in seconds (item ``created_at``); injected for tests.
+        retrieval, min_score: how retrievals rank (``"hybrid"``, ``"vector"``, ``"lexical"``)
+            and the floor under their scores: see :mod:`solar_core.retrieval.ranking`.
+        seed, rng: the memory's random generator's seed, or the generator; same seed, same run.
+        clock: returns the time in seconds; injected for tests.
         admission, eviction: a custom composition instead of a preset.
         evaluator: ``(query, execution, metadata) -> bool | float``: store an offered experience
-            only if it accepts it, on top of the policy's own admission (an
-            :class:`~solar_core.policies.admission.EvaluatorGate`: the study's addition evaluator).
+            only if it accepts it, on top of the policy's admission (an ``EvaluatorGate``).
         deletion: a :class:`~solar_core.policies.deletion.DeletionPolicy` swept after every step.
-        importance_weight: ``w`` in the ranking ``cosine * (1 - w + w * importance)``; 0 (the
-            default) ranks by cosine alone (see :mod:`solar_core.engine.lifecycle`).
+        importance_weight: ``w`` in the ranking ``cosine * (1 - w + w * importance)``.
         ttl_days: age at which :meth:`Lifecycle.expire` removes context items.
-        trace_retention_days: ``{"decision": days, "retrieval": days}`` for
-            :meth:`Lifecycle.sweep_traces` (30 each by default).
+        trace_retention_days: ``{"decision": days, "retrieval": days}`` (30 each by default).
         trace_size: how many recent decisions :meth:`trace` keeps.
         **policy_params: the preset's policies' parameters (e.g. ``novelty_bonus=0.0``).
 
     All public methods are thread-safe (one lock). Bad input raises ``ValueError``/``TypeError``
     and leaves the memory exactly as it was.
 
-    Example:
-        >>> from solar_core import SolarMemory
-        >>> memory = SolarMemory("solar", capacity=50, embedder="hash", seed=0)
-        >>> memory.retrieve("how do I handle HTTP 429?")
-        []
-        >>> d = memory.add("Q: how do I handle HTTP 429?\\nA: retry with exponential backoff")
-        >>> d.admitted, d.reason
-        (True, 'bootstrap')
-        >>> hits = memory.retrieve("what to do on HTTP 429", k=1)
-        >>> hits[0].id == d.item_id, hits[0].text.splitlines()[1]
-        (True, 'A: retry with exponential backoff')
-        >>> memory.feedback(like=True)
-        >>> memory.get(d.item_id).policy["alpha"]   # prior 2 + retrieved 1 + like 1
-        4.0
+    >>> from solar_core import SolarMemory
+    >>> memory = SolarMemory("solar", capacity=50, embedder="hash", seed=0)
+    >>> memory.retrieve("how do I handle HTTP 429?")
+    []
+    >>> d = memory.add("Q: how do I handle HTTP 429?\\nA: retry with exponential backoff")
+    >>> d.admitted, d.reason
+    (True, 'bootstrap')
+    >>> hits = memory.retrieve("what to do on HTTP 429", k=1)
+    >>> hits[0].id == d.item_id, hits[0].text.splitlines()[1]
+    (True, 'A: retry with exponential backoff')
+    >>> memory.feedback(like=True)
+    >>> memory.get(d.item_id).policy["alpha"]   # prior 2 + retrieved 1 + like 1
+    4.0
     """
 
     retrieval = ranking.Setting(ranking.check_retrieval)  # checked when set
@@ -164,9 +155,7 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
             deletion=deletion,
             trace_size=trace_size,
             importance_weight=importance_weight,
-            # Who this memory is, for its rating handles: random, so no two memories (nor two
-            # scopes) share it; part of the state, so a snapshot, a reopen, a copy keep it.
-            identity=secrets.token_hex(16),
+            identity=secrets.token_hex(16),  # random: no two memories share it; kept as state
         )
         self.lifecycle = Lifecycle(
             self._core, ttl_days=ttl_days, retention_days=trace_retention_days
@@ -185,8 +174,7 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         self._dispatch()
 
     def embed_query(self, query: str) -> FloatVector:
-        """``query`` as the unit vector a retrieval would use: embed once, retrieve several times
-        (e.g. look with ``record=False``, then record only what a prompt had room for)."""
+        """``query`` as the unit vector a retrieval would use (embed once, retrieve often)."""
         row, scale = input_vector(self._embedder, self._core.dim, query, None, "query")
         return scaled(row, scale)
 
@@ -202,22 +190,14 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         filter: Filter | None = None,
         min_score: float | str | None | EllipsisType = ...,
     ) -> Hits:
-        """Return the ``k`` stored items that best match ``query`` (or ``embedding``), best first.
+        """Return the ``k`` stored items that best match ``query`` (or ``embedding``, the query's
+        vector), best first, as the memory's ``retrieval`` ranks them; hits below ``min_score``
+        (the memory's unless given; ``None``: no floor) are left out.
 
-        The memory's ``retrieval`` ranks them (:mod:`solar_core.retrieval.ranking`; given both,
-        ``embedding`` is the query's vector and ``query`` its words); hits below ``min_score`` (the
-        memory's
-        unless given; ``None``: no floor) are left out.
-
-        A retrieval event: the policy credits the returned items (SOLAR: ``alpha += 1``) and ages
-        the others, and :meth:`feedback` can rate it. ``record=False`` only looks: no policy
-        update, nothing to rate (for previews, tracing, re-rendering a prompt).
-
-        ``exclude`` names items never to return (ids not stored are ignored), e.g. those already
-        in the prompt: the ``k`` hits are the best of the others, and only they are credited.
-        ``filter`` keeps to the items whose metadata match it (:mod:`solar_core.retrieval.filters`,
-        e.g. ``{"topic": "billing"}``, ``{"n": {"$gte": 2}}``, or a predicate of the metadata): the
-        others are left out as if named in ``exclude`` (the step logged when persisted).
+        A retrieval event: the policy credits the returned items and ages the others, and
+        :meth:`feedback` can rate it; ``record=False`` only looks. ``exclude`` names items never
+        to return (e.g. those already in the prompt); ``filter`` keeps to the items whose
+        metadata match it (:mod:`solar_core.retrieval.filters`, e.g. ``{"topic": "billing"}``).
         """
         if k is None:
             k = self.k
@@ -237,8 +217,7 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         return result
 
     def _filtered(self, lookup: Lookup, wanted: Matcher) -> Hits:
-        """Run ``lookup`` leaving out the items ``wanted`` refuses, read under the lock the
-        step runs under (no item of this process is stored in between)."""
+        """Run ``lookup`` leaving out the items ``wanted`` refuses, read under the step's lock."""
         with self._lock:
             self._sync()  # a persisted memory: other processes' items are judged too
             exclude = left_out(self._core.records(), wanted, lookup.exclude)
@@ -254,18 +233,13 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         score: float | None = None,
         retrieval: Hits | int | None = None,
     ) -> None:
-        """Rate a retrieval: ``like=True/False`` or ``score`` in [0, 1] (or both).
+        """Rate a retrieval: ``like=True/False`` or ``score`` in [0, 1] (or both); its items are
+        credited with the reward (``like`` -> 1/0, else ``score``), and before the step ends
+        ``score`` (else the like) is the step's quality for the admission gate.
 
-        ``retrieval``: the :class:`Hits` that :meth:`retrieve` returned (or its
-        ``retrieval_id``); by default the latest retrieval made through this object, never
-        another process's or store's (pass it whenever several callers share one object). Any of the
-        last 1,000 retrievals can be rated, once. Hits (or an adapter's
-        :class:`~solar_core.basics.types.RetrievalId`) of another memory or scope are refused: ids
-        restart at 1 in every memory, and a plain ``int`` always names one of this memory.
-
-        The returned items are credited with the reward (``like`` -> 1/0, else ``score``):
-        Thompson policies add it to alpha and ``1 - reward`` to beta. Before the step ends (no
-        :meth:`add` since), ``score`` (else the like) also sets the regret gate's step cost.
+        ``retrieval``: the :class:`Hits` :meth:`retrieve` returned (or its ``retrieval_id``); by
+        default the latest retrieval made through this object. Any of the last 1,000 can be
+        rated, once; another memory's or scope's hits are refused.
         """
         checked, rated = check_feedback(like, score), self._mine if retrieval is None else retrieval
         if rated is None and not self._local:  # (a plain memory has no other writer: its latest)
@@ -290,12 +264,9 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
 
         ``category`` (``"identity"``, ``"knowledge"`` or ``"context"``) sets the item's initial
         importance and lifecycle; ``valid_until`` (a clock time) is when it expires regardless.
-
-        ``item_id`` names the new item. Offering an id that is already stored with the same text is
-        a re-offer: the step ends and the admission policy sees the candidate, but nothing is
-        stored (``Decision.reason == "already stored"``); with a different text it is an error,
-        unless ``update=True``: then the stored item is replaced in one step (never lost). A retry
-        with the ``item_id`` (of an :meth:`aadd` that timed out) is safe: it is stored once.
+        ``item_id`` names the new item: offering a stored id with the same text stores nothing
+        (``Decision.reason == "already stored"``), so a retry is safe; with another text it is an
+        error, unless ``update=True`` replaces the stored item in one step.
         """
         text = check_text(text)
         meta = check_offer(metadata, item_id, category, valid_until, update)
@@ -319,8 +290,8 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         self._mine = None  # its retrievals are gone with it
 
     def _run(self, step: Step) -> Any:
-        """Run ``step`` through the runner under the lock, then tell the subscribers what it
-        deleted and stored (once it is complete: a callback that raises cannot undo it)."""
+        """Run ``step`` under the lock, then tell the subscribers what it deleted and stored
+        (once it is complete: a callback that raises cannot undo it)."""
         events = self._events
         with self._lock:
             if not events.active:  # the usual case: nothing to tell
@@ -364,16 +335,13 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
     ) -> None:
         """Call ``callback(item_id, text, unit_vector, metadata)`` after every stored item, and
         ``on_delete(item_ids, reason)`` after every step that took items out (either may be
-        ``None``, not both). Both run under the memory's lock, before the call that made the
-        change returns: keep them short.
+        ``None``, not both), under the memory's lock, before the call that made the change
+        returns: keep them short. Not state: a copied memory has no subscriptions.
 
-        ``reason``: ``"evicted"`` (to make room), ``"removed"``, ``"cleared"``, ``"expired"``
-        (:meth:`Lifecycle.expire <solar_core.engine.lifecycle.Lifecycle.expire>`), ``"deleted"``
-        (the deletion policy); persisted: ``"forgotten"`` (scope forgotten or erased, by anyone) or
-        ``"reloaded"`` (gone on catching up with another process's snapshot). Deletions are
-        told before the stored item, other processes' steps' too (after a rebuild from the
-        database, perhaps twice). :meth:`ResponseCache.watch` uses both. Not state: a pickled
-        or copied memory has no subscriptions."""
+        ``reason``: ``"evicted"`` (to make room), ``"removed"``, ``"cleared"``, ``"expired"``,
+        ``"deleted"`` (the deletion policy); persisted: ``"forgotten"`` (scope forgotten or
+        erased) or ``"reloaded"`` (gone with another process's snapshot). Deletions are told
+        before the stored item, other processes' steps' too."""
         Subscribers.check(callback, on_delete)
         with self._lock:
             self._events.add(callback, on_delete)

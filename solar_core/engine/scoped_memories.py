@@ -12,12 +12,9 @@ from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
 
 class ScopedMemories:
-    """A memory per scope, created on first use with the same policy and one shared embedder.
-
-    Framework adapters use it to keep users (or threads, sessions) apart: a scope only ever sees
-    its own memory. The embedder is resolved once, so a neural model loads once for all scopes. A
-    scope's seed is derived from ``seed`` and the scope's name, so it does not depend on which
-    scope came first.
+    """A memory per scope (user, thread, session), created on first use with the same policy
+    and one embedder, resolved once (a neural model loads once). A scope's seed is derived from
+    ``seed`` and the scope's name, so it does not depend on which scope came first.
 
     Example:
         >>> scopes = ScopedMemories("fifo", capacity=5, embedder="hash", seed=0)
@@ -51,8 +48,7 @@ class ScopedMemories:
 
     @classmethod
     def shared(cls, memory: SolarMemory) -> ScopedMemories:
-        """Every scope gets the same ``memory`` (one memory shared on purpose): ``forget``
-        empties it and ``names`` lists no scope. Adapters hold one kind of object either way.
+        """Every scope gets the same ``memory``: ``forget`` empties it, ``names`` lists none.
 
         >>> shared = SolarMemory("fifo", capacity=5, embedder="hash")
         >>> scopes = ScopedMemories.shared(shared)
@@ -89,8 +85,7 @@ class ScopedMemories:
             return memory
 
     def forget(self, scope: str) -> None:
-        """Drop ``scope``'s memory (a user deleted their account, a session ended); a shared
-        memory is emptied instead."""
+        """Drop ``scope``'s memory (a shared memory is emptied instead)."""
         if self._shared is not None:
             self._shared.clear()
             return

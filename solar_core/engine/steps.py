@@ -1,15 +1,11 @@
 """A memory's steps as values, and who runs them.
 
-Every change of a memory is one of these steps: a recorded :class:`Lookup`, a :class:`Rating`,
-an :class:`Offer`, a :class:`Removal`, a :class:`Clearing`, a lifecycle :class:`Sweep` or a
-:class:`Renewal` of items' validity. The memory checks its input, builds the step, and hands it
-to its :class:`StepRunner`, which applies it (``apply(step)``) under the memory's lock. A plain
-memory runs it directly; a persisted memory's runner
-(:class:`~solar_core.persistence.journal.Journal`) first catches up with other processes, then
-applies and logs the step's inputs in one transaction, and replays logged steps through the
-same ``apply``. A step holds checked input only: applying it never fails on its values. Steps
-are values: nothing changes one once it is built (they are not frozen only because a frozen
-dataclass costs a microsecond more to build, on every step).
+Every change of a memory is a step: the memory checks its input, builds the step and hands it
+to its :class:`StepRunner`, which applies it (``apply(step)``) under the memory's lock; a
+persisted memory's runner (the journal) also logs it and replays logged steps through the same
+``apply``. A step holds checked input only: applying it never fails on its values. Nothing
+changes a step once built (not frozen only because a frozen dataclass costs a microsecond more
+to build, on every step).
 """
 
 from __future__ import annotations
@@ -26,11 +22,8 @@ _T = TypeVar("_T")
 @dataclass(slots=True)
 class Lookup:
     """A retrieval of the ``k`` items that best match ``vector`` (a unit vector) and ``query``
-    by ``retrieval`` (:mod:`solar_core.retrieval.ranking`), none scoring below ``floor``, and none
-    at all if ``gate`` and the memory holds nothing about the query
-    (:func:`~solar_core.retrieval.ranking.
-    relevant`); ``record``: a retrieval event (credited, rateable), else a look that changes
-    nothing."""
+    (:mod:`solar_core.retrieval.ranking`); ``record``: a retrieval event (credited, rateable),
+    else a look that changes nothing."""
 
     vector: FloatVector
     query: str | None
@@ -53,17 +46,9 @@ class Rating:
 
 @dataclass(slots=True)
 class Offer:
-    """An experience offered for storage. ``row`` times ``scale`` is its unit vector
-    (``scale`` is ``None`` when ``row`` is one already): the product is only made if the
-    offer needs it, a refused one usually does not. ``prepared`` is what the admission gate
-    prepared outside the lock (an evaluator's verdict), if anything. ``update``: an item
-    stored under ``item_id`` is replaced by this one, in this step, whatever the policy says.
-
-    >>> import numpy as np
-    >>> offer = Offer("likes tea", np.array([3.0, 4.0], np.float32), scale=0.2)
-    >>> offer.unit().tolist()
-    [0.6000000238418579, 0.800000011920929]
-    """
+    """An experience offered for storage. ``row`` times ``scale`` (``None``: 1) is its unit
+    vector, made only if the offer needs it. ``prepared``: an evaluator's verdict, given outside
+    the lock. ``update``: an item stored under ``item_id`` is replaced by this one."""
 
     text: str
     row: FloatVector
@@ -76,7 +61,6 @@ class Offer:
     update: bool = False
 
     def unit(self) -> FloatVector:
-        """The offer's unit vector."""
         return scaled(self.row, self.scale)
 
 
@@ -103,10 +87,8 @@ class Sweep:
 @dataclass(slots=True)
 class Renewal:
     """Keep items valid longer: each ``(item_id, seconds, seen)`` gets ``valid_until = now +
-    seconds``, ``now`` being the step's clock reading. Skipped: ids not stored, items without a
-    ``valid_until`` (they never expire) or past it, and items whose ``valid_until`` is no longer
-    ``seen`` (the one the caller read: another writer re-put or renewed the item since;
-    ``None``: not checked)."""
+    seconds``. Skipped: ids not stored, items without a ``valid_until`` or past it, and items
+    whose ``valid_until`` is no longer ``seen`` (``None``: not checked)."""
 
     lifetimes: tuple[tuple[str, float, float | None], ...]
 
@@ -116,23 +98,20 @@ Step = Lookup | Rating | Offer | Removal | Clearing | Sweep | Renewal
 
 class StepRunner(Protocol):
     """Runs a memory's steps: ``run(step, apply)`` returns ``apply(step)``'s result, having
-    done whatever else a step needs (holding the lock; logging it)."""
+    done whatever else a step needs (logging it)."""
 
     def check(self, step: Step) -> Step:
         """The step as it will be applied, or an error if this runner cannot run it (called
         before the lock, before an evaluator is asked)."""
-        ...
 
     def run(self, step: Step, apply: Callable[[Step], _T]) -> _T: ...
 
     def sync(self) -> None:
         """Bring the memory up to date before a read (a persisted one: other processes' steps)."""
-        ...
 
     def unrecorded(self, retrieval: object) -> bool:
         """Whether rating ``retrieval`` changes nothing and refuses nothing (a persisted
         memory's retrieval made before its scope was stored)."""
-        ...
 
 
 class LocalRunner:
@@ -145,7 +124,7 @@ class LocalRunner:
         return apply(step)
 
     def sync(self) -> None:
-        """Nothing to catch up with."""
+        pass
 
     def unrecorded(self, retrieval: object) -> bool:
         return False

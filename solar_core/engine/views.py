@@ -1,11 +1,11 @@
-"""Reading a memory: its items, traces, counters and plain-data state (the part of
-:class:`~solar_core.SolarMemory` that never changes it). Every read holds the memory's lock and
-first brings a persisted memory up to date with other processes."""
+"""Reading a memory (the part of :class:`~solar_core.SolarMemory` that never changes it). Every
+read holds the memory's lock and first brings a persisted memory up to date with others."""
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from solar_core.basics.records import Record, read_copy
@@ -17,10 +17,12 @@ from solar_core.engine.events import Subscribers
 from solar_core.engine.lifecycle import Lifecycle
 from solar_core.engine.steps import StepRunner
 
+#: an exported item's fields, in order
+_EXPORTED = "id text metadata category importance created_at valid_until policy".split()
+
 
 class MemoryViews:
-    """What :class:`~solar_core.SolarMemory` shows of itself (a base class: it reads the
-    memory's core, lock and lifecycle)."""
+    """What :class:`~solar_core.SolarMemory` shows of itself (a base class)."""
 
     _core: MemoryCore
     _lock: threading.RLock
@@ -103,9 +105,8 @@ class MemoryViews:
             return self._core.item(item_id)
 
     def records(self) -> list[tuple[str, Record]]:
-        """Every stored item's id and record (text, metadata, category, times), oldest first,
-        caught up with other processes: the cheap read, which builds no policy statistics
-        (:meth:`items` does). The records are copies: changing one changes no item.
+        """Every stored item's id and record (copies), oldest first: the cheap read, which
+        builds no policy statistics (:meth:`items` does).
 
         >>> from solar_core import SolarMemory
         >>> memory = SolarMemory("fifo", capacity=2, embedder="hash")
@@ -116,31 +117,17 @@ class MemoryViews:
         with self._lock:
             self._sync()
             return [
-                (
-                    item_id,
-                    Record(
-                        r.text,
-                        read_copy(r.metadata),
-                        r.step,
-                        r.created_at,
-                        r.category,
-                        r.importance,
-                        r.valid_until,
-                    ),
-                )
-                for item_id, r in self._core.records()
+                (i, replace(r, metadata=read_copy(r.metadata))) for i, r in self._core.records()
             ]
 
     def now(self) -> float:
-        """The time on this memory's clock, read outside any step: a persisted memory logs the
-        readings a step makes, and this one is not one of them."""
+        """The time on this memory's clock, read outside any step (so not logged)."""
         clock: Callable[[], float] = getattr(self._runner, "user_clock", self._core.clock)
         return clock()
 
     def check_rating(self, retrieval: object) -> None:
-        """Raise what :meth:`~solar_core.SolarMemory.feedback` would raise for ``retrieval``
-        (a ``Hits`` or a retrieval id) if it cannot be rated now; change nothing. For a caller
-        that rates several memories and must refuse before it rates any."""
+        """Raise what :meth:`~solar_core.SolarMemory.feedback` would raise for ``retrieval``,
+        changing nothing (for a caller that must refuse before it rates any of several)."""
         with self._lock:
             self._sync()
             runner = self._runner
@@ -170,25 +157,15 @@ class MemoryViews:
             ]
 
     def export(self) -> dict[str, Any]:
-        """The whole memory as plain data to read (not to load: that is :meth:`state`): items
-        (with category, importance, created_at, valid_until and policy statistics), counters,
-        lifecycle settings and traces."""
+        """The whole memory as plain data to read (not to load: that is :meth:`state`)."""
         with self._lock:
             self._sync()
             return {
                 "policy": self.policy,
                 "capacity": self.capacity,
                 "items": [
-                    {
-                        "id": i.id,
-                        "text": i.text,
-                        "metadata": dict(i.metadata),
-                        "category": i.category,
-                        "importance": i.importance,
-                        "created_at": i.created_at,
-                        "valid_until": i.valid_until,
-                        "policy": dict(i.policy),
-                    }
+                    {f: getattr(i, f) for f in _EXPORTED}
+                    | {"metadata": dict(i.metadata), "policy": dict(i.policy)}
                     for i in self.items()
                 ],
                 "stats": self.stats(),

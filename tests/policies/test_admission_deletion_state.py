@@ -142,9 +142,9 @@ def fresh(mem: SolarMemory, role: str) -> Any:
 def swap(mem: SolarMemory, role: str, new: Any) -> None:
     """Make ``new`` the memory's part (as a memory built around it would hold it)."""
     if role == "admission":
-        mem.core._admission = new
+        mem.core.admission = new
     else:
-        mem.core._deletion = new
+        mem.core.deletion = new
 
 
 def reloaded(mem: SolarMemory, role: str, state: Mapping[str, Any] | None = None) -> Any:

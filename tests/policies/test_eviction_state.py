@@ -124,12 +124,12 @@ def twin_of(memory: SolarMemory, state: Mapping[str, Any] | None = None) -> Sola
     twin = copy.deepcopy(memory)
     core = twin.core
     policy = build(spec(original), "the test's policy")  # type: ignore[arg-type]
-    policy.bind(core._store, core._rng)  # as MemoryCore.__init__ binds it
+    policy.bind(core._store, core.rng)  # as MemoryCore.__init__ binds it
     policy.load_state(original.state() if state is None else state)  # type: ignore[attr-defined]
-    one = core._admission is core._eviction
-    core._eviction = policy
+    one = core.admission is core.eviction
+    core.eviction = policy
     if one:
-        core._admission = policy
+        core.admission = policy
     if isinstance(policy, CoverageEviction) and core._recent and policy.last_slots is not None:
         # The memory's part on loading: its latest retrieval holds the policy's array again
         latest = next(reversed(core._recent.values()))

@@ -54,10 +54,10 @@ def _live(memory: SolarMemory, retrieval: Any) -> list[bool]:
     ]
 
 
-# _identity: every memory gets its own (a rating handle names it), even with the same seed
+# identity: every memory gets its own (a rating handle names it), even with the same seed
 _SKIP = {
-    *("_lock", "_clock", "_embedder", "_journal", "_subscribers", "_memory", "_thread"),
-    *("_stop", "_identity", "_events", "_runner", "_run", "_local", "_appliers"),
+    *("_lock", "clock", "_embedder", "_journal", "_subscribers", "_memory", "_thread"),
+    *("_stop", "identity", "_events", "_runner", "_run", "_local", "_appliers"),
     "_mine",  # the latest retrieval made through this object: run-time, not state
     # a rateable retrieval's records count by whether they are still stored (core_state):
     # one gone since is any record no slot holds
