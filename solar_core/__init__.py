@@ -10,6 +10,7 @@ comparison.
 True
 """
 
+from solar_core.basics.state import StateError, StateReader, register_part
 from solar_core.basics.types import Decision, Hit, Hits, MemoryItem, UnknownItemError
 from solar_core.embedders.embedder import Embedder
 from solar_core.embedders.hash_embedder import HashEmbedder
@@ -43,6 +44,7 @@ from solar_core.policies.presets import (
     PRESETS,
     Preset,
     available_policies,
+    register_policy,
 )
 from solar_core.retrieval.item_table import ItemTable
 
@@ -54,4 +56,5 @@ __all__ += ["LfuEviction", "LruEviction", "MemoryItem", "MiniLMEmbedder", "Multi
 __all__ += ["Preset", "CoverageEviction", "CoverageGate", "RegretGate", "ScopedMemories"]
 __all__ += ["MemoryStore", "PersistenceError", "Scope", "SolarMemory", "ThompsonEviction"]
 __all__ += ["UnknownItemError", "ItemTable", "Verdict", "Victim", "available_policies"]
-__all__ += ["CHAT_POLICY", "DEFAULT_POLICY"]
+__all__ += ["CHAT_POLICY", "DEFAULT_POLICY", "StateError", "StateReader", "register_part"]
+__all__ += ["register_policy"]

@@ -82,8 +82,7 @@ def spec(part: Stateful) -> dict[str, Any]:
     name = part_name(type(part))
     if PARTS.get(name) is not type(part):
         raise TypeError(
-            f"{name} is not a registered part: register it with "
-            "solar_core.policies.presets.register_policy"
+            f"{name} is not a registered part: register it with solar_core.register_policy"
         )
     return {"class": name, "params": part.params()}
 
