@@ -454,7 +454,7 @@ class MemoryStore:
         except TypeError as err:
             raise TypeError(
                 f"these settings cannot be persisted: {err} (a policy class of your own is "
-                "registered with solar_core.policies.presets.register_policy)"
+                "registered with solar_core.register_policy)"
             ) from err
         self._fingerprint: dict[str, Any] | None = None  # computed on first need: see below
         #: the parameters of every new scope's memory (its recorded settings)
