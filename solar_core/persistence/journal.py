@@ -74,6 +74,69 @@ def plain_json(value: object, what: str) -> str:
         raise TypeError(f"{what} must be JSON-serialisable to be persisted: {err}") from None
 
 
+def _unserialisable(value: object) -> object:
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+#: ``json.dumps``'s C encoder, made once: ``json.dumps`` makes one per call, which costs more
+#: than encoding a step's input does (and every step encodes one, twice per chat turn). No
+#: check for containers inside themselves: :func:`_step_json` leaves those to ``json.dumps``.
+_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
+_ENCODE: Callable[[object, int], tuple[str, ...]] | None = (
+    None
+    if _C_ENCODER is None
+    # (markers, default, string encoder, indent, key and item separators, sort_keys,
+    # skipkeys, allow_nan: json.dumps's defaults, but no markers)
+    else _C_ENCODER(
+        None,
+        _unserialisable,
+        json.encoder.encode_basestring_ascii,
+        None,
+        ": ",
+        ", ",
+        False,
+        False,
+        True,
+    )
+)
+
+
+def _step_json(value: object, what: str) -> str:
+    """:func:`plain_json` of a step's input: the same text, made faster."""
+    encode = _ENCODE
+    if encode is not None:
+        try:
+            return "".join(encode(value, 0))
+        except (TypeError, ValueError, RecursionError):
+            pass  # (json.dumps tells what is wrong)
+    return plain_json(value, what)
+
+
+#: the types a flat metadata value may have to read back from JSON as it is (exact types: a
+#: subclass, say an ``IntEnum``, reads back as its base)
+_FLAT_JSON = frozenset({str, int, float, bool, type(None)})
+
+
+def _flat_json(meta: dict[str, Any]) -> bool:
+    """Whether ``meta`` is a flat dict that reads back from JSON equal and of the same types
+    (str keys; str, number, bool or ``None`` values): what the chat adapters' metadata is."""
+    if type(meta) is not dict:
+        return False
+    flat = _FLAT_JSON
+    for key, value in meta.items():  # (a loop: a generator costs more for a few keys)
+        if type(key) is not str or type(value) not in flat:
+            return False
+    return True
+
+
+def _clocks_json(clocks: list[float]) -> str:
+    """``json.dumps(clocks)``, written directly for the usual readings (floats, finite: checked
+    as they are read), as ``json`` writes a finite float: its ``repr``."""
+    if all(type(clock) is float for clock in clocks):
+        return "[" + ", ".join(map(float.__repr__, clocks)) + "]"
+    return json.dumps(clocks)
+
+
 #: the parameters a snapshot's must equal those of the scope's memory in: not the reading
 #: settings a store is opened with (they are the store's, not the scope's)
 _READING = ("k", "retrieval", "min_score")
@@ -86,13 +149,13 @@ def snapshot_params(memory: SolarMemory) -> dict[str, Any]:
 
 def _digest(kind: str, result: object) -> str:
     """What a step did, to check its replay against."""
-    if kind == "add":
-        assert isinstance(result, Decision)
-        deleted = ",".join(i for i, _ in result.deleted)
-        return f"{int(result.admitted)}|{result.item_id}|{result.evicted}|{deleted}"
     if kind == "retrieve":
         assert isinstance(result, Hits)
-        return ",".join(h.id for h in result)
+        return ",".join([h.id for h in result])
+    if kind == "add":
+        assert isinstance(result, Decision)
+        deleted = ",".join([i for i, _ in result.deleted])
+        return f"{int(result.admitted)}|{result.item_id}|{result.evicted}|{deleted}"
     if kind in ("expire", "lapse", "renew"):
         assert isinstance(result, list)
         return ",".join(result)
@@ -244,14 +307,21 @@ class Journal(StepListener):
         apply: Callable[[], _T],
     ) -> _T:
         """Apply one step and log it in one transaction (after catching up with the log), storing
-        the scope if it is not stored yet."""
+        the scope if it is not stored yet.
+
+        Every step of a persisted memory runs this (two per chat turn), and between two steps
+        the process runs other code, so each function called here is called cold (~2-5 us):
+        what the usual step needs is written in line, and only other cases call out."""
         backend = self.backend
         with memory.lock:
-            self._check_open()
+            if self._closed:
+                self._check_open()
             applied = False
             try:
-                with self._write_transaction():
-                    self._catch_up(memory, lock=True, create=True)
+                # (not _write_transaction: a generator-based context manager costs a few
+                # microseconds more)
+                with backend.transaction(write=True):
+                    self._read_log(memory, True, True)  # (what _catch_up does)
                     self._clocks, self._items = [], []
                     try:
                         result = apply()
@@ -268,12 +338,15 @@ class Journal(StepListener):
                     op = OpRow(
                         seq,
                         kind,
-                        plain_json(args, "a step's input"),
+                        _step_json(args, "a step's input"),
                         None if vector is None else vector.tobytes(),
-                        json.dumps(clocks),
+                        # (a step reads the clock once, usually: json.dumps writes a float so)
+                        f"[{clocks[0]!r}]"
+                        if len(clocks) == 1 and type(clocks[0]) is float
+                        else _clocks_json(clocks),
                         _digest(kind, result),
                     )
-                    backend.append_op(self._id, op, time.time(), items or [])
+                    backend.append_op(self._id, op, time.time(), items)
                     # A removal or a clear is a request to forget: a snapshot now prunes the
                     # log that still holds the text (evicted items go at the next snapshot).
                     purge = kind in ("remove", "clear")
@@ -281,16 +354,21 @@ class Journal(StepListener):
                     if snapshot:
                         self._write_snapshot(memory, seq, purge)
             except BaseException:
+                self._rolled_back()
                 if applied:  # applied here but not committed: the database is the truth
                     self._stale = True
                 if memory.events:  # what the catch-up deleted went all the same
                     memory.events.tell_deletions()
                 raise
+            finally:
+                self._creating = False
             self.seq = seq
             if snapshot:
                 self.snapshot_seq = seq
-            self._deliver(memory)
-            self._notified = max(self._notified, seq)
+            if self._pending_notes or memory.events.active:
+                self._deliver(memory)
+            if seq > self._notified:
+                self._notified = seq
             return result
 
     @contextmanager
@@ -301,13 +379,17 @@ class Journal(StepListener):
             with self.backend.transaction(write=True):
                 yield
         except BaseException:
-            if self._creating:
-                self.scope_id = None
-                self.snapshot_seq = 0
-                self._token = object()
+            self._rolled_back()
             raise
         finally:
             self._creating = False
+
+    def _rolled_back(self) -> None:
+        """What a rolled back write transaction undoes here: a creation of the scope's row."""
+        if self._creating:
+            self.scope_id = None
+            self.snapshot_seq = 0
+            self._token = object()
 
     def _write_snapshot(self, memory: SolarMemory, seq: int, purge: bool = False) -> None:
         blob = self._snapshot_of(memory, seq)
@@ -374,6 +456,8 @@ class Journal(StepListener):
         then of the items other processes stored (after the transaction)."""
         if memory.events:
             memory.events.tell_deletions()
+        if not self._pending_notes:
+            return  # (after nearly every step: nobody else stored anything)
         notes, self._pending_notes = self._pending_notes, []
         fresh = [note for note in notes if note[-1] > self._notified]
         if not fresh:
@@ -390,7 +474,7 @@ class Journal(StepListener):
                     "put",
                     item_id,
                     record.text,
-                    json.dumps(record.metadata),
+                    _step_json(record.metadata, "metadata"),
                     vector.tobytes(),
                     record.category,
                     float(record.created_at),
@@ -427,10 +511,27 @@ class Journal(StepListener):
             storable(step.text, "text")
             if step.item_id is not None:
                 storable(step.item_id, "item_id")
-            meta = self.plain_metadata(step.metadata)
-            return replace(step, row=step.unit(), scale=None, metadata=meta)
+            meta = step.metadata
+            # (a flat dict reads back as it is: a copy, not a JSON round trip, at every add)
+            meta = dict(meta) if _flat_json(meta) else self.plain_metadata(meta)
+            # (built directly: dataclasses.replace costs ~2 us more; the fields are all named,
+            # and a test holds Offer to these ones)
+            return Offer(
+                text=step.text,
+                row=step.unit(),
+                scale=None,
+                metadata=meta,
+                item_id=step.item_id,
+                category=step.category,
+                valid_until=step.valid_until,
+                prepared=step.prepared,
+                update=step.update,
+            )
         if isinstance(step, Lookup) and step.record:
-            plain_json(list(step.exclude), "exclude")
+            for item_id in step.exclude:
+                if type(item_id) is not str:  # (ids, the usual case, always are JSON)
+                    plain_json(list(step.exclude), "exclude")
+                    break
         return step
 
     def run(self, step: Step, apply: Callable[[Step], _T]) -> _T:
