@@ -402,15 +402,21 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
         seen = {self._text(human, ai) for _, human, ai in recent}
         steps: dict[str, int] = {}
         shown = []
-        for hit in hits:
-            if hit.text in seen:
-                continue
-            seen.add(hit.text)
-            try:
-                steps[hit.id] = self.memory.get(hit.id).created_step
-            except KeyError:  # removed by another user of a shared memory since the retrieval
-                steps[hit.id] = 0
-            shown.append(hit)
+        memory = self.memory
+        # The hits' steps are read from the memory as the retrieval left it (it caught up with
+        # the database), not through get(): with a database behind the memory, each get()
+        # would ask it again whether another process wrote, a statement per hit.
+        with memory.lock:
+            core = memory.core
+            for hit in hits:
+                if hit.text in seen:
+                    continue
+                seen.add(hit.text)
+                try:
+                    steps[hit.id] = core.item(hit.id).created_step
+                except KeyError:  # removed by another user of a shared memory since the retrieval
+                    steps[hit.id] = 0
+                shown.append(hit)
         return sorted(shown, key=lambda hit: steps[hit.id])
 
 
