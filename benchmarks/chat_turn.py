@@ -5,7 +5,10 @@ the new input (a retrieval), then ``save_context`` with the input and the answer
 The inputs and answers are consecutive turns of the LoCoMo dev conversations (or a fixed
 script without ``--data``). Every variant runs the same turns, interleaved in rounds so that a
 busy moment of the machine hits all of them alike; the table gives the median and the 90th
-percentile of a turn, and one turn whose input is a 1 MB text.
+percentile of a turn, and one turn whose input is a 1 MB text. Then the ratio of the medians of
+``solar, SQLite`` and ``solar`` (what persisting a turn costs), and the SQL statements and
+transactions of a ``solar, SQLite`` turn, counted over ``--traced`` more turns run after the
+timed ones (traced, so untimed).
 
 - ``window``: LangChain's ``ConversationBufferWindowMemory(k=3)``, the baseline.
 - ``solar``: ``SolarConversationMemory()``, every default (the built-in static embedder).
@@ -68,6 +71,20 @@ def variants(folder: Path) -> dict[str, Callable[[], Any]]:
     return made
 
 
+def traced(memory: Any, pairs: Sequence[tuple[str, str]]) -> tuple[int, int]:
+    """The SQL statements and transactions of ``pairs``' turns through ``memory``, an adapter
+    over a ``MemoryStore`` on SQLite."""
+    statements: list[str] = []
+    connection = memory.memory.runner.backend._conn  # (the benchmark may look inside)
+    connection.set_trace_callback(statements.append)
+    try:
+        for said, answer in pairs:
+            one_turn(memory, said, answer)
+    finally:
+        connection.set_trace_callback(None)
+    return len(statements), sum(s.startswith("BEGIN") for s in statements)
+
+
 def one_turn(memory: Any, said: str, answer: str) -> int:
     start = time.perf_counter_ns()
     memory.load_memory_variables({"input": said})
@@ -80,9 +97,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--data", type=Path, help="LoCoMo-format JSON file (default: a script)")
     p.add_argument("--turns", type=int, default=600, help="turns per variant")
     p.add_argument("--warmup", type=int, default=20, help="untimed turns first (loads models)")
+    p.add_argument("--traced", type=int, default=50, help="SQLite turns whose SQL is counted")
     args = p.parse_args(argv)
     warnings.filterwarnings("ignore", category=DeprecationWarning)
-    pairs = turns(args.data, args.turns + args.warmup)
+    pairs = turns(args.data, args.turns + args.warmup + args.traced)
+    pairs, more = pairs[: args.turns + args.warmup], pairs[args.turns + args.warmup :]
     big = ("a long pasted document about beagles, Lisbon and races. " * 20_000)[:1_000_000]
     with tempfile.TemporaryDirectory() as tmp:
         made = variants(Path(tmp))
@@ -93,6 +112,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 spent = one_turn(memory, said, answer)
                 if i >= args.warmup:
                     times[name].append(spent)
+        # (before the 1 MB turn, which the memory may keep)
+        counted = traced(memories["solar, SQLite"], more) if more else None
         print(f"{'variant':<16} {'median ms':>10} {'p90 ms':>8} {'1 MB input ms':>14}")
         for name, memory in memories.items():
             ns = sorted(times[name])
@@ -100,6 +121,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             p90 = ns[int(0.9 * (len(ns) - 1))] / 1e6
             huge = one_turn(memory, big, "noted.") / 1e6
             print(f"{name:<16} {median:>10.3f} {p90:>8.3f} {huge:>14.0f}", flush=True)
+        ratio = statistics.median(times["solar, SQLite"]) / statistics.median(times["solar"])
+        print(f"solar, SQLite / solar (median): {ratio:.2f}x")
+        if counted is not None:
+            statements, transactions = counted
+            print(
+                f"solar, SQLite per turn: {statements / len(more):.1f} SQL statements, "
+                f"{transactions / len(more):.1f} transactions ({len(more)} turns traced)"
+            )
         for memory in memories.values():
             close = getattr(getattr(memory, "memory", None), "close", None)
             if callable(close):
