@@ -78,27 +78,35 @@ def _unserialisable(value: object) -> object:
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
-#: ``json.dumps``'s C encoder, made once: ``json.dumps`` makes one per call, which costs more
-#: than encoding a step's input does (and every step encodes one, twice per chat turn). No
-#: check for containers inside themselves: :func:`_step_json` leaves those to ``json.dumps``.
-_C_ENCODER = getattr(json.encoder, "c_make_encoder", None)
-_ENCODE: Callable[[object, int], tuple[str, ...]] | None = (
-    None
-    if _C_ENCODER is None
-    # (markers, default, string encoder, indent, key and item separators, sort_keys,
-    # skipkeys, allow_nan: json.dumps's defaults, but no markers)
-    else _C_ENCODER(
-        None,
-        _unserialisable,
-        json.encoder.encode_basestring_ascii,
-        None,
-        ": ",
-        ", ",
-        False,
-        False,
-        True,
-    )
-)
+def _c_encoder() -> Callable[[object, int], tuple[str, ...]] | None:
+    """``json.dumps``'s C encoder, made once: ``json.dumps`` makes one per call, which costs
+    more than encoding a step's input does (and every step encodes one, twice per chat turn).
+    No check for containers inside themselves: :func:`_step_json` leaves those to
+    ``json.dumps``. ``None`` where there is none, or it is not the one this was written for."""
+    make = getattr(json.encoder, "c_make_encoder", None)
+    try:
+        # (markers, default, string encoder, indent, key and item separators, sort_keys,
+        # skipkeys, allow_nan: json.dumps's defaults, but no markers)
+        encode = make(  # type: ignore[misc]
+            None,
+            _unserialisable,
+            json.encoder.encode_basestring_ascii,
+            None,
+            ": ",
+            ", ",
+            False,
+            False,
+            True,
+        )
+        sample = {"q": '\u00e9\n"', "k": [1, 2.5, None, True], "f": float("nan")}
+        if "".join(encode(sample, 0)) == json.dumps(sample):
+            return encode  # type: ignore[no-any-return]
+    except Exception:  # another Python's encoder, or none
+        pass
+    return None
+
+
+_ENCODE = _c_encoder()
 
 
 def _step_json(value: object, what: str) -> str:

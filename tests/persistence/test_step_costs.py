@@ -13,6 +13,7 @@ import dataclasses
 import json
 import math
 import sqlite3
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from solar_core import PersistenceError
-from solar_core.persistence import MemoryStore
+from solar_core.persistence import MemoryStore, journal
 from solar_core.persistence.backend import OpRow, _op_checksum, row_checksum
 from solar_core.persistence.journal import (
     Journal,
@@ -82,6 +83,11 @@ def test_a_forged_rows_odd_fields_take_the_general_path() -> None:
 @given(_JSON)
 def test_a_steps_input_is_written_as_json_dumps_writes_it(value: Any) -> None:
     assert _step_json(value, "input") == json.dumps(value)
+
+
+@pytest.mark.skipif(sys.implementation.name != "cpython", reason="CPython's C encoder")
+def test_a_steps_input_takes_the_c_encoder_made_once() -> None:
+    assert journal._ENCODE is not None
 
 
 def test_an_input_json_cannot_write_is_refused_as_before() -> None:
