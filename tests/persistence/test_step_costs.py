@@ -34,7 +34,7 @@ from solar_core.persistence.journal import (
     plain_json,
 )
 from solar_core.persistence.sqlite_backend import SQLiteBackend
-from solar_core.steps import Lookup, Offer
+from solar_core.engine.steps import Lookup, Offer
 
 #: any str, lone surrogates included (a replayed row's text may hold anything)
 _TEXT = st.text(st.characters(codec=None, min_codepoint=0, max_codepoint=0x10FFFF))
