@@ -17,6 +17,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_vali
 from solar_core import Decision, Hit, Hits
 from solar_core.engine.async_calls import in_worker
 from solar_core.integrations.turns import has_words, turn_id, turn_metadata, turn_text
+from solar_core.persistence import deferred_retrievals
 from solar_core.retrieval.filters import check_filter
 
 from ._params import SolarChatParams
@@ -209,7 +210,11 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
         hits = Hits([], None)
         if query and self.top_k > 0:
             exclude = [turn_id(self._text(human, ai)) for _, human, ai in recent]
-            hits = self.memory.retrieve(query, k=self.top_k, exclude=exclude, filter=self.filter)
+            # over a store, logged with the turn's save_context: a turn is one transaction
+            with deferred_retrievals():
+                hits = self.memory.retrieve(
+                    query, k=self.top_k, exclude=exclude, filter=self.filter
+                )
         if is_turn:  # a new turn: feedback now rates its recall (or nothing), never an older one
             self._recalled = hits if hits.retrieval_id is not None else None
         recalled = self._chronological(hits, recent)

@@ -9,6 +9,7 @@
 
 from solar_core.persistence.backend import Backend
 from solar_core.persistence.errors import PersistenceError
+from solar_core.persistence.journal import deferred_retrievals
 from solar_core.persistence.memory_store import (
     DEFAULT_CAPACITY,
     MemoryStore,
@@ -28,5 +29,6 @@ __all__ = [
     "SQLiteBackend",
     "Scope",
     "ScopeView",
+    "deferred_retrievals",
     "open_backend",
 ]

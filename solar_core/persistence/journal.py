@@ -27,6 +27,14 @@ recorded or not, returns nothing and records nothing (it is not counted, traced 
 there is nothing to credit), so rating it changes nothing either. The first step that writes --
 an add, a clear, a lifecycle sweep -- creates the row and logs itself, in one transaction. If
 another process stored the scope meanwhile, the step catches up with it first, as any step does.
+
+**A deferred retrieval** (one made inside :func:`deferred_retrievals`, as a chat memory's
+recall is) is applied at once and logged with the memory's next write, in that step's
+transaction: a chat turn (recall, then store) is one transaction. Until then it is not durable
+(a crash loses it, as it loses a turn that never finished), and it is logged first by a
+rating, a checkpoint, a close, another deferred retrieval, or a read that finds the scope
+changed. If another process wrote the scope in between, it is dropped: the memory is rebuilt
+from the database without it, and rating its hits changes nothing.
 """
 
 from __future__ import annotations
@@ -39,6 +47,7 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
@@ -65,6 +74,33 @@ _BAD_INPUT = (ValueError, TypeError, LookupError)
 #: the store's look-up of a scope's row in the caller's transaction: ``locate(create,
 #: config)`` is ``(row, whether this call created it)``, or ``None`` (not stored, not created)
 Locate = Callable[[bool, str], tuple[ScopeRow, bool] | None]
+
+
+#: whether recorded retrievals wait for their memory's next write (see deferred_retrievals)
+_DEFERRED: ContextVar[bool] = ContextVar("solar_deferred_retrievals", default=False)
+
+
+@contextmanager
+def deferred_retrievals() -> Iterator[None]:
+    """Log the recorded retrievals of persisted memories made in this block with each memory's
+    next write, in its transaction (see the module's docs): a chat turn's recall and store are
+    then one transaction. Memories that are not persisted are unaffected.
+
+    >>> from solar_core.persistence import MemoryStore, deferred_retrievals
+    >>> with MemoryStore(":memory:", policy="fifo", capacity=3, embedder="hash") as store:
+    ...     memory = store.scope(user="ann")
+    ...     _ = memory.add("prefers tea")
+    ...     with deferred_retrievals():
+    ...         hits = memory.retrieve("tea")
+    ...     _ = memory.add("lives in Lisbon")  # the retrieval is logged with this add
+    ...     [hit.text for hit in hits]
+    ['prefers tea']
+    """
+    token = _DEFERRED.set(True)
+    try:
+        yield
+    finally:
+        _DEFERRED.reset(token)
 
 
 def plain_json(value: object, what: str) -> str:
@@ -221,6 +257,10 @@ class Journal(StepListener):
         self._items: list[ItemChange] | None = None
         self._notified = 0  # the last step whose stored item the subscribers were told of
         self._pending_notes: list[tuple[str, str, FloatVector, Any, int]] = []
+        # a deferred retrieval, applied but not logged: its row, item changes and hits; and
+        # the one the open write transaction logged (held again if that rolls back)
+        self._held: tuple[OpRow, list[ItemChange], Hits] | None = None
+        self._written: tuple[OpRow, list[ItemChange], Hits] | None = None
         self._memory: weakref.ref[SolarMemory] | None = None  # the attached memory
         self.user_clock: Callable[[], float] = time.time
 
@@ -329,7 +369,10 @@ class Journal(StepListener):
                 # (not _write_transaction: a generator-based context manager costs a few
                 # microseconds more)
                 with backend.transaction(write=True):
-                    self._read_log(memory, True, True)  # (what _catch_up does)
+                    if self._held is None:
+                        self._read_log(memory, True, True)  # (what _catch_up does)
+                    else:
+                        self._write_held(memory)
                     self._clocks, self._items = [], []
                     try:
                         result = apply()
@@ -362,14 +405,15 @@ class Journal(StepListener):
                     if snapshot:
                         self._write_snapshot(memory, seq, purge)
             except BaseException:
-                self._rolled_back()
                 if applied:  # applied here but not committed: the database is the truth
                     self._stale = True
+                self._rolled_back()
                 if memory.events:  # what the catch-up deleted went all the same
                     memory.events.tell_deletions()
                 raise
             finally:
                 self._creating = False
+                self._written = None
             self.seq = seq
             if snapshot:
                 self.snapshot_seq = seq
@@ -391,13 +435,86 @@ class Journal(StepListener):
             raise
         finally:
             self._creating = False
+            self._written = None
 
     def _rolled_back(self) -> None:
-        """What a rolled back write transaction undoes here: a creation of the scope's row."""
+        """What a rolled back write transaction undoes here: a creation of the scope's row, the
+        logging of a deferred retrieval (held again, unless the memory is rebuilt anyway)."""
         if self._creating:
             self.scope_id = None
             self.snapshot_seq = 0
             self._token = object()
+        written, self._written = self._written, None
+        if written is not None:
+            self.seq = written[0].seq - 1
+            if self._stale:
+                self._unrecorded[id(written[2])] = written[2]
+            else:
+                self._held = written
+
+    def _write_held(self, memory: SolarMemory) -> None:
+        """In a write transaction: catch up with the log, logging the deferred retrieval first
+        if nobody else wrote the scope since it ran; else it is dropped (see the module's docs)."""
+        held, self._held = self._held, None
+        if held is not None:
+            token = self.backend.version_token()
+            if self._stale or token is None or token != self._token:
+                seqs = self.backend.scope_seqs(self._id, self.scope.key, True)
+                if seqs != (self.seq, self.snapshot_seq, self.config_text):
+                    self._stale = True  # it ran before their steps: rebuilt without it
+                    self._unrecorded[id(held[2])] = held[2]
+                    held = None
+                else:  # (under the write lock: nobody else writes the scope before this)
+                    self._token = token
+        if held is None:
+            self._read_log(memory, True, True)
+            return
+        self.backend.append_op(self._id, held[0], time.time(), held[1])
+        self.seq = held[0].seq
+        self._written = held
+
+    def _hold(
+        self, memory: SolarMemory, args: dict[str, Any], step: Lookup, apply: Callable[[], _T]
+    ) -> _T:
+        """Apply a deferred retrieval now and keep its row for the memory's next write."""
+        with memory.lock:
+            self._check_open()
+            if self._held is not None:  # one at a time, in order
+                self._flush(memory)
+            self.catch_up(memory)
+            self._clocks, self._items = [], []
+            try:
+                hits = apply()
+            except _BAD_INPUT:
+                raise
+            except BaseException:
+                self._stale = True
+                raise
+            finally:
+                clocks, items = self._clocks, self._items
+                self._clocks = self._items = None
+            assert isinstance(hits, Hits)
+            row = step.vector.tobytes()
+            op = OpRow(
+                self.seq + 1,
+                "retrieve",
+                _step_json(args, "a step's input"),
+                row,
+                _clocks_json(clocks),
+                _digest("retrieve", hits),
+            )
+            self._held = (op, items, hits)
+            return hits
+
+    def _flush(self, memory: SolarMemory) -> None:
+        """Log the deferred retrieval in a transaction of its own (under the memory's lock)."""
+        try:
+            with self._write_transaction():
+                self._write_held(memory)
+        except BaseException:
+            if memory.events:
+                memory.events.tell_deletions()
+            raise
 
     def _write_snapshot(self, memory: SolarMemory, seq: int, purge: bool = False) -> None:
         blob = self._snapshot_of(memory, seq)
@@ -549,6 +666,11 @@ class Journal(StepListener):
         memory = None if ref is None else ref()
         assert memory is not None  # the memory running a step is alive
         kind = type(step)
+        if kind is Rating and self._held is not None:
+            with memory.lock:  # rated after the deferred retrieval is logged (or dropped)
+                self._check_open()
+                if self._held is not None:
+                    self._flush(memory)
         if kind is Rating and self.unrecorded(getattr(step, "retrieval", None)):
             return cast(_T, None)  # hits of a read before the first write: nothing to credit
         if (kind is Lookup or kind is Rating) and self._still_unstored(memory):
@@ -572,6 +694,8 @@ class Journal(StepListener):
             args.update(exclude=list(step.exclude), ranking=step.retrieval, floor=step.floor)
             if step.gate:  # (a row without it replays as before: ungated)
                 args["gate"] = True
+            if _DEFERRED.get():
+                return self._hold(memory, args, step, lambda: apply(step))
             return self._logged(memory, "retrieve", args, step.vector, lambda: apply(step))
         if kind is Rating:
             assert isinstance(step, Rating)
@@ -641,6 +765,10 @@ class Journal(StepListener):
             if token is not None and token == self._token:
                 self._deliver(memory)  # what an earlier catch-up (e.g. a checkpoint) left untold
                 return
+        if self._held is not None:  # the scope changed: the deferred retrieval goes first
+            self._flush(memory)
+            self._deliver(memory)
+            return
         try:
             with self.backend.transaction(write=False):
                 self._catch_up(memory, lock=False)
@@ -832,14 +960,16 @@ class Journal(StepListener):
             self._check_open()
             if self._stale or self.scope_id is None:
                 return  # (a scope not stored yet holds nothing to write)
-            if self.seq - self.snapshot_seq < unless_below:
+            if self._held is not None:
+                pass  # a deferred retrieval is logged (and snapshotted)
+            elif self.seq - self.snapshot_seq < unless_below:
                 return
-            if self.seq == self.snapshot_seq:
+            elif self.seq == self.snapshot_seq:
                 token = self.backend.version_token()
                 if token is not None and token == self._token:
                     return  # nothing new since the last snapshot, here or elsewhere
             with self._write_transaction():
-                self._catch_up(memory, lock=True)
+                self._write_held(memory)
                 written = self.seq > self.snapshot_seq
                 if written:  # closing or evicted: all the log goes, the database stays small
                     self._write_snapshot(memory, self.seq, purge=True)
@@ -861,6 +991,7 @@ class Journal(StepListener):
         """The scope is being forgotten in this process (under the memory's lock): closed, and
         its subscribers hear that every item went."""
         self._closed = True
+        self._held = None
         memory = None if self._memory is None else self._memory()
         if memory is not None and memory.events:
             memory.events.gone(memory.core.ids(), "forgotten")

@@ -1,6 +1,7 @@
-"""What a chat turn through ``SolarConversationMemory`` asks of a SQLite database: its two steps
-(the retrieval, the offer), each one transaction, and nothing else -- recalled turns are put in
-order from the memory as the retrieval left it, not by asking the database again per turn."""
+"""What a chat turn through ``SolarConversationMemory`` asks of a SQLite database: one look at
+whether another process wrote (before the recall), then its two steps (the retrieval, the offer)
+in one transaction, and nothing else -- recalled turns are put in order from the memory as the
+retrieval left it, not by asking the database again per turn."""
 
 from __future__ import annotations
 
@@ -25,34 +26,35 @@ def _turn(memory: SolarConversationMemory, said: str, answer: str) -> None:
     memory.save_context({"input": said}, {"output": answer})
 
 
-def test_a_chat_turn_is_two_transactions_and_reads_nothing_outside_them(
-    tmp_path: Path,
-) -> None:
+def test_a_chat_turn_is_one_transaction_and_one_look(tmp_path: Path) -> None:
     warnings.simplefilter("ignore", DeprecationWarning)
     store = MemoryStore(tmp_path / "chat.db", embedder="hash", seed=0, min_score=None)
     memory = SolarConversationMemory(memory=store.scope("u"), k=1, top_k=3)
     for said, answer in TURNS[:4]:
         _turn(memory, said, answer)
-    statements: list[str] = []
+    turns: list[list[str]] = []
     connection = store.backend._conn  # type: ignore[attr-defined]
-    connection.set_trace_callback(statements.append)
     try:
         for said, answer in TURNS[4:]:
+            statements: list[str] = []
+            connection.set_trace_callback(statements.append)
             _turn(memory, said, answer)
+            connection.set_trace_callback(None)
+            turns.append(statements)
             assert len(memory.recalled) >= 2  # several recalled turns to put in order
     finally:
         connection.set_trace_callback(None)
-    transactions: list[list[str]] = []
-    for statement in statements:
-        if statement.startswith("BEGIN"):
-            transactions.append([])
-        assert transactions, f"{statement!r} ran outside a transaction"
-        transactions[-1].append(statement)
-    assert len(transactions) == 2 * len(TURNS[4:])
-    assert all(t[0] == "BEGIN IMMEDIATE" and t[-1] == "COMMIT" for t in transactions)
-    # the retrievals: one look at whether another process wrote, the log row, the scope's seq
-    assert all(len(t) == 5 for t in transactions[::2])
+    for statements in turns:
+        assert statements[0] == "PRAGMA data_version"  # the recall: did another process write?
+        transaction = statements[1:]
+        assert transaction[0] == "BEGIN IMMEDIATE" and transaction[-1] == "COMMIT"
+        assert sum(s.startswith(("BEGIN", "COMMIT")) for s in transaction) == 2
+        # both steps' log rows, in the one transaction
+        assert sum(s.startswith("INSERT INTO solar_ops") for s in transaction) == 2
+    live = memory.memory.stats()
     store.close()
+    with MemoryStore(tmp_path / "chat.db", embedder="hash", seed=0, min_score=None) as again:
+        assert again.scope("u").stats() == live  # every retrieval was logged
 
 
 def test_recalled_turns_come_oldest_first_over_sqlite(tmp_path: Path) -> None:

@@ -12,6 +12,7 @@ plain memory standing for it is run the same way: unrecorded retrievals, no rati
 
 from __future__ import annotations
 
+from contextlib import nullcontext
 from pathlib import Path
 from tempfile import TemporaryDirectory
 from typing import Any
@@ -28,6 +29,7 @@ from hypothesis.stateful import (
 )
 
 from solar_core import MemoryStore, SolarMemory
+from solar_core.persistence import deferred_retrievals
 from tests.support.persistence import same, scope_seed
 from tests.support.profiles import examples
 
@@ -106,6 +108,7 @@ class PersistentMemoryMachine(RuleBasedStateMachine):
         rating=st.sampled_from([None, True, False, 0.3]),
         category=st.sampled_from(["context", "context", "knowledge", "identity"]),
         lifetime=st.sampled_from([None, None, 3600.0, 2 * 86_400.0]),
+        deferred=st.booleans(),
     )
     def interaction(
         self,
@@ -114,15 +117,18 @@ class PersistentMemoryMachine(RuleBasedStateMachine):
         rating: bool | float | None,
         category: str,
         lifetime: float | None,
+        deferred: bool,
     ) -> None:
-        """One agent step: retrieve, maybe rate it, offer the experience."""
+        """One agent step: retrieve (maybe logged with the add, as a chat turn's recall is),
+        maybe rate it, offer the experience."""
         self.n += 1
         text = f"experience {self.n}"
         valid_until = None if lifetime is None else self.now + lifetime
 
         def step(m: SolarMemory) -> object:
             fresh = self.unwritten(m)  # the plain memory, before the scope's first write
-            hits = [h.id for h in m.retrieve(embedding=v, k=k, record=not fresh)]
+            with deferred_retrievals() if deferred else nullcontext():
+                hits = [h.id for h in m.retrieve(embedding=v, k=k, record=not fresh)]
             if fresh:
                 pass  # the stored scope's memory takes the rating and changes nothing
             elif isinstance(rating, bool):

@@ -24,6 +24,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from solar_core import PersistenceError
+from solar_core.engine.steps import Lookup, Offer
 from solar_core.persistence import MemoryStore, journal
 from solar_core.persistence.backend import OpRow, _op_checksum, row_checksum
 from solar_core.persistence.journal import (
@@ -34,7 +35,6 @@ from solar_core.persistence.journal import (
     plain_json,
 )
 from solar_core.persistence.sqlite_backend import SQLiteBackend
-from solar_core.engine.steps import Lookup, Offer
 
 #: any str, lone surrogates included (a replayed row's text may hold anything)
 _TEXT = st.text(st.characters(codec=None, min_codepoint=0, max_codepoint=0x10FFFF))
