@@ -162,34 +162,8 @@ def row_checksum(scope_id: int, fields: Sequence[Any], vector: bytes | None) -> 
     return digest.hexdigest()
 
 
-#: a str as ``json.dumps(..., ensure_ascii=False)`` writes it (the C encoder)
-_json_str: Callable[[str], str] = json.encoder.encode_basestring
-
-
 def _op_checksum(scope_id: int, op: OpRow) -> str:
-    """:func:`row_checksum` of a log row. Every step computes one: for the usual field types
-    its JSON is written here directly (the same text ``json.dumps`` makes, a few times faster,
-    which matters at two steps per chat turn); any other types take the general path."""
-    seq, kind, args, clocks, digest = op.seq, op.kind, op.args, op.clocks, op.digest
-    if (
-        type(scope_id) is int
-        and type(seq) is int
-        and type(kind) is str
-        and type(args) is str
-        and type(clocks) is str
-        and type(digest) is str
-    ):
-        encode = _json_str
-        text = (
-            f"[{scope_id}, {seq}, {encode(kind)}, {encode(args)}, {encode(clocks)}, "
-            f"{encode(digest)}]"
-        )
-        hashed = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16)
-        if op.vector is not None:
-            hashed.update(b"\x01")
-            hashed.update(op.vector)
-        return hashed.hexdigest()
-    return row_checksum(scope_id, [seq, kind, args, clocks, digest], op.vector)
+    return row_checksum(scope_id, [op.seq, op.kind, op.args, op.clocks, op.digest], op.vector)
 
 
 def _item_checksum(scope_id: int, row: Sequence[Any]) -> str:

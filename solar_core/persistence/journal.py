@@ -1,40 +1,13 @@
 """``Journal``: makes one :class:`~solar_core.SolarMemory` persistent, step by step.
 
-Every step that changes a memory (a recorded retrieval, feedback, an add, a removal, a clear, a
-lifecycle sweep, a renewal of items' ``valid_until``) is logged as its *inputs* -- the unit
-vector, the texts, the clock readings, an evaluator's verdict -- in the same transaction that
-advances the scope's ``seq``. The memory is deterministic given its state and those inputs (its
-random generator is part of its state), so replaying the log over the latest snapshot rebuilds
-it bit for bit: the same posteriors, the same gate state, the same next random draw. That is
-what makes
-
-- **exact resume**: reopen = load the snapshot, replay the steps after it;
-- **crash safety**: a step is one transaction; a killed writer leaves whole steps only;
-- **many writers**: a step first locks its scope, replays whatever other processes logged since
-  this process last looked, then applies itself. Steps on one scope serialise and none is lost.
-
-Why inputs rather than the changed state: a retrieval touches the statistics of every item (a
-Thompson policy ages all of them), so the state that changes per step is O(capacity); the
-inputs are O(1). Snapshots (every ``snapshot_every`` steps and on close) bound the replay.
-
-Each replayed step is checked against a digest of what it did the first time (the ids it
-returned, admitted, evicted): a process whose replay disagrees -- another numpy build or
-library version sharing the scope -- stops with :class:`PersistenceError` instead of drifting.
-
-**A scope is stored by its first write.** A memory handed out for a scope that has no row yet
-is empty and stays so until a step changes it: reading it writes nothing, and a retrieval,
-recorded or not, returns nothing and records nothing (it is not counted, traced or rateable:
-there is nothing to credit), so rating it changes nothing either. The first step that writes --
-an add, a clear, a lifecycle sweep -- creates the row and logs itself, in one transaction. If
-another process stored the scope meanwhile, the step catches up with it first, as any step does.
-
-**A deferred retrieval** (one made inside :func:`deferred_retrievals`, as a chat memory's
-recall is) is applied at once and logged with the memory's next write, in that step's
-transaction: a chat turn (recall, then store) is one transaction. Until then it is not durable
-(a crash loses it, as it loses a turn that never finished), and it is logged first by a
-rating, a checkpoint, a close, another deferred retrieval, or a read that finds the scope
-changed. If another process wrote the scope in between, it is dropped: the memory is rebuilt
-from the database without it, and rating its hits changes nothing.
+Every step that changes a memory is logged as its *inputs* (the unit vector, the texts, the
+clock readings, an evaluator's verdict) in the transaction that advances the scope's ``seq``;
+the memory is deterministic given its state and those inputs, so the latest snapshot plus the
+log rebuilds it bit for bit (exact resume, whole steps only after a crash, many writers that
+catch up before each step). A replay is checked against a digest of what the step did first.
+A scope is stored by its first write; a retrieval can wait for the memory's next write
+(:func:`deferred_retrievals`). DESIGN.md, "Persistence and scopes", says why and what each
+promises.
 """
 
 from __future__ import annotations
@@ -108,77 +81,6 @@ def plain_json(value: object, what: str) -> str:
         return json.dumps(value, allow_nan=True)
     except (TypeError, ValueError) as err:
         raise TypeError(f"{what} must be JSON-serialisable to be persisted: {err}") from None
-
-
-def _unserialisable(value: object) -> object:
-    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
-
-
-def _c_encoder() -> Callable[[object, int], tuple[str, ...]] | None:
-    """``json.dumps``'s C encoder, made once: ``json.dumps`` makes one per call, which costs
-    more than encoding a step's input does (and every step encodes one, twice per chat turn).
-    No check for containers inside themselves: :func:`_step_json` leaves those to
-    ``json.dumps``. ``None`` where there is none, or it is not the one this was written for."""
-    make = getattr(json.encoder, "c_make_encoder", None)
-    try:
-        # (markers, default, string encoder, indent, key and item separators, sort_keys,
-        # skipkeys, allow_nan: json.dumps's defaults, but no markers)
-        encode = make(  # type: ignore[misc]
-            None,
-            _unserialisable,
-            json.encoder.encode_basestring_ascii,
-            None,
-            ": ",
-            ", ",
-            False,
-            False,
-            True,
-        )
-        sample = {"q": '\u00e9\n"', "k": [1, 2.5, None, True], "f": float("nan")}
-        if "".join(encode(sample, 0)) == json.dumps(sample):
-            return encode  # type: ignore[no-any-return]
-    except Exception:  # another Python's encoder, or none
-        pass
-    return None
-
-
-_ENCODE = _c_encoder()
-
-
-def _step_json(value: object, what: str) -> str:
-    """:func:`plain_json` of a step's input: the same text, made faster."""
-    encode = _ENCODE
-    if encode is not None:
-        try:
-            return "".join(encode(value, 0))
-        except (TypeError, ValueError, RecursionError):
-            pass  # (json.dumps tells what is wrong)
-    return plain_json(value, what)
-
-
-#: the types a flat metadata value may have to read back from JSON as it is (exact types: a
-#: subclass, say an ``IntEnum``, reads back as its base)
-_FLAT_JSON = frozenset({str, int, float, bool, type(None)})
-
-
-def _flat_json(meta: dict[str, Any]) -> bool:
-    """Whether ``meta`` is a flat dict that reads back from JSON equal and of the same types
-    (str keys; str, number, bool or ``None`` values): what the chat adapters' metadata is."""
-    if type(meta) is not dict:
-        return False
-    flat = _FLAT_JSON
-    for key, value in meta.items():  # (a loop: a generator costs more for a few keys)
-        if type(key) is not str or type(value) not in flat:
-            return False
-    return True
-
-
-def _clocks_json(clocks: list[float]) -> str:
-    """``json.dumps(clocks)``, written directly for the usual readings (floats, finite: checked
-    as they are read), as ``json`` writes a finite float: its ``repr``."""
-    if all(type(clock) is float for clock in clocks):
-        return "[" + ", ".join(map(float.__repr__, clocks)) + "]"
-    return json.dumps(clocks)
 
 
 #: the parameters a snapshot's must equal those of the scope's memory in: not the reading
@@ -312,7 +214,7 @@ class Journal(StepListener):
         memory.core.listen(self)  # the item rows a step writes
         memory.use_runner(self)
         with memory.lock, self.backend.transaction(write=False):
-            self._catch_up(memory, lock=False)
+            self._read_log(memory, False, False)
         self._pending_notes.clear()  # nobody subscribed yet: what was stored is not news
         self._notified = self.seq
         self._memory = weakref.ref(memory)  # whose subscribers hear that the scope is forgotten
@@ -354,103 +256,81 @@ class Journal(StepListener):
         vector: FloatVector | None,
         apply: Callable[[], _T],
     ) -> _T:
-        """Apply one step and log it in one transaction (after catching up with the log), storing
-        the scope if it is not stored yet.
-
-        Every step of a persisted memory runs this (two per chat turn), and between two steps
-        the process runs other code, so each function called here is called cold (~2-5 us):
-        what the usual step needs is written in line, and only other cases call out."""
-        backend = self.backend
+        """Apply one step and log it in one transaction (after catching up with the log, and
+        logging the deferred retrieval), storing the scope if it is not stored yet."""
         with memory.lock:
-            if self._closed:
-                self._check_open()
-            applied = False
+            self._check_open()
             try:
-                # (not _write_transaction: a generator-based context manager costs a few
-                # microseconds more)
-                with backend.transaction(write=True):
-                    if self._held is None:
-                        self._read_log(memory, True, True)  # (what _catch_up does)
-                    else:
-                        self._write_held(memory)
-                    self._clocks, self._items = [], []
+                with self._write_transaction():
+                    self._write_held(memory)
+                    result, op, items = self._applied(kind, args, vector, apply)
                     try:
-                        result = apply()
-                    except _BAD_INPUT:
-                        raise  # checked before any change: rolling back the transaction suffices
+                        self.backend.append_op(self._id, op, time.time(), items)
+                        # A removal or a clear is a request to forget: a snapshot now prunes
+                        # the log that still holds the text (evicted items go at the next one).
+                        purge = kind in ("remove", "clear")
+                        snapshot = purge or op.seq - self.snapshot_seq >= self.snapshot_every
+                        if snapshot:
+                            self._write_snapshot(memory, op.seq, purge)
                     except BaseException:
                         self._stale = True
                         raise
-                    finally:
-                        clocks, items = self._clocks, self._items
-                        self._clocks = self._items = None
-                    applied = True
-                    seq = self.seq + 1
-                    op = OpRow(
-                        seq,
-                        kind,
-                        _step_json(args, "a step's input"),
-                        None if vector is None else vector.tobytes(),
-                        # (a step reads the clock once, usually: json.dumps writes a float so)
-                        f"[{clocks[0]!r}]"
-                        if len(clocks) == 1 and type(clocks[0]) is float
-                        else _clocks_json(clocks),
-                        _digest(kind, result),
-                    )
-                    backend.append_op(self._id, op, time.time(), items)
-                    # A removal or a clear is a request to forget: a snapshot now prunes the
-                    # log that still holds the text (evicted items go at the next snapshot).
-                    purge = kind in ("remove", "clear")
-                    snapshot = purge or seq - self.snapshot_seq >= self.snapshot_every
-                    if snapshot:
-                        self._write_snapshot(memory, seq, purge)
             except BaseException:
-                if applied:  # applied here but not committed: the database is the truth
-                    self._stale = True
-                self._rolled_back()
                 if memory.events:  # what the catch-up deleted went all the same
                     memory.events.tell_deletions()
                 raise
-            finally:
-                self._creating = False
-                self._written = None
-            self.seq = seq
+            self.seq = op.seq
             if snapshot:
-                self.snapshot_seq = seq
-            if self._pending_notes or memory.events.active:
-                self._deliver(memory)
-            if seq > self._notified:
-                self._notified = seq
+                self.snapshot_seq = op.seq
+            self._deliver(memory)
+            self._notified = max(self._notified, op.seq)
             return result
+
+    def _applied(
+        self, kind: str, args: dict[str, Any], vector: FloatVector | None, apply: Callable[[], _T]
+    ) -> tuple[_T, OpRow, list[ItemChange]]:
+        """Apply a step (as the next one of the log), and what logging it writes."""
+        self._clocks, self._items = [], []
+        applied = False
+        try:
+            result = apply()
+            applied = True
+            clocks, items = self._clocks, self._items
+            row = None if vector is None else vector.tobytes()
+            text = plain_json(args, "a step's input")
+            op = OpRow(self.seq + 1, kind, text, row, json.dumps(clocks), _digest(kind, result))
+        except BaseException as err:
+            # refused input raises before any change; anything else: the database is the truth
+            if applied or not isinstance(err, _BAD_INPUT):
+                self._stale = True
+            raise
+        finally:
+            self._clocks = self._items = None
+        return result, op, items
 
     @contextmanager
     def _write_transaction(self) -> Iterator[None]:
         """A write transaction, and what a rollback undoes here: a creation of the scope's row
-        (it is not stored after all)."""
+        (it is not stored after all), the logging of a deferred retrieval (held again, unless
+        the memory is rebuilt anyway)."""
         try:
             with self.backend.transaction(write=True):
                 yield
         except BaseException:
-            self._rolled_back()
+            if self._creating:
+                self.scope_id = None
+                self.snapshot_seq = 0
+                self._token = object()
+            if self._written is not None:
+                self.seq = self._written[0].seq - 1
+                if self._stale:
+                    self._unrecorded[id(self._written[2])] = self._written[2]
+                else:
+                    self._held = self._written
             raise
         finally:
             self._creating = False
             self._written = None
-
-    def _rolled_back(self) -> None:
-        """What a rolled back write transaction undoes here: a creation of the scope's row, the
-        logging of a deferred retrieval (held again, unless the memory is rebuilt anyway)."""
-        if self._creating:
-            self.scope_id = None
-            self.snapshot_seq = 0
-            self._token = object()
-        written, self._written = self._written, None
-        if written is not None:
-            self.seq = written[0].seq - 1
-            if self._stale:
-                self._unrecorded[id(written[2])] = written[2]
-            else:
-                self._held = written
 
     def _write_held(self, memory: SolarMemory) -> None:
         """In a write transaction: catch up with the log, logging the deferred retrieval first
@@ -482,27 +362,8 @@ class Journal(StepListener):
             if self._held is not None:  # one at a time, in order
                 self._flush(memory)
             self.catch_up(memory)
-            self._clocks, self._items = [], []
-            try:
-                hits = apply()
-            except _BAD_INPUT:
-                raise
-            except BaseException:
-                self._stale = True
-                raise
-            finally:
-                clocks, items = self._clocks, self._items
-                self._clocks = self._items = None
+            hits, op, items = self._applied("retrieve", args, step.vector, apply)
             assert isinstance(hits, Hits)
-            row = step.vector.tobytes()
-            op = OpRow(
-                self.seq + 1,
-                "retrieve",
-                _step_json(args, "a step's input"),
-                row,
-                _clocks_json(clocks),
-                _digest("retrieve", hits),
-            )
             self._held = (op, items, hits)
             return hits
 
@@ -599,7 +460,7 @@ class Journal(StepListener):
                     "put",
                     item_id,
                     record.text,
-                    _step_json(record.metadata, "metadata"),
+                    json.dumps(record.metadata),
                     vector.tobytes(),
                     record.category,
                     float(record.created_at),
@@ -636,27 +497,10 @@ class Journal(StepListener):
             storable(step.text, "text")
             if step.item_id is not None:
                 storable(step.item_id, "item_id")
-            meta = step.metadata
-            # (a flat dict reads back as it is: a copy, not a JSON round trip, at every add)
-            meta = dict(meta) if _flat_json(meta) else self.plain_metadata(meta)
-            # (built directly: dataclasses.replace costs ~2 us more; the fields are all named,
-            # and a test holds Offer to these ones)
-            return Offer(
-                text=step.text,
-                row=step.unit(),
-                scale=None,
-                metadata=meta,
-                item_id=step.item_id,
-                category=step.category,
-                valid_until=step.valid_until,
-                prepared=step.prepared,
-                update=step.update,
-            )
+            meta = self.plain_metadata(step.metadata)
+            return replace(step, row=step.unit(), scale=None, metadata=meta)
         if isinstance(step, Lookup) and step.record:
-            for item_id in step.exclude:
-                if type(item_id) is not str:  # (ids, the usual case, always are JSON)
-                    plain_json(list(step.exclude), "exclude")
-                    break
+            plain_json(list(step.exclude), "exclude")
         return step
 
     def run(self, step: Step, apply: Callable[[Step], _T]) -> _T:
@@ -745,7 +589,7 @@ class Journal(StepListener):
             self._check_open()
             if self.scope_id is None:
                 with self.backend.transaction(write=False):
-                    self._catch_up(memory, lock=False)
+                    self._read_log(memory, False, False)
             return self.scope_id is None
 
     # -- catching up --------------------------------------------------------------------------
@@ -771,17 +615,12 @@ class Journal(StepListener):
             return
         try:
             with self.backend.transaction(write=False):
-                self._catch_up(memory, lock=False)
+                self._read_log(memory, False, False)
         except BaseException:
             if memory.events:  # what the catch-up deleted (or a forget elsewhere) is told
                 memory.events.tell_deletions()
             raise
         self._deliver(memory)
-
-    def _catch_up(self, memory: SolarMemory, lock: bool, create: bool = False) -> None:
-        """Bring ``memory`` up to the scope's latest step; ``lock``: in a write transaction,
-        which also stores a scope not stored yet if ``create``."""
-        self._read_log(memory, lock, create)
 
     def _read_log(self, memory: SolarMemory, lock: bool, create: bool) -> None:
         backend = self.backend
