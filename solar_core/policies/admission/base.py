@@ -113,9 +113,12 @@ class StagedState:
     :meth:`load_state` checks the whole state before it assigns any of it, a held policy's
     included (:func:`staged`). The defaults: no parameters, nothing learned."""
 
+    #: the constructor's keyword arguments, each kept in the attribute of its name
+    param_names: ClassVar[str] = ""
+
     def params(self) -> dict[str, Any]:
-        """Its constructor's keyword arguments, as JSON values (a policy taking none: none)."""
-        return no_params(self)
+        """Its constructor's keyword arguments, as JSON values."""
+        return params_of(self, self.param_names) if self.param_names else no_params(self)
 
     def state(self) -> dict[str, Any]:
         """What it has learned since it was built, as plain values."""

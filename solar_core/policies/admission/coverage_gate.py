@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from solar_core.basics.state import register_part
 from solar_core.basics.validation import check_nonnegative
-from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdict, plain
+from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdict
 
 
 @register_part
@@ -24,6 +22,7 @@ class CoverageGate(AdmissionPolicy):
     """
 
     name = "coverage"
+    param_names = "hysteresis"
 
     def __init__(self, hysteresis: float = 0.5) -> None:
         check_nonnegative(hysteresis=hysteresis)
@@ -35,7 +34,3 @@ class CoverageGate(AdmissionPolicy):
             "(SolarMemory(admission=CoverageGate(), eviction=CoverageEviction())), or use "
             'policy="solar-adaptive"'
         )
-
-    def params(self) -> dict[str, Any]:
-        """Its hysteresis (it learns nothing)."""
-        return {"hysteresis": plain(self.hysteresis)}

@@ -21,6 +21,7 @@ class NeverAdmit(AdmissionPolicy):
     """
 
     name = "never"
+    param_names = "initial"
 
     def __init__(self, initial: int = 0) -> None:
         self.initial = check_nonnegative_int(initial, "initial")
@@ -36,9 +37,6 @@ class NeverAdmit(AdmissionPolicy):
 
     def clear(self) -> None:
         self._offers = 0
-
-    def params(self) -> dict[str, Any]:
-        return {"initial": self.initial}
 
     def state(self) -> dict[str, Any]:
         """``offers``: the offers counted so far (the first ``initial`` are admitted)."""

@@ -13,7 +13,6 @@ from solar_core.policies.admission.base import (
     AdmissionPolicy,
     Candidate,
     Verdict,
-    params_of,
 )
 from solar_core.policies.admission.info_gain import information_gain
 
@@ -47,6 +46,10 @@ class RegretGate(AdmissionPolicy):
     """
 
     name = "regret"
+    param_names = (
+        "switching_cost lipschitz window tau_min tau_max ema bootstrap novelty_weight"
+        " density_weight"
+    )
     _l_ema: float | None
 
     def __init__(
@@ -172,10 +175,6 @@ class RegretGate(AdmissionPolicy):
             raise AssertionError(f"tau {self._tau} outside [{self.tau_min}, {self.tau_max}]")
         if len(self._costs) > self.window:
             raise AssertionError("cost window overflow")
-
-    def params(self) -> dict[str, Any]:
-        names = "switching_cost lipschitz window tau_min tau_max ema bootstrap novelty_weight"
-        return params_of(self, names + " density_weight")
 
     def state(self) -> dict[str, Any]:
         """``regret`` (R since the last store), ``tau``, ``l_ema`` (``None`` until ``window``
