@@ -9,10 +9,8 @@ from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdi
 
 @register_part
 class CoverageGate(AdmissionPolicy):
-    """Compose ``solar-adaptive`` by hand: ``SolarMemory(admission=CoverageGate(h),
-    eviction=CoverageEviction())``. :class:`~solar_core.policies.eviction.CoverageEviction`
-    decides admission itself; composed with this gate, the memory hands it the gate's
-    ``hysteresis`` and keeps that one object in both roles. Alone, this gate decides nothing.
+    """Compose ``solar-adaptive`` by hand: the memory hands the gate's ``hysteresis`` to the
+    :class:`~solar_core.policies.eviction.CoverageEviction`, which decides admission itself.
 
     >>> from solar_core import SolarMemory
     >>> from solar_core.policies.eviction import CoverageEviction

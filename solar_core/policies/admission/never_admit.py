@@ -11,8 +11,7 @@ from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdi
 
 @register_part
 class NeverAdmit(AdmissionPolicy):
-    """Admit the first ``initial`` offers (the seed memory), then nothing (the study's
-    ``pi_fixed``: a curated memory that the agent's own executions never change).
+    """Admit the first ``initial`` offers (the seed memory), then nothing (``pi_fixed``).
 
     >>> from solar_core.policies.admission import Candidate
     >>> gate = NeverAdmit(initial=2)
@@ -28,7 +27,7 @@ class NeverAdmit(AdmissionPolicy):
         self._offers = 0
 
     def _admit(self, candidate: Candidate) -> Verdict:
-        if candidate.refused is not None:  # not an offer of its seed set: not counted
+        if candidate.refused is not None:  # (not counted)
             return Verdict(False, candidate.refused)
         self._offers += 1
         if self._offers <= self.initial:
@@ -39,7 +38,6 @@ class NeverAdmit(AdmissionPolicy):
         self._offers = 0
 
     def state(self) -> dict[str, Any]:
-        """``offers``: the offers counted so far (the first ``initial`` are admitted)."""
         return {"offers": self._offers}
 
     def _read(self, reader: StateReader) -> dict[str, Any]:
