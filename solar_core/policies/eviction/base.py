@@ -225,6 +225,12 @@ def _filled(store: ItemTable | None) -> ItemTable:
     return store
 
 
+def argmin_slot(keys: npt.NDArray[Any], slots: Selection) -> int:
+    """The slot of the first lowest of ``keys`` (the values of ``slots``)."""
+    pick = int(keys.argmin())
+    return pick if isinstance(slots, slice) else int(slots[pick])
+
+
 def lowest(scores: F64, slots: Slots | slice, n: int = 3) -> Victim:
     """The slot with the lowest score (the first on ties), the ``n`` lowest as contenders."""
     best = int(scores.argmin())

@@ -27,6 +27,7 @@ from solar_core.policies.eviction.base import (
     Selection,
     Slots,
     Victim,
+    argmin_slot,
     grow_array,
     read_slot,
 )
@@ -142,8 +143,7 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         n = self._count
         owner, owner_serial = self._owner[:n].copy(), self._owner_serial[:n].copy()
         margin = self._margin[:n].copy()
-        dead = owner < 0
-        dead[~dead] = self._serial[owner[~dead]] != owner_serial[~dead]
+        dead = ~self._owned(n)
         owner[dead], owner_serial[dead], margin[dead] = -1, 0, 0.0
         pending = self._pending
         pending_ok = pending is not None and pending[0] == self._seq + 1 and len(pending[1]) == n
@@ -322,9 +322,8 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
     def _victim(self, step: int, slots: Selection) -> Victim:
         values = self._value[slots]
         # Lowest value, oldest insert among (near-)equals: the nudge stays far under any margin
-        pick = int((values + self._nudge[slots]).argmin())
-        slot = pick if isinstance(slots, slice) else int(slots[pick])
-        value = float(values[pick])
+        slot = argmin_slot(values + self._nudge[slots], slots)
+        value = float(self._value[slot])
         self._weakest = (self._version, slot, value)
         return Victim(slot, value)
 
@@ -409,15 +408,20 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
     def describe(self, slot: int) -> Mapping[str, float]:
         return {"value": float(self._value[slot])}
 
+    def _owned(self, n: int) -> npt.NDArray[np.bool_]:
+        """Which of the first ``n`` ring rows still have their owner (not a later item)."""
+        owner = self._owner[:n]
+        live = owner >= 0
+        live[live] = self._serial[owner[live]] == self._owner_serial[:n][live]
+        return live
+
     def check_invariants(self) -> None:
         slots = self.store.active_slots()
         value = self._value[slots]
         if not np.isfinite(value).all():
             raise AssertionError("non-finite coverage value")
         n = self._count
-        owners = self._owner[:n]
-        live = owners >= 0
-        live[live] = self._serial[owners[live]] == self._owner_serial[:n][live]
+        owners, live = self._owner[:n], self._owned(n)
         expected = np.bincount(owners[live], self._margin[:n][live], minlength=len(self._value))
         if not np.allclose(expected[slots], value, atol=1e-6):
             raise AssertionError("coverage values disagree with the query ring")

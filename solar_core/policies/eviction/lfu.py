@@ -17,6 +17,7 @@ from solar_core.policies.eviction.base import (
     Selection,
     Slots,
     Victim,
+    argmin_slot,
 )
 
 TieBreak = Literal["insertion", "recency"]
@@ -79,8 +80,7 @@ class LfuEviction(EvictionPolicy):
     def _victim(self, step: int, slots: Selection) -> Victim:
         # One int64 key orders by count, then by sequence: a single vectorised argmin.
         key = (self._count[slots] << 32) + self._order[slots]
-        best = int(key.argmin())
-        slot = best if isinstance(slots, slice) else int(slots[best])
+        slot = argmin_slot(key, slots)
         return Victim(slot, float(self._count[slot]))
 
     def describe(self, slot: int) -> Mapping[str, float]:

@@ -17,6 +17,7 @@ from solar_core.policies.eviction.base import (
     Selection,
     Slots,
     Victim,
+    argmin_slot,
     read_slot,
 )
 from solar_core.policies.salience import (
@@ -244,8 +245,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         if not self._credited:  # no rating has moved a value yet
             return ""
         slots = self.store.evictable_selection()
-        pick = int(self._plain[slots].argmin())
-        unrated = pick if isinstance(slots, slice) else int(slots[pick])
+        unrated = argmin_slot(self._plain[slots], slots)
         part = self.feedback_weight * self._credit.item(unrated)
         part /= self._shares.item(unrated) + self.rating_strength
         would = salience > self._value.item(unrated) - part
@@ -311,8 +311,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         return victim
 
     def _victim(self, step: int, slots: Selection) -> Victim:
-        pick = int(self._key[slots].argmin())
-        slot = pick if isinstance(slots, slice) else int(slots[pick])
+        slot = argmin_slot(self._key[slots], slots)
         return Victim(slot, float(self._value[slot]))
 
     def clear(self) -> None:
