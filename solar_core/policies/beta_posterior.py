@@ -9,10 +9,8 @@ import numpy as np
 
 @dataclass
 class BetaPosterior:
-    """Beta(alpha, beta) belief that an item is useful; rewards in [0, 1] update it.
-
-    A reward r adds r to alpha and 1 - r to beta (a like is 1, a dislike 0, a graded score in
-    between: the fractional Bernoulli update).
+    """Beta(alpha, beta) belief that an item is useful: a reward r in [0, 1] adds r to alpha and
+    1 - r to beta.
 
     >>> p = BetaPosterior(2.0, 1.0)      # SOLAR's optimistic prior
     >>> p.update(1.0); p.update(0.0)

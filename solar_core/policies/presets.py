@@ -36,11 +36,9 @@ class Preset:
     unbounded: bool = False  # ignores capacity: stores everything
 
 
-#: The policy of every memory built without one: ``SolarMemory()``, new ``MemoryStore`` scopes
-#: and every adapter.
+#: the policy of every memory built without one
 DEFAULT_POLICY = "solar-adaptive"
-#: the policy the chat adapters (conversation memories, chat-history middleware and blocks) default
-#: to: chat turns are kept by what later questions are likely to ask about (``solar-dialogue``)
+#: the policy the chat adapters default to
 CHAT_POLICY = "solar-dialogue"
 
 _RULES = {
@@ -80,13 +78,8 @@ def register_policy(
     rule: str = "",
     unbounded: bool = False,
 ) -> Preset:
-    """Make ``name`` a policy like the built-in ones (``SolarMemory(name)``, a store's
-    ``policy=name``, every adapter's), composed of registered parts, built-in or yours;
-    ``admission=None``: the eviction policy decides admission too. Parameters go to whichever
-    part's constructor takes them. Its classes are registered as parts
-    (:func:`solar_core.basics.state.register_part`): a class of yours that learns something
-    implements ``params()``, ``state()`` and ``load_state()`` (:mod:`solar_core.basics.state`).
-    Call it where the policy is defined, so importing that module defines the name:
+    """Make ``name`` a policy like the built-in ones, of registered parts (``admission=None``:
+    the eviction policy decides admission too); call it where the policy is defined:
 
     >>> from solar_core import SolarMemory
     >>> from solar_core.policies.eviction import FifoEviction
@@ -143,13 +136,7 @@ def build_policies(
     name: str, capacity: int | None, params: dict[str, Any]
 ) -> tuple[AdmissionPolicy, EvictionPolicy, int | None]:
     """Preset ``name``'s admission and eviction policies and its capacity; ``params`` go to
-    whichever class takes them.
-
-    >>> build_policies("lifo", 10, {})
-    Traceback (most recent call last):
-    ...
-    ValueError: unknown policy 'lifo'; known: arc, fifo, lfu, lru, solar, ...
-    """
+    whichever class takes them."""
     if not isinstance(name, str):
         raise TypeError(f"policy must be a str, got {type(name).__name__}")
     preset = PRESETS.get(name)
@@ -179,11 +166,8 @@ def build_policies(
 
 
 def join(admission: AdmissionPolicy | None, eviction: EvictionPolicy) -> AdmissionPolicy:
-    """The admission policy of a memory composed by hand from ``admission`` and ``eviction``.
-
-    A policy that decides admission itself takes the gate's part: ``CoverageGate`` composed
-    with a ``CoverageEviction`` is that one object (with the gate's hysteresis); ARC asks the
-    gate given with it. Anything else is the gate as given (``None``: store everything).
+    """The admission policy of a memory composed by hand: a policy that decides admission
+    itself takes the gate's part (ARC asks the gate; a ``CoverageGate`` gives its hysteresis).
 
     >>> arc = ArcEviction()
     >>> join(RegretGate(), arc) is arc, type(arc.gate).__name__
@@ -216,11 +200,8 @@ def compose(
     policy_params: dict[str, Any],
 ) -> tuple[AdmissionPolicy, EvictionPolicy, int | None, str]:
     """A memory's gate, eviction policy, capacity and policy name from
-    :class:`~solar_core.SolarMemory`'s arguments: a preset by name (``None``:
-    :data:`DEFAULT_POLICY`) or a composition by hand, an evaluator's gate on top.
+    :class:`~solar_core.SolarMemory`'s arguments.
 
-    >>> compose("fifo", 10, None, None, None, None, {})[2:]
-    (10, 'fifo')
     >>> compose("solar", 10, AlwaysAdmit(), None, None, None, {})
     Traceback (most recent call last):
     ...

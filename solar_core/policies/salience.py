@@ -1,15 +1,6 @@
-"""A salience prior for dialogue turns: how likely later questions are to ask about a turn.
-
-Most turns of a long conversation are small talk; a bounded memory of turns should keep the
-minority that carry the facts asked about later, and decide when the turn arrives. The prior is
-a logistic model of "some later question cites this turn", trained on annotated conversations
-(``benchmarks/train_salience.py`` rebuilds the shipped weights); its score is the log-odds. It
-reads :data:`TEXT_FEATURES`, :data:`VECTOR_FEATURES` (how new the turn is against the last
-:data:`RECENT` turns, its cosine to the previous one) and the embedding itself, the last two
-only in the space the weights were trained in. The default, ``"dialogue-static"``, reads the
-built-in static embedder's vectors, which it makes from the text itself (:func:`prior_vector`),
-so it works beside any retrieval embedder; ``"dialogue-minilm"`` and ``"dialogue-text"`` (text
-features only) ship too.
+"""A salience prior for dialogue turns: a logistic model of "some later question cites this
+turn" (its score: the log-odds) over :data:`TEXT_FEATURES`, :data:`VECTOR_FEATURES` and the
+embedding, the last two in the space it was trained in (``benchmarks/train_salience.py``).
 
 >>> prior = load_prior("dialogue-text")
 >>> context = TurnContext(dim=4)
@@ -78,11 +69,7 @@ _SPEAKER = re.compile(r"^[^:\n]{1,40}: ")  # "Speaker: " before the words
 
 
 def body(text: str) -> str:
-    """A turn's words, without a leading ``"Speaker: "``.
-
-    >>> body("Ann: I ran 5 km"), body("no speaker here")
-    ('I ran 5 km', 'no speaker here')
-    """
+    """A turn's words, without a leading ``"Speaker: "``."""
     match = _SPEAKER.match(text)
     return text[match.end() :] if match else text
 
@@ -95,8 +82,7 @@ def text_features(text: str, previous: str | None) -> list[float]:
     """
     words = body(text)
     n = len(words.split())
-    # Membership tests mapped over the words run in C: a Python loop over them cost more
-    # than the rest of a memory's step.
+    # membership tests mapped over the words: a Python loop cost more than the rest of a step
     tokens = _WORD.findall(words.lower())
     kinds = list(map(_KIND.get, tokens))  # 0 time word, 1 first person, 2 greeting, None
     greetings = kinds.count(2)
@@ -118,8 +104,8 @@ def text_features(text: str, previous: str | None) -> list[float]:
 
 @dataclass
 class TurnContext:
-    """The recent turns a prior reads context from: the previous text and the last
-    :data:`RECENT` unit vectors. :meth:`push` each offered turn after scoring it."""
+    """The previous text and the last :data:`RECENT` unit vectors; :meth:`push` each offered
+    turn after scoring it."""
 
     dim: int
     previous: str | None = None
@@ -153,12 +139,8 @@ class TurnContext:
 
 @dataclass(frozen=True)
 class SaliencePrior:
-    """Logistic weights over a turn's features: :meth:`score` is the log-odds that a later
-    question cites the turn.
-
-    ``embedder`` and ``dim`` name the vectors the embedding and context weights were trained
-    on (``None``: a text-only prior that reads no vector).
-    """
+    """Logistic weights over a turn's features; ``embedder`` and ``dim`` name the vectors the
+    vector weights were trained on (``None``: a text-only prior)."""
 
     name: str
     text_weights: tuple[float, ...]
@@ -197,13 +179,12 @@ class SaliencePrior:
 
     @property
     def own_vectors(self) -> bool:
-        """Whether the prior reads the built-in static embedder's vectors, which it makes from
-        the text itself (:func:`prior_vector`): then it works beside any retrieval embedder."""
+        """Whether it reads the built-in static embedder's vectors, made from the text itself."""
         return self.embedder == STATIC
 
     def score(self, text: str, vector: F32 | None, context: TurnContext) -> float:
-        """The log-odds that a later question cites ``text`` (unit ``vector``), said after the
-        turns in ``context`` (not updated here)."""
+        """The log-odds that a later question cites ``text`` (unit ``vector``) after
+        ``context``."""
         features = text_features(text, context.previous)
         logit: float = self.bias + sum(map(mul, self.text_weights, features))
         if self.embedding_weights is not None and vector is not None:
@@ -233,8 +214,7 @@ class SaliencePrior:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], where: str = "prior") -> SaliencePrior:
-        """A prior from :meth:`to_json`'s document; ``ValueError`` naming ``where`` if it is
-        not one (data only: nothing in it is run)."""
+        """A prior from :meth:`to_json`'s document; ``ValueError`` naming ``where`` if not."""
         try:
             if data.get("format") != FORMAT:
                 raise ValueError(f"format {data.get('format')!r}, expected {FORMAT}")
@@ -303,14 +283,7 @@ def _parse(data: str, where: str) -> SaliencePrior:
 
 
 def model_name_of(model: object) -> str | None:
-    """A framework embedding model's own name for itself, if it has one (``model_name``, else
-    ``model``, as LangChain's and LlamaIndex's embedding classes call it).
-
-    >>> class Named:
-    ...     model_name = "sentence-transformers/all-MiniLM-L6-v2"
-    >>> model_name_of(Named()), model_name_of(object())
-    ('sentence-transformers/all-MiniLM-L6-v2', None)
-    """
+    """A framework embedding model's ``model_name``, else ``model``, if it has one."""
     for attribute in ("model_name", "model"):
         name = getattr(model, attribute, None)
         if isinstance(name, str) and name:
@@ -319,18 +292,12 @@ def model_name_of(model: object) -> str | None:
 
 
 def prior_vector(text: str) -> F32:
-    """``text``'s vector by the built-in static embedder, as a prior that reads it
-    (:attr:`SaliencePrior.own_vectors`) uses it, whatever embedder the memory retrieves with.
-
-    >>> v = prior_vector("Ann: I adopted a beagle named Max.")
-    >>> v.shape, round(float(v @ v), 3)
-    ((256,), 1.0)
-    """
+    """``text``'s vector by the built-in static embedder (:attr:`SaliencePrior.own_vectors`)."""
     from solar_core.embedders.static_embedder import StaticEmbedder
 
     global _STATIC
     if _STATIC is None:
-        _STATIC = StaticEmbedder()  # its tables are shared by every instance in the process
+        _STATIC = StaticEmbedder()
     vector: F32 = _STATIC.embed([text])[0]
     return vector
 
@@ -339,19 +306,12 @@ _STATIC: Any = None
 
 
 def prior_for(embedder: object, dim: int) -> SaliencePrior:
-    """The shipped prior a memory uses by default, whatever its embedder: the static prior,
-    which embeds each turn's text itself (docs/benchmarks/default-embedder.md).
-
-    >>> from solar_core.embedders.hash_embedder import HashEmbedder
-    >>> prior_for(HashEmbedder(dim=384), 384).name, prior_for(None, 384).name
-    ('dialogue-static', 'dialogue-static')
-    """
+    """The prior a memory uses by default, whatever its embedder: ``dialogue-static``."""
     return load_prior("dialogue-static")
 
 
 def check_prior(prior: SaliencePrior, dim: int) -> None:
-    """Refuse a prior trained on vectors of another dimension than the memory's (one that
-    makes its own vectors reads any memory)."""
+    """Refuse a prior trained on vectors of another dimension than the memory's."""
     if prior.dim is not None and prior.dim != dim and not prior.own_vectors:
         raise ValueError(
             f"salience prior {prior.name!r} reads {prior.dim}-d {prior.embedder} vectors, but "

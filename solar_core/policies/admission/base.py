@@ -24,21 +24,12 @@ class Victim(NamedTuple):
 
 
 class Candidate:
-    """What an admission policy sees of an offered item.
-
-    Attributes:
-        size: items stored now.
-        capacity: the memory's capacity (``None`` = unbounded).
-        score: the step's explicit quality from ``feedback()``, or ``None`` without feedback.
-        text: the offered text (``None`` when a policy is driven directly, outside a memory).
-        metadata: the offered metadata (read-only by convention; ``{}`` when none).
-        prepared: an evaluator's verdict on the offer, given before the memory took its lock.
-        stored: the slot of the same item when it is stored already (a re-offer), else ``None``.
-        refused: why another rule already refused the offer (e.g. an evaluator), else ``None``:
-            a gate that learns from every step learns from it, and must not admit it.
-
-    What costs work (:attr:`vector`, :attr:`similarities`, :attr:`victim`) the memory's own
-    candidate computes the first time a policy reads it; one made by hand takes the values.
+    """What an admission policy sees of an offered item: ``size`` stored now, ``capacity``
+    (``None``: unbounded), the step's ``score`` from ``feedback()`` (or ``None``), ``text`` and
+    ``metadata``, an evaluator's verdict ``prepared`` before the lock, the ``stored`` slot of a
+    re-offer, and why another rule ``refused`` it (a gate may learn from it, never admit it).
+    The memory's own candidate computes :attr:`vector`, :attr:`similarities` and :attr:`victim`
+    when first read.
 
     >>> c = Candidate(size=2, capacity=10, vector=np.array([1.0, 0.0], np.float32))
     >>> c.vector.tolist(), c.victim is None
@@ -82,8 +73,7 @@ class Candidate:
 
     @property
     def victim(self) -> Victim | None:
-        """What admitting the candidate would evict (``None`` while there is room): the item
-        the memory evicts if it is admitted."""
+        """What admitting the candidate would evict (``None`` while there is room)."""
         return self._victim
 
     def made(self) -> tuple[F32 | None, F32 | None, Victim | None]:
@@ -113,18 +103,21 @@ class StagedState:
     :meth:`load_state` checks the whole state before it assigns any of it, a held policy's
     included (:func:`staged`). The defaults: no parameters, nothing learned."""
 
+    #: the constructor's keyword arguments, each kept in the attribute of its name
+    param_names: ClassVar[str] = ""
+
     def params(self) -> dict[str, Any]:
-        """Its constructor's keyword arguments, as JSON values (a policy taking none: none)."""
-        return no_params(self)
+        """Its constructor's keyword arguments, as JSON values."""
+        return params_of(self, self.param_names) if self.param_names else no_params(self)
 
     def state(self) -> dict[str, Any]:
         """What it has learned since it was built, as plain values."""
         return {}
 
     def load_state(self, state: Mapping[str, Any]) -> None:
-        """Take ``state`` (from :meth:`state`) on a new policy built from the same parameters
-        (bound to a store holding the same items): checked whole before anything is assigned;
-        a bad one raises :class:`~solar_core.basics.state.StateError`."""
+        """Take ``state`` on a new policy built from the same parameters (bound to a store
+        holding the same items); a bad one raises :class:`~solar_core.basics.state.StateError`
+        and changes nothing."""
         self.checked_state(state)()
 
     def checked_state(self, state: Mapping[str, Any]) -> Callable[[], None]:
@@ -135,19 +128,13 @@ class StagedState:
         return lambda: vars(self).update(values)
 
     def _read(self, reader: StateReader) -> dict[str, Any]:
-        """Read the state, check what its values must agree on, and return the attributes to
-        assign."""
+        """Read and check the state; return the attributes to assign."""
         return {}
 
 
 class AdmissionPolicy(StagedState, ABC):
-    """Decides whether an offered item enters the memory, seeing the candidate and, if it
-    asks, the victim it would displace (:attr:`Candidate.victim`).
-
-    :meth:`admit` validates and delegates to :meth:`_admit`. A candidate another rule already
-    refused is never admitted: a gate may learn from it (SOLAR's regret counts its cost), and
-    whatever it answers is a refusal.
-    """
+    """Decides whether an offered item enters the memory: :meth:`admit` validates and asks
+    :meth:`_admit`; a candidate another rule refused is never admitted."""
 
     name: ClassVar[str] = "base"
     #: what a verdict's two scores (``Decision.regret`` and ``.tau``) are, for a trace's columns
@@ -196,8 +183,8 @@ ALWAYS = Verdict(True, "always")
 
 
 def reader_of(part: object, state: Mapping[str, Any]) -> StateReader:
-    """A :class:`~solar_core.basics.state.StateReader` of ``part``'s ``state``, whose names are
-    strings (another name is refused here, not met by a string operation later)."""
+    """A :class:`~solar_core.basics.state.StateReader` of ``part``'s ``state``, whose names must
+    be strings."""
     reader = StateReader(state, f"{type(part).__name__}'s state")
     odd = [name for name in state if type(name) is not str]
     if odd:
@@ -218,10 +205,8 @@ def params_of(part: object, names: str) -> dict[str, Any]:
 
 
 def staged(part: Any, state: Mapping[str, Any]) -> tuple[bool, Callable[[], None]]:
-    """A held part's load of ``state`` in two stages: ``(True, assign)`` when ``part`` checks
-    its state before assigning it (:class:`StagedState`); ``(False, load)`` for a part of
-    another kind, whose ``load_state`` checks while it loads (:func:`run_stages` runs those
-    first)."""
+    """A held part's load of ``state``: ``(True, assign)`` for a :class:`StagedState`, which
+    checks first; ``(False, load)`` for another part, which checks while it loads."""
     if getattr(type(part), "load_state", None) is StagedState.load_state:
         checked: Callable[[], None] = part.checked_state(state)
         return True, checked
@@ -229,8 +214,7 @@ def staged(part: Any, state: Mapping[str, Any]) -> tuple[bool, Callable[[], None
 
 
 def run_stages(stages: list[tuple[bool, Callable[[], None]]]) -> None:
-    """Run :func:`staged`'s results: the loads that may still refuse first, then the checked
-    assignments (which cannot)."""
+    """Run :func:`staged`'s results: the loads that may refuse first, then the assignments."""
     for checked, step in stages:
         if not checked:
             step()

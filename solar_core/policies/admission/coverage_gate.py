@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from solar_core.basics.state import register_part
 from solar_core.basics.validation import check_nonnegative
-from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdict, plain
+from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdict
 
 
 @register_part
 class CoverageGate(AdmissionPolicy):
-    """Compose ``solar-adaptive`` by hand: ``SolarMemory(admission=CoverageGate(h),
-    eviction=CoverageEviction())``. :class:`~solar_core.policies.eviction.CoverageEviction`
-    decides admission itself; composed with this gate, the memory hands it the gate's
-    ``hysteresis`` and keeps that one object in both roles. Alone, this gate decides nothing.
+    """Compose ``solar-adaptive`` by hand: the memory hands the gate's ``hysteresis`` to the
+    :class:`~solar_core.policies.eviction.CoverageEviction`, which decides admission itself.
 
     >>> from solar_core import SolarMemory
     >>> from solar_core.policies.eviction import CoverageEviction
@@ -24,6 +20,7 @@ class CoverageGate(AdmissionPolicy):
     """
 
     name = "coverage"
+    param_names = "hysteresis"
 
     def __init__(self, hysteresis: float = 0.5) -> None:
         check_nonnegative(hysteresis=hysteresis)
@@ -35,7 +32,3 @@ class CoverageGate(AdmissionPolicy):
             "(SolarMemory(admission=CoverageGate(), eviction=CoverageEviction())), or use "
             'policy="solar-adaptive"'
         )
-
-    def params(self) -> dict[str, Any]:
-        """Its hysteresis (it learns nothing)."""
-        return {"hysteresis": plain(self.hysteresis)}

@@ -25,25 +25,17 @@ from solar_core.policies.admission.coverage_gate import CoverageGate
 
 #: ``(query, execution, metadata) -> bool | float``: does this execution deserve to be stored?
 Evaluator = Callable[[str | None, str, Mapping[str, Any]], Any]
-#: ``params()["inner"]`` of a gate whose inner gate is its memory's eviction policy (ARC,
-#: coverage): that object's state is the eviction's, and a new gate takes the new memory's
+#: ``params()["inner"]`` of a gate whose inner gate is its memory's eviction policy
 INNER_EVICTION = "eviction"
 
 
 @register_part
 class EvaluatorGate(AdmissionPolicy):
     """Store an offered experience only if ``evaluator`` accepts it, and ``inner`` too (the
-    experience-following study's addition rule ``pi``; a ground-truth check is its "strict"
-    evaluator, an LLM judge -- ``langchain_solar.LLMJudge`` -- its "coarse" one).
-
-    It is called as ``evaluator(query, execution, metadata)``: ``execution`` is the offered text,
-    ``query`` is ``metadata["query"]`` when that is a string, else ``None``. A ``bool`` is the
-    verdict, a number is accepted if ``>= threshold``; anything else, or a NaN, is an error
-    naming the evaluator, and the offer is not counted. The inner gate (e.g. ``RegretGate``)
-    sees every step: a rejected step still adds its cost to SOLAR's regret, but never stores
-    nor resets it. The first ``initial`` offers (the curated seed memory) skip the evaluator.
-    A memory asks the evaluator (:meth:`prepare`) before it takes its lock; the verdict reaches
-    :meth:`admit` as ``Candidate.prepared``.
+    experience-following study's addition rule ``pi``). It is called as ``evaluator(query,
+    execution, metadata)`` (``query``: ``metadata["query"]`` if a string); a ``bool`` is the
+    verdict, a number accepts if ``>= threshold``, anything else is an error. The inner gate
+    sees every step; the first ``initial`` offers skip the evaluator.
 
     >>> from solar_core.policies.admission import Candidate
     >>> gate = EvaluatorGate(lambda q, e, m: m["error"] <= 1.0)
@@ -83,8 +75,7 @@ class EvaluatorGate(AdmissionPolicy):
         self.judged = None  # the verdict on the latest offer (None: not judged)
 
     def prepare(self, text: str, metadata: Mapping[str, Any]) -> bool | None:
-        """The evaluator's verdict on an offer, asked before the memory locks (``None``: the
-        offer is part of the initial set, which is not judged)."""
+        """The evaluator's verdict, asked before the memory locks (``None``: an initial offer)."""
         if self._offers < self.initial:  # (read without the lock: at worst one extra call)
             return None
         return self.verdict(text, metadata)
@@ -97,7 +88,7 @@ class EvaluatorGate(AdmissionPolicy):
             raise ValueError("EvaluatorGate needs the candidate's text: use it inside a memory")
         else:
             verdict = self.verdict(candidate.text, candidate.metadata)
-        # What this offer was judged: a persisted memory logs it, so a replay never asks again
+        # (a persisted memory logs it: a replay never asks again)
         self.judged = verdict
         return verdict
 
@@ -115,13 +106,13 @@ class EvaluatorGate(AdmissionPolicy):
     def _admit(self, candidate: Candidate) -> Verdict:
         self.judged = None
         seeding = self._offers < self.initial
-        if candidate.refused is not None:  # refused further out: the inner gate learns from it
+        if candidate.refused is not None:
             seen = self.inner.admit(candidate)
             return Verdict(False, candidate.refused, seen.cost, seen.regret, seen.tau)
         if not seeding and not self.judge(candidate):
             self._offers += 1
             candidate.refused = "evaluator rejects"
-            try:  # the inner gate sees every step (SOLAR's regret counts this one's cost)
+            try:  # the inner gate sees every step
                 seen = self.inner.admit(candidate)
             finally:
                 candidate.refused = None
@@ -151,8 +142,7 @@ class EvaluatorGate(AdmissionPolicy):
         return self.inner.tau
 
     def params(self) -> dict[str, Any]:
-        """``threshold``, ``initial`` and ``inner`` (its ``spec()``, or ``"eviction"`` when it is
-        the memory's eviction policy). The evaluator, a run-time object, is not a parameter."""
+        """``inner``: its ``spec()``, or ``"eviction"``. The evaluator is not a parameter."""
         inner = INNER_EVICTION if _is_eviction(self.inner) else spec(self.inner)
         return {"threshold": self.threshold, "initial": self.initial, "inner": inner}
 
@@ -164,8 +154,7 @@ class EvaluatorGate(AdmissionPolicy):
         *,
         eviction: object = None,
     ) -> EvaluatorGate:
-        """A new gate from :meth:`params`, asking ``evaluator`` (refused without one: it would
-        fail at its first offer); ``eviction``: the new memory's, which ``"eviction"`` names."""
+        """A new gate from :meth:`params` asking ``evaluator``; ``eviction``: the new memory's."""
         if evaluator is None:
             raise TypeError(
                 "an EvaluatorGate is built with its evaluator, which no state holds: "
@@ -193,9 +182,8 @@ class EvaluatorGate(AdmissionPolicy):
         return cls(evaluator, inner=inner, **rest)
 
     def state(self) -> dict[str, Any]:
-        """``offers`` counted, ``judged`` (the verdict on the latest offer, ``None`` if not
-        judged) and the inner gate's state under ``inner.`` (none when it is the memory's
-        eviction policy, whose state that is)."""
+        """``offers``, ``judged`` (the latest verdict or ``None``), the inner gate's state under
+        ``inner.`` (unless it is the memory's eviction policy)."""
         own: dict[str, Any] = {"offers": self._offers, "judged": self.judged}
         if _is_eviction(self.inner):
             return own
@@ -225,8 +213,7 @@ class EvaluatorGate(AdmissionPolicy):
 
 
 class MetadataThreshold:
-    """A ground-truth evaluator (the study's strict one when ``key`` holds the true error):
-    accept iff ``metadata[key]`` is within the bounds given; a missing or non-number is an error.
+    """A ground-truth evaluator: accept iff ``metadata[key]``, a number, is within the bounds.
 
     >>> strict = MetadataThreshold("error", at_most=1.0)
     >>> strict(None, "y=3.1", {"error": 0.4}), strict(None, "y=9", {"error": 5.0})
@@ -263,7 +250,6 @@ class MetadataThreshold:
 
 
 def _is_eviction(policy: object) -> bool:
-    """Whether ``policy`` is an eviction policy too, then its memory's (``presets.join``)."""
     from solar_core.policies.eviction.base import EvictionPolicy  # (it imports this module)
 
     return isinstance(policy, EvictionPolicy)

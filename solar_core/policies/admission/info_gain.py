@@ -16,9 +16,7 @@ def information_gain(
     """``max(0.6 * novelty - 0.4 * density, 0)`` of a candidate against the stored items.
 
     ``novelty = clip(1 - max cosine, 0, 1)``, ``density = clip(mean of the top-5 cosines, 0, 1)``;
-    an empty memory gives 1. A near-duplicate of something stored scores 0, an item far from
-    everything ~0.6. This is the cost the SOLAR reference runner feeds its regret gate on the
-    synthetic workloads (``synthetic_workloads/runners.py``).
+    an empty memory gives 1.
 
     >>> import numpy as np
     >>> information_gain(np.array([1.0, 0.2], dtype=np.float32), size=2)
@@ -30,7 +28,6 @@ def information_gain(
         return 1.0
     k = min(density_k, size)
     n = len(similarities)
-    # One partial sort yields both the top-1 (novelty) and the top-k mean (density).
     top = (np.partition(similarities, n - k)[n - k :] if k < n else similarities).tolist()
     best = float(max(top))
     top.sort(reverse=True)

@@ -11,8 +11,7 @@ from solar_core.policies.admission.base import AdmissionPolicy, Candidate, Verdi
 
 @register_part
 class NeverAdmit(AdmissionPolicy):
-    """Admit the first ``initial`` offers (the seed memory), then nothing (the study's
-    ``pi_fixed``: a curated memory that the agent's own executions never change).
+    """Admit the first ``initial`` offers (the seed memory), then nothing (``pi_fixed``).
 
     >>> from solar_core.policies.admission import Candidate
     >>> gate = NeverAdmit(initial=2)
@@ -21,13 +20,14 @@ class NeverAdmit(AdmissionPolicy):
     """
 
     name = "never"
+    param_names = "initial"
 
     def __init__(self, initial: int = 0) -> None:
         self.initial = check_nonnegative_int(initial, "initial")
         self._offers = 0
 
     def _admit(self, candidate: Candidate) -> Verdict:
-        if candidate.refused is not None:  # not an offer of its seed set: not counted
+        if candidate.refused is not None:  # (not counted)
             return Verdict(False, candidate.refused)
         self._offers += 1
         if self._offers <= self.initial:
@@ -37,11 +37,7 @@ class NeverAdmit(AdmissionPolicy):
     def clear(self) -> None:
         self._offers = 0
 
-    def params(self) -> dict[str, Any]:
-        return {"initial": self.initial}
-
     def state(self) -> dict[str, Any]:
-        """``offers``: the offers counted so far (the first ``initial`` are admitted)."""
         return {"offers": self._offers}
 
     def _read(self, reader: StateReader) -> dict[str, Any]:

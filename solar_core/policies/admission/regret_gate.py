@@ -13,7 +13,6 @@ from solar_core.policies.admission.base import (
     AdmissionPolicy,
     Candidate,
     Verdict,
-    params_of,
 )
 from solar_core.policies.admission.info_gain import information_gain
 
@@ -23,11 +22,8 @@ _L_FLOOR = 0.1 * (1.0 - 1e-9)
 
 @register_part
 class RegretGate(AdmissionPolicy):
-    """Store only when the regret accumulated since the last store exceeds ``tau``.
-
-    Each offered item brings the step cost ``c_t``: ``1 - score`` when the step got feedback,
-    otherwise the *implicit* cost, the item's information gain (:func:`information_gain`: high
-    for an item unlike anything stored, 0 for a near-duplicate). Then:
+    """Store only when the regret accumulated since the last store exceeds ``tau``. Each offer
+    brings the step cost ``c_t``: ``1 - score`` with feedback, else :func:`information_gain`.
 
     1. ``R += c_t``; the cost joins a window of the last 30 costs.
     2. Once 30 costs exist: ``L_new = max(2 * std(window), 0.1)``,
@@ -37,8 +33,7 @@ class RegretGate(AdmissionPolicy):
     3. While fewer than ``min(max(K // 2, 5), 25)`` items are stored (bootstrap), store.
        Otherwise store iff ``R > tau``. Every store resets ``R = 0``; nothing else does.
 
-    Constants from the reference implementation (``src/agent/solar.py``). A rejected step is not
-    lost: its cost stays in ``R`` and brings the next store closer.
+    Constants from the reference implementation (``src/agent/solar.py``).
 
     >>> from solar_core.policies.admission.base import Candidate
     >>> gate = RegretGate(bootstrap=1)
@@ -47,6 +42,10 @@ class RegretGate(AdmissionPolicy):
     """
 
     name = "regret"
+    param_names = (
+        "switching_cost lipschitz window tau_min tau_max ema bootstrap novelty_weight"
+        " density_weight"
+    )
     _l_ema: float | None
 
     def __init__(
@@ -115,9 +114,9 @@ class RegretGate(AdmissionPolicy):
         )
 
     def _record(self, cost: float) -> None:
-        # Runs at every offer: locals, and `b if b > a else a` for max(a, b) (without a call).
+        # Every offer: locals, `b if b > a else a` for max; the running sums are recomputed
+        # exactly once per lap so rounding cannot drift
         costs, window = self._costs, self.window
-        # Running sums over the window; recomputed exactly once per lap so rounding cannot drift.
         if len(costs) < window:
             costs.append(cost)
             total, squares = self._sum, self._sumsq
@@ -154,8 +153,7 @@ class RegretGate(AdmissionPolicy):
         self._record(cost)
         regret = self._regret
         if candidate.refused is not None:
-            # Refused elsewhere: the step's cost counts as for any rejected offer, it stays in R
-            # and in the cost window; nothing is stored, so nothing resets.
+            # refused elsewhere: its cost counts as any rejected offer's
             return Verdict(False, candidate.refused, cost, regret, self._tau)
         if candidate.size < self.bootstrap_size(candidate.capacity):
             self._regret = 0.0
@@ -173,15 +171,9 @@ class RegretGate(AdmissionPolicy):
         if len(self._costs) > self.window:
             raise AssertionError("cost window overflow")
 
-    def params(self) -> dict[str, Any]:
-        names = "switching_cost lipschitz window tau_min tau_max ema bootstrap novelty_weight"
-        return params_of(self, names + " density_weight")
-
     def state(self) -> dict[str, Any]:
-        """``regret`` (R since the last store), ``tau``, ``l_ema`` (``None`` until ``window``
-        costs were seen), ``costs`` (the ring of the last costs, float64, at most ``window``),
-        ``head`` (the ring's next slot once full), ``seen`` (costs recorded), ``sum`` and
-        ``sumsq`` (the ring's running sums)."""
+        """R, tau, ``l_ema`` (``None`` until ``window`` costs were seen), the ring of the last
+        ``costs``, its ``head`` once full, the costs ``seen``, the ring's running sums."""
         return {
             "regret": float(self._regret),
             "tau": float(self._tau),
@@ -194,7 +186,7 @@ class RegretGate(AdmissionPolicy):
         }
 
     def _read(self, reader: StateReader) -> dict[str, Any]:
-        # The largest step cost: ``1 - score`` is at most 1, a gain at most its novelty weight
+        # the largest step cost: 1 - score, or a gain (at most its novelty weight)
         window, top = self.window, max(1.0, float(self.novelty_weight))
         costs = reader.array("costs", np.float64, (None,), lo=0.0, hi=top)
         seen = reader.integer("seen")

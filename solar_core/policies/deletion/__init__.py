@@ -1,9 +1,5 @@
-"""Deletion policies: sweeps after each step that remove stored items by rule.
-
-From the experience-following study (arXiv:2505.16067): periodic deletion forgets what
-recent steps never used, history-based deletion forgets what led later steps astray, and the
-combination forgets either.
-"""
+"""Deletion policies (from the experience-following study, arXiv:2505.16067): sweeps after
+each step that remove stored items by rule."""
 
 from solar_core.policies.deletion.base import DeletionPolicy
 from solar_core.policies.deletion.combined import CombinedDeletion

@@ -13,23 +13,14 @@ if TYPE_CHECKING:
 
 
 class DeletionPolicy(SlotState, ABC):
-    """Decides, after each step, which stored items to delete.
-
-    The memory calls the hooks as it calls an eviction policy's: :meth:`on_insert`,
-    :meth:`on_remove` (after any removal, its own included), :meth:`on_retrieve` and
-    :meth:`on_feedback` (``score`` is the step's quality in [0, 1]). It calls :meth:`sweep` at the
-    end of every ``add``, and deletes the slots returned, each with its reason; the step's
-    :class:`~solar_core.Decision` lists them in ``deleted``.
-    """
+    """Decides, after each step, which stored items to delete: the memory calls the hooks as
+    an eviction policy's, and :meth:`sweep` at the end of every ``add``."""
 
     name: ClassVar[str] = "base"
 
     def bind(self, store: ItemTable) -> None:
         """Attach to ``store`` (one memory per policy object)."""
         self._attach(store)
-
-    def check_invariants(self) -> None:
-        """Raise ``AssertionError`` if its state cannot serve its memory's slots."""
 
     def on_insert(self, slot: int, step: int) -> None:
         """``slot`` now holds a new item, stored at ``step``."""
@@ -49,6 +40,7 @@ class DeletionPolicy(SlotState, ABC):
 
     def clear(self) -> None:
         """Forget every item."""
+        self._empty(slice(None))
 
     def describe(self, slot: int) -> Mapping[str, float]:
         """What the policy knows of the item in ``slot``."""

@@ -21,11 +21,8 @@ def _each(hook: str) -> Callable[..., None]:
 
 @register_part
 class CombinedDeletion(DeletionPolicy):
-    """Delete an item if any of ``policies`` would (the study's ``phi_per OR phi_hist``).
-
-    Every policy sees every event; a slot named by several is deleted once, with the first
-    reason.
-    """
+    """Delete an item if any of ``policies`` would (the study's ``phi_per OR phi_hist``), once,
+    with the first reason."""
 
     name = "combined"
 
@@ -48,7 +45,6 @@ class CombinedDeletion(DeletionPolicy):
         for p in self.policies:
             p.bind(store)
 
-    # every event reaches every policy, in order
     reserve = _each("reserve")
     check_invariants = _each("check_invariants")
     on_insert = _each("on_insert")
@@ -71,13 +67,10 @@ class CombinedDeletion(DeletionPolicy):
         return out
 
     def params(self) -> dict[str, Any]:
-        """``policies``: each policy's ``spec()``, in order (:meth:`from_params` builds them)."""
         return {"policies": [spec(p) for p in self.policies]}
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> CombinedDeletion:
-        """A new combination from :meth:`params`: its policies built by
-        :func:`solar_core.basics.state.build`."""
         described = params.get("policies")
         if set(params) != {"policies"} or type(described) is not list:
             raise ValueError(f"CombinedDeletion takes {{'policies': [...]}}, got {params!r}")

@@ -10,7 +10,6 @@ import numpy.typing as npt
 
 from solar_core.basics.state import State, StateReader, register_part
 from solar_core.basics.validation import check_nonnegative_int, check_score
-from solar_core.policies.admission.base import params_of
 from solar_core.policies.deletion.base import DeletionPolicy
 from solar_core.policies.eviction.base import F64, Rows, Slots
 
@@ -18,13 +17,7 @@ from solar_core.policies.eviction.base import F64, Rows, Slots
 @register_part
 class HistoryDeletion(DeletionPolicy):
     """Delete an item once more than ``n`` rated steps have used it and their mean quality is
-    at most ``beta``.
-
-    This is the study's ``phi_hist``: each rated retrieval that returned the item
-    (``SolarMemory.feedback(score=...)``) adds the step's quality to its history, so an
-    experience is judged by what it led to downstream (the "misaligned experience replay" an
-    addition evaluator cannot see). More than ``n`` ratings are required so that one unlucky
-    step cannot delete a good item. The study's RegAgent setting is ``n=5, beta=0.5``.
+    at most ``beta`` (the study's ``phi_hist``).
 
     >>> from solar_core import SolarMemory
     >>> m = SolarMemory("fifo", capacity=None, dim=2, deletion=HistoryDeletion(n=1, beta=0.5))
@@ -37,6 +30,7 @@ class HistoryDeletion(DeletionPolicy):
     """
 
     name = "history"
+    param_names = "n beta"
     zeroed = False  # an empty slot's rows are stored as they are
     #: the rated qualities of the steps that used it, and how many
     rows = {"sum": Rows("_sum", np.float64, 0.0), "uses": Rows("_uses", np.int64, 0)}
@@ -48,9 +42,6 @@ class HistoryDeletion(DeletionPolicy):
         self.n = check_nonnegative_int(n, "n")
         self.beta = check_score(beta, "beta")
         self._dirty: set[int] = set()  # slots rated since the last sweep: the only candidates
-
-    def params(self) -> dict[str, Any]:
-        return params_of(self, "n beta")
 
     def _more_state(self) -> State:
         """``dirty``: the stored slots rated since the last sweep (sorted)."""
@@ -66,10 +57,6 @@ class HistoryDeletion(DeletionPolicy):
         if dirty and not store.active_full[np.asarray(dirty, dtype=np.int64)].all():
             raise reader.fail("dirty names an empty slot (a removed item leaves it)")
         return {"_dirty": set(dirty)}
-
-    def check_invariants(self) -> None:
-        if min(len(a) for a in (self._sum, self._uses)) < self.store.slots:
-            raise AssertionError(f"{type(self).__name__}: per-slot arrays shorter than the store")
 
     def on_insert(self, slot: int, step: int) -> None:
         self._sum[slot] = 0.0
@@ -98,7 +85,7 @@ class HistoryDeletion(DeletionPolicy):
         return out
 
     def clear(self) -> None:
-        self._empty(slice(None))
+        super().clear()
         self._dirty.clear()
 
     def mean_quality(self, slot: int) -> float | None:

@@ -17,11 +17,8 @@ from solar_core.policies.eviction.base import Rows, Slots
 @register_part
 class PeriodicDeletion(DeletionPolicy):
     """Every ``window`` steps, delete the items retrieved at most ``alpha`` times in the last
-    ``window`` steps, among those stored for at least ``window`` steps.
-
-    This is the study's ``phi_per``, ``fr_t - fr_t' <= alpha`` with ``t' = t - window``: a
-    forgetting curve that looks at popularity only, never at quality. The study's RegAgent
-    setting is ``window=500, alpha=0``.
+    ``window`` steps, among those stored for at least ``window`` steps (the study's
+    ``phi_per``).
 
     >>> from solar_core import SolarMemory
     >>> m = SolarMemory("fifo", capacity=None, dim=2, deletion=PeriodicDeletion(window=2))
@@ -36,6 +33,7 @@ class PeriodicDeletion(DeletionPolicy):
     """
 
     name = "periodic"
+    param_names = "window alpha"
     zeroed = False  # an empty slot's rows are stored as they are
     #: retrievals since stored, ``count`` at the last sweep, the step it was stored at
     rows = {
@@ -52,17 +50,10 @@ class PeriodicDeletion(DeletionPolicy):
         self.window = check_k(window, "window")
         self.alpha = check_nonnegative_int(alpha, "alpha")
 
-    def params(self) -> dict[str, Any]:
-        return {"window": self.window, "alpha": self.alpha}
-
     def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
         if (rows["_mark"] > rows["_count"]).any():  # a mark is a count once reached
             raise reader.fail("mark exceeds count (retrievals at the last sweep > retrievals)")
         return {}
-
-    def check_invariants(self) -> None:
-        if min(len(a) for a in (self._count, self._mark, self._born)) < self.store.slots:
-            raise AssertionError(f"{type(self).__name__}: per-slot arrays shorter than the store")
 
     def on_insert(self, slot: int, step: int) -> None:
         self._count[slot] = 0
@@ -90,9 +81,6 @@ class PeriodicDeletion(DeletionPolicy):
         ]
         self._mark[active] = self._count[active]
         return out
-
-    def clear(self) -> None:
-        self._empty(slice(None))
 
     def describe(self, slot: int) -> Mapping[str, float]:
         return {"retrievals": float(self._count[slot])}

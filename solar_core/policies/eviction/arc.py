@@ -35,23 +35,10 @@ if TYPE_CHECKING:
 
 @register_part
 class ArcEviction(OrderedEviction, AdmissionPolicy):
-    """ARC over the memory's items (docs/DESIGN.md, "ARC with explicit deletes").
-
-    Lists (paper notation): ``T1`` items seen once, ``T2`` items retrieved since insertion (both
-    stored, LRU order), ``B1``/``B2`` ghosts of items evicted from them (content keys only), and
-    the target ``p`` for ``|T1|``. A retrieval in the top-k is a hit (case I), an offer whose
-    content key is a ghost a ghost hit (II, III), any other admitted item a miss (IV). REPLACE
-    runs only when the memory is full; an explicit removal leaves no ghost; an update is
-    stored as a miss in ``T1`` without asking the gate. ARC sees every request, so it is its
-    memory's admission policy too: it asks its ``gate`` and counts what the verdict means for
-    its lists (a re-offer of a stored item is a hit). Protected items stay in the lists, and
-    REPLACE passes over them.
-
-    Args:
-        capacity: the ``c`` of the paper; ``None`` takes the memory's capacity when bound (a
-            given value must equal it).
-        gate: the admission policy ARC asks (default: store everything).
-    """
+    """ARC over the memory's items (docs/DESIGN.md, "ARC with explicit deletes"), in the
+    paper's notation (``T1``, ``T2`` of slots, ``B1``, ``B2`` of content keys, target ``p``). It
+    sees every request, so it is its memory's admission policy too and asks its ``gate``
+    (default: store everything). ``capacity``: the paper's ``c`` (``None``: the memory's)."""
 
     name = "arc"
 
@@ -76,22 +63,17 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
         self._drop_t1_lru = False  # case IV(A) with B1 empty: T1's LRU leaves without a ghost
 
     def params(self) -> dict[str, Any]:
-        """``capacity`` (``None`` until bound, when it takes the memory's) and the ``gate``'s
-        :func:`~solar_core.basics.state.spec`."""
         return {"capacity": self.c or None, "gate": spec(cast(Stateful, self.gate))}
 
     @classmethod
     def from_params(cls, params: Mapping[str, Any]) -> ArcEviction:
-        """A new ARC from :meth:`params`: its gate built first."""
         given = dict(params)
         gate = given.pop("gate", None)
         return cls(**given, gate=None if gate is None else build(gate, "ArcEviction's gate"))
 
     def _more_state(self) -> State:
-        """``t1``, ``t2``: their slots, LRU first; ``b1``, ``b2``: the ghosts' content keys, LRU
-        first; ``p``: the target size of T1; ``into_t2``, ``in_b2``, ``drop_t1_lru``: what an
-        admitted offer's case left for its insert (false between steps); the gate's state
-        under ``gate.``. Each stored item's content key is not stored: it is its text's."""
+        """The lists, LRU first; ``p``; what an admitted offer's case left for its insert; the
+        gate's state under ``gate.``. The stored items' content keys are their texts'."""
         return {
             "t1": np.fromiter(self.t1, np.int64, len(self.t1)),
             "t2": np.fromiter(self.t2, np.int64, len(self.t2)),
@@ -120,11 +102,10 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
         b1, b2 = self._ghosts(reader, "b1"), self._ghosts(reader, "b2")
         if not b1.keys().isdisjoint(b2):
             raise reader.fail("b1 and b2 must be disjoint")
-        n1, n2, m1, m2 = sizes = len(t1), len(t2), len(b1), len(b2)
-        if n1 + n2 > c or n1 + m1 > c or n2 + m2 > 2 * c or n1 + n2 + m1 + m2 > 2 * c:
+        sizes = len(t1), len(t2), len(b1), len(b2)
+        if _oversized(c, *sizes):
             raise reader.fail(f"list sizes T1, T2, B1, B2 = {sizes} break ARC's bounds at c={c}")
-        # The stored items' content keys are their texts' (as on_insert takes them), in the
-        # order the items were stored (as on_insert added them)
+        # (in the order the items were stored, as on_insert added them)
         order = [store.slot_of(item_id) for item_id in store.ids()]
         return {
             "p": reader.number("p", 0.0, float(c)),
@@ -167,8 +148,7 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
     def _admit(self, candidate: Candidate) -> Verdict:
         verdict = self.gate.admit(candidate)
         if candidate.stored is not None:
-            # A request for a cached key is an ARC hit, however it arrives (and whatever the
-            # gate says: the item is stored already).
+            # a request for a cached key is a hit, whatever the gate says
             self.on_retrieve(np.asarray([candidate.stored], dtype=np.int64), 0)
         elif verdict.admitted and candidate.refused is None:
             if candidate.text is None:
@@ -237,10 +217,8 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
         if self._into_t2:
             self.t2[slot] = None
         else:
-            # An admitted miss had its directory trimmed by case IV already, and these trims
-            # do nothing. An update (``add(..., update=True)``) is stored without an offer:
-            # its new text is a miss, and case IV's trims keep |L1| <= c and |L1| + |L2| <= 2c
-            # (REPLACE is not needed: the old item left its room).
+            # An update is stored without an offer: case IV's trims (no-ops after an admitted
+            # miss) keep |L1| <= c and |L1| + |L2| <= 2c
             if len(self.t1) + len(self.b1) >= self.c:
                 self._pop_lru(self.b1)
             if len(self.t1) + len(self.t2) + len(self.b1) + len(self.b2) >= 2 * self.c:
@@ -274,5 +252,10 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
             raise AssertionError("B1 and B2 must be disjoint")
         if not 0.0 <= self.p <= c:
             raise AssertionError(f"p={self.p} outside [0, {c}]")
-        if t1 + t2 > c or t1 + b1 > c or t2 + b2 > 2 * c or t1 + t2 + b1 + b2 > 2 * c:
+        if _oversized(c, t1, t2, b1, b2):
             raise AssertionError(f"ARC list sizes broken: T1={t1} T2={t2} B1={b1} B2={b2} c={c}")
+
+
+def _oversized(c: int, t1: int, t2: int, b1: int, b2: int) -> bool:
+    """Whether ARC's list sizes break its bounds at capacity ``c``."""
+    return t1 + t2 > c or t1 + b1 > c or t2 + b2 > 2 * c or t1 + t2 + b1 + b2 > 2 * c

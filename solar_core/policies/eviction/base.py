@@ -39,15 +39,16 @@ class Rows(NamedTuple):
 
 
 class SlotState(StagedState):
-    """The explicit state of a policy bound to an item table. The per-slot arrays its class
-    declares in :attr:`rows` are made, grown, zeroed, written (the store's first
-    ``high_water`` slots) and read back here; a policy adds the rest of its state with
-    :meth:`_more_state` and :meth:`_read_more`."""
+    """A policy bound to an item table: the per-slot arrays declared in :attr:`rows` are made,
+    grown, zeroed, written (below ``high_water``) and read back here; the rest of its state
+    is :meth:`_more_state` and :meth:`_read_more`."""
 
     #: the per-slot arrays, by state name
     rows: ClassVar[dict[str, Rows]] = {}
     #: whether an empty slot's rows are 0 (written so, refused otherwise), or kept as they are
     zeroed: ClassVar[bool] = True
+    #: integer counters, each in the attribute ``_<name>``, stored after the rows
+    counters: ClassVar[tuple[str, ...]] = ()
     _store: ItemTable | None
 
     def __init__(self) -> None:
@@ -75,17 +76,21 @@ class SlotState(StagedState):
         return self._store
 
     def reserve(self, slots: int) -> None:
-        """Make per-slot state hold at least ``slots`` slots (the store grew)."""
+        """Make per-slot state hold at least ``slots`` slots."""
         for row in self.rows.values():
             setattr(self, row.attr, grow_array(getattr(self, row.attr), slots, 0))
 
     def _empty(self, slot: int | slice) -> None:
-        """Zero the rows of ``slot`` (of every slot: ``slice(None)``), as a state has them."""
+        """Zero the rows of ``slot`` (of every slot: ``slice(None)``)."""
         for row in self.rows.values():
             getattr(self, row.attr)[slot] = 0
 
+    def check_invariants(self) -> None:
+        """Raise ``AssertionError`` if its state cannot serve its memory's slots."""
+        if any(len(getattr(self, row.attr)) < self.store.slots for row in self.rows.values()):
+            raise AssertionError(f"{type(self).__name__}: per-slot arrays shorter than the store")
+
     def state(self) -> State:
-        """The per-slot arrays, below the store's high-water mark, then :meth:`_more_state`."""
         store = self._store
         rows = {}
         for name, row in self.rows.items():
@@ -93,7 +98,8 @@ class SlotState(StagedState):
             if self.zeroed and store is not None:
                 array[~store.active_mask] = 0  # stale values nothing reads before on_insert
             rows[name] = array
-        return rows | self._more_state()
+        counters = {name: getattr(self, "_" + name) for name in self.counters}
+        return rows | counters | self._more_state()
 
     def _more_state(self) -> State:
         return {}
@@ -103,17 +109,18 @@ class SlotState(StagedState):
         for name, row in self.rows.items():
             hi = reader.integer(row.hi) if isinstance(row.hi, str) else row.hi
             rows[row.attr] = self._read_rows(reader, name, row.dtype, row.lo, hi)
+        for name in self.counters:
+            rows["_" + name] = reader.integer(name)
         return rows | self._read_more(reader, rows)
 
     def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
-        """Read the rest of the state and check what it must agree on (``rows``: the per-slot
-        arrays read, by attribute); return the attributes to assign."""
+        """Read the rest of the state, checked against ``rows`` (the arrays and counters read,
+        by attribute); return the attributes to assign."""
         return {}
 
     def _read_rows(
         self, reader: StateReader, name: str, dtype: Any, lo: float | None, hi: float | None
     ) -> npt.NDArray[Any]:
-        """A per-slot array of :meth:`state`, checked, grown as :meth:`reserve` grows it."""
         store = self.store
         if not self.zeroed:
             array = reader.array(name, dtype, (store.high_water,), lo=lo, hi=hi)
@@ -132,19 +139,13 @@ class SlotState(StagedState):
 
 
 class EvictionPolicy(SlotState, ABC):
-    """Decides which stored item leaves when the store is full (docs/DESIGN.md, "A memory's
-    parts"): the memory owns the store and removes ``victim()`` while it is full; a policy sees
-    slots and keeps per-slot statistics, and never names a protected item (a scoring policy
-    scores the slots :meth:`_victim` is given; an :class:`OrderedEviction` names its order). A
-    policy that must see every offer is an
-    :class:`~solar_core.policies.admission.AdmissionPolicy` too (ARC, coverage).
-    """
+    """Names the item that leaves while the store is full, never a protected one
+    (docs/DESIGN.md, "A memory's parts")."""
 
     name: ClassVar[str] = "base"
     #: nearest-neighbour similarities the store must maintain for this policy (0 = none)
     neighbours: int = 0
-    #: whether the class overrides :meth:`on_feedback` (set for every subclass): the memory
-    #: skips working out which rated slots are still live for a policy that ignores ratings
+    #: whether the class overrides :meth:`on_feedback` (the memory skips ratings otherwise)
     listens_to_feedback: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -170,31 +171,27 @@ class EvictionPolicy(SlotState, ABC):
         """The caller rated the retrieval that returned ``slots``; ``reward`` in [0, 1]."""
 
     def victim(self, step: int) -> Victim:
-        """Return the slot to evict, never a protected one. The store must be non-empty."""
-        store = self._store
-        if store is None or len(store) == 0:
-            raise RuntimeError("victim() called on an empty store")
-        return self._victim(step, store.evictable_selection())
+        """The slot to evict, never a protected one. The store must be non-empty."""
+        return self._victim(step, _filled(self._store).evictable_selection())
 
     @abstractmethod
     def _victim(self, step: int, slots: Selection) -> Victim:
-        """The slot to evict among ``slots`` (the evictable ones; a slice when they are slots
-        0, 1, 2, ...: see :meth:`~solar_core.retrieval.item_table.ItemTable.active_selection`)."""
+        """The slot to evict among the evictable ``slots`` (a slice when they are 0, 1, 2...)."""
 
     @abstractmethod
     def on_insert(self, slot: int, step: int) -> None:
         """``slot`` now holds a new item."""
 
-    @abstractmethod
     def on_remove(self, slot: int, evicted: bool) -> None:
         """``slot`` was emptied, by eviction or by an explicit ``remove``."""
+        self._empty(slot)
 
-    @abstractmethod
     def clear(self) -> None:
         """Forget every item."""
+        self._empty(slice(None))
 
     def describe(self, slot: int) -> Mapping[str, float]:
-        """What the policy knows of the item in ``slot`` (for inspection and tests)."""
+        """What the policy knows of the item in ``slot``."""
         return {}
 
     def check_invariants(self) -> None:
@@ -202,14 +199,11 @@ class EvictionPolicy(SlotState, ABC):
 
 
 class OrderedEviction(EvictionPolicy):
-    """A policy that keeps its items in eviction order (FIFO, LRU, ARC): it names the order,
-    and the first slot in it that is not protected leaves."""
+    """A policy that keeps its items in eviction order (FIFO, LRU, ARC): the first unprotected
+    slot in it leaves."""
 
     def victim(self, step: int) -> Victim:
-        store = self._store
-        if store is None or len(store) == 0:
-            raise RuntimeError("victim() called on an empty store")
-        protected = store.protected
+        protected = _filled(self._store).protected
         if not protected:  # the usual case: the first in the order leaves
             return Victim(next(iter(self._ranking(step))))
         for slot in self._ranking(step):
@@ -225,9 +219,20 @@ class OrderedEviction(EvictionPolicy):
         """Every stored slot, the first to evict first."""
 
 
+def _filled(store: ItemTable | None) -> ItemTable:
+    if store is None or len(store) == 0:
+        raise RuntimeError("victim() called on an empty store")
+    return store
+
+
+def argmin_slot(keys: npt.NDArray[Any], slots: Selection) -> int:
+    """The slot of the first lowest of ``keys`` (the values of ``slots``)."""
+    pick = int(keys.argmin())
+    return pick if isinstance(slots, slice) else int(slots[pick])
+
+
 def lowest(scores: F64, slots: Slots | slice, n: int = 3) -> Victim:
-    """The slot with the lowest score (the first one on ties) and the ``n`` lowest as contenders
-    (``slots``: the slots ``scores`` belong to, or ``slice(0, len(scores))``)."""
+    """The slot with the lowest score (the first on ties), the ``n`` lowest as contenders."""
     best = int(scores.argmin())
     m = min(n, len(scores))
     cut = scores.argpartition(m - 1)[:m] if m < len(scores) else np.arange(len(scores))

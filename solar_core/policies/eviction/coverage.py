@@ -27,6 +27,7 @@ from solar_core.policies.eviction.base import (
     Selection,
     Slots,
     Victim,
+    argmin_slot,
     grow_array,
     read_slot,
 )
@@ -36,19 +37,10 @@ from solar_core.policies.eviction.base import (
 class CoverageEviction(EvictionPolicy, AdmissionPolicy):
     """``solar-adaptive``: admit what serves the recent queries better than what it would
     displace; evict the item whose loss they would feel least (docs/DESIGN.md,
-    "solar-adaptive"; why each mechanism is here: ``docs/benchmarks/solar-adaptive.md``).
-
-    It remembers the last ``window`` queries (``window_per_slot`` x capacity, at most
-    ``max_window``): each one's vector, the best similarity the memory gave it, the item that
-    gave it and that item's *margin* over the runner-up. An item's **value** is the sum of its
-    margins (a near-duplicate's is ~0); the lowest leaves, the oldest insert first among equals.
-    A candidate's **gain** (:meth:`gain`) is ``sum(max(0, cos(x, q) - best(q)))``. As the
-    memory's admission policy it admits a candidate into a free slot, during a regime shift
-    (:attr:`shifting`) if its gain is positive, or if its gain beats ``(1 + hysteresis)`` times
-    its victim's value (or that value is 0); the trace reports the gain as ``regret`` and the bar
-    as ``tau``. Composed by hand with another gate it only evicts. A rated retrieval scales its
-    best item's margin by the reward.
-    """
+    "solar-adaptive"). Over a ring of the last ``window`` queries (``window_per_slot`` x
+    capacity, at most ``max_window``), an item's value is the sum of its margins over the
+    runner-up on the queries it serves best; a candidate's :meth:`gain` must beat
+    ``(1 + hysteresis)`` x its victim's value, or be positive during a regime shift."""
 
     name = "coverage"
     #: each slot's value and insert serial
@@ -94,7 +86,7 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         self.slow = slow
         self.use_feedback = use_feedback
         self.window = self.fixed_window or max_window
-        self._nudge: F64 = np.zeros(0)  # 1e-12 * serial: oldest wins ties
+        self._nudge: F64 = np.zeros(0)  # 1e-12 * serial: the oldest leaves first on ties
         self._seq = 0
         self._dim = 0
         self._pending = None  # (serial it is for, sims to the ring)
@@ -140,23 +132,18 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
 
     @property
     def last_slots(self) -> Slots | None:
-        """The slots array of the latest retrieval: feedback credits the latest query only when
-        the memory hands back this very array. A memory loading its state makes its latest
-        recorded retrieval hold this array (the loaded one), so that a rating of it counts."""
+        """The slots array of the latest retrieval: only a rating of this very array counts (a
+        memory loading its state makes its latest retrieval hold the loaded one)."""
         return self._last_slots
 
     def _more_state(self) -> State:
-        """The ring of the last queries, in ring order (a row whose owner left or was replaced
-        is written as no owner: -1, 0, margin 0), its next row ``head``, the counters, the miss
-        averages (``fast_miss`` null before any query), the latest retrieval's slots, the
-        ``pending`` similarities of an admitted offer and the ``weakest`` slot named since the
-        values last moved (or nulls). Made again, not stored: the tie-break nudges, the latest
-        query's row and the window."""
+        """The query ring in ring order (a row whose owner left is written as owner -1, serial
+        0, margin 0), the counters, the miss averages, ``pending`` and ``weakest`` (or nulls).
+        Made again, not stored: the nudges, the latest query's row and the window."""
         n = self._count
         owner, owner_serial = self._owner[:n].copy(), self._owner_serial[:n].copy()
         margin = self._margin[:n].copy()
-        dead = owner < 0
-        dead[~dead] = self._serial[owner[~dead]] != owner_serial[~dead]
+        dead = ~self._owned(n)
         owner[dead], owner_serial[dead], margin[dead] = -1, 0, 0.0
         pending = self._pending
         pending_ok = pending is not None and pending[0] == self._seq + 1 and len(pending[1]) == n
@@ -185,8 +172,7 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         if len(np.unique(serial[active])) != len(active):
             raise reader.fail("serial must give every stored slot its own sequence number")
         seq, version = reader.integer("seq"), reader.integer("version")
-        # Unit vectors and their cosines (bounds with room for rounding): a forged magnitude
-        # could overflow the similarities a later insert computes.
+        # Unit vectors and their cosines, with room for rounding (a forged magnitude overflows)
         queries = reader.array("queries", np.float32, (None, dim), lo=-1.5, hi=1.5)
         n = len(queries)
         if n > window:
@@ -206,7 +192,6 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         head = reader.integer("head", 0, window - 1)
         if n < window and head != n:
             raise reader.fail(f"head must be {n} while the ring fills, got {head}")
-        # Averages of 1 - best (a cosine) and of its deviation
         fast_miss = reader.number("fast_miss", -2.0, 4.0, optional=True)
         slow_miss = reader.number("slow_miss", -2.0, 4.0)
         deviation = reader.number("deviation", 0.0, 6.0)
@@ -263,7 +248,7 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
             slot = int(slots[0])
             if len(scores) > 1:
                 second = scores[1]
-            else:  # k = 1 (or exclude=) hides the runner-up: look it up, or the margin is inflated
+            else:  # k = 1 (or exclude=) hides the runner-up
                 second = self._runner_up(query, slot)
             margin = best - second if best > second else 0.0
             self._owner[head] = slot
@@ -295,20 +280,17 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
 
     @property
     def shifting(self) -> bool:
-        """Whether the latest queries miss markedly more than the long-run average (a regime
-        shift: the gate then admits every candidate with a positive gain)."""
+        """Whether the latest queries miss markedly more than the long-run average."""
         if self.shift <= 0 or self._fast_miss is None:
             return False
-        # The deviation of a long stable stretch decays to ~0: without a floor on the rise, one
-        # slightly worse query would read as a shift.
+        # A long stable stretch's deviation decays to ~0: the rise needs a floor
         rise = self.shift * self._deviation
         return self._fast_miss > self._slow_miss + (rise if rise > self.min_rise else self.min_rise)
 
     def on_feedback(self, slots: Slots, reward: float) -> None:
-        # The latest query's best item keeps `reward` of its margin: utility, not retrieval.
+        # The latest query's best item keeps `reward` of its margin (only the latest retrieval
+        # maps to a known ring row: the very array on_retrieve got)
         last = self._last
-        # Only the latest retrieval maps to a known ring row: the memory hands back the very array
-        # on_retrieve got (a rated older retrieval, or one whose items were removed since, is not).
         if not self.use_feedback or last < 0 or not len(slots) or slots is not self._last_slots:
             return
         slot = int(slots[0])
@@ -320,9 +302,8 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         self._margin[last] = new
 
     def gain(self, vector: F32) -> float:
-        """How much closer ``vector`` would bring the remembered queries:
-        ``sum(max(0, cos(vector, q) - best(q)))`` (its similarities to them are kept for the
-        insert that may follow)."""
+        """``sum(max(0, cos(vector, q) - best(q)))`` over the remembered queries (the
+        similarities are kept for the insert that may follow)."""
         sims: F32 = self._queries[: self._count].dot(vector)
         self._pending = (self._seq + 1, sims)
         return self.gain_of(sims)
@@ -340,29 +321,25 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
 
     def _victim(self, step: int, slots: Selection) -> Victim:
         values = self._value[slots]
-        # Lowest value, oldest insert among (near-)equals, in one pass: serials are < 1e6 in
-        # any realistic run, so the nudge stays below 1e-6, far under any real margin.
-        pick = int((values + self._nudge[slots]).argmin())
-        slot = pick if isinstance(slots, slice) else int(slots[pick])
-        value = float(values[pick])
+        # Lowest value, oldest insert among (near-)equals: the nudge stays far under any margin
+        slot = argmin_slot(values + self._nudge[slots], slots)
+        value = float(self._value[slot])
         self._weakest = (self._version, slot, value)
         return Victim(slot, value)
 
     def _admit(self, candidate: Candidate) -> Verdict:
-        if candidate.refused is not None:  # nothing to learn from an offer refused elsewhere
+        if candidate.refused is not None:
             return Verdict(False, candidate.refused)
         vector = candidate.vector
         if vector is None:
             raise RuntimeError("CoverageEviction decides on a candidate's vector: give one")
-        # The similarities are needed whatever the verdict (an insert reuses them); their sum,
-        # the gain, only when there is something to compare it with.
-        sims: F32 = self._queries[: self._count].dot(vector)  # as gain() keeps them, inlined
+        sims: F32 = self._queries[: self._count].dot(vector)  # as gain() keeps them
         self._pending = (self._seq + 1, sims)
         if candidate.capacity is None or candidate.size < candidate.capacity:
             return Verdict(True, "free slot")
         if self.shifting:
             gain = self.gain_of(sims)
-            if gain > 0.0:  # a shift opens the gate to what serves the new queries, not to junk
+            if gain > 0.0:
                 return Verdict(True, "regime shift", None, gain, 0.0)
         victim = candidate.victim
         value = 0.0 if victim is None or victim.score is None else victim.score
@@ -393,10 +370,10 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         better = (sims > best).nonzero()[0]
         if len(better) == 0:
             return
-        # The new item now serves these queries best: their previous best items lose the credit.
+        # The new item now serves these queries best: their previous best items lose the credit
+        # (a handful of rows: scalar updates beat np.subtract.at)
         value, serials = self._value, self._serial
         owner_serial, margins = self._owner_serial, self._margin
-        # Usually a handful of rows: scalar updates beat np.subtract.at's ufunc machinery.
         for row, owner in zip(better.tolist(), self._owner[better].tolist(), strict=True):
             if owner >= 0 and serials[owner] == owner_serial[row]:
                 value[owner] -= margins[row]
@@ -412,7 +389,7 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         rows = (self._owner[: self._count] == slot).nonzero()[0]
         if len(rows):
             rows = rows[self._owner_serial[rows] == self._serial[slot]]
-            # Those queries fall back to their runner-up, which was `margin` worse.
+            # those queries fall back to their runner-up, `margin` worse
             self._best[rows] -= self._margin[rows]
             self._owner[rows] = -1
             self._owner_serial[rows] = 0
@@ -431,15 +408,20 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
     def describe(self, slot: int) -> Mapping[str, float]:
         return {"value": float(self._value[slot])}
 
+    def _owned(self, n: int) -> npt.NDArray[np.bool_]:
+        """Which of the first ``n`` ring rows still have their owner (not a later item)."""
+        owner = self._owner[:n]
+        live = owner >= 0
+        live[live] = self._serial[owner[live]] == self._owner_serial[:n][live]
+        return live
+
     def check_invariants(self) -> None:
         slots = self.store.active_slots()
         value = self._value[slots]
         if not np.isfinite(value).all():
             raise AssertionError("non-finite coverage value")
         n = self._count
-        owners = self._owner[:n]
-        live = owners >= 0
-        live[live] = self._serial[owners[live]] == self._owner_serial[:n][live]
+        owners, live = self._owner[:n], self._owned(n)
         expected = np.bincount(owners[live], self._margin[:n][live], minlength=len(self._value))
         if not np.allclose(expected[slots], value, atol=1e-6):
             raise AssertionError("coverage values disagree with the query ring")

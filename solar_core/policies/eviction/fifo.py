@@ -13,11 +13,7 @@ from solar_core.policies.eviction.base import OrderedEviction, read_order
 
 @register_part
 class FifoEviction(OrderedEviction):
-    """Evict the item inserted longest ago; retrievals change nothing.
-
-    This is LangChain's ``ConversationBufferWindowMemory`` rule, and the paper's baseline. On a
-    cycle over more topics than slots it evicts exactly the item needed next (0% hits).
-    """
+    """Evict the item inserted longest ago; retrievals change nothing."""
 
     name = "fifo"
 
@@ -26,7 +22,6 @@ class FifoEviction(OrderedEviction):
         self._order: dict[int, int] = {}  # slot -> insert step, oldest first
 
     def _more_state(self) -> State:
-        """``order``: the stored slots, oldest insert first; ``steps``: their insert steps."""
         return {
             "order": np.fromiter(self._order, np.int64, len(self._order)),
             "steps": np.fromiter(self._order.values(), np.int64, len(self._order)),

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from solar_core.basics.state import State, StateReader, register_part
+from solar_core.basics.state import StateReader, register_part
 from solar_core.policies.eviction.base import (
     Cosines,
     EvictionPolicy,
@@ -17,6 +17,7 @@ from solar_core.policies.eviction.base import (
     Selection,
     Slots,
     Victim,
+    argmin_slot,
 )
 
 TieBreak = Literal["insertion", "recency"]
@@ -26,17 +27,12 @@ MOST_RETRIEVALS = 2**31 - 1
 
 @register_part
 class LfuEviction(EvictionPolicy):
-    """Evict the item retrieved the fewest times since it was stored.
-
-    Args:
-        tie_break: among equal counts, evict the earliest *inserted* (``"insertion"``, the SOLAR
-            reference runner's rule and the default) or the one that reached its count earliest
-            (``"recency"``, as ``cachetools.LFUCache``).
-
-    Counts never decay, so after a topic shift the old topic's well-used items squat the cache.
-    """
+    """Evict the item retrieved the fewest times since it was stored; among equal counts the
+    earliest inserted (``tie_break="insertion"``, as SOLAR's reference runner) or the one that
+    reached its count earliest (``"recency"``, as ``cachetools.LFUCache``)."""
 
     name = "lfu"
+    param_names = "tie_break"
     #: retrievals since insert, the tie-break sequence number, the insert sequence number
     rows = {
         "count": Rows("_count", np.int64, 0, MOST_RETRIEVALS),
@@ -46,6 +42,7 @@ class LfuEviction(EvictionPolicy):
     _count: npt.NDArray[np.int64]
     _order: npt.NDArray[np.int64]
     _inserted: npt.NDArray[np.int64]
+    counters = ("seq",)
 
     def __init__(self, tie_break: TieBreak = "insertion") -> None:
         super().__init__()
@@ -54,17 +51,11 @@ class LfuEviction(EvictionPolicy):
         self.tie_break = tie_break
         self._seq = 0
 
-    def params(self) -> dict[str, Any]:
-        return {"tie_break": self.tie_break}
-
-    def _more_state(self) -> State:
-        return {"seq": self._seq}
-
     def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
         active = self.store.active_slots()
         if len(np.unique(rows["_order"][active])) != len(active):
             raise reader.fail("order must give every stored slot its own sequence number")
-        return {"_seq": reader.integer("seq")}
+        return {}
 
     def on_insert(self, slot: int, step: int) -> None:
         self._seq += 1
@@ -81,23 +72,16 @@ class LfuEviction(EvictionPolicy):
         for slot in slots.tolist():  # a few distinct slots: scalar updates beat fancy indexing
             count[slot] += 1
         if self.tie_break == "recency":
-            # Touch in insertion order, as LRU does: a deterministic order for simultaneous hits.
+            # simultaneous hits touched in insertion order, as LRU does
             for slot in slots[np.argsort(self._inserted[slots], kind="stable")]:
                 self._seq += 1
                 self._order[slot] = self._seq
 
-    def on_remove(self, slot: int, evicted: bool) -> None:
-        self._empty(slot)
-
     def _victim(self, step: int, slots: Selection) -> Victim:
         # One int64 key orders by count, then by sequence: a single vectorised argmin.
         key = (self._count[slots] << 32) + self._order[slots]
-        best = int(key.argmin())
-        slot = best if isinstance(slots, slice) else int(slots[best])
+        slot = argmin_slot(key, slots)
         return Victim(slot, float(self._count[slot]))
-
-    def clear(self) -> None:
-        self._empty(slice(None))
 
     def describe(self, slot: int) -> Mapping[str, float]:
         return {"count": float(self._count[slot])}

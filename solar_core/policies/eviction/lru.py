@@ -13,12 +13,8 @@ from solar_core.policies.eviction.base import Cosines, OrderedEviction, Query, S
 
 @register_part
 class LruEviction(OrderedEviction):
-    """Evict the item least recently retrieved (an insert counts as a use).
-
-    Items retrieved together are touched in insertion order, so among them the oldest insert is
-    the least recent: the same tie-break as the SOLAR reference runner, where every hit of a step
-    gets the same timestamp and ties go to the earliest insert.
-    """
+    """Evict the item least recently retrieved or inserted; items retrieved together are
+    touched in insertion order (the SOLAR reference runner's tie-break)."""
 
     name = "lru"
 
@@ -30,9 +26,6 @@ class LruEviction(OrderedEviction):
         self._uses = 0
 
     def _more_state(self) -> State:
-        """``order``: the stored slots, least recent first; ``inserted``: their insert
-        sequence numbers (the tie-break of simultaneous touches), ``last_use``: the use counter
-        at their latest touch, both in that order; ``seq`` and ``uses``: the two counters."""
         n = len(self._recency)
         return {
             "order": np.fromiter(self._recency, np.int64, n),
@@ -48,7 +41,6 @@ class LruEviction(OrderedEviction):
         n = len(order)
         inserted = reader.array("inserted", np.int64, (n,), lo=1, hi=seq)
         last_use = reader.array("last_use", np.int64, (n,), lo=1, hi=uses)
-        # Each insert takes a new sequence number and each insert or touch a new use: distinct
         if len(np.unique(inserted)) != n or len(np.unique(last_use)) != n:
             raise reader.fail("inserted and last_use must hold distinct numbers")
         slots = order.tolist()

@@ -26,12 +26,9 @@ from solar_core.policies.eviction.base import (
 
 @register_part
 class MultiScoreEviction(EvictionPolicy):
-    """Evict the lowest ``0.4 * exp(-age / 100) + 0.3 * freq + 0.3 * diversity`` (SOLAR-A).
-
-    ``age`` = steps since the item was last retrieved (or inserted), ``freq`` = its retrievals
-    divided by the steps so far, ``diversity`` = ``clip(1 - cosine to its nearest other item, 0,
-    1)`` (1 for an item alone). Deterministic. Weights from the reference implementation.
-    """
+    """Evict the lowest ``0.4 * exp(-age / 100) + 0.3 * freq + 0.3 * diversity`` (SOLAR-A):
+    steps since the last retrieval or insert, retrievals per step so far, ``clip(1 - cosine to
+    the nearest other item, 0, 1)`` (1 alone)."""
 
     name = "multiscore"
     #: the step of its latest retrieval or insert, its retrievals
@@ -72,21 +69,13 @@ class MultiScoreEviction(EvictionPolicy):
     def on_retrieve(
         self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
     ) -> None:
-        # A handful of distinct slots: scalar updates beat fancy indexing (same values).
         last, count = self._last, self._count
         for slot in slots.tolist():
             last[slot] = step
             count[slot] += 1
 
-    def on_remove(self, slot: int, evicted: bool) -> None:
-        self._empty(slot)
-
     def _victim(self, step: int, slots: Selection) -> Victim:
-        # The formula below, written as in-place ufuncs on fresh arrays: the same roundings in
-        # the same order with fewer numpy calls. Exact rewrites: the steps (< 2**53) subtract
-        # exactly in float64; -age / scale == age / -scale; maximum/minimum clip as np.clip.
-        #   score = w_rec * exp(-age / age_scale) + w_freq * count / max(step, 1)
-        #           + w_div * clip(1 - max_similarity, 0, 1)
+        # The formula in in-place ufuncs, with the same roundings in the same order
         w_rec, w_freq, w_div = self.weights
         score = np.subtract(step, self._last[slots], dtype=np.float64)  # age
         score /= -self.age_scale
@@ -103,9 +92,6 @@ class MultiScoreEviction(EvictionPolicy):
             diversity *= w_div
             score += diversity
         return lowest(score, slots)
-
-    def clear(self) -> None:
-        self._empty(slice(None))
 
     def describe(self, slot: int) -> Mapping[str, float]:
         return {"last_access_step": float(self._last[slot]), "count": float(self._count[slot])}

@@ -17,6 +17,7 @@ from solar_core.policies.eviction.base import (
     Selection,
     Slots,
     Victim,
+    argmin_slot,
     read_slot,
 )
 from solar_core.policies.salience import (
@@ -33,24 +34,16 @@ from solar_core.policies.salience import (
 
 @register_part
 class SalienceEviction(EvictionPolicy, AdmissionPolicy):
-    """``solar-dialogue``: a memory of conversation turns that keeps the turns most likely to be
-    asked about, by a :mod:`salience prior <solar_core.policies.salience>` and the ratings it gets
-    (docs/DESIGN.md, "solar-dialogue and the salience prior").
-
-    Every offered turn gets a **salience**: the prior's log-odds that a later question cites
-    it, read from its text, its vector and the turns just before it (so the policy is its own
-    admission gate: it must see every offer, stored or not). An item's **value** is its
-    salience plus ``feedback_weight`` times its mean rating *less this memory's usual rating*
-    (:attr:`baseline`), shrunk towards zero by ``rating_strength`` pseudo-ratings; a
-    retrieval's rating goes to its n-th item with share ``1/n``. A free slot takes any turn; a
-    full memory admits a turn iff its salience beats the lowest value held, which then leaves
-    (oldest first on ties). Retrievals alone are not credited. Every decision the ratings
-    changed says so in its reason.
+    """``solar-dialogue``: keep the conversation turns most likely to be asked about
+    (docs/DESIGN.md, "solar-dialogue and the salience prior"). An offered turn's salience is
+    the prior's log-odds that a later question cites it; an item's value is that plus
+    ``feedback_weight`` x its mean rating less :attr:`baseline`, shrunk by ``rating_strength``
+    pseudo-ratings (a retrieval's n-th item gets share ``1/n``). A full memory admits a turn
+    iff its salience beats the lowest value held, which leaves (oldest first on ties).
 
     ``prior``: a shipped prior's name, a prior file's path, a
-    :class:`~solar_core.policies.salience.SaliencePrior` or its JSON document, or ``None``: the
-    memory picks the default (:func:`~solar_core.policies.salience.prior_for`; the text prior
-    when the policy is bound without being told).
+    :class:`~solar_core.policies.salience.SaliencePrior` or its JSON document, or ``None``
+    (:func:`~solar_core.policies.salience.prior_for`'s).
 
     >>> from solar_core import SolarMemory
     >>> memory = SolarMemory("solar-dialogue", capacity=2, embedder="hash", dim=64, seed=0)
@@ -67,10 +60,8 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     """
 
     name = "salience"
-    # value + 1e-9 * insert serial is the key: the lowest is the victim, the oldest insert among
-    # equals (kept up to date so a victim is one argmin). Ratings: each slot's rank-weighted sum
-    # of (rating - baseline) and of its shares; once one moved a value, each slot's key without
-    # its rating part (the victim without ratings).
+    # key: value + 1e-9 * insert serial (the victim: one argmin); credit, shares: rank-weighted
+    # sums of (rating - baseline) and of shares; plain: the key without its rating part
     rows = {
         name: Rows("_" + name, np.float64, 0.0 if name == "shares" else None)
         for name in ("value", "key", "credit", "shares", "plain")
@@ -80,6 +71,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
     _credit: F64
     _shares: F64
     _plain: F64
+    counters = ("seq", "version", "ratings")
     _pending: tuple[int, float] | None
     _weakest: tuple[int, Victim] | None
     score_names = ("salience", "lowest")  # a turn's salience against the lowest value held
@@ -116,9 +108,8 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         self._credited = False  # whether any rating moved a value (before: nothing to compare)
 
     def params(self) -> dict[str, Any]:
-        """``prior``: the prior in use (picked by :meth:`use_embedder` or :meth:`bind` if none
-        was given), by name if it is a shipped one, else as its JSON document (a file may be
-        gone when the policy is rebuilt); then ``feedback_weight`` and ``rating_strength``."""
+        """The prior in use by name if shipped, else as its JSON document (a file may be gone
+        when the policy is rebuilt); ``feedback_weight`` and ``rating_strength``."""
         return {"prior": self._prior_param()} | params_of(self, "feedback_weight rating_strength")
 
     def _prior_param(self) -> str | dict[str, Any] | None:
@@ -132,17 +123,10 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         return prior.to_json()
 
     def _more_state(self) -> State:
-        """Each slot's ``value`` (salience plus the rating part), ``key`` (plus the insert
-        tie-break), ``credit`` and ``shares`` (rank-weighted sums of rating deviations and of
-        shares) and ``plain`` (the key without the rating part; 0 until ``credited``); the
-        counters; the salience ``pending`` for its insert and the ``weakest`` slot named since
-        the values last moved (or nulls); the turn context (``previous`` text, ``recent``
-        vectors in ring order, its ``head`` and ``last`` rows)."""
+        """The salience ``pending`` for its insert, the ``weakest`` slot named since the values
+        last moved (or nulls), the turn context (``recent`` vectors in ring order)."""
         context, pending, weakest = self.context, self._pending, self._weakest
         return {
-            "seq": self._seq,
-            "version": self._version,
-            "ratings": self._ratings,
             "rating_sum": self._rating_sum,
             "moved": self._moved,
             "credited": self._credited,
@@ -161,15 +145,13 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         value, key, credit, shares, plain_keys = (
             rows[name] for name in ("_value", "_key", "_credit", "_shares", "_plain")
         )
-        seq, version = reader.integer("seq"), reader.integer("version")
-        ratings, moved = reader.integer("ratings"), reader.integer("moved")
+        seq, version, ratings = rows["_seq"], rows["_version"], rows["_ratings"]
+        moved = reader.integer("moved")
         rating_sum = reader.number("rating_sum", 0.0, float(ratings))
         credited = reader.flag("credited")
         slots = store.active_slots()
         if not credited and (credit.any() or plain_keys.any()):
             raise reader.fail("credit and plain must be 0 until a rating moved a value")
-        # What check_invariants holds them to: the keys are the values plus a tie-break below
-        # 1e-9 * (seq + 1), and (once credited) the plain keys the keys less the rating part.
         rated = self.feedback_weight * credit[slots] / (shares[slots] + self.rating_strength)
         if credited and not np.allclose(plain_keys[slots], key[slots] - rated, rtol=0.0, atol=1e-9):
             raise reader.fail("plain must be key less the rating part")
@@ -196,9 +178,6 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         context = TurnContext(dim=dim, previous=previous, count=count, head=head, last=last)
         context.vectors[:count] = recent
         return {
-            "_seq": seq,
-            "_version": version,
-            "_ratings": ratings,
             "_rating_sum": rating_sum,
             "_moved": moved,
             "_credited": credited,
@@ -262,13 +241,11 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         return Verdict(admitted, reason, None, salience, victim.score)
 
     def _what_ratings_changed(self, admitted: bool, slot: int, salience: float) -> str:
-        """The decision without ratings, against the one taken: a note for the reason (empty
-        when they agree), counted in :meth:`rating_effect`."""
+        """A note for the reason if the decision without ratings differs (counted)."""
         if not self._credited:  # no rating has moved a value yet
             return ""
         slots = self.store.evictable_selection()
-        pick = int(self._plain[slots].argmin())
-        unrated = pick if isinstance(slots, slice) else int(slots[pick])
+        unrated = argmin_slot(self._plain[slots], slots)
         part = self.feedback_weight * self._credit.item(unrated)
         part /= self._shares.item(unrated) + self.rating_strength
         would = salience > self._value.item(unrated) - part
@@ -280,8 +257,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         return "; ratings made room" if admitted else "; ratings kept it out"
 
     def on_feedback(self, slots: Slots, reward: float) -> None:
-        # Centred on the baseline before this rating: a memory whose every answer is disliked
-        # (or liked) learns that its ratings say nothing about one item against another.
+        # Centred on the baseline: uniform ratings say nothing about one item against another
         deviation = reward - self.baseline
         self._ratings += 1
         self._rating_sum += reward
@@ -295,9 +271,8 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         if not self._credited:  # every part was 0 until now: the keys are the plain keys
             self._credited, self._plain = True, self._key.copy()
         weight, strength = self.feedback_weight, self.rating_strength
-        # A few hits: Python floats cost less than numpy's fancy indexing here.
-        for n, slot in enumerate(slots.tolist()):
-            share = 1.0 / (n + 1)  # the n-th hit's 1/n: the first most likely served the answer
+        for n, slot in enumerate(slots.tolist()):  # (a few hits: Python floats cost less)
+            share = 1.0 / (n + 1)
             had, weighed = credit.item(slot), shares.item(slot)
             credit[slot] = now = had + share * deviation
             shares[slot] = weighs = weighed + share
@@ -336,8 +311,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         return victim
 
     def _victim(self, step: int, slots: Selection) -> Victim:
-        pick = int(self._key[slots].argmin())
-        slot = pick if isinstance(slots, slice) else int(slots[pick])
+        slot = argmin_slot(self._key[slots], slots)
         return Victim(slot, float(self._value[slot]))
 
     def clear(self) -> None:
@@ -352,8 +326,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         return {"value": float(self._value[slot]), "ratings": rated}
 
     def rating_effect(self) -> dict[str, float | int]:
-        """How much ratings moved what is kept: the ratings, their baseline, and the number
-        of admission decisions they changed (which turn left, or whether one got in)."""
+        """The ratings, their baseline, and the admission decisions they changed."""
         return {
             "ratings": self._ratings,
             "baseline": self.baseline,

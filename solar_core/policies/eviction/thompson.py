@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from solar_core.basics.state import MOST_COUNT, State, StateReader, register_part
+from solar_core.basics.state import MOST_COUNT, StateReader, register_part
 from solar_core.basics.validation import (
     MAX_NEIGHBOURS,
     check_k,
@@ -32,21 +32,11 @@ from solar_core.policies.eviction.base import (
 
 @register_part
 class ThompsonEviction(EvictionPolicy):
-    """Evict the item with the lowest sampled utility plus a novelty bonus (SOLAR §4.3).
-
-    Each item holds Beta(alpha, beta), starting at the optimistic prior Beta(2, 1). Evidence:
-
-    - retrieved in the top-k: ``alpha += 1`` (implicit positive evidence);
-    - every ``decay_every`` retrievals, each item *not* retrieved by that one: ``beta += 0.05``
-      (temporal decay, so unused items drift toward low utility);
-    - ``feedback(reward)`` on the items a retrieval returned: ``alpha += reward``,
-      ``beta += 1 - reward`` (a like credits, a dislike debits; our addition to the paper).
-
-    Victim: ``argmin(sample_i + novelty_bonus * novelty_i)`` with ``sample_i ~ Beta(alpha_i,
-    beta_i)`` and ``novelty_i = clip(1 - mean cosine to its 3 nearest other items, 0, 1)`` (0.5 for
-    a lone item): isolated items cover a region nobody else does, so they get a bonus.
-    Constants are those of the paper's reference implementation.
-    """
+    """Evict the lowest ``sample ~ Beta(alpha, beta)`` plus ``novelty_bonus`` x novelty (SOLAR
+    §4.3; constants of its reference implementation). An item starts at Beta(2, 1); a retrieval
+    adds 1 to its alpha, every ``decay_every``-th adds ``decay`` to the beta of every item it
+    did not return; a rating ``r`` adds ``r`` to alpha and ``1 - r`` to beta. Novelty:
+    ``clip(1 - mean cosine to the 3 nearest others, 0, 1)``, 0.5 for a lone item."""
 
     name = "thompson"
     # Evidence adds at most a few units a step: a larger parameter is forged (and numpy's Beta
@@ -57,6 +47,7 @@ class ThompsonEviction(EvictionPolicy):
     }
     _alpha: F64
     _beta: F64
+    counters = ("retrievals",)
 
     def __init__(
         self,
@@ -87,29 +78,22 @@ class ThompsonEviction(EvictionPolicy):
         params = params_of(self, "prior_alpha prior_beta decay_every decay novelty_bonus")
         return params | {"novelty_neighbours": neighbours}
 
-    def _more_state(self) -> State:
-        """``retrievals``: the retrievals counted towards the next decay."""
-        return {"retrievals": self._retrievals}
-
     def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
         hw, active = self.store.high_water, self.store.active_mask
         alpha, beta = rows["_alpha"][:hw][active], rows["_beta"][:hw][active]
         if not ((alpha > 0.0).all() and (beta > 0.0).all()):
             raise reader.fail("alpha and beta must be > 0 for every stored slot")
-        return {"_retrievals": reader.integer("retrievals")}
+        return {}
 
     def on_insert(self, slot: int, step: int) -> None:
         self._alpha[slot] = self.prior_alpha
         self._beta[slot] = self.prior_beta
 
-    # A retrieval names a handful of distinct slots: scalar updates in a loop cost less than the
-    # three numpy calls of one fancy-indexed `+=`, and add exactly the same doubles.
-
     def on_retrieve(
         self, slots: Slots, step: int, query: Query = None, cosines: Cosines = None
     ) -> None:
         alpha = self._alpha
-        for slot in slots.tolist():
+        for slot in slots.tolist():  # a few distinct slots: cheaper than fancy indexing
             alpha[slot] += 1.0
         self._retrievals += 1
         if self._retrievals % self.decay_every == 0:
@@ -120,8 +104,7 @@ class ThompsonEviction(EvictionPolicy):
         store = self.store
         high = store.high_water
         if len(store) == high:
-            # No empty slot below the high-water mark: age the whole prefix in one call and put
-            # back the retrieved items' untouched values (cheaper than building a mask).
+            # No empty slot below the high-water mark: age all, put the retrieved ones back
             beta = self._beta[:high]
             kept = beta[retrieved]
             beta += self.decay
@@ -138,16 +121,12 @@ class ThompsonEviction(EvictionPolicy):
             alpha[slot] += reward
             beta[slot] += miss
 
-    def on_remove(self, slot: int, evicted: bool) -> None:
-        self._empty(slot)
-
     def novelty(self, slots: Slots | slice) -> F64:
         """``clip(1 - mean cosine to the nearest others, 0, 1)``; 0.5 for an item alone."""
         index = self.store.neighbours
         if index is None:
             return np.zeros(len(self._alpha[slots]))  # len(slots) fails for a slice
-        # In place on the fresh array of means; maximum/minimum clip exactly as np.clip (1 - mean
-        # is never -0.0) without its Python wrappers.
+        # In place; maximum/minimum clip exactly as np.clip, without its Python wrappers
         novelty = np.subtract(1.0, index.mean_similarity(slots))
         np.maximum(novelty, 0.0, out=novelty)
         np.minimum(novelty, 1.0, out=novelty)
@@ -164,7 +143,7 @@ class ThompsonEviction(EvictionPolicy):
         return lowest(scores, slots)
 
     def clear(self) -> None:
-        self._empty(slice(None))
+        super().clear()
         self._retrievals = 0
 
     def posterior(self, slot: int) -> BetaPosterior:

@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from solar_core.basics.state import MOST_COUNT, State, StateReader, register_part
+from solar_core.basics.state import MOST_COUNT, StateReader, register_part
 from solar_core.basics.validation import check_positive, check_score
-from solar_core.policies.admission.base import params_of
 from solar_core.policies.eviction.base import (
     F64,
     EvictionPolicy,
@@ -23,13 +22,9 @@ from solar_core.policies.eviction.base import (
 
 @register_part
 class UtilityEviction(EvictionPolicy):
-    """Evict the item whose past retrievals led to the worst steps.
-
-    An item's utility is the mean quality of the rated steps it informed, with a Laplace prior:
-    ``(prior * strength + sum of scores) / (strength + uses)``. A new item starts at ``prior``.
-    The victim has the lowest utility, and the oldest insert goes first among ties. This is how
-    the experience-following study bounds memory size: when full, "remove the single record of
-    lowest utility".
+    """Evict the lowest utility, ``(prior * strength + sum of ratings) / (strength + uses)``:
+    the mean quality of the rated steps it informed (the oldest insert first among ties; the
+    experience-following study's capacity bound).
 
     >>> from solar_core import SolarMemory
     >>> m = SolarMemory(eviction=UtilityEviction(), capacity=2, dim=2)
@@ -40,8 +35,8 @@ class UtilityEviction(EvictionPolicy):
     """
 
     name = "utility"
-    #: the scores of the rated steps it informed, their number, its insert sequence number (a
-    #: float, as the tie-break adds it)
+    param_names = "prior strength"
+    #: ratings' sum, their number, the insert serial (a float, as the tie-break adds it)
     rows = {
         "sum": Rows("_sum", np.float64, 0.0, MOST_COUNT),
         "uses": Rows("_uses", np.float64, 0.0, MOST_COUNT),
@@ -50,6 +45,7 @@ class UtilityEviction(EvictionPolicy):
     _sum: F64
     _uses: F64
     _serial: F64
+    counters = ("seq",)
 
     def __init__(self, prior: float = 0.5, strength: float = 1.0) -> None:
         super().__init__()
@@ -58,12 +54,6 @@ class UtilityEviction(EvictionPolicy):
         self.strength = float(strength)
         self._seq = 0
 
-    def params(self) -> dict[str, Any]:
-        return params_of(self, "prior strength")
-
-    def _more_state(self) -> State:
-        return {"seq": self._seq}
-
     def _read_more(self, reader: StateReader, rows: dict[str, Any]) -> dict[str, Any]:
         total, uses, serial = rows["_sum"], rows["_uses"], rows["_serial"]
         # A count of ratings, each scored in [0, 1]; serials are whole sequence numbers
@@ -71,7 +61,7 @@ class UtilityEviction(EvictionPolicy):
             raise reader.fail("uses must be whole numbers, and sum at most uses")
         if (serial != np.floor(serial)).any():
             raise reader.fail("serial must hold whole sequence numbers")
-        return {"_seq": reader.integer("seq")}
+        return {}
 
     def on_insert(self, slot: int, step: int) -> None:
         self._seq += 1
@@ -84,9 +74,6 @@ class UtilityEviction(EvictionPolicy):
             self._sum[slot] += reward
             self._uses[slot] += 1.0
 
-    def on_remove(self, slot: int, evicted: bool) -> None:
-        self._empty(slot)
-
     def utility(self, slots: Slots | slice) -> F64:
         out: F64 = (self.prior * self.strength + self._sum[slots]) / (
             self.strength + self._uses[slots]
@@ -97,9 +84,6 @@ class UtilityEviction(EvictionPolicy):
         # Ties by insert order: nudges far below any utility difference (1 / (strength + uses)).
         scores = self.utility(slots) + 1e-12 * self._serial[slots]
         return lowest(scores, slots)
-
-    def clear(self) -> None:
-        self._empty(slice(None))
 
     def describe(self, slot: int) -> Mapping[str, float]:
         return {"utility": float(self.utility(np.asarray([slot]))[0]), "rated": self._uses[slot]}
