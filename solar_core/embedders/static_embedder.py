@@ -1,10 +1,8 @@
 """The default embedder: static word-piece vectors distilled from all-MiniLM-L6-v2, numpy only.
 
-A text's vector is the normalised mean of its word pieces' vectors, split exactly as MiniLM's
-tokenizer splits it (BERT's uncased rules, greedy longest-match pieces; an unknown word is
-skipped), over its first :attr:`StaticEmbedder.MAX_CHARS` characters. The work is linear in
-the text however crafted, and the caches are bounded (emptied when full). Why and how:
-DESIGN.md ("The default embedder"); ``benchmarks/distill_static.py`` rebuilds the weights.
+A text's vector is the normalised mean of its word pieces' vectors, split as MiniLM's tokenizer
+splits it (an unknown word is skipped). The work is linear in the text however crafted, and
+the caches are bounded. See DESIGN.md ("The default embedder").
 
 >>> embedder = StaticEmbedder()
 >>> vectors = embedder.embed(["My dog Max loves the beach", "our puppy likes the sea", "tax forms"])
@@ -33,19 +31,16 @@ import numpy.typing as npt
 
 F32 = npt.NDArray[np.float32]
 
-#: the shipped weights, in ``solar_core/weights/``: an ``.npz`` of ``tokens`` (the word pieces,
-#: UTF-8, one per line) and ``vectors`` (float16, a row per piece)
+#: in ``solar_core/weights/``: ``tokens`` (UTF-8, one per line) and ``vectors`` (float16)
 WEIGHTS = "minilm-static-256.npz"
 #: BERT's limit: a longer "word" is one unknown token
 _MAX_WORD = 100
-#: the bytes the cache of words' pieces may take (a word's string, its tuple of rows and its
-#: dictionary slot, counted generously as _SLOT_BYTES); cleared when full
+#: the bytes the cache of words' pieces may take (a dict slot counted as _SLOT_BYTES)
 _CACHE_BYTES = 16 << 20
 _SLOT_BYTES = 3 * 24 + 3 * 8
 #: the most alternatives the continuation pieces' pattern tries at one point of a word
 _FANOUT = 4
-#: the characters beyond ASCII whose part in BERT's basic tokenizer is remembered at once (at
-#: most about 7 MiB); cleared when full
+#: the non-ASCII characters whose basic tokenization is remembered at once (~7 MiB at most)
 _TABLE_CHARS = 1 << 16
 #: texts with more words than this are summed by counting (one product), not a row per piece
 _COUNT_ABOVE = 4096
@@ -162,8 +157,7 @@ def _basic(char: str) -> str | None:
 
 class _BasicTable(dict[int, "str | None"]):
     """:func:`_basic` as a ``str.translate`` table, filled as characters are met, emptied
-    when it would pass _TABLE_CHARS (one that stopped growing would leave every later
-    character to Python at each occurrence)."""
+    when it would pass _TABLE_CHARS."""
 
     def __missing__(self, code: int) -> str | None:
         value = _basic(chr(code))
@@ -247,7 +241,8 @@ class StaticEmbedder:
 
     def _split_words(self, words: Iterable[str], vocab: dict[str, int]) -> list[tuple[int, ...]]:
         """The word pieces of each of ``words``, from the cache or split and remembered (a
-        word longer than _MAX_WORD is unknown, and not remembered)."""
+        word longer than _MAX_WORD is unknown, and not remembered); the cache is emptied
+        whenever it would pass _CACHE_BYTES."""
         pieces = self._pieces
         if pieces is None or pieces.first is not vocab:  # a vocabulary given after loading
             pieces = self._pieces = _Pieces(vocab)
@@ -263,12 +258,8 @@ class StaticEmbedder:
                     ids = split(word)
                     found.append((word, ids))
             out.append(ids)
-        if found:
-            self._remember(found)
-        return out
-
-    def _remember(self, found: list[tuple[str, tuple[int, ...]]]) -> None:
-        """Add words' pieces to the cache, emptied whenever it would pass _CACHE_BYTES."""
+        if not found:
+            return out
         size_of = sys.getsizeof
         with self._cache_lock:  # (threads sharing an embedder must not lose a word's bytes)
             cache, held = self._cache, self._cache_bytes
@@ -280,6 +271,7 @@ class StaticEmbedder:
                 cache[word] = ids
                 held += size
             self._cache_bytes = held
+        return out
 
     def ids(self, text: str) -> list[int]:
         """The rows of ``text``'s word pieces, in order (unknown words left out), of its first
