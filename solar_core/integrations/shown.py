@@ -64,12 +64,10 @@ def record_shown(
     query: str | None = None,
     filter: Filter | None = None,
 ) -> Hits:
-    """Record the retrieval of the ``shown`` hits of a ``record=False`` ``preview``.
-
-    Adapters fit recalled experiences into a token budget after looking at them: only what the
-    prompt showed gains the retrieval's credit and is rated. The preview's other hits are
-    excluded, so the ``len(shown)`` best of the rest are exactly the shown ones. ``query`` and
-    ``filter``: the preview's. Returns the recorded ``Hits`` (empty, unrecorded, if none)."""
+    """Record the retrieval of the ``shown`` hits of a ``record=False`` ``preview`` (``query``
+    and ``filter``: the preview's): adapters fit recalled experiences into a token budget after
+    looking at them, and only what the prompt showed is credited. The preview's other hits are
+    excluded, so the ``len(shown)`` best of the rest are the shown ones. Empty ``Hits`` if none."""
     shown_ids = [hit.id for hit in preview if hit.id in shown]
     if not shown_ids:
         return Hits([], None)
