@@ -1,8 +1,5 @@
-"""``solar-memory``: look inside a memory store (a SQLite file or a PostgreSQL URL).
-
-Every command but ``forget`` and ``erase`` (which delete, after a confirmation) only reads,
-through a :class:`~solar_core.persistence.reader.MemoryReader`: no scope is created and nothing
-is snapshotted.
+"""``solar-memory``: look inside a memory store. Every command but ``forget`` and ``erase``
+(which delete, after a confirmation) only reads, through a ``MemoryReader``.
 
 >>> import tempfile, os
 >>> from solar_core.persistence import MemoryStore
@@ -60,7 +57,6 @@ DB is a SQLite file, a postgresql:// URL or a libpq "host=... dbname=..." string
 command but forget and erase only reads.
 """
 
-#: the keywords of a libpq connection string (``host=db dbname=agents``)
 _LIBPQ_KEYWORDS = frozenset(
     """host hostaddr port dbname user password passfile require_auth channel_binding
     connect_timeout client_encoding options application_name fallback_application_name
@@ -70,7 +66,7 @@ _LIBPQ_KEYWORDS = frozenset(
     ssl_max_protocol_version krbsrvname gsslib gssdelegation service target_session_attrs
     load_balance_hosts""".split()
 )
-#: one ``keyword = value`` of a connection string: a value in single quotes, or up to a space
+#: one ``keyword = value`` of a libpq string: a value in single quotes, or up to a space
 _LIBPQ_PAIR = re.compile(r"\s*(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|(?:[^\s'\\]|\\.)+)")
 #: a password wherever a message may quote one: ``password=...`` and a URL's ``user:password@``
 _PASSWORDS = (
@@ -80,8 +76,7 @@ _PASSWORDS = (
 
 
 def database(given: str) -> str:
-    """The database ``given`` names: a libpq connection string as its ``postgresql://`` URL;
-    a file path or a URL as it is.
+    """``given`` as a database: a libpq connection string as its ``postgresql://`` URL, else as is.
 
     >>> database("host=db dbname=agents user=app password='s3 cr\\\\'et'")
     'postgresql://?host=db&dbname=agents&user=app&password=s3%20cr%27et'
@@ -103,8 +98,7 @@ def database(given: str) -> str:
 
 
 def without_passwords(message: str, *databases: str) -> str:
-    """``message`` with no password of ``databases`` (as given, as understood) nor any
-    ``password=`` or ``user:password@`` it quotes.
+    """``message`` without the passwords of ``databases`` nor any it quotes.
 
     >>> without_passwords("cannot connect to host=db password=s3cret (s3cret)", "password=s3cret")
     'cannot connect to host=db password=*** (***)'
@@ -120,8 +114,7 @@ def without_passwords(message: str, *databases: str) -> str:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, whose messages (usage errors echo the command line) go through
-    :func:`tables.say`."""
+    """argparse, whose messages (usage errors echo the command line) go through tables.say."""
 
     def _print_message(self, message: str, file: tables.Stream | None = None) -> None:
         if message:
@@ -231,13 +224,8 @@ def _items(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
         held = len(records)
         records = records[: args.limit]  # (None: all)
         table = tables.items_table(records, now, args.width) if records else ""
-    if args.json:
-        _write(out, "\n".join(tables.json_line(r) for r in records))
-        return
     shown = f"{len(records)} items" if len(records) == held else f"{len(records)} of {held} items"
-    _write(out, f"{tables.safe(shown_scope(scope))}: {shown}")
-    if records:
-        _write(out, table)
+    _listed(out, args, records, f"{tables.safe(shown_scope(scope))}: {shown}", table)
 
 
 def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
@@ -250,19 +238,27 @@ def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
         scores = memory.core.admission.score_names
         effect = memory.stats()["ratings"]
         table = tables.decisions_table(records, scores=scores) if records else ""
-    if args.json:
-        _write(out, "\n".join(tables.json_line(r) for r in records))
-        return
-    _write(out, f"{tables.safe(shown_scope(scope))}: the last {len(records)} decisions")
-    if records:
-        _write(out, table)
-    if effect is not None and effect["ratings"]:
+    title = f"{tables.safe(shown_scope(scope))}: the last {len(records)} decisions"
+    if _listed(out, args, records, title, table) and effect is not None and effect["ratings"]:
         moved = sum("; ratings " in str(r["reason"]) for r in records)
         _write(
             out,
             f"ratings: {effect['ratings']}, usual rating {effect['baseline']:.2f}; they changed "
             f"{moved} of these decisions ({effect['decisions_changed']} in all)",
         )
+
+
+def _listed(
+    out: TextIO, args: argparse.Namespace, records: list[dict[str, object]], title: str, table: str
+) -> bool:
+    """``records`` as JSON lines (``--json``: False), else ``title`` and ``table`` (True)."""
+    if args.json:
+        _write(out, "\n".join(tables.json_line(r) for r in records))
+        return False
+    _write(out, title)
+    if records:
+        _write(out, table)
+    return True
 
 
 def _plot(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
@@ -287,7 +283,7 @@ def _confirm(question: str, args: argparse.Namespace, answers: TextIO) -> bool:
 
 
 def _delete(reader: MemoryReader, args: argparse.Namespace, out: TextIO, answers: TextIO) -> None:
-    # The keys alone, not the listing: the rows of a damaged scope must not stand in the way.
+    # The keys alone: the rows of a damaged scope must not stand in the way.
     if args.command == "forget":
         wanted = one_scope(reader, args)
         if wanted.key not in stored_keys(reader):
@@ -338,9 +334,8 @@ def main(
     out: TextIO | None = None,
     answers: TextIO | None = None,
 ) -> int:
-    """Run the command; the exit status, explained on standard error when not 0: 0 done; 1 an
-    error (a scope not stored, a database that cannot be read, a deletion not confirmed, an
-    export that had to skip a scope); 2 a mistake on the command line."""
+    """Run the command; the exit status (explained on standard error): 0 done, 1 an error, 2 a
+    mistake on the command line."""
     args = _parser().parse_args(argv)
     out = sys.stdout if out is None else out
     url = database(args.db)
@@ -385,8 +380,7 @@ def run() -> None:  # pragma: no cover - the console script
         status = main()
         sys.stdout.flush()
     except BrokenPipeError:
-        # `solar-memory items ... | head`: the rest of the output is not wanted; no traceback,
-        # and nothing more written to the closed pipe when the interpreter exits.
+        # `... | head`: no traceback, and nothing more written to the closed pipe at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         status = 1
     sys.exit(status)
