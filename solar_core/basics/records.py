@@ -31,8 +31,7 @@ def check_category(category: object) -> str:
 
 
 def content_key(text: str) -> str:
-    """An item's key by content: ARC keys its ghosts so, and re-offering the same text is a
-    ghost hit."""
+    """An item's key by content (ARC's ghosts: re-offering the same text is a ghost hit)."""
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
@@ -56,8 +55,7 @@ def copy_metadata(metadata: Mapping[str, Any], what: str = "metadata") -> dict[s
 
 
 def read_copy(metadata: dict[str, Any]) -> dict[str, Any]:
-    """:func:`copy_metadata` of a stored item's metadata (within the limits) by the shortest
-    path: what hits and read items are made of."""
+    """:func:`copy_metadata` of a stored item's metadata (within the limits), by a short path."""
     immutable = _IMMUTABLE
     for value in metadata.values():
         if type(value) not in immutable:
@@ -88,8 +86,7 @@ def _read_copy(value: Any, memo: dict[int, Any], depth: int) -> Any:
 
 
 def read_only(metadata: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A read-only view of stored metadata for code the memory does not own (a filter's
-    predicate): of the stored dict itself when it is flat, else of a copy."""
+    """A read-only view of stored metadata for a filter's predicate (of a copy if nested)."""
     immutable = _IMMUTABLE
     for value in metadata.values():
         if type(value) not in immutable:

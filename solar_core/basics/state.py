@@ -53,8 +53,7 @@ PARTS: dict[str, type] = {}
 
 
 def part_name(cls: type) -> str:
-    """The name a part's class is stored under: the library's by class name, any other by its
-    module and qualified name."""
+    """A part's stored class name: the library's bare, any other's with its module."""
     if cls.__module__.split(".", 1)[0] == "solar_core":
         return cls.__name__
     return f"{cls.__module__}.{cls.__qualname__}"
@@ -134,8 +133,7 @@ def part_of(prefix: str, state: Mapping[str, Value]) -> State:
 
 
 class StateReader:
-    """Reads a part's state with checks; :meth:`done` refuses any value nobody read. Arrays
-    are returned as owned, writeable, native-order copies."""
+    """Reads a part's state with checks; :meth:`done` refuses any value nobody read."""
 
     def __init__(self, state: Mapping[str, Value], what: str) -> None:
         if not isinstance(state, Mapping):
@@ -222,8 +220,8 @@ class StateReader:
         lo: float | None = None,
         hi: float | None = None,
     ) -> npt.NDArray[Any]:
-        """An array of ``dtype`` and ``shape`` (``None``: any length on that axis), its values
-        finite (floats) and within ``[lo, hi]`` when given."""
+        """An owned, native-order copy of an array of ``dtype`` and ``shape`` (``None``: any
+        length), its values finite (floats) and within ``[lo, hi]`` when given."""
         value = self.value(name)
         wanted = np.dtype(dtype)
         if not isinstance(value, np.ndarray) or value.dtype.newbyteorder("=") != wanted:

@@ -18,8 +18,7 @@ _FLOAT32_STRIDES = (_FLOAT32.itemsize,)
 
 
 def check_text(text: object, what: str = "text") -> str:
-    """``text`` if it is a non-blank string of valid Unicode (no lone surrogate: no embedder,
-    hash or database takes one)."""
+    """``text`` if it is a non-blank string of valid Unicode (no lone surrogate)."""
     if not isinstance(text, str):
         raise TypeError(f"{what} must be a str, got {type(text).__name__}")
     if not text.strip():

@@ -75,16 +75,13 @@ class Damaged(Exception):
             )
         forget = f"solar-memory forget {shlex.quote(db)} --scope"
         if self.key is not None:
-            return (
-                f"{problem}. {restore}, or delete this scope and all its rows with: "
-                f"{forget} {shlex.quote(self.key)} --yes"
-            )
-        if self.keys:
-            return (
-                f"{problem}. {restore}, or delete the damaged scope with: {forget} KEY --yes "
-                f"(stored keys: {', '.join(self.keys[:10])})"
-            )
-        return f"{problem}. {restore}"
+            how = f"this scope and all its rows with: {forget} {shlex.quote(self.key)} --yes"
+        elif self.keys:
+            keys = ", ".join(self.keys[:10])
+            how = f"the damaged scope with: {forget} KEY --yes (stored keys: {keys})"
+        else:
+            return f"{problem}. {restore}"
+        return f"{problem}. {restore}, or delete {how}"
 
 
 def damage(err: Exception) -> bool:

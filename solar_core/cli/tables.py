@@ -19,8 +19,7 @@ from solar_core.persistence.journal import Journal
 
 
 def safe(text: str) -> str:
-    """``text`` with every control, format (bidi overrides too), unassigned or line/paragraph
-    separator character escaped."""
+    """``text`` with every control, format, unassigned or line/paragraph separator escaped."""
     return "".join(
         c.encode("unicode_escape").decode("ascii")
         if unicodedata.category(c)[0] == "C" or unicodedata.category(c) in ("Zl", "Zp")
@@ -103,8 +102,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 
 
 def posterior(item: MemoryItem) -> float:
-    """An item's worth to the eviction policy: a Beta posterior's mean, else its one statistic
-    (``-inf`` if none)."""
+    """An item's worth to the eviction policy: a posterior mean, its one statistic, or -inf."""
     stats = item.policy
     if "mean" in stats:
         return float(stats["mean"])
@@ -203,8 +201,7 @@ def offered_texts(memory: SolarMemory) -> dict[int, str]:
 
 
 def decision_records(memory: SolarMemory, last: int | None = None) -> list[dict[str, Any]]:
-    """The traced decisions, oldest first, with the texts of items still stored and of refused
-    offers still logged."""
+    """The traced decisions, oldest first, with the texts still stored or logged."""
     texts = {item.id: item.text for item in memory.items()}
     timed = memory.export()["decisions"]
     if last is not None:

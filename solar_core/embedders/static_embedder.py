@@ -156,8 +156,7 @@ def _basic(char: str) -> str | None:
 
 
 class _BasicTable(dict[int, "str | None"]):
-    """:func:`_basic` as a ``str.translate`` table, filled as characters are met, emptied
-    when it would pass _TABLE_CHARS."""
+    """:func:`_basic` as a ``str.translate`` table, filled as met, emptied past _TABLE_CHARS."""
 
     def __missing__(self, code: int) -> str | None:
         value = _basic(chr(code))
@@ -197,8 +196,7 @@ class StaticEmbedder:
 
     @classmethod
     def of_table(cls, tokens: Sequence[str], table: F32) -> StaticEmbedder:
-        """An embedder over a table of your own (one row per token): what
-        ``benchmarks/distill_static.py`` builds with."""
+        """An embedder over a table of your own (a row per token; ``distill_static.py``)."""
         embedder = cls()
         embedder._table = np.asarray(table, dtype=np.float32)
         embedder._vocab = {token: row for row, token in enumerate(tokens)}
@@ -231,7 +229,6 @@ class StaticEmbedder:
                 table = self._table = shared["table"]
         return table, self._vocab
 
-    # -- word pieces --------------------------------------------------------------------------
     @staticmethod
     def words(text: str) -> list[str]:
         """``text`` split into words and punctuation as BERT's uncased basic tokenizer does."""
@@ -240,9 +237,8 @@ class StaticEmbedder:
         return unicodedata.normalize("NFD", _CONTROL.sub("", text)).translate(_BASIC).split()
 
     def _split_words(self, words: Iterable[str], vocab: dict[str, int]) -> list[tuple[int, ...]]:
-        """The word pieces of each of ``words``, from the cache or split and remembered (a
-        word longer than _MAX_WORD is unknown, and not remembered); the cache is emptied
-        whenever it would pass _CACHE_BYTES."""
+        """The word pieces of each of ``words``, from the cache or split and remembered (a word
+        longer than _MAX_WORD is unknown); the cache is emptied when it would pass _CACHE_BYTES."""
         pieces = self._pieces
         if pieces is None or pieces.first is not vocab:  # a vocabulary given after loading
             pieces = self._pieces = _Pieces(vocab)
@@ -274,8 +270,7 @@ class StaticEmbedder:
         return out
 
     def ids(self, text: str) -> list[int]:
-        """The rows of ``text``'s word pieces, in order (unknown words left out), of its first
-        :attr:`MAX_CHARS` characters."""
+        """The rows of ``text``'s word pieces (of its first :attr:`MAX_CHARS` characters)."""
         _, vocab = self._load()
         return list(
             chain.from_iterable(self._split_words(self.words(text[: self.MAX_CHARS]), vocab))
@@ -289,7 +284,6 @@ class StaticEmbedder:
         names = {row: token for token, row in vocab.items() if row in wanted}
         return [names[row] for row in ids]
 
-    # -- vectors --------------------------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> F32:
         table, vocab = self._load()
         out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)

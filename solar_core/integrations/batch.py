@@ -145,6 +145,5 @@ class OffersTexts:
         *,
         ids: Sequence[str | None] | None = None,
     ) -> list[Decision]:
-        """Offer each text as one step's experience (all checked first: :func:`offer_batch`);
-        ``d.admitted`` and ``d.item_id`` of the ``Decision`` of each say whether it was stored."""
+        """Offer each text as one step's experience (all checked first: :func:`offer_batch`)."""
         return offer_batch(self.memory, texts, metadatas, ids, reserved=self.reserved_keys)

@@ -1,5 +1,5 @@
 """How framework adapters get their :class:`SolarMemory`: a ready one, or the parameters to build
-one; the adapters differ only in the embedders they accept (``convert_embedder``)."""
+one."""
 
 from __future__ import annotations
 
@@ -30,8 +30,7 @@ def build_params(
     retrieval: str,
     min_score: float | str | None,
 ) -> dict[str, Any]:
-    """An adapter's parameters for building its memory, by name (the keys of
-    :data:`BUILD_DEFAULTS`)."""
+    """An adapter's parameters for building its memory, by name (:data:`BUILD_DEFAULTS`)."""
     values = (policy, capacity, embedder, seed, retrieval, min_score)
     return dict(zip(BUILD_DEFAULTS, values, strict=True))
 

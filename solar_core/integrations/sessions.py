@@ -39,8 +39,7 @@ class Sessions:
 
     @classmethod
     def in_process(cls, policy: str | None, capacity: int | None, **settings: Any) -> Sessions:
-        """A memory per session in this process (``settings``: as for :class:`ScopedMemories`),
-        every one sharing one embedder, loaded once."""
+        """A memory per session in this process, all sharing one embedder."""
         named = ScopedMemories(policy, capacity, **settings)
         unnamed = ScopedMemories(policy, capacity, **{**settings, "embedder": named.embedder})
         return cls(named, (unnamed, UNNAMED))
@@ -72,8 +71,7 @@ class Sessions:
         return memory
 
     def existing(self, key: str) -> SolarMemory | None:
-        """The memory of session ``key`` if it exists (never makes one): ``None`` once
-        forgotten, here or by another process."""
+        """The memory of session ``key`` if it exists (never makes one)."""
         holder, name = self._holder(key)
         if isinstance(self._named, ScopeView):
             return self._named.store.existing(Scope.of({self._named.part: key}) if key else name)
@@ -87,8 +85,7 @@ class Sessions:
         holder.forget(name)
 
     def names(self) -> list[str]:
-        """The named sessions that have a memory (with a store: every one it holds for this
-        scope part, including those of earlier processes)."""
+        """The named sessions that have a memory (with a store: those of other processes too)."""
         return self._named.names()
 
     def close(self) -> None:

@@ -1,5 +1,4 @@
-"""What retrievers and chat adapters share about retrievals: rating one, recording what a
-prompt ended up showing."""
+"""Rating a retrieval and recording what a prompt showed: what retrievers and chat adapters use."""
 
 from __future__ import annotations
 
@@ -48,8 +47,7 @@ def rate_retrieval(
 
 
 class CallableHits(Hits):
-    """:class:`~solar_core.basics.types.Hits` that return themselves when called, so
-    ``obj.recalled()`` (as the other adapters have it) and ``obj.recalled`` give the same hits."""
+    """Hits that return themselves when called: ``obj.recalled()`` is ``obj.recalled``."""
 
     def __call__(self) -> Hits:
         return self

@@ -1,5 +1,4 @@
-"""A framework's embedding model as ``solar_core``'s ``Embedder``: what the LangChain and
-LlamaIndex wrappers share."""
+"""A framework's embedding model as an ``Embedder``: what the adapters' wrappers share."""
 
 from __future__ import annotations
 
