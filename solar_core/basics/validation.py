@@ -162,9 +162,8 @@ def unit_vector(vector: object, dim: int, what: str = "embedding") -> FloatVecto
 def unit_scale(
     vector: object, dim: int, what: str = "embedding"
 ) -> tuple[FloatVector, float | None]:
-    """:func:`unit_vector` as ``(row, scale)`` for :func:`scaled`; ``row`` may be ``vector``
-    itself: read it, never write it. A strided row is copied first (BLAS would sum it in
-    another order)."""
+    """:func:`unit_vector` as ``(row, scale)`` for :func:`scaled`; ``row`` may be ``vector`` itself
+    (never write it). A strided row is copied first: BLAS would sum it in another order."""
     if (
         type(vector) is np.ndarray
         and vector.dtype is _FLOAT32

@@ -130,14 +130,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, summary: str) -> argparse.ArgumentParser:
+    def command(name: str, summary: str, one_scope: bool = True) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=summary, description=summary)
         sub.add_argument(
             "db", metavar="DB", help="a SQLite file, a postgresql:// URL or libpq key=value pairs"
         )
+        if one_scope:
+            scope_options(sub)
         return sub
 
-    scopes = command("scopes", "list the stored scopes (with parts: those with all of them)")
+    scopes = command("scopes", "list the stored scopes (with parts: those with all of them)", False)
     for part in PARTS:
         scopes.add_argument(f"--{part}", help=f"only scopes with this {part}")
     scopes.add_argument("--json", action="store_true", help="JSON instead of a table")
@@ -151,31 +153,26 @@ def _parser() -> argparse.ArgumentParser:
         "a scope's items with their policy statistics (retrieved: how often an item was among "
         "the hits of the recorded retrievals the memory keeps, the last 1,000 by default)",
     )
-    scope_options(items)
     items.add_argument("--sort", choices=tables.SORTS, default="stored")
     items.add_argument("--limit", type=int, help="show at most this many")
     items.add_argument("--width", type=int, default=48, help="text excerpt width")
     items.add_argument("--json", action="store_true", help="JSON lines instead of a table")
 
     trace = command("trace", "a scope's decisions: what was stored or refused, and why")
-    scope_options(trace)
     trace.add_argument("--last", type=int, default=20, help="the last N decisions (0: all)")
     trace.add_argument("--json", action="store_true", help="JSON lines instead of a table")
 
     export = command("export", "every item of the scopes (all, or the one named) as data")
-    scope_options(export)
     export.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
     export.add_argument("-o", "--output", help="a file to write (default: standard output)")
 
     plot = command("plot", "a PNG timeline of a scope: size, decisions, posterior means")
-    scope_options(plot)
     plot.add_argument("-o", "--output", required=True, help="the PNG file to write")
 
     forget = command("forget", "delete one scope and all its rows (asks first)")
-    scope_options(forget)
     forget.add_argument("--yes", action="store_true", help="do not ask")
 
-    erase = command("erase", "delete every scope with these parts (asks first)")
+    erase = command("erase", "delete every scope with these parts (asks first)", False)
     for part in PARTS:
         erase.add_argument(f"--{part}", help=f"every scope with this {part}")
     erase.add_argument("--yes", action="store_true", help="do not ask")

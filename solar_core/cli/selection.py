@@ -52,9 +52,8 @@ class Declined(CommandError):
 
 
 class Damaged(Exception):
-    """Rows of a scope that do not make a memory: changed outside solar-memory (exit status 1).
-    ``key``: the scope, when known; ``keys``: the stored ones, to name it otherwise; ``other``:
-    maybe no damage, but written by another solar-memory build."""
+    """Rows of a scope changed outside solar-memory (exit status 1); ``keys``: the stored ones;
+    ``other``: maybe no damage, but written by another solar-memory build."""
 
     def __init__(
         self, problem: str, key: str | None, keys: list[str] | None = None, other: bool = False

@@ -1,6 +1,5 @@
-"""What ``solar-memory`` prints: a memory's items and decisions as rows, and rows as a table.
-Stored texts come from whoever talks to the agent: their control characters (an ANSI escape
-can rewrite the screen) are shown escaped, never sent to a terminal."""
+"""What ``solar-memory`` prints: items and decisions as rows, and rows as a table. Stored texts'
+control characters (an ANSI escape can rewrite the screen) are shown escaped, never sent."""
 
 from __future__ import annotations
 
@@ -156,14 +155,9 @@ def items_table(records: list[dict[str, Any]], now: float, width: int = 48) -> s
     header += ["expires in"] if expiring else []
     rows = []
     for r in records:
-        row = [
-            safe(r["id"]),
-            safe(r["category"]),
-            number(r["importance"]),
-            *[number(r["policy"].get(name)) for name in stats],
-            r["retrieved"],
-            age(r["age_seconds"]),
-        ]
+        row = [safe(r["id"]), safe(r["category"]), number(r["importance"])]
+        row += [*(number(r["policy"].get(name)) for name in stats), r["retrieved"]]
+        row.append(age(r["age_seconds"]))
         if expiring:
             until = r["valid_until"]
             row.append("" if until is None else "expired" if until <= now else age(until - now))
@@ -172,9 +166,8 @@ def items_table(records: list[dict[str, Any]], now: float, width: int = 48) -> s
 
 
 def offered_texts(memory: SolarMemory) -> dict[int, str]:
-    """The texts offered at the decisions whose log rows the scope still holds, by step: rows
-    are matched to decisions from the last step back, each checked against what the row says
-    was decided; any doubt and none is given, never another offer's text."""
+    """The texts offered at the decisions still logged, by step: rows are matched to decisions
+    from the last step back, each checked; any doubt and none is given, never another's text."""
     journal = memory.runner
     if not isinstance(journal, Journal) or journal.scope_id is None:
         return {}
@@ -203,9 +196,7 @@ def offered_texts(memory: SolarMemory) -> dict[int, str]:
 def decision_records(memory: SolarMemory, last: int | None = None) -> list[dict[str, Any]]:
     """The traced decisions, oldest first, with the texts still stored or logged."""
     texts = {item.id: item.text for item in memory.items()}
-    timed = memory.export()["decisions"]
-    if last is not None:
-        timed = timed[-last:] if last > 0 else []
+    timed = memory.export()["decisions"][-last if last else 0 :]  # (None: all)
     offered = offered_texts(memory) if any(not e["admitted"] for e in timed) else {}
     out = []
     for entry in timed:

@@ -26,9 +26,8 @@ def minilm_installed() -> bool:
 
 class MiniLMEmbedder:
     """all-MiniLM-L6-v2 (384-d, unit rows) through sentence-transformers, offline, loaded on the
-    first :meth:`embed`. A text longer than the model's 256 word pieces is cut into windows and
-    its vector is the normalised mean of theirs (a very long text dilutes each part).
-    ``batch_size`` sentences go through each forward pass, on torch's ``device``."""
+    first :meth:`embed`; a text longer than the model's 256 word pieces gets the normalised mean
+    of its windows' vectors. ``batch_size`` sentences a forward pass, on torch's ``device``."""
 
     DIM = 384
 

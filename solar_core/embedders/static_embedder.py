@@ -96,9 +96,8 @@ def _trie_pattern(pieces: Sequence[str]) -> str:
 
 
 class _Pieces:
-    """A vocabulary's word pieces, ready for the greedy split: ``first`` (word-initial piece ->
-    row), ``rest`` (continuation piece without its ``##`` -> row), ``longest`` (the longest
-    word-initial piece) and ``scan`` (a word's remainder's pieces, in one pass)."""
+    """A vocabulary's word pieces for the greedy split: ``first`` and ``rest`` (word-initial and
+    continuation pieces, without ``##``, to rows) and ``scan`` (a remainder's pieces at once)."""
 
     __slots__ = ("first", "rest", "longest", "scan", "stray")
 
@@ -139,9 +138,8 @@ _CJK = re.compile(
 
 
 def _basic(char: str) -> str | None:
-    """What BERT's basic tokenizer makes of one character (after NFD): a space between words,
-    nothing (control characters, and accents once decomposed), itself between spaces
-    (punctuation and CJK ideographs are words of their own), or itself in lower case."""
+    """What BERT's basic tokenizer makes of one character (after NFD): a space, nothing (controls,
+    accents), itself between spaces (punctuation, CJK ideographs), or itself in lower case."""
     code = ord(char)
     category = unicodedata.category(char)
     if char in "\t\n\r" or category in ("Zs", "Zl", "Zp"):
@@ -199,8 +197,7 @@ class StaticEmbedder:
         """An embedder over a table of your own (a row per token; ``distill_static.py``)."""
         embedder = cls()
         embedder._table = np.asarray(table, dtype=np.float32)
-        embedder._vocab = {token: row for row, token in enumerate(tokens)}
-        embedder._pieces = _Pieces(embedder._vocab)
+        embedder._vocab = {token: row for row, token in enumerate(tokens)}  # (pieces: when split)
         embedder._unknown = embedder._vocab["[UNK]"]
         return embedder
 

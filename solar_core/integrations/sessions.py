@@ -1,7 +1,6 @@
-"""``Sessions``: the memories a framework adapter serves, one per session key (a run's
-``thread_id``/``user_id``/..., LlamaIndex's ``session_id``), in this process or in a
-:class:`~solar_core.persistence.MemoryStore`. The key ``""`` is the *unnamed* session, which
-never collides with a session of any name, not even ``"default"``."""
+"""``Sessions``: the memories a framework adapter serves, one per session key, in this process or
+in a ``MemoryStore``. The key ``""`` is the *unnamed* session, which never collides with a
+session of any name, not even ``"default"``."""
 
 from __future__ import annotations
 
@@ -17,9 +16,8 @@ UNNAMED = "default"
 
 
 class Sessions:
-    """One memory per session key, made on first use (build with :meth:`shared`,
-    :meth:`in_process` or :meth:`stored`). ``unnamed``: what holds the unnamed session's memory
-    and under which name (a table and :data:`UNNAMED`, or the store and its default scope)."""
+    """One memory per session key, made on first use; ``unnamed``: what holds the unnamed
+    session's memory, and its name there (a table's :data:`UNNAMED`, a store's default scope)."""
 
     def __init__(
         self,

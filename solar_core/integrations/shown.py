@@ -62,10 +62,9 @@ def record_shown(
     query: str | None = None,
     filter: Filter | None = None,
 ) -> Hits:
-    """Record the retrieval of the ``shown`` hits of a ``record=False`` ``preview`` (``query``
-    and ``filter``: the preview's): adapters fit recalled experiences into a token budget after
-    looking at them, and only what the prompt showed is credited. The preview's other hits are
-    excluded, so the ``len(shown)`` best of the rest are the shown ones. Empty ``Hits`` if none."""
+    """Record the retrieval of the ``shown`` hits of a ``record=False`` ``preview`` (of ``query``
+    and ``filter``), so only what the prompt showed is credited: the preview's other hits are
+    excluded, so the ``len(shown)`` best of the rest are the shown ones. Empty if none."""
     shown_ids = [hit.id for hit in preview if hit.id in shown]
     if not shown_ids:
         return Hits([], None)

@@ -11,10 +11,8 @@ from solar_core.policies.salience import model_name_of
 
 
 class WrappedEmbedder(FrameworkEmbedder, ABC):
-    """Stored experiences are embedded with :meth:`_documents` and retrieval queries with
-    :meth:`_query` (asymmetric models work as intended); ``dim`` is measured with one query
-    when not given. A subclass sets its model's attribute (:attr:`model_attribute`) before
-    calling ``__init__``."""
+    """Stored texts go through :meth:`_documents`, queries through :meth:`_query`; ``dim`` is
+    measured with one query when not given. A subclass sets :attr:`model_attribute` first."""
 
     #: the attribute that holds the framework's model
     model_attribute: ClassVar[str]
