@@ -1,9 +1,6 @@
-"""SOLAR agent memory: a small, self-curating memory for LLM agents.
-
-Regret-gated admission decides *whether* a step's experience is stored; Thompson-sampling
-eviction over Beta beliefs decides *which* item leaves when the memory is full (Sun et al.,
-"SOLAR"). Classic cache policies (FIFO, LRU, LFU, ARC) are available under the same API for
-comparison.
+"""SOLAR agent memory: a small, self-curating memory for LLM agents. Regret-gated admission
+decides *whether* a step's experience is stored, Thompson-sampling eviction *which* item leaves
+when the memory is full (Sun et al., "SOLAR"); FIFO, LRU, LFU and ARC for comparison.
 
 >>> from solar_core import SolarMemory, available_policies
 >>> "solar" in available_policies()

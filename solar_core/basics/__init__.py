@@ -1,2 +1,1 @@
-"""The lowest layer: the values every other layer shares and checks (hits, records, argument
-checks, explicit state, lazy imports); it imports nothing else of ``solar_core``."""
+"""The lowest layer: the values and checks every other layer shares; imports no other layer."""

@@ -1,5 +1,4 @@
-"""Keyword arguments of :class:`~solar_core.SolarMemory` under the names other memory
-libraries give them, refused with the right name rather than passed on to a policy."""
+"""SolarMemory's keyword arguments under other libraries' names, refused with the right name."""
 
 from __future__ import annotations
 

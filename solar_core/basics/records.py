@@ -31,25 +31,20 @@ def check_category(category: object) -> str:
 
 
 def content_key(text: str) -> str:
-    """An item's key by content: ARC keys its ghosts so, and re-offering the same text is a
-    ghost hit."""
+    """An item's key by content (ARC's ghosts: re-offering the same text is a ghost hit)."""
     return hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
 
 
 #: the values no one can change: a copy of metadata shares them with the stored item
 _IMMUTABLE = frozenset({str, int, float, bool, type(None), bytes, complex})
-#: metadata nested deeper than this is refused when stored (a copy of it is made per read)
 METADATA_DEPTH = 100
-#: the most values (each dict, list, tuple and plain value counted, one held in several places
-#: counted in each, as JSON spells it out) metadata may hold
+#: (each container and plain value counted, one held in several places counted in each)
 METADATA_VALUES = 100_000
 
 
 def copy_metadata(metadata: Mapping[str, Any], what: str = "metadata") -> dict[str, Any]:
-    """A copy of an item's metadata that shares nothing changeable with it (what reads return
-    and what is stored of what a caller passed). Metadata inside itself, nested deeper than
-    :data:`METADATA_DEPTH` or holding more than :data:`METADATA_VALUES` values is refused (a
-    ``ValueError`` naming ``what``)."""
+    """A copy of an item's metadata sharing nothing changeable with it; metadata inside itself
+    or past :data:`METADATA_DEPTH`/:data:`METADATA_VALUES` is a ``ValueError`` naming ``what``."""
     immutable = _IMMUTABLE
     for value in metadata.values():
         if type(value) not in immutable:
@@ -60,8 +55,7 @@ def copy_metadata(metadata: Mapping[str, Any], what: str = "metadata") -> dict[s
 
 
 def read_copy(metadata: dict[str, Any]) -> dict[str, Any]:
-    """:func:`copy_metadata` of a stored item's metadata (a tree it made, so within the limits)
-    by the shortest path: what hits and read items are made of."""
+    """:func:`copy_metadata` of a stored item's metadata (within the limits), by a short path."""
     immutable = _IMMUTABLE
     for value in metadata.values():
         if type(value) not in immutable:
@@ -92,8 +86,7 @@ def _read_copy(value: Any, memo: dict[int, Any], depth: int) -> Any:
 
 
 def read_only(metadata: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A read-only view of stored metadata for code the memory does not own (a filter's
-    predicate): of the stored dict itself when it is flat, else of a copy."""
+    """A read-only view of stored metadata for a filter's predicate (of a copy if nested)."""
     immutable = _IMMUTABLE
     for value in metadata.values():
         if type(value) not in immutable:
@@ -103,21 +96,18 @@ def read_only(metadata: Mapping[str, Any]) -> Mapping[str, Any]:
 
 class _Copier:
     """One deep copy within the limits: shared containers stay shared, each read once (its
-    values and levels kept with its copy and counted again where it is held again), so the
-    check costs what the metadata holds, never what it spells out."""
+    values and levels counted again where it is held again)."""
 
     __slots__ = ("memo", "open", "values", "reach", "what")
 
     def __init__(self, what: str = "metadata") -> None:
-        #: a container's id -> its copy, the values it holds (itself too), its levels below it
-        self.memo: dict[int, tuple[Any, int, int]] = {}
+        self.memo: dict[int, tuple[Any, int, int]] = {}  # id -> (copy, values, levels below)
         self.open: set[int] = set()  # the containers being copied (the path from the top)
         self.values = 0
         self.reach = 0  # the deepest level a container was met at, in the one being copied
         self.what = what
 
     def top(self, metadata: Mapping[str, Any]) -> dict[str, Any]:
-        """The copy of metadata itself: a plain dict."""
         self.count(1 + len(metadata))
         return {k: self.copy(v, 1) for k, v in metadata.items()}
 

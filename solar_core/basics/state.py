@@ -1,8 +1,7 @@
-"""Explicit state: every stateful part of a memory has ``params()`` (its constructor's
-arguments as JSON values), ``state()`` (what it learned since: a flat dict of names to numbers,
-strings, JSON values and numpy arrays) and ``load_state(state)``, which reads every value
-through a :class:`StateReader` (types, shapes, ranges; unknown names refused) and checks what
-they must agree on before assigning anything. See DESIGN.md ("Explicit state").
+"""Explicit state: ``params()`` (constructor arguments as JSON), ``state()`` (a flat dict of
+names to JSON values and numpy arrays) and ``load_state(state)``, which reads every value
+through a :class:`StateReader` and checks them together before assigning anything. See
+DESIGN.md ("Explicit state").
 
 >>> import numpy as np
 >>> reader = StateReader({"count": 3, "weights": np.zeros(2)}, "an example")
@@ -27,23 +26,20 @@ import numpy as np
 import numpy.typing as npt
 
 _T = TypeVar("_T")
-#: a value of a part's state: a JSON value or a numpy array
-Value: TypeAlias = Any
-#: a part's state: names to values
+Value: TypeAlias = Any  # a JSON value or a numpy array
 State: TypeAlias = dict[str, Value]
 #: counters and serials of a loaded state lie within this (a step adds one; none overflows)
 MOST_COUNT = 2**62
-#: how deep a JSON value of a state may nest
 MAX_JSON_DEPTH = 64
 
 
 class StateError(ValueError):
-    """A state that cannot be loaded: the message names the value and what was wrong."""
+    """A state that cannot be loaded: the message names the value and what is wrong."""
 
 
 @runtime_checkable
 class Stateful(Protocol):
-    """A part of a memory with explicit state (see the module's docs)."""
+    """A part of a memory with explicit state."""
 
     def params(self) -> dict[str, Any]: ...
 
@@ -57,8 +53,7 @@ PARTS: dict[str, type] = {}
 
 
 def part_name(cls: type) -> str:
-    """The name a part's class is stored under: the library's by class name, any other by its
-    module and qualified name."""
+    """A part's stored class name: the library's bare, any other's with its module."""
     if cls.__module__.split(".", 1)[0] == "solar_core":
         return cls.__name__
     return f"{cls.__module__}.{cls.__qualname__}"
@@ -66,8 +61,7 @@ def part_name(cls: type) -> str:
 
 def register_part(cls: type[_T]) -> type[_T]:
     """Make ``cls`` a part a memory's parameters may name (a decorator; a policy of your own:
-    :func:`solar_core.policies.presets.register_policy`). :func:`build` makes parts only of
-    registered classes, looked up by name in a table; a second class of a name is refused."""
+    :func:`solar_core.policies.presets.register_policy`): :func:`build` makes only these."""
     if not isinstance(cls, type):
         raise TypeError(f"register_part registers a class, got {cls!r}")
     name = part_name(cls)
@@ -88,9 +82,8 @@ def spec(part: Stateful) -> dict[str, Any]:
 
 
 def build(described: object, what: str) -> Any:
-    """A new part from its :func:`spec`: ``cls.from_params(params)`` if the class defines it,
-    else ``cls(**params)``; an unregistered class or refused parameters raise
-    :class:`StateError`."""
+    """A new part from its :func:`spec` (``cls.from_params(params)`` if defined, else
+    ``cls(**params)``); an unregistered class or refused parameters: :class:`StateError`."""
     if (
         type(described) is not dict
         or set(described) != {"class", "params"}
@@ -113,8 +106,7 @@ def build(described: object, what: str) -> Any:
 
 
 def no_params(part: object) -> dict[str, Any]:
-    """``{}`` for a part whose constructor takes no parameters; else an error: its class must
-    say what they are."""
+    """``{}`` for a part whose constructor takes no parameters, else an error."""
     init = type(part).__init__
     if init is not object.__init__:
         taken = [
@@ -141,8 +133,7 @@ def part_of(prefix: str, state: Mapping[str, Value]) -> State:
 
 
 class StateReader:
-    """Reads a part's state with checks; :meth:`done` refuses any value nobody read. Arrays
-    come back as owned, writeable, native-order copies."""
+    """Reads a part's state with checks; :meth:`done` refuses any value nobody read."""
 
     def __init__(self, state: Mapping[str, Value], what: str) -> None:
         if not isinstance(state, Mapping):
@@ -229,8 +220,8 @@ class StateReader:
         lo: float | None = None,
         hi: float | None = None,
     ) -> npt.NDArray[Any]:
-        """An array of ``dtype`` and ``shape`` (``None``: any length on that axis), its values
-        finite (floats) and within ``[lo, hi]`` when given."""
+        """An owned, native-order copy of an array of ``dtype`` and ``shape`` (``None``: any
+        length), its values finite (floats) and within ``[lo, hi]`` when given."""
         value = self.value(name)
         wanted = np.dtype(dtype)
         if not isinstance(value, np.ndarray) or value.dtype.newbyteorder("=") != wanted:
@@ -266,9 +257,8 @@ class StateReader:
 
 
 def check_json(value: object, what: str) -> None:
-    """Raise :class:`StateError` unless ``value`` is a JSON value of at most
-    :data:`MAX_JSON_DEPTH` levels (string keys only; floats may be infinite: a trace holds
-    them, and numbers read are checked)."""
+    """Raise :class:`StateError` unless ``value`` is JSON of at most :data:`MAX_JSON_DEPTH`
+    levels (str keys; floats may be infinite: a trace holds them)."""
     stack: list[tuple[object, int]] = [(value, 0)]
     while stack:
         node, depth = stack.pop()

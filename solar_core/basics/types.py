@@ -26,9 +26,8 @@ class Hit:
 
 
 class Hits(list[Hit]):
-    """The hits of one retrieval, best first, remembering which retrieval it was (``None`` for
-    a ``record=False`` lookup) and the memory that made it (``origin``: a memory refuses
-    another's hits), so ``SolarMemory.feedback(retrieval=hits)`` rates *this* one."""
+    """The hits of one retrieval, best first, with its id (``None`` if not recorded) and the
+    memory that made it (``origin``), so ``feedback(retrieval=hits)`` rates *this* one."""
 
     def __init__(
         self, hits: list[Hit], retrieval_id: int | None, origin: str | None = None
@@ -43,9 +42,8 @@ class Hits(list[Hit]):
 
 
 class RetrievalId(int):
-    """A retrieval id (an ``int``, equal to the plain id) that remembers which memory made it,
-    so ``feedback(retrieval=...)`` refuses one from another memory or scope (serialised, it is a
-    plain int: unchecked).
+    """A retrieval id (an ``int``) that remembers which memory made it, so ``feedback`` refuses
+    one from another memory or scope (serialised, a plain int: unchecked).
 
     >>> rid = RetrievalId(3, "a1b2")
     >>> rid == 3, rid.origin, RetrievalId(3, "a1b2") + 0
@@ -68,8 +66,7 @@ class RetrievalId(int):
 
 @dataclass(frozen=True)
 class MemoryItem:
-    """A stored item as seen from outside; ``policy`` is what the eviction policy knows of it
-    (``{"alpha": 3.0, "beta": 1.05, "mean": 0.74}`` for Thompson sampling)."""
+    """A stored item as seen from outside; ``policy``: what the eviction policy knows of it."""
 
     id: str
     text: str

@@ -18,8 +18,7 @@ _FLOAT32_STRIDES = (_FLOAT32.itemsize,)
 
 
 def check_text(text: object, what: str = "text") -> str:
-    """Return ``text`` if it is a non-blank string of valid Unicode (no lone surrogate: no
-    embedder, hash or database takes one), else raise ``TypeError``/``ValueError``."""
+    """``text`` if it is a non-blank string of valid Unicode (no lone surrogate)."""
     if not isinstance(text, str):
         raise TypeError(f"{what} must be a str, got {type(text).__name__}")
     if not text.strip():
@@ -38,16 +37,11 @@ def check_text(text: object, what: str = "text") -> str:
 
 def check_k(k: object, what: str = "k") -> int:
     """Return ``k`` if it is an int >= 1 (bools rejected)."""
-    number: int | np.integer[Any]
-    if type(k) is int:  # the common case first (a bool is an int subclass, never `int` itself)
-        number = k
-    elif isinstance(k, int | np.integer) and not isinstance(k, bool):
-        number = k
-    else:
+    if type(k) is not int and (isinstance(k, bool) or not isinstance(k, int | np.integer)):
         raise TypeError(f"{what} must be an int, got {type(k).__name__}")
-    if number < 1:
-        raise ValueError(f"{what} must be >= 1, got {number}")
-    return int(number)
+    if k < 1:
+        raise ValueError(f"{what} must be >= 1, got {k}")
+    return int(k)
 
 
 def check_nonnegative_int(value: object, what: str) -> int:
@@ -59,13 +53,10 @@ def check_nonnegative_int(value: object, what: str) -> int:
     return int(value)
 
 
-#: the largest capacity a memory takes: its slots are allocated up front (~50 MB at this bound,
-#: and its vectors); a memory meant to hold more takes ``capacity=None`` and grows
+# Bounds of sizes allocated up front: a memory's slots (a larger one takes capacity=None and
+# grows), coverage's window of queries (window x dim floats), neighbours kept per item.
 MAX_CAPACITY = 1_000_000
-#: the longest window of remembered queries (coverage's ``window``/``max_window``), allocated up
-#: front (window x dim floats)
 MAX_WINDOW = 65_536
-#: the most neighbours kept per item (``novelty_neighbours``): a (slots x neighbours) table
 MAX_NEIGHBOURS = 256
 
 
@@ -127,7 +118,7 @@ def check_positive(**values: object) -> None:
 
 
 def check_nonnegative(**values: object) -> None:
-    """Raise unless every keyword value is a finite real number >= 0 (policy parameters)."""
+    """As :func:`check_positive`, for >= 0."""
     for name, value in values.items():
         if _check_real(name, value) < 0:
             raise ValueError(f"{name} must be >= 0, got {value!r}")
@@ -151,8 +142,7 @@ def check_weight(value: object, what: str) -> float:
 
 
 def check_metadata(metadata: object) -> dict[str, Any]:
-    """A deep copy of ``metadata`` (``None`` -> ``{}``) if it is a mapping with str keys
-    (:func:`~solar_core.basics.records.copy_metadata`)."""
+    """:func:`~solar_core.basics.records.copy_metadata` of a mapping with str keys, or ``{}``."""
     if metadata is None:
         return {}
     if not isinstance(metadata, Mapping):
@@ -164,19 +154,16 @@ def check_metadata(metadata: object) -> dict[str, Any]:
 
 
 def unit_vector(vector: object, dim: int, what: str = "embedding") -> FloatVector:
-    """``vector`` as a new float32 unit row of length ``dim``: a ``TypeError`` for what is not
-    real numbers, a ``ValueError`` for a wrong dimension, NaN/inf or a zero vector."""
+    """``vector`` as a new float32 unit row of length ``dim``, else a ``TypeError`` (not real
+    numbers) or ``ValueError`` (wrong dimension, NaN/inf, zero)."""
     return scaled(*unit_scale(vector, dim, what))
 
 
 def unit_scale(
     vector: object, dim: int, what: str = "embedding"
 ) -> tuple[FloatVector, float | None]:
-    """Check ``vector`` as :func:`unit_vector` does, leaving the product to :func:`scaled` of
-    the ``(row, scale)`` returned (``scale`` ``None``: ``row`` is the unit vector). ``row`` may
-    be ``vector`` itself: read it, never write it."""
-    # A contiguous float32 row is used as is (the product copies it); a strided one is copied
-    # first, as BLAS would sum it in another order.
+    """:func:`unit_vector` as ``(row, scale)`` for :func:`scaled`; ``row`` may be ``vector`` itself
+    (never write it). A strided row is copied first: BLAS would sum it in another order."""
     if (
         type(vector) is np.ndarray
         and vector.dtype is _FLOAT32
@@ -202,24 +189,18 @@ def unit_scale(
 
 def scaled(row: FloatVector, scale: float | None) -> FloatVector:
     """The unit vector from :func:`unit_scale`'s ``(row, scale)``, never the caller's array."""
-    if scale is None:
-        return row  # a new unit array already
-    out: FloatVector = row * scale
-    return out
+    return row if scale is None else row * scale
 
 
 def _real_array(values: object, what: str) -> npt.NDArray[Any]:
     """``values`` as a new float32 array if they are real numbers (ints or floats of any width):
     casting would drop an imaginary part, turn ``True`` into 1.0 and parse ``"1.0"``."""
-    if isinstance(values, np.ndarray):
-        given = values
-    else:
-        try:
-            given = np.asarray(values)
-        except (TypeError, ValueError) as exc:
-            raise TypeError(
-                f"{what} must be a sequence of numbers (real: ints or floats) ({exc})"
-            ) from None
+    try:
+        given = np.asarray(values)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(
+            f"{what} must be a sequence of numbers (real: ints or floats) ({exc})"
+        ) from None
     kind = given.dtype.kind
     if kind not in _REAL_KINDS:
         raise TypeError(
@@ -307,7 +288,7 @@ def check_offer(
         or not math.isfinite(valid_until)
     ):
         raise ValueError(f"valid_until must be a finite clock time, got {valid_until!r}")
-    meta = {} if metadata is None else check_metadata(metadata)
+    meta = check_metadata(metadata)
     if item_id is not None:
         check_text(item_id, "item_id")
     if update is not False:
@@ -330,5 +311,4 @@ def check_exclude(exclude: object) -> set[str]:
     """
     if isinstance(exclude, str):
         raise TypeError("exclude must be a collection of item ids, not a string")
-    ids: set[str] = set(exclude)  # type: ignore[call-overload]
-    return ids
+    return set(exclude)  # type: ignore[call-overload,no-any-return]

@@ -36,9 +36,8 @@ def check_output(reader: MemoryReader, output: str) -> None:
 
 
 def _write_rows(target: TextIO, rows: list[dict[str, object]], form: str, raw: bool) -> None:
-    """``rows`` as ``form``; ``raw``: to a file named with -o, the texts as stored. Standard
-    output, which may reach a terminal through a pipe (`| less -R`), never gets their control
-    characters (and its CSV lines end with a newline alone: a carriage return is one of them)."""
+    """``rows`` as ``form``; ``raw`` (a file named with -o): the texts as stored, else without
+    control characters (a pipe may reach a terminal; CSV lines end with a newline alone)."""
     if form == "jsonl":
         for row in rows:
             line = json.dumps(row, ensure_ascii=False) if raw else tables.json_line(row)

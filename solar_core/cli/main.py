@@ -1,8 +1,5 @@
-"""``solar-memory``: look inside a memory store (a SQLite file or a PostgreSQL URL).
-
-Every command but ``forget`` and ``erase`` (which delete, after a confirmation) only reads,
-through a :class:`~solar_core.persistence.reader.MemoryReader`: no scope is created and nothing
-is snapshotted.
+"""``solar-memory``: look inside a memory store. Every command but ``forget`` and ``erase``
+(which delete, after a confirmation) only reads, through a ``MemoryReader``.
 
 >>> import tempfile, os
 >>> from solar_core.persistence import MemoryStore
@@ -60,7 +57,6 @@ DB is a SQLite file, a postgresql:// URL or a libpq "host=... dbname=..." string
 command but forget and erase only reads.
 """
 
-#: the keywords of a libpq connection string (``host=db dbname=agents``)
 _LIBPQ_KEYWORDS = frozenset(
     """host hostaddr port dbname user password passfile require_auth channel_binding
     connect_timeout client_encoding options application_name fallback_application_name
@@ -70,7 +66,7 @@ _LIBPQ_KEYWORDS = frozenset(
     ssl_max_protocol_version krbsrvname gsslib gssdelegation service target_session_attrs
     load_balance_hosts""".split()
 )
-#: one ``keyword = value`` of a connection string: a value in single quotes, or up to a space
+#: one ``keyword = value`` of a libpq string: a value in single quotes, or up to a space
 _LIBPQ_PAIR = re.compile(r"\s*(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|(?:[^\s'\\]|\\.)+)")
 #: a password wherever a message may quote one: ``password=...`` and a URL's ``user:password@``
 _PASSWORDS = (
@@ -80,8 +76,7 @@ _PASSWORDS = (
 
 
 def database(given: str) -> str:
-    """The database ``given`` names: a libpq connection string as its ``postgresql://`` URL;
-    a file path or a URL as it is.
+    """``given`` as a database: a libpq connection string as its ``postgresql://`` URL, else as is.
 
     >>> database("host=db dbname=agents user=app password='s3 cr\\\\'et'")
     'postgresql://?host=db&dbname=agents&user=app&password=s3%20cr%27et'
@@ -103,8 +98,7 @@ def database(given: str) -> str:
 
 
 def without_passwords(message: str, *databases: str) -> str:
-    """``message`` with no password of ``databases`` (as given, as understood) nor any
-    ``password=`` or ``user:password@`` it quotes.
+    """``message`` without the passwords of ``databases`` nor any it quotes.
 
     >>> without_passwords("cannot connect to host=db password=s3cret (s3cret)", "password=s3cret")
     'cannot connect to host=db password=*** (***)'
@@ -120,8 +114,7 @@ def without_passwords(message: str, *databases: str) -> str:
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, whose messages (usage errors echo the command line) go through
-    :func:`tables.say`."""
+    """argparse, whose messages (usage errors echo the command line) go through tables.say."""
 
     def _print_message(self, message: str, file: tables.Stream | None = None) -> None:
         if message:
@@ -137,14 +130,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    def command(name: str, summary: str) -> argparse.ArgumentParser:
+    def command(name: str, summary: str, one_scope: bool = True) -> argparse.ArgumentParser:
         sub = commands.add_parser(name, help=summary, description=summary)
         sub.add_argument(
             "db", metavar="DB", help="a SQLite file, a postgresql:// URL or libpq key=value pairs"
         )
+        if one_scope:
+            scope_options(sub)
         return sub
 
-    scopes = command("scopes", "list the stored scopes (with parts: those with all of them)")
+    scopes = command("scopes", "list the stored scopes (with parts: those with all of them)", False)
     for part in PARTS:
         scopes.add_argument(f"--{part}", help=f"only scopes with this {part}")
     scopes.add_argument("--json", action="store_true", help="JSON instead of a table")
@@ -158,31 +153,26 @@ def _parser() -> argparse.ArgumentParser:
         "a scope's items with their policy statistics (retrieved: how often an item was among "
         "the hits of the recorded retrievals the memory keeps, the last 1,000 by default)",
     )
-    scope_options(items)
     items.add_argument("--sort", choices=tables.SORTS, default="stored")
     items.add_argument("--limit", type=int, help="show at most this many")
     items.add_argument("--width", type=int, default=48, help="text excerpt width")
     items.add_argument("--json", action="store_true", help="JSON lines instead of a table")
 
     trace = command("trace", "a scope's decisions: what was stored or refused, and why")
-    scope_options(trace)
     trace.add_argument("--last", type=int, default=20, help="the last N decisions (0: all)")
     trace.add_argument("--json", action="store_true", help="JSON lines instead of a table")
 
     export = command("export", "every item of the scopes (all, or the one named) as data")
-    scope_options(export)
     export.add_argument("--format", choices=("jsonl", "csv"), default="jsonl")
     export.add_argument("-o", "--output", help="a file to write (default: standard output)")
 
     plot = command("plot", "a PNG timeline of a scope: size, decisions, posterior means")
-    scope_options(plot)
     plot.add_argument("-o", "--output", required=True, help="the PNG file to write")
 
     forget = command("forget", "delete one scope and all its rows (asks first)")
-    scope_options(forget)
     forget.add_argument("--yes", action="store_true", help="do not ask")
 
-    erase = command("erase", "delete every scope with these parts (asks first)")
+    erase = command("erase", "delete every scope with these parts (asks first)", False)
     for part in PARTS:
         erase.add_argument(f"--{part}", help=f"every scope with this {part}")
     erase.add_argument("--yes", action="store_true", help="do not ask")
@@ -231,13 +221,8 @@ def _items(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
         held = len(records)
         records = records[: args.limit]  # (None: all)
         table = tables.items_table(records, now, args.width) if records else ""
-    if args.json:
-        _write(out, "\n".join(tables.json_line(r) for r in records))
-        return
     shown = f"{len(records)} items" if len(records) == held else f"{len(records)} of {held} items"
-    _write(out, f"{tables.safe(shown_scope(scope))}: {shown}")
-    if records:
-        _write(out, table)
+    _listed(out, args, records, f"{tables.safe(shown_scope(scope))}: {shown}", table)
 
 
 def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
@@ -250,19 +235,27 @@ def _trace(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
         scores = memory.core.admission.score_names
         effect = memory.stats()["ratings"]
         table = tables.decisions_table(records, scores=scores) if records else ""
-    if args.json:
-        _write(out, "\n".join(tables.json_line(r) for r in records))
-        return
-    _write(out, f"{tables.safe(shown_scope(scope))}: the last {len(records)} decisions")
-    if records:
-        _write(out, table)
-    if effect is not None and effect["ratings"]:
+    title = f"{tables.safe(shown_scope(scope))}: the last {len(records)} decisions"
+    if _listed(out, args, records, title, table) and effect is not None and effect["ratings"]:
         moved = sum("; ratings " in str(r["reason"]) for r in records)
         _write(
             out,
             f"ratings: {effect['ratings']}, usual rating {effect['baseline']:.2f}; they changed "
             f"{moved} of these decisions ({effect['decisions_changed']} in all)",
         )
+
+
+def _listed(
+    out: TextIO, args: argparse.Namespace, records: list[dict[str, object]], title: str, table: str
+) -> bool:
+    """``records`` as JSON lines (``--json``: False), else ``title`` and ``table`` (True)."""
+    if args.json:
+        _write(out, "\n".join(tables.json_line(r) for r in records))
+        return False
+    _write(out, title)
+    if records:
+        _write(out, table)
+    return True
 
 
 def _plot(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
@@ -287,7 +280,7 @@ def _confirm(question: str, args: argparse.Namespace, answers: TextIO) -> bool:
 
 
 def _delete(reader: MemoryReader, args: argparse.Namespace, out: TextIO, answers: TextIO) -> None:
-    # The keys alone, not the listing: the rows of a damaged scope must not stand in the way.
+    # The keys alone: the rows of a damaged scope must not stand in the way.
     if args.command == "forget":
         wanted = one_scope(reader, args)
         if wanted.key not in stored_keys(reader):
@@ -338,9 +331,8 @@ def main(
     out: TextIO | None = None,
     answers: TextIO | None = None,
 ) -> int:
-    """Run the command; the exit status, explained on standard error when not 0: 0 done; 1 an
-    error (a scope not stored, a database that cannot be read, a deletion not confirmed, an
-    export that had to skip a scope); 2 a mistake on the command line."""
+    """Run the command; the exit status (explained on standard error): 0 done, 1 an error, 2 a
+    mistake on the command line."""
     args = _parser().parse_args(argv)
     out = sys.stdout if out is None else out
     url = database(args.db)
@@ -385,8 +377,7 @@ def run() -> None:  # pragma: no cover - the console script
         status = main()
         sys.stdout.flush()
     except BrokenPipeError:
-        # `solar-memory items ... | head`: the rest of the output is not wanted; no traceback,
-        # and nothing more written to the closed pipe when the interpreter exits.
+        # `... | head`: no traceback, and nothing more written to the closed pipe at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         status = 1
     sys.exit(status)

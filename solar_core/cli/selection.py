@@ -1,5 +1,4 @@
-"""Which scope a ``solar-memory`` command reads: its options, how a scope is shown and named
-back, and the errors a user can fix by naming it otherwise."""
+"""Which scope a ``solar-memory`` command reads, and the errors that say how to recover."""
 
 from __future__ import annotations
 
@@ -13,8 +12,7 @@ from solar_core.persistence.errors import PersistenceError
 from solar_core.persistence.reader import MemoryReader, ScopeNotFound, ScopeSummary
 from solar_core.persistence.scope import PARTS, Scope, namespace_scope, scope_named, shown_scope
 
-#: what the library's errors say of rows it refuses as changed outside it (damaged, or edited
-#: by hand): a checksum mismatch, a log with a gap, a snapshot that does not decode...
+#: what the library's errors say of rows it refuses as changed outside it
 DAMAGE = (
     "corrupted",
     "edited by hand",
@@ -26,8 +24,7 @@ DAMAGE = (
     "not a scope key",
     "cannot be read:",
 )
-#: what they say of rows another build may have written as they are (a policy it knows, a
-#: step it replays otherwise): damaged, or to read with that build
+#: what they say of rows another build may have written: damaged, or for that build
 OTHER_BUILD = ("cannot build", "replays differently", "snapshot format")
 
 
@@ -55,9 +52,8 @@ class Declined(CommandError):
 
 
 class Damaged(Exception):
-    """Rows of a scope that do not make a memory: changed outside solar-memory (exit status 1).
-    ``key``: the scope, when known; ``keys``: the stored ones, to name it otherwise; ``other``:
-    maybe no damage, but written by another solar-memory build."""
+    """Rows of a scope changed outside solar-memory (exit status 1); ``keys``: the stored ones;
+    ``other``: maybe no damage, but written by another solar-memory build."""
 
     def __init__(
         self, problem: str, key: str | None, keys: list[str] | None = None, other: bool = False
@@ -78,28 +74,24 @@ class Damaged(Exception):
             )
         forget = f"solar-memory forget {shlex.quote(db)} --scope"
         if self.key is not None:
-            return (
-                f"{problem}. {restore}, or delete this scope and all its rows with: "
-                f"{forget} {shlex.quote(self.key)} --yes"
-            )
-        if self.keys:
-            return (
-                f"{problem}. {restore}, or delete the damaged scope with: {forget} KEY --yes "
-                f"(stored keys: {', '.join(self.keys[:10])})"
-            )
-        return f"{problem}. {restore}"
+            how = f"this scope and all its rows with: {forget} {shlex.quote(self.key)} --yes"
+        elif self.keys:
+            keys = ", ".join(self.keys[:10])
+            how = f"the damaged scope with: {forget} KEY --yes (stored keys: {keys})"
+        else:
+            return f"{problem}. {restore}"
+        return f"{problem}. {restore}, or delete {how}"
 
 
 def damage(err: Exception) -> bool:
-    """Whether ``err`` is the library refusing rows changed outside it (or by another build)."""
+    """Whether ``err`` refuses rows changed outside the library (or by another build)."""
     return isinstance(err, PersistenceError) and any(m in str(err) for m in DAMAGE + OTHER_BUILD)
 
 
 @contextmanager
 def reading(key: str) -> Iterator[None]:
-    """Reading and showing the scope ``key``: rows the library refuses as damaged, and values
-    no solar-memory writes that its checks let through, become :class:`Damaged` naming the
-    scope, so the message says how to recover instead of a traceback."""
+    """Reading the scope ``key``: damaged rows, and values no solar-memory writes, become
+    :class:`Damaged` naming the scope (the message says how to recover)."""
     try:
         yield
     except ScopeNotFound:
@@ -113,8 +105,7 @@ def reading(key: str) -> Iterator[None]:
 
 
 def stored_keys(reader: MemoryReader, parts: dict[str, str] | None = None) -> list[str]:
-    """The stored scopes' keys (with these parts), without reading their settings: what
-    ``forget`` and ``erase`` delete even when those rows are damaged."""
+    """The stored scopes' keys (with these parts), without reading their (maybe damaged) rows."""
     with reader.backend.transaction(write=False):
         return [str(k) for k in reader.backend.scope_keys(parts or None)]
 

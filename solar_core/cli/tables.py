@@ -1,8 +1,5 @@
-"""What ``solar-memory`` prints: a memory's items and decisions as rows, and rows as a table.
-
-Stored texts are written by whoever talks to the agent: before one reaches a terminal, its
-control characters (an ANSI escape sequence can rewrite the screen) are shown escaped, never
-sent."""
+"""What ``solar-memory`` prints: items and decisions as rows, and rows as a table. Stored texts'
+control characters (an ANSI escape can rewrite the screen) are shown escaped, never sent."""
 
 from __future__ import annotations
 
@@ -21,8 +18,7 @@ from solar_core.persistence.journal import Journal
 
 
 def safe(text: str) -> str:
-    """``text`` with every control, format (bidi overrides too), unassigned or line/paragraph
-    separator character shown escaped (those break a line like a newline)."""
+    """``text`` with every control, format, unassigned or line/paragraph separator escaped."""
     return "".join(
         c.encode("unicode_escape").decode("ascii")
         if unicodedata.category(c)[0] == "C" or unicodedata.category(c) in ("Zl", "Zp")
@@ -32,26 +28,23 @@ def safe(text: str) -> str:
 
 
 class Stream(Protocol):
-    """Where the command prints: standard output or error, or what a caller gives instead."""
+    """Where the command prints."""
 
     def write(self, text: str, /) -> object: ...
 
 
 def say(stream: Stream, text: str) -> None:
-    """Write ``text``: every line the command prints goes through here, :func:`safe` line by
-    line, so its own line breaks stay the only raw control characters."""
+    """Write ``text``, :func:`safe` line by line: every line the command prints goes here."""
     stream.write("\n".join(safe(line) for line in text.split("\n")))
 
 
 def json_line(value: object) -> str:
-    """``value`` as one line of JSON that carries no control character: JSON escapes C0
-    ones and every non-ASCII one (C1, bidi overrides, separators), but not DEL."""
+    """``value`` as one line of JSON without control characters (ASCII JSON leaves DEL)."""
     return json.dumps(value, ensure_ascii=True).replace("\x7f", "\\u007f")
 
 
 def excerpt(text: str, width: int = 48) -> str:
-    """One line of at most ``width`` characters of ``text`` (whitespace runs folded), cut
-    between characters, never inside the escape that shows one."""
+    """One line of at most ``width`` characters of ``text``, never cut inside an escape."""
     flat = safe(" ".join(text.split()))
     if len(flat) <= width:
         return flat
@@ -77,13 +70,13 @@ def when(at: float) -> str:
     return dt.datetime.fromtimestamp(at, tz=dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
 
 
-#: the times a clock gives, in seconds since 1970: years 1 to 9999, which a date can show
+#: the times a date can show (years 1 to 9999), in seconds since 1970
 _TIMES = (-62135596800.0, 253402300799.0)
 
 
 def checked_time(value: object, what: str) -> float | None:
-    """``value``, a stored time (``None``: none), if a clock could have given it; else a
-    ``ValueError`` naming it: such a time only comes from a row changed outside solar-memory."""
+    """``value``, a stored time or ``None``, if a clock could have given it, else a
+    ``ValueError`` naming it (a row changed outside solar-memory)."""
     if value is None:
         return None
     number = value if isinstance(value, int | float) and not isinstance(value, bool) else None
@@ -108,8 +101,7 @@ def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
 
 
 def posterior(item: MemoryItem) -> float:
-    """What the eviction policy thinks an item is worth: a Beta posterior's mean, else the
-    policy's one statistic (a value, a count...); ``-inf`` when it keeps none."""
+    """An item's worth to the eviction policy: a posterior mean, its one statistic, or -inf."""
     stats = item.policy
     if "mean" in stats:
         return float(stats["mean"])
@@ -118,7 +110,7 @@ def posterior(item: MemoryItem) -> float:
     return float(stats.get("value", -math.inf))
 
 
-#: how a listing can be sorted besides ``stored`` (the memory's own order): key, highest first
+#: the sorts besides ``stored`` (the memory's own order): key, highest first
 _SORTS: dict[str, tuple[Callable[[MemoryItem], float], bool]] = {
     "posterior": (posterior, True),
     "importance": (lambda item: item.importance, True),
@@ -128,8 +120,7 @@ SORTS = ("stored", *_SORTS)
 
 
 def item_records(memory: SolarMemory, now: float, sort: str = "stored") -> list[dict[str, Any]]:
-    """One plain record per stored item: what ``items`` and ``export`` show. ``retrieved``:
-    how often it was among the hits of the recorded retrievals the memory keeps."""
+    """One plain record per stored item: what ``items`` and ``export`` show."""
     counts = Counter(i for retrieval in memory.retrieval_trace() for i in retrieval["ids"])
     items = memory.items()
     for item in items:
@@ -157,22 +148,16 @@ def item_records(memory: SolarMemory, now: float, sort: str = "stored") -> list[
 
 
 def items_table(records: list[dict[str, Any]], now: float, width: int = 48) -> str:
-    """The ``items`` table: the policy's statistics get a column each (Beta ``alpha``,
-    ``beta``, ``mean`` for Thompson sampling; a ``value``, a ``count``... for the others)."""
+    """The ``items`` table: each of the policy's statistics gets a column."""
     stats = list(dict.fromkeys(name for r in records for name in r["policy"]))
     expiring = any(r["valid_until"] is not None for r in records)
     header = ["id", "category", "importance", *map(safe, stats), "retrieved", "age"]
     header += ["expires in"] if expiring else []
     rows = []
     for r in records:
-        row = [
-            safe(r["id"]),
-            safe(r["category"]),
-            number(r["importance"]),
-            *[number(r["policy"].get(name)) for name in stats],
-            r["retrieved"],
-            age(r["age_seconds"]),
-        ]
+        row = [safe(r["id"]), safe(r["category"]), number(r["importance"])]
+        row += [*(number(r["policy"].get(name)) for name in stats), r["retrieved"]]
+        row.append(age(r["age_seconds"]))
         if expiring:
             until = r["valid_until"]
             row.append("" if until is None else "expired" if until <= now else age(until - now))
@@ -181,12 +166,8 @@ def items_table(records: list[dict[str, Any]], now: float, width: int = 48) -> s
 
 
 def offered_texts(memory: SolarMemory) -> dict[int, str]:
-    """The texts offered at the decisions whose steps the scope's log still holds, by step.
-
-    A decision keeps no text: an admitted one shows its item's, while stored; a refused one,
-    the offer its log row holds, until a snapshot covers that row. Rows are matched to
-    decisions from the memory's last step back, each checked against what the row says was
-    decided; any doubt and none is given, never another offer's text."""
+    """The texts offered at the decisions still logged, by step: rows are matched to decisions
+    from the last step back, each checked; any doubt and none is given, never another's text."""
     journal = memory.runner
     if not isinstance(journal, Journal) or journal.scope_id is None:
         return {}
@@ -213,12 +194,9 @@ def offered_texts(memory: SolarMemory) -> dict[int, str]:
 
 
 def decision_records(memory: SolarMemory, last: int | None = None) -> list[dict[str, Any]]:
-    """The traced decisions, oldest first, with the texts of the items still stored and of
-    the refused offers the log still holds (:func:`offered_texts`)."""
+    """The traced decisions, oldest first, with the texts still stored or logged."""
     texts = {item.id: item.text for item in memory.items()}
-    timed = memory.export()["decisions"]
-    if last is not None:
-        timed = timed[-last:] if last > 0 else []
+    timed = memory.export()["decisions"][-last if last else 0 :]  # (None: all)
     offered = offered_texts(memory) if any(not e["admitted"] for e in timed) else {}
     out = []
     for entry in timed:
@@ -237,8 +215,7 @@ def decision_records(memory: SolarMemory, last: int | None = None) -> list[dict[
 def decisions_table(
     records: list[dict[str, Any]], width: int = 40, scores: tuple[str, str] = ("regret", "tau")
 ) -> str:
-    """The ``trace`` table: one decision per row, why it was taken, what it evicted;
-    ``scores``: the names of the decisions' two scores (the admission gate's)."""
+    """The ``trace`` table; ``scores``: the names of the admission gate's two scores."""
     header = ["step", "time (UTC)", "outcome", "reason", *scores, "evicted", "text"]
     rows = []
     for r in records:

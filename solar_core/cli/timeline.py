@@ -1,5 +1,4 @@
-"""``solar-memory plot``: how a memory evolved, from its decision trace, as a PNG: its size,
-the running counts of its decisions, and the policy's value of every item held now."""
+"""``solar-memory plot``: a memory's size, decisions and item values over time, as a PNG."""
 
 from __future__ import annotations
 
@@ -27,9 +26,8 @@ def timeline(memory: SolarMemory) -> dict[str, list[float]]:
     """
     decisions = memory.trace()
     changes = [int(d.admitted) - int(d.evicted is not None) - len(d.deleted) for d in decisions]
-    # The size before the first traced decision: 0 when the trace goes back to the first
-    # offer; else worked back from today's size (a removal by hand or an expiry is no decision,
-    # so the worked-back start can be too low by their number: never below 0).
+    # The size before the first traced decision: 0, else worked back from today's (a removal
+    # by hand or an expiry is no decision, so it can come out too low: never below 0).
     complete = not decisions or decisions[0].step == 1
     start = 0.0 if complete else max(0.0, float(len(memory)) - sum(changes))
     series = {

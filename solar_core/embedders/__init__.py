@@ -1,2 +1,1 @@
-"""Text to unit vectors: the static embedder (the default), MiniLM, the hash embedder (tests),
-a cache, and :func:`~solar_core.embedders.embedder.resolve_embedder`."""
+"""Text to unit vectors: the static (default), MiniLM and hash embedders, a cache, resolution."""

@@ -12,8 +12,7 @@ from solar_core.embedders.embedder import Embedder
 
 
 class CachedEmbedder:
-    """Memoises another :class:`~solar_core.Embedder` in memory, text by text; :meth:`prime`
-    embeds a known set of texts in full batches up front."""
+    """Memoises another :class:`~solar_core.Embedder`, text by text."""
 
     def __init__(self, inner: Embedder) -> None:
         self.inner = inner

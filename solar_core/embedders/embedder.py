@@ -11,9 +11,8 @@ import numpy.typing as npt
 
 @runtime_checkable
 class Embedder(Protocol):
-    """Turns texts into float32 rows: ``embed(texts)`` has shape ``(len(texts), dim)`` (the
-    memory normalises and checks them). An asymmetric model may also define
-    ``embed_queries(texts)``, which retrievals then use."""
+    """``embed(texts)``: float32 rows of shape ``(len(texts), dim)`` (the memory normalises and
+    checks them); an asymmetric model may also define ``embed_queries(texts)`` for retrievals."""
 
     @property
     def dim(self) -> int: ...
@@ -22,9 +21,7 @@ class Embedder(Protocol):
 
 
 def resolve_embedder(embedder: object) -> Embedder:
-    """Turn ``None`` (the built-in static embedder) / ``"static"`` / ``"minilm"`` / ``"hash"`` /
-    an :class:`Embedder` / a LangChain ``Embeddings`` or LlamaIndex ``BaseEmbedding`` into an
-    embedder."""
+    """``None`` (static), a name, an :class:`Embedder` or a framework's model as an embedder."""
     if embedder is None or embedder == "static":
         from solar_core.embedders.static_embedder import StaticEmbedder
 
@@ -56,8 +53,7 @@ def resolve_embedder(embedder: object) -> Embedder:
     )
 
 
-#: the frameworks' embedding models' methods (documents batch, single query): LangChain's
-#: ``Embeddings``, LlamaIndex's ``BaseEmbedding``
+#: (documents batch, single query) of LangChain's ``Embeddings``, LlamaIndex's ``BaseEmbedding``
 _PROTOCOLS = (
     ("embed_documents", "embed_query"),
     ("get_text_embedding_batch", "get_query_embedding"),
@@ -66,8 +62,7 @@ _PROTOCOLS = (
 
 class FrameworkEmbedder:
     """A LangChain ``Embeddings`` or LlamaIndex ``BaseEmbedding`` as an :class:`Embedder`,
-    recognised by its methods (:data:`_PROTOCOLS`): stored texts go through the batch method,
-    queries through the query one. The dimension is measured once with one query.
+    recognised by its methods (:data:`_PROTOCOLS`); the dimension is measured with one query.
 
     >>> class Letters:  # any object with LangChain's two methods
     ...     def embed_query(self, text): return [text.count("a"), text.count("b")]

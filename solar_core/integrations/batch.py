@@ -24,15 +24,12 @@ def offer_batch(
     *,
     reserved: frozenset[str] = frozenset(),
 ) -> list[Decision]:
-    """Offer each text as one step's experience (what retrievers' ``add_texts`` do).
-
-    All or nothing: every element's text, metadata, id and embedding is checked (as a database
-    behind the memory would store them) before the first is offered, so a bad element leaves
-    the memory and its database as they were; the error names it (``texts[1]: ...``). The texts
-    are embedded in one batch. Re-offering a stored id with the same text stores nothing. In a
-    batch that names some items the unnamed get a UUID, as the frameworks' vector stores do, so
-    an automatic id never takes a name used later in the batch. ``reserved`` metadata keys (an
-    adapter's own on retrieved items) are refused."""
+    """Offer each text as one step's experience (what retrievers' ``add_texts`` do), embedded
+    in one batch. All or nothing: every element is checked (as a database behind the memory
+    would store it) before the first is offered; the error names it (``texts[1]: ...``).
+    Re-offering a stored id with the same text stores nothing. In a batch that names some items
+    the unnamed get a UUID (never a name used later in the batch). ``reserved`` metadata keys
+    (an adapter's own on retrieved items) are refused."""
     if isinstance(texts, str):
         raise TypeError("texts must be a list of strings, not a single string")
     texts = list(texts)
@@ -87,7 +84,7 @@ def _element(index: int) -> Iterator[None]:
 
 
 def _storable(text: str, what: str) -> None:
-    """What a database cannot store (checked by the memory too, but only when its turn comes)."""
+    """What a database cannot store (the memory checks it too, but only when its turn comes)."""
     if "\x00" in text:
         raise ValueError(
             f"{what} contains a NUL character, which cannot be persisted: remove it "
@@ -148,6 +145,5 @@ class OffersTexts:
         *,
         ids: Sequence[str | None] | None = None,
     ) -> list[Decision]:
-        """Offer each text as one step's experience (all checked first: :func:`offer_batch`);
-        ``d.admitted`` and ``d.item_id`` of the ``Decision`` of each say whether it was stored."""
+        """Offer each text as one step's experience (all checked first: :func:`offer_batch`)."""
         return offer_batch(self.memory, texts, metadatas, ids, reserved=self.reserved_keys)

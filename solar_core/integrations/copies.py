@@ -1,6 +1,5 @@
 """Copies of the adapters that serve memories by session or namespace: ``copy.copy`` is a second
-handle on the same memories; a deep copy or a pickle is refused, since it could not take its
-memories along (one of a database would take writes that never reach it)."""
+handle on the same memories; a deep copy or a pickle, which cannot take them along, is refused."""
 
 from __future__ import annotations
 

@@ -1,6 +1,5 @@
-"""Framework-free parts of an LLM judge for :class:`~solar_core.policies.admission.EvaluatorGate`
-(the study's "coarse" evaluator: is an execution correct?), which ``langchain_solar.LLMJudge``
-and ``llamaindex_solar.LLMJudge`` ask a chat model."""
+"""The framework-free part of the adapters' ``LLMJudge``: is an execution correct (for
+:class:`~solar_core.policies.admission.EvaluatorGate`)?"""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """How framework adapters get their :class:`SolarMemory`: a ready one, or the parameters to build
-one; the adapters differ only in the embedders they accept (``convert_embedder``)."""
+one."""
 
 from __future__ import annotations
 
@@ -30,8 +30,7 @@ def build_params(
     retrieval: str,
     min_score: float | str | None,
 ) -> dict[str, Any]:
-    """An adapter's parameters for building its memory, by name (the keys of
-    :data:`BUILD_DEFAULTS`)."""
+    """An adapter's parameters for building its memory, by name (:data:`BUILD_DEFAULTS`)."""
     values = (policy, capacity, embedder, seed, retrieval, min_score)
     return dict(zip(BUILD_DEFAULTS, values, strict=True))
 
@@ -49,9 +48,8 @@ def check_not_both(memory: object, build: dict[str, Any]) -> None:
 
 class MemoryParams:
     """How a pydantic adapter's ``memory`` field gets built (a mixin before ``BaseModel``):
-    from ``memory=`` *or* the parameters to build one (:data:`BUILD_DEFAULTS`). They are
-    constructor arguments, not fields: the memory is the state, so a framework that rebuilds a
-    component from its fields (``configurable_fields``, copies) keeps the same memory."""
+    from ``memory=`` *or* the parameters to build one (:data:`BUILD_DEFAULTS`), which are not
+    fields, so a framework that rebuilds a component from its fields keeps the same memory."""
 
     #: the policy of a memory built with ``policy=None`` (chat adapters: ``CHAT_POLICY``)
     default_policy: ClassVar[str] = DEFAULT_POLICY
@@ -96,10 +94,9 @@ class MemoryParams:
 
     @classmethod
     def open_store(cls, store: object, build: dict[str, Any]) -> tuple[MemoryStore, bool]:
-        """An adapter's ``store=``: ``(the MemoryStore, whether the adapter owns it)``. A
-        :class:`~solar_core.persistence.MemoryStore` is used as given (building parameters
-        beside it are refused; its owner closes it); a path or database URL is opened with the
-        ``build`` parameters, and the adapter owns (closes) it."""
+        """An adapter's ``store=``: ``(the MemoryStore, whether the adapter owns it)``: a
+        ``MemoryStore`` as given (building parameters beside it refused); a path or database
+        URL opened with the ``build`` parameters (the adapter closes it)."""
         if isinstance(store, MemoryStore):
             if given := _given(build):
                 raise ValueError(

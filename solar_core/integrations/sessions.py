@@ -1,8 +1,6 @@
-"""``Sessions``: the memories a framework adapter serves, one per session key (a run's
-``thread_id``/``user_id``/..., LlamaIndex's ``session_id``), in this process or in a
-:class:`~solar_core.persistence.MemoryStore`. The key ``""`` is the *unnamed* session (an
-adapter used without a key), which never collides with a session of any name, not even
-``"default"``."""
+"""``Sessions``: the memories a framework adapter serves, one per session key, in this process or
+in a ``MemoryStore``. The key ``""`` is the *unnamed* session, which never collides with a
+session of any name, not even ``"default"``."""
 
 from __future__ import annotations
 
@@ -18,32 +16,31 @@ UNNAMED = "default"
 
 
 class Sessions:
-    """One memory per session key, made on first use (build with :meth:`shared`,
-    :meth:`in_process` or :meth:`stored`)."""
+    """One memory per session key, made on first use; ``unnamed``: what holds the unnamed
+    session's memory, and its name there (a table's :data:`UNNAMED`, a store's default scope)."""
 
     def __init__(
         self,
         named: ScopedMemories | ScopeView,
-        unnamed: ScopedMemories | None,
+        unnamed: tuple[ScopedMemories, str] | tuple[MemoryStore, Scope],
         store: MemoryStore | None = None,
-        default_scope: Scope | None = None,
         owns_store: bool = False,
     ) -> None:
         self._named, self._unnamed = named, unnamed
-        self._store, self._default_scope, self.owns_store = store, default_scope, owns_store
+        self._store, self.owns_store = store, owns_store
 
     @classmethod
     def shared(cls, memory: SolarMemory) -> Sessions:
         """Every session is ``memory`` (one memory shared on purpose: forgetting empties it)."""
-        return cls(ScopedMemories.shared(memory), None)
+        named = ScopedMemories.shared(memory)
+        return cls(named, (named, UNNAMED))
 
     @classmethod
     def in_process(cls, policy: str | None, capacity: int | None, **settings: Any) -> Sessions:
-        """A memory per session in this process (``settings``: as for :class:`ScopedMemories`),
-        every one sharing one embedder, loaded once."""
+        """A memory per session in this process, all sharing one embedder."""
         named = ScopedMemories(policy, capacity, **settings)
         unnamed = ScopedMemories(policy, capacity, **{**settings, "embedder": named.embedder})
-        return cls(named, unnamed)
+        return cls(named, (unnamed, UNNAMED))
 
     @classmethod
     def stored(
@@ -51,60 +48,42 @@ class Sessions:
     ) -> Sessions:
         """A scope of ``store`` per session, named by the scope part ``part``; the unnamed
         session is ``default_scope`` (``owns_store``: :meth:`close` closes the store)."""
-        return cls(store.view(part), None, store, default_scope, owns_store)
+        return cls(store.view(part), (store, default_scope), store, owns_store)
 
     @property
     def store(self) -> MemoryStore | None:
         return self._store
 
-    @property
-    def is_shared(self) -> bool:
-        """Whether every session is one memory."""
-        return self._store is None and self._unnamed is None
-
     def check(self, key: object) -> str:
         """``key`` as a session key (refused with a clear error if it cannot be one)."""
         return self._named.check(key)
 
+    def _holder(self, key: str) -> tuple[Any, Any]:
+        """What holds session ``key``'s memory, and under which name."""
+        return (self._named, key) if key else self._unnamed
+
     def get(self, key: str) -> SolarMemory:
         """The memory of session ``key`` (``""``: the unnamed one), made on first use."""
-        if key or self.is_shared:
-            return self._named.get(key or UNNAMED)
-        if self._store is not None:
-            assert self._default_scope is not None
-            return self._store.get(self._default_scope)
-        assert self._unnamed is not None
-        return self._unnamed.get(UNNAMED)
+        holder, name = self._holder(key)
+        memory: SolarMemory = holder.get(name)
+        return memory
 
     def existing(self, key: str) -> SolarMemory | None:
-        """The memory of session ``key`` if it exists (never makes one): ``None`` once
-        forgotten, here or by another process."""
-        if self.is_shared:
+        """The memory of session ``key`` if it exists (never makes one)."""
+        holder, name = self._holder(key)
+        if isinstance(self._named, ScopeView):
+            return self._named.store.existing(Scope.of({self._named.part: key}) if key else name)
+        if self._unnamed[0] is self._named:  # shared: every session is the one memory
             return self._named.get(UNNAMED)
-        if self._store is not None:
-            assert self._default_scope is not None
-            view = self._named
-            assert isinstance(view, ScopeView)
-            return self._store.existing(Scope.of({view.part: key}) if key else self._default_scope)
-        table = self._named if key else self._unnamed
-        name = key or UNNAMED
-        assert isinstance(table, ScopedMemories)
-        return table.get(name) if name in table.names() else None
+        return holder.get(name) if name in holder.names() else None
 
     def forget(self, key: str) -> None:
         """Drop session ``key``'s memory (with a store: its rows; shared: empty it)."""
-        if key or self.is_shared:
-            self._named.forget(key or UNNAMED)
-        elif self._store is not None:
-            assert self._default_scope is not None
-            self._store.forget(self._default_scope)
-        else:
-            assert self._unnamed is not None
-            self._unnamed.forget(UNNAMED)
+        holder, name = self._holder(key)
+        holder.forget(name)
 
     def names(self) -> list[str]:
-        """The named sessions that have a memory (with a store: every one it holds for this
-        scope part, including those of earlier processes)."""
+        """The named sessions that have a memory (with a store: those of other processes too)."""
         return self._named.names()
 
     def close(self) -> None:
@@ -114,4 +93,4 @@ class Sessions:
 
     def unowned(self) -> Sessions:
         """The same sessions, never closing the store (for an adapter's shallow copy)."""
-        return Sessions(self._named, self._unnamed, self._store, self._default_scope, False)
+        return Sessions(self._named, self._unnamed, self._store, False)

@@ -1,5 +1,4 @@
-"""What retrievers and chat adapters share about retrievals: rating one, recording what a
-prompt ended up showing."""
+"""Rating a retrieval and recording what a prompt showed: what retrievers and chat adapters use."""
 
 from __future__ import annotations
 
@@ -48,8 +47,7 @@ def rate_retrieval(
 
 
 class CallableHits(Hits):
-    """:class:`~solar_core.basics.types.Hits` that return themselves when called, so
-    ``obj.recalled()`` (as the other adapters have it) and ``obj.recalled`` give the same hits."""
+    """Hits that return themselves when called: ``obj.recalled()`` is ``obj.recalled``."""
 
     def __call__(self) -> Hits:
         return self
@@ -64,12 +62,9 @@ def record_shown(
     query: str | None = None,
     filter: Filter | None = None,
 ) -> Hits:
-    """Record the retrieval of the ``shown`` hits of a ``record=False`` ``preview``.
-
-    Adapters fit recalled experiences into a token budget after looking at them: only what the
-    prompt showed gains the retrieval's credit and is rated. The preview's other hits are
-    excluded, so the ``len(shown)`` best of the rest are exactly the shown ones. ``query`` and
-    ``filter``: the preview's. Returns the recorded ``Hits`` (empty, unrecorded, if none)."""
+    """Record the retrieval of the ``shown`` hits of a ``record=False`` ``preview`` (of ``query``
+    and ``filter``), so only what the prompt showed is credited: the preview's other hits are
+    excluded, so the ``len(shown)`` best of the rest are the shown ones. Empty if none."""
     shown_ids = [hit.id for hit in preview if hit.id in shown]
     if not shown_ids:
         return Hits([], None)

@@ -20,8 +20,7 @@ def turn_text(human: str, ai: str, human_prefix: str = "Human", ai_prefix: str =
 
 
 def has_words(human: str, ai: str) -> bool:
-    """Whether a turn says anything: one whose two sides are blank is never offered (it would
-    take the room of a turn worth recalling)."""
+    """Whether a turn says anything (one whose two sides are blank is never offered)."""
     return bool(human.strip() or ai.strip())
 
 
@@ -36,8 +35,7 @@ def turn_id(text: str) -> str:
 
 
 def render(hits: Sequence[Hit], header: str = HEADER) -> str:
-    """Recalled experiences for a system prompt: the header, then one bullet per hit (continuation
-    lines indented; "" if none)."""
+    """Recalled experiences for a system prompt: the header, then :func:`bulleted` ("" if none)."""
     return f"{header}\n{bulleted(hits)}" if hits else ""
 
 
