@@ -40,23 +40,21 @@ FULL = Verdict(False, "full of protected items")
 
 
 class StepListener:
-    """Hears what steps change in a memory's items, as they change it (under the lock).
-    Override what you need; a listener is not state (a copy has none)."""
+    """Hears what steps change in a memory's items, as they change it (under the lock):
+    ``stored`` (before the step is traced), ``retrieved`` (a recorded retrieval's records, best
+    first), ``removed`` (the reason as :meth:`MemoryCore.drop`'s), ``cleared`` (before the items
+    go) and ``renewed`` (``record`` holds the new ``valid_until``). Override what you need; a
+    listener is not state (a copy has none)."""
 
-    def stored(self, item_id: str, record: Record, vector: FloatVector) -> None:
-        """An offer stored ``item_id`` (told before its step is traced)."""
+    def stored(self, item_id: str, record: Record, vector: FloatVector) -> None: ...
 
-    def retrieved(self, records: list[Record]) -> None:
-        """A recorded retrieval returned the items of ``records``, best first."""
+    def retrieved(self, records: list[Record]) -> None: ...
 
-    def removed(self, item_id: str, reason: str) -> None:
-        """``item_id`` went: ``"evicted"``, ``"removed"``, ``"deleted"`` or ``"expired"``."""
+    def removed(self, item_id: str, reason: str) -> None: ...
 
-    def cleared(self, item_ids: list[str]) -> None:
-        """A clear took every item (told before they go)."""
+    def cleared(self, item_ids: list[str]) -> None: ...
 
-    def renewed(self, item_id: str, record: Record, vector: FloatVector) -> None:
-        """A renewal moved the ``valid_until`` of ``item_id`` (``record`` holds the new one)."""
+    def renewed(self, item_id: str, record: Record, vector: FloatVector) -> None: ...
 
 
 class _OfferCandidate(Candidate):
@@ -172,11 +170,10 @@ class MemoryCore:
     def listeners(self, listeners: Iterable[StepListener]) -> None:
         self._listeners = tuple(listeners)
         # Per event, only the listeners that act on it: a step calls no empty hook.
-        heard = self._listeners
-        self._hear_stored = [h for h in heard if type(h).stored is not StepListener.stored]
-        self._hear_retrieved = [h for h in heard if type(h).retrieved is not StepListener.retrieved]
-        self._hear_removed = [h for h in heard if type(h).removed is not StepListener.removed]
-        self._hear_cleared = [h for h in heard if type(h).cleared is not StepListener.cleared]
+        self._hear_stored, self._hear_retrieved, self._hear_removed, self._hear_cleared = (
+            [h for h in self._listeners if getattr(type(h), e) is not getattr(StepListener, e)]
+            for e in ("stored", "retrieved", "removed", "cleared")
+        )
 
     def listen(self, listener: StepListener) -> None:
         """Tell ``listener`` too, after the others, what steps change."""
@@ -259,10 +256,9 @@ class MemoryCore:
 
     def _importance_weights(self) -> npt.NDArray[np.float64]:  # 1 for empty slots
         store, w = self._store, self.importance_weight
-        payloads = store.slot_lists()[1]
+        payloads, active = store.slot_lists()[1], store.active_slots()
         weights = np.ones(store.high_water)
-        for slot in store.active_slots().tolist():
-            weights[slot] = 1.0 - w + w * payloads[slot].importance
+        weights[active] = [1.0 - w + w * payloads[slot].importance for slot in active.tolist()]
         return weights
 
     # -- feedback -------------------------------------------------------------------------------
@@ -425,19 +421,12 @@ class MemoryCore:
         """Take the item in ``slot`` out: ``"evicted"``, ``"removed"``, ``"deleted"`` (by the
         deletion policy) or ``"expired"``; returns its id."""
         item_id = self._store.remove(slot)
-        evicted = reason == "evicted"
-        self.eviction.on_remove(slot, evicted)
+        self.eviction.on_remove(slot, reason == "evicted")
         if self.deletion is not None:
             self.deletion.on_remove(slot)
         self._removals += 1
-        if evicted:
-            self._evicted += 1
-        elif reason == "deleted":
-            self._deleted += 1
-        elif reason == "expired":
-            self._expired += 1
-        else:
-            self._removed += 1
+        counter = "_" + reason if reason in ("evicted", "deleted", "expired") else "_removed"
+        setattr(self, counter, getattr(self, counter) + 1)
         for listener in self._hear_removed:
             listener.removed(item_id, reason)
         return item_id
@@ -535,14 +524,15 @@ class MemoryCore:
     def drop_traces_before(self, decisions: float, retrievals: float) -> dict[str, int]:
         """Drop decisions traced before time ``decisions`` and retrievals before
         ``retrievals``; how many of each went."""
-        trace, found = self._trace, self._retrieval_trace
-        gone = {"decision": 0, "retrieval": 0}
-        while trace and trace[0][0] < decisions:
-            trace.popleft()
-            gone["decision"] += 1
-        while found and found[0][0] < retrievals:
-            found.popleft()
-            gone["retrieval"] += 1
+        gone = {}
+        for kind, trace, limit in (
+            ("decision", self._trace, decisions),
+            ("retrieval", self._retrieval_trace, retrievals),
+        ):
+            n = len(trace)
+            while trace and trace[0][0] < limit:
+                trace.popleft()
+            gone[kind] = n - len(trace)
         return gone
 
     # -- counters and checks --------------------------------------------------------------------
