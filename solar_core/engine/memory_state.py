@@ -132,9 +132,8 @@ class MemoryCopies:
         True
         """
         with self._lock:
-            core = self._core
+            core, gate = self._core, None
             admission, eviction = core.admission, core.eviction
-            gate = None
             if isinstance(admission, EvaluatorGate):
                 gate = {k: v for k, v in admission.params().items() if k != "inner"}
                 admission = admission.inner
@@ -170,12 +169,12 @@ class MemoryCopies:
         eviction = build(read.value("eviction"), "its eviction policy")
         if not isinstance(eviction, EvictionPolicy):
             raise read.fail("eviction names no eviction policy")
-        admission_spec = read.value("admission")
-        admission = eviction if admission_spec is None else build(admission_spec, "its admission")
+        admission = read.value("admission")
+        admission = eviction if admission is None else build(admission, "its admission")
         if not isinstance(admission, AdmissionPolicy):
             raise read.fail("admission names no admission policy")
-        deletion_spec = read.value("deletion")
-        deletion = None if deletion_spec is None else build(deletion_spec, "its deletion policy")
+        deletion = read.value("deletion")
+        deletion = None if deletion is None else build(deletion, "its deletion policy")
         gate = read.value("evaluator")
         if (gate is None) != (evaluator is None):
             raise read.fail(
