@@ -121,9 +121,9 @@ def relevant(store: ItemTable, vector: FloatVector, query: str) -> bool:
         return False
     cosine, coverage, covered_cosine = STRICT_GATE
     best = float(store.similarities(vector).max())
-    if best >= cosine:
-        return True
-    return best >= covered_cosine and store.lexical.coverage(words(query)) >= coverage
+    return best >= cosine or (
+        best >= covered_cosine and store.lexical.coverage(words(query)) >= coverage
+    )
 
 
 class Query(Protocol):
