@@ -33,9 +33,9 @@ BIT_GENERATORS: dict[str, Callable[[int | None], np.random.BitGenerator]] = {
 
 
 class MemoryCopies:
-    """A :class:`~solar_core.SolarMemory`'s explicit state and copies (a base class). A plain
-    memory copies (``copy.copy``, ``copy.deepcopy``, pickling) as an independent one; a stored
-    memory refuses all three, as its copy's writes would never reach its scope."""
+    """A :class:`~solar_core.SolarMemory`'s explicit state and copies (a base class): a plain
+    memory copies and pickles as an independent one; a stored memory refuses (its copy's
+    writes would never reach its scope)."""
 
     _lock: threading.RLock
     _local: bool
@@ -161,9 +161,8 @@ class MemoryCopies:
         evaluator: Evaluator | None = None,
         seed: int | None = None,
     ) -> _M:
-        """A new, empty memory of :meth:`params`, its random generator seeded by ``seed``, given
-        its run-time parts again. Parameters that do not hold raise
-        :class:`~solar_core.basics.state.StateError`."""
+        """A new, empty memory of :meth:`params` (its random generator seeded by ``seed``) with
+        these run-time parts; parameters that do not hold raise a ``StateError``."""
         read = StateReader(params, "a memory's parameters")
         capacity = read.value("capacity")
         eviction = build(read.value("eviction"), "its eviction policy")
@@ -213,16 +212,7 @@ class MemoryCopies:
 
     def state(self) -> State:
         """What this memory has learned, as a flat dict (:mod:`solar_core.basics.state`); with
-        :meth:`params`, all it takes to continue it exactly.
-
-        >>> from solar_core import SolarMemory
-        >>> memory = SolarMemory("fifo", capacity=2, embedder="hash", seed=0)
-        >>> _ = memory.add("tea at five")
-        >>> twin = SolarMemory.from_params(memory.params(), embedder="hash")
-        >>> twin.load_state(memory.state())
-        >>> [item.text for item in twin.items()], twin.stats()["steps"]
-        (['tea at five'], 1)
-        """
+        :meth:`params`, all it takes to continue it exactly (:meth:`load_state`)."""
         with self._lock:
             self._sync()
             return {**self._core.state(), **prefixed("lifecycle", self.lifecycle.state())}

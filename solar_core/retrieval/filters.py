@@ -189,11 +189,6 @@ def check_filter(wanted: object, *, predicate: bool = True) -> Filter:
     """``wanted`` (a mapping: copied as plain data) if it is a filter :func:`matches` can apply
     or, unless ``predicate=False``, a predicate; else an error that says how to write it.
 
-    >>> check_filter({"$eq": 1})
-    Traceback (most recent call last):
-    ...
-    ValueError: a filter's keys name metadata fields, got '$eq': put the operator under one, \
-e.g. {'price': {'$eq': 1}}
     >>> check_filter(len, predicate=False)  # where only a filter mapping will do
     Traceback (most recent call last):
     ...
@@ -441,9 +436,8 @@ def left_out(
 
 
 def only_matching(hits: Hits, wanted: Filter) -> Hits:
-    """``hits`` without any ``wanted`` refuses (the same object when every hit matches): an
-    item another process stored after a persisted memory read what to leave out is dropped
-    here.
+    """``hits`` without those ``wanted`` refuses (the same object when every hit matches): an
+    item another process stored after a persisted memory read what to leave out goes here.
 
     >>> from solar_core.basics.types import Hit
     >>> hits = Hits([Hit("a", "x", 0.9, {"n": 1}, 0), Hit("b", "y", 0.8, {"n": 5}, 1)], 7)
