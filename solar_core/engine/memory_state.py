@@ -8,7 +8,7 @@ import copy
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, SupportsIndex, TypeVar, cast
+from typing import Any, SupportsIndex, TypeVar, cast
 
 import numpy as np
 
@@ -47,14 +47,9 @@ class MemoryCopies:
     retrieval: Any
     min_score: Any
     lifecycle: Lifecycle
-
-    if TYPE_CHECKING:  # the memory's own (MemoryViews' and SolarMemory's)
-
-        def _sync(self) -> None: ...
-
-        def _wire(self) -> None: ...
-
-        def take_state(self, donor: Any) -> None: ...
+    _sync: Callable[[], None]  # the memory's own (MemoryViews' and SolarMemory's)
+    _wire: Callable[[], None]
+    take_state: Callable[[Any], None]
 
     @property
     def persistent(self) -> bool:
