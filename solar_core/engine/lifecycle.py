@@ -262,11 +262,8 @@ class Lifecycle(StepListener):
                         return
             except BaseException as err:  # the thread ends: say why rather than vanish
                 if (lifecycle := this()) is not None:
-                    lifecycle.last_error = (
-                        err
-                        if isinstance(err, Exception)
-                        else RuntimeError(f"the lifecycle schedule stopped: {err!r}")
-                    )
+                    stopped = RuntimeError(f"the lifecycle schedule stopped: {err!r}")
+                    lifecycle.last_error = err if isinstance(err, Exception) else stopped
 
         self._thread = threading.Thread(target=loop, name="solar-lifecycle", daemon=True)
         self._thread.start()
