@@ -1,27 +1,13 @@
-"""A memory's calls for asyncio code: each runs the plain call in a worker thread (the event
-loop never waits on an embedder, the lock or a database), with the plain call's arguments and
-result. Once its coroutine has started, a cancelled call still runs to its end in the thread
-and only its result is dropped, so a write that timed out may have happened: retry an add with
-the same ``item_id``, which stores it once (docs/DESIGN.md, "Interface choices"):
+"""A memory's calls for asyncio code: each runs the plain call in a worker thread, shielded: a
+cancelled call that has started runs to its end, so retry an add with the same ``item_id``
+(DESIGN.md, "Interface choices"; docs/GUIDE.md):
 
 >>> import asyncio
 >>> from solar_core import SolarMemory
 >>> memory = SolarMemory("fifo", 5, embedder="hash", seed=0)
->>> async def remember(text: str, key: str) -> str:
-...     try:
-...         decision = await asyncio.wait_for(memory.aadd(text, item_id=key), timeout=5)
-...     except asyncio.TimeoutError:
-...         decision = await memory.aadd(text, item_id=key)  # the same key: no second copy
-...     return decision.reason
->>> asyncio.run(remember("My dog is called Max", "dog"))
-'always'
->>> asyncio.run(remember("My dog is called Max", "dog"))
-'already stored'
->>> async def turn() -> list[str]:
-...     hits = await memory.aretrieve("What is my dog called?", k=1)
-...     await memory.afeedback(like=True, retrieval=hits)
-...     return [hit.text for hit in hits]
->>> asyncio.run(turn())
+>>> [asyncio.run(memory.aadd("My dog is called Max", item_id="dog")).reason for _ in "12"]
+['always', 'already stored']
+>>> [hit.text for hit in asyncio.run(memory.aretrieve("What is my dog called?", k=1))]
 ['My dog is called Max']
 """
 
@@ -39,10 +25,8 @@ _T = TypeVar("_T")
 
 
 async def in_worker(call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
-    """``call(*args, **kwargs)`` in the loop's default executor (with the caller's context
-    variables, as :func:`asyncio.to_thread`), shielded: a call still waiting for a worker would
-    otherwise be dropped, one already running not, and the caller could not tell which. A
-    dropped call's error is not logged: its caller went away, and a retry meets it again."""
+    """``call(*args, **kwargs)`` in the loop's default executor, with the caller's context
+    variables (as :func:`asyncio.to_thread`), shielded (see the module's docs)."""
     loop = asyncio.get_running_loop()
     bound = functools.partial(contextvars.copy_context().run, call, *args, **kwargs)
     running = loop.run_in_executor(None, bound)
@@ -51,8 +35,8 @@ async def in_worker(call: Callable[..., _T], *args: Any, **kwargs: Any) -> _T:
 
 
 def _retrieved(future: asyncio.Future[Any]) -> None:
-    """Mark ``future``'s error as seen (:func:`asyncio.shield` forgets it once its caller is
-    cancelled); an awaited call still raises it."""
+    """Mark ``future``'s error as seen, not logged: a dropped call's caller went away, and a
+    retry meets it again (an awaited call still raises it)."""
     if not future.cancelled():
         future.exception()
 

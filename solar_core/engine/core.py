@@ -40,23 +40,21 @@ FULL = Verdict(False, "full of protected items")
 
 
 class StepListener:
-    """Hears what steps change in a memory's items, as they change it (under the lock).
-    Override what you need; a listener is not state (a copy has none)."""
+    """Hears what steps change in a memory's items, as they change it (under the lock):
+    ``stored`` (before the step is traced), ``retrieved`` (a recorded retrieval's records, best
+    first), ``removed`` (the reason as :meth:`MemoryCore.drop`'s), ``cleared`` (before the items
+    go) and ``renewed`` (``record`` holds the new ``valid_until``). Override what you need; a
+    listener is not state (a copy has none)."""
 
-    def stored(self, item_id: str, record: Record, vector: FloatVector) -> None:
-        """An offer stored ``item_id`` (told before its step is traced)."""
+    def stored(self, item_id: str, record: Record, vector: FloatVector) -> None: ...
 
-    def retrieved(self, records: list[Record]) -> None:
-        """A recorded retrieval returned the items of ``records``, best first."""
+    def retrieved(self, records: list[Record]) -> None: ...
 
-    def removed(self, item_id: str, reason: str) -> None:
-        """``item_id`` went: ``"evicted"``, ``"removed"``, ``"deleted"`` or ``"expired"``."""
+    def removed(self, item_id: str, reason: str) -> None: ...
 
-    def cleared(self, item_ids: list[str]) -> None:
-        """A clear took every item (told before they go)."""
+    def cleared(self, item_ids: list[str]) -> None: ...
 
-    def renewed(self, item_id: str, record: Record, vector: FloatVector) -> None:
-        """A renewal moved the ``valid_until`` of ``item_id`` (``record`` holds the new one)."""
+    def renewed(self, item_id: str, record: Record, vector: FloatVector) -> None: ...
 
 
 class _OfferCandidate(Candidate):
@@ -127,11 +125,8 @@ class MemoryCore:
         importance_weight: float = 0.0,
         identity: str = "",
     ) -> None:
-        self.admission = admission
-        self.eviction = eviction
-        self.deletion = deletion
-        self.capacity = capacity
-        self.dim = dim
+        self.admission, self.eviction, self.deletion = admission, eviction, deletion
+        self.capacity, self.dim, self.importance_weight = capacity, dim, importance_weight
         self.rng = rng if rng is not None else np.random.default_rng()
         self.clock = clock  # where the time is read (a persisted memory records each reading)
         self._store = ItemTable(dim, capacity, neighbours=eviction.neighbours)
@@ -140,26 +135,18 @@ class MemoryCore:
             deletion.bind(self._store)
         self._trace: deque[tuple[float, Decision]] = deque(maxlen=trace_size)  # with step times
         self._retrieval_trace: deque[tuple[float, str | None, list[Hit]]] = deque(maxlen=trace_size)
-        self.importance_weight = importance_weight
-        self._id_counter = 0
-        self._retrieval_seq = 0
+        self._id_counter = self._retrieval_seq = 0
         self.identity = identity  # who made its rating handles (``Hits.origin``)
         self.listeners = ()
         self.reset_counters()
 
     def reset_counters(self) -> None:
-        self._steps = 0
-        self._retrievals = 0
-        self._admitted = 0
-        self._rejected = 0
-        self._reoffered = 0  # offers of an already-stored id with the same text
-        self._evicted = 0
-        self._removed = 0
-        self._deleted = 0  # by the deletion policy
-        self._expired = 0  # by lifecycle.expire()
-        self._feedbacks = 0
+        # reoffered: offers of an already-stored id with the same text; deleted: by the deletion
+        # policy; expired: by the lifecycle; removals: every item taken out (stale retrievals)
+        self._steps = self._retrievals = self._admitted = self._rejected = self._reoffered = 0
+        self._evicted = self._removed = self._deleted = self._expired = self._feedbacks = 0
+        self._removals = 0
         self._score_sum = 0.0
-        self._removals = 0  # evictions + removals, ever: detects stale retrievals
         self._recent: OrderedDict[int, Retrieval] = OrderedDict()  # rateable retrievals
         self._pending_score = None
 
@@ -172,15 +159,19 @@ class MemoryCore:
     def listeners(self, listeners: Iterable[StepListener]) -> None:
         self._listeners = tuple(listeners)
         # Per event, only the listeners that act on it: a step calls no empty hook.
-        heard = self._listeners
-        self._hear_stored = [h for h in heard if type(h).stored is not StepListener.stored]
-        self._hear_retrieved = [h for h in heard if type(h).retrieved is not StepListener.retrieved]
-        self._hear_removed = [h for h in heard if type(h).removed is not StepListener.removed]
-        self._hear_cleared = [h for h in heard if type(h).cleared is not StepListener.cleared]
+        self._hear_stored, self._hear_retrieved, self._hear_removed, self._hear_cleared = (
+            [h for h in self._listeners if getattr(type(h), e) is not getattr(StepListener, e)]
+            for e in ("stored", "retrieved", "removed", "cleared")
+        )
 
     def listen(self, listener: StepListener) -> None:
         """Tell ``listener`` too, after the others, what steps change."""
         self.listeners = (*self._listeners, listener)
+
+    def _reserve(self) -> None:  # the policies' per-slot arrays as long as the store's rows
+        self.eviction.reserve(self._store.slots)
+        if self.deletion is not None:
+            self.deletion.reserve(self._store.slots)
 
     def _one_policy(self) -> bool:  # one object in both roles (ARC, coverage)
         return self.admission is self.eviction  # type: ignore[comparison-overlap]
@@ -259,10 +250,9 @@ class MemoryCore:
 
     def _importance_weights(self) -> npt.NDArray[np.float64]:  # 1 for empty slots
         store, w = self._store, self.importance_weight
-        payloads = store.slot_lists()[1]
+        payloads, active = store.slot_lists()[1], store.active_slots()
         weights = np.ones(store.high_water)
-        for slot in store.active_slots().tolist():
-            weights[slot] = 1.0 - w + w * payloads[slot].importance
+        weights[active] = [1.0 - w + w * payloads[slot].importance for slot in active.tolist()]
         return weights
 
     # -- feedback -------------------------------------------------------------------------------
@@ -402,9 +392,7 @@ class MemoryCore:
         )
         slot = store.insert(new_id, vector, record, sims)
         if len(store.matrix) != allocated:  # an unbounded store grew
-            eviction.reserve(store.slots)
-            if self.deletion is not None:
-                self.deletion.reserve(store.slots)
+            self._reserve()
         eviction.on_insert(slot, step)
         if self.deletion is not None:
             self.deletion.on_insert(slot, step)
@@ -425,19 +413,12 @@ class MemoryCore:
         """Take the item in ``slot`` out: ``"evicted"``, ``"removed"``, ``"deleted"`` (by the
         deletion policy) or ``"expired"``; returns its id."""
         item_id = self._store.remove(slot)
-        evicted = reason == "evicted"
-        self.eviction.on_remove(slot, evicted)
+        self.eviction.on_remove(slot, reason == "evicted")
         if self.deletion is not None:
             self.deletion.on_remove(slot)
         self._removals += 1
-        if evicted:
-            self._evicted += 1
-        elif reason == "deleted":
-            self._deleted += 1
-        elif reason == "expired":
-            self._expired += 1
-        else:
-            self._removed += 1
+        counter = "_" + reason if reason in ("evicted", "deleted", "expired") else "_removed"
+        setattr(self, counter, getattr(self, counter) + 1)
         for listener in self._hear_removed:
             listener.removed(item_id, reason)
         return item_id
@@ -476,10 +457,9 @@ class MemoryCore:
             listener.cleared(ids)
         self._store.clear()
         self.eviction.clear()
-        self.eviction.reserve(self._store.slots)
         if self.deletion is not None:
             self.deletion.clear()
-            self.deletion.reserve(self._store.slots)
+        self._reserve()
         if not self._one_policy():  # one policy in both roles clears once
             self.admission.clear()
         self._trace.clear()
@@ -535,14 +515,15 @@ class MemoryCore:
     def drop_traces_before(self, decisions: float, retrievals: float) -> dict[str, int]:
         """Drop decisions traced before time ``decisions`` and retrievals before
         ``retrievals``; how many of each went."""
-        trace, found = self._trace, self._retrieval_trace
-        gone = {"decision": 0, "retrieval": 0}
-        while trace and trace[0][0] < decisions:
-            trace.popleft()
-            gone["decision"] += 1
-        while found and found[0][0] < retrievals:
-            found.popleft()
-            gone["retrieval"] += 1
+        gone = {}
+        for kind, trace, limit in (
+            ("decision", self._trace, decisions),
+            ("retrieval", self._retrieval_trace, retrievals),
+        ):
+            n = len(trace)
+            while trace and trace[0][0] < limit:
+                trace.popleft()
+            gone[kind] = n - len(trace)
         return gone
 
     # -- counters and checks --------------------------------------------------------------------
@@ -673,9 +654,7 @@ class MemoryCore:
         self._trace.extend(zip(times.tolist(), decisions, strict=True))
         self._retrieval_trace.extend(zip(found_times.tolist(), queries, hits, strict=True))
         self._recent = recent
-        self.eviction.reserve(store.slots)
-        if self.deletion is not None:
-            self.deletion.reserve(store.slots)
+        self._reserve()
         for name, part in parts.items():
             if name != "store":
                 part.load_state(part_of(name, state))
@@ -741,8 +720,9 @@ class MemoryCore:
         steps = read.array("rateable.step", np.int64, (n,), lo=1, hi=MOST_COUNT).tolist()
         removed = read.array("rateable.removals", np.int64, (n,), lo=0, hi=MOST_COUNT).tolist()
         rated_ = read.array("rateable.rated", np.bool_, (n,)).tolist()
-        slot_rows = _split(read, "rateable.count", "rateable.slots", np.int32, n)
-        live_rows = _split(read, "rateable.count", "rateable.live", np.bool_, n)
+        counts = read.array("rateable.count", np.int32, (n,), lo=0, hi=MOST_COUNT).tolist()
+        slot_rows = _split(read.array("rateable.slots", np.int32, (sum(counts),)), counts)
+        live_rows = _split(read.array("rateable.live", np.bool_, (sum(counts),)), counts)
         out: OrderedDict[int, Retrieval] = OrderedDict()
         previous = 0
         store = self._store
@@ -800,12 +780,10 @@ def _pairs(value: object, second: tuple[type, ...]) -> bool:
     )
 
 
-def _split(read: StateReader, counts: str, name: str, dtype: Any, n: int) -> list[list[Any]]:
-    """The array ``name`` cut into ``n`` rows of the lengths in the array ``counts``."""
-    lengths = read.array(counts, np.int32, (n,), lo=0, hi=MOST_COUNT).tolist()
-    values = read.array(name, dtype, (sum(lengths),)).tolist()
+def _split(values: npt.NDArray[Any], lengths: list[int]) -> list[list[Any]]:
+    """``values`` cut into rows of ``lengths``."""
     bounds = np.cumsum([0, *lengths]).tolist()
-    return [values[bounds[i] : bounds[i + 1]] for i in range(n)]
+    return [values[at:end].tolist() for at, end in pairwise(bounds)]
 
 
 # The traces and the rateable retrievals are stored a column per field, most of them arrays:

@@ -27,9 +27,8 @@ class _Subscriber:
 
 
 class Subscribers(StepListener):
-    """A memory's subscriptions. As a step listener it notes deletions while a step runs; the
-    memory tells them (:meth:`tell_deletions`) and the stored item (:meth:`tell_stored`) once
-    the step is complete, so a callback that raises cannot leave a step half done.
+    """A memory's subscriptions: noted while a step runs (as its listener), told once it is
+    complete, so a callback that raises cannot leave a step half done.
 
     >>> events = Subscribers()
     >>> heard = []
@@ -74,8 +73,7 @@ class Subscribers(StepListener):
 
     # -- telling --------------------------------------------------------------------------------
     def gone(self, item_ids: list[str], reason: str) -> None:
-        """Note deleted items for the subscribers that hear deletions (told by
-        :meth:`tell_deletions`)."""
+        """Note deleted items for the subscribers that hear deletions."""
         for subscriber in self._all:
             if subscriber.on_delete is not None:
                 subscriber.gone.extend([(item_id, reason) for item_id in item_ids])

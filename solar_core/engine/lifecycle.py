@@ -1,11 +1,6 @@
-"""Memory lifecycle: categories, importance, decay, expiry and trace retention.
-
-A new item's importance is set by its category and reinforced by the recorded retrievals that
-return it; it only ranks (``importance_weight``), never enters SOLAR's posterior. Identity
-items are never evicted to make room: a memory full of them refuses other offers. The sweeps
-(decay, expiry, trace retention) and renewals are steps of the memory (logged by a persisted
-one), run on demand or on a background schedule. Time comes from the memory's ``clock``.
-"""
+"""Memory lifecycle: categories, importance, decay, expiry and trace retention (DESIGN.md,
+"Lifecycle and response cache"). The sweeps and renewals are steps of the memory (logged by a
+persisted one), run on demand or on a background schedule."""
 
 from __future__ import annotations
 
@@ -29,6 +24,7 @@ INITIAL_IMPORTANCE: Mapping[str, float] = {"identity": 1.0, "knowledge": 0.8, "c
 REINFORCE = 1.1
 DAILY_DECAY: Mapping[str, float] = {"identity": 1.0, "knowledge": 0.995, "context": 0.95}
 TRACE_KINDS = ("decision", "retrieval")
+_NO_MEMORY = "this lifecycle belongs to no memory (or its memory is gone)"
 
 
 def _real(value: object) -> float | None:
@@ -113,24 +109,20 @@ class Lifecycle(StepListener):
     def _core(self) -> MemoryCore:
         core = self._memory()
         if core is None:
-            raise RuntimeError("this lifecycle belongs to no memory (or its memory is gone)")
+            raise RuntimeError(_NO_MEMORY)
         return core
 
     def _step(self, step: Step) -> Any:
         run = self._run()
         if run is None:
-            raise RuntimeError("this lifecycle belongs to no memory (or its memory is gone)")
+            raise RuntimeError(_NO_MEMORY)
         return run(step)
 
     def appliers(self) -> dict[type, Callable[[Any], Any]]:
         """Who applies the lifecycle's steps (part of the memory's dispatch): sweeps here,
         renewals by the core (it tells its listeners what moved)."""
-        sweeps: dict[str, Callable[[], Any]] = {
-            "decay": self._decay,
-            "expire": self._expire,
-            "lapse": lambda: self._expire(context=False),
-            "sweep": self._sweep_traces,
-        }
+        sweeps: dict[str, Callable[[], Any]] = {"decay": self._decay, "expire": self._expire}
+        sweeps.update(lapse=lambda: self._expire(context=False), sweep=self._sweep_traces)
         return {Sweep: lambda step: sweeps[step.kind](), Renewal: lambda s: self._core.renew(s)}
 
     # -- the core's events -------------------------------------------------------------------
@@ -152,9 +144,8 @@ class Lifecycle(StepListener):
         return cast(dict[str, float], self._step(Sweep("decay")))
 
     def _decay(self) -> dict[str, float]:
-        memory = self._core
+        memory, last = self._core, self.last_decay
         now = memory.clock()
-        last = self.last_decay
         if last is not None and now < last:  # the clock went back: no time has passed
             now = last
         out = {}
@@ -227,11 +218,9 @@ class Lifecycle(StepListener):
         return cast(dict[str, int], self._step(Sweep("sweep")))
 
     def _sweep_traces(self) -> dict[str, int]:
-        memory = self._core
-        now = memory.clock()
-        return memory.drop_traces_before(
-            now - self.retention_days["decision"] * DAY,
-            now - self.retention_days["retrieval"] * DAY,
+        now, days = self._core.clock(), self.retention_days
+        return self._core.drop_traces_before(
+            now - days["decision"] * DAY, now - days["retrieval"] * DAY
         )
 
     def run(self) -> None:
@@ -273,11 +262,8 @@ class Lifecycle(StepListener):
                         return
             except BaseException as err:  # the thread ends: say why rather than vanish
                 if (lifecycle := this()) is not None:
-                    lifecycle.last_error = (
-                        err
-                        if isinstance(err, Exception)
-                        else RuntimeError(f"the lifecycle schedule stopped: {err!r}")
-                    )
+                    stopped = RuntimeError(f"the lifecycle schedule stopped: {err!r}")
+                    lifecycle.last_error = err if isinstance(err, Exception) else stopped
 
         self._thread = threading.Thread(target=loop, name="solar-lifecycle", daemon=True)
         self._thread.start()
@@ -287,7 +273,7 @@ class Lifecycle(StepListener):
         self._stop.set()
         if self._thread is not None:
             self._thread.join(timeout)
-            if not self._thread.is_alive():  # still running (join timed out): keep the handle
+            if not self._thread.is_alive():  # (join timed out: the handle is kept)
                 self._thread = None
 
     @property
@@ -298,8 +284,7 @@ class Lifecycle(StepListener):
         """Take ``donor``'s settings and sweep time, for ``core`` (a memory replacing its state
         in place)."""
         self.ttl_days, self.retention_days = donor.ttl_days, donor.retention_days
-        self.last_decay = donor.last_decay
-        self._memory = weakref.ref(core)
+        self.last_decay, self._memory = donor.last_decay, weakref.ref(core)
 
     # -- explicit state (see solar_core.basics.state) ----------------------------------------------
     def params(self) -> dict[str, Any]:
@@ -313,14 +298,10 @@ class Lifecycle(StepListener):
     def load_state(self, state: Mapping[str, Any]) -> None:
         read = StateReader(state, "the lifecycle's state")
         last = read.number("last_decay", optional=True)
-        read.done()
+        read.done()  # (before anything changes)
         self.last_decay = last
 
     def describe(self) -> dict[str, Any]:
         """The lifecycle's settings and schedule as plain data."""
-        return {
-            "ttl_days": self.ttl_days,
-            "retention_days": dict(self.retention_days),
-            "last_decay": self.last_decay,
-            "running": self.running,
-        }
+        settings = {"ttl_days": self.ttl_days, "retention_days": dict(self.retention_days)}
+        return {**settings, "last_decay": self.last_decay, "running": self.running}

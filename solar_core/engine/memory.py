@@ -190,14 +190,12 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         filter: Filter | None = None,
         min_score: float | str | None | EllipsisType = ...,
     ) -> Hits:
-        """Return the ``k`` stored items that best match ``query`` (or ``embedding``, the query's
-        vector), best first, as the memory's ``retrieval`` ranks them; hits below ``min_score``
-        (the memory's unless given; ``None``: no floor) are left out.
+        """The ``k`` stored items that best match ``query`` (or ``embedding``), best first, as
+        the memory's ``retrieval`` ranks them, none below ``min_score`` (``None``: no floor).
 
-        A retrieval event: the policy credits the returned items and ages the others, and
-        :meth:`feedback` can rate it; ``record=False`` only looks. ``exclude`` names items never
-        to return (e.g. those already in the prompt); ``filter`` keeps to the items whose
-        metadata match it (:mod:`solar_core.retrieval.filters`, e.g. ``{"topic": "billing"}``).
+        A retrieval event the policy learns from and :meth:`feedback` rates; ``record=False``
+        only looks. ``exclude``: ids never to return; ``filter``: only items whose metadata
+        match it (:mod:`solar_core.retrieval.filters`, e.g. ``{"topic": "billing"}``).
         """
         if k is None:
             k = self.k
@@ -233,13 +231,10 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         score: float | None = None,
         retrieval: Hits | int | None = None,
     ) -> None:
-        """Rate a retrieval: ``like=True/False`` or ``score`` in [0, 1] (or both); its items are
-        credited with the reward (``like`` -> 1/0, else ``score``), and before the step ends
-        ``score`` (else the like) is the step's quality for the admission gate.
-
-        ``retrieval``: the :class:`Hits` :meth:`retrieve` returned (or its ``retrieval_id``); by
-        default the latest retrieval made through this object. Any of the last 1,000 can be
-        rated, once; another memory's or scope's hits are refused.
+        """Rate a retrieval with ``like`` and/or ``score`` in [0, 1]: its items get the reward
+        (``like`` as 1/0, else ``score``); ``score`` (else the like) is the step's quality for
+        the admission gate. ``retrieval``: the :class:`Hits` (or ``retrieval_id``) to rate, by
+        default this object's latest; any of the last 1,000, once, of this memory only.
         """
         checked, rated = check_feedback(like, score), self._mine if retrieval is None else retrieval
         if rated is None and not self._local:  # (a plain memory has no other writer: its latest)
@@ -262,11 +257,10 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
     ) -> Decision:
         """Offer this step's experience; the policy decides whether to store it. Ends the step.
 
-        ``category`` (``"identity"``, ``"knowledge"`` or ``"context"``) sets the item's initial
-        importance and lifecycle; ``valid_until`` (a clock time) is when it expires regardless.
-        ``item_id`` names the new item: offering a stored id with the same text stores nothing
-        (``Decision.reason == "already stored"``), so a retry is safe; with another text it is an
-        error, unless ``update=True`` replaces the stored item in one step.
+        ``category`` (``"identity"``, ``"knowledge"``, ``"context"``) sets its importance and
+        lifecycle; ``valid_until`` (a clock time): when it expires. A stored ``item_id`` with the
+        same text stores nothing (reason ``"already stored"``: a retry is safe); with another
+        text it is an error, unless ``update=True`` replaces the item in one step.
         """
         text = check_text(text)
         meta = check_offer(metadata, item_id, category, valid_until, update)
@@ -335,12 +329,9 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
     ) -> None:
         """Call ``callback(item_id, text, unit_vector, metadata)`` after every stored item, and
         ``on_delete(item_ids, reason)`` after every step that took items out (either may be
-        ``None``, not both), under the memory's lock, before the call that made the change
-        returns: keep them short. Not state: a copied memory has no subscriptions.
-
-        ``reason``: ``"evicted"`` (to make room), ``"removed"``, ``"cleared"``, ``"expired"``,
-        ``"deleted"`` (the deletion policy); persisted: ``"forgotten"`` (scope forgotten or
-        erased) or ``"reloaded"`` (gone with another process's snapshot). Deletions are told
+        ``None``), under the lock, before the changing call returns: keep them short. Not state.
+        ``reason``: ``"evicted"``, ``"removed"``, ``"cleared"``, ``"expired"``, ``"deleted"``;
+        persisted also ``"forgotten"`` and ``"reloaded"`` (DESIGN.md). Deletions are told
         before the stored item, other processes' steps' too."""
         Subscribers.check(callback, on_delete)
         with self._lock:

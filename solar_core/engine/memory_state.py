@@ -8,7 +8,7 @@ import copy
 import threading
 import time
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, SupportsIndex, TypeVar, cast
+from typing import Any, SupportsIndex, TypeVar, cast
 
 import numpy as np
 
@@ -33,9 +33,9 @@ BIT_GENERATORS: dict[str, Callable[[int | None], np.random.BitGenerator]] = {
 
 
 class MemoryCopies:
-    """A :class:`~solar_core.SolarMemory`'s explicit state and copies (a base class). A plain
-    memory copies (``copy.copy``, ``copy.deepcopy``, pickling) as an independent one; a stored
-    memory refuses all three, as its copy's writes would never reach its scope."""
+    """A :class:`~solar_core.SolarMemory`'s explicit state and copies (a base class): a plain
+    memory copies and pickles as an independent one; a stored memory refuses (its copy's
+    writes would never reach its scope)."""
 
     _lock: threading.RLock
     _local: bool
@@ -47,14 +47,9 @@ class MemoryCopies:
     retrieval: Any
     min_score: Any
     lifecycle: Lifecycle
-
-    if TYPE_CHECKING:  # the memory's own (MemoryViews' and SolarMemory's)
-
-        def _sync(self) -> None: ...
-
-        def _wire(self) -> None: ...
-
-        def take_state(self, donor: Any) -> None: ...
+    _sync: Callable[[], None]  # the memory's own (MemoryViews' and SolarMemory's)
+    _wire: Callable[[], None]
+    take_state: Callable[[Any], None]
 
     @property
     def persistent(self) -> bool:
@@ -132,9 +127,8 @@ class MemoryCopies:
         True
         """
         with self._lock:
-            core = self._core
+            core, gate = self._core, None
             admission, eviction = core.admission, core.eviction
-            gate = None
             if isinstance(admission, EvaluatorGate):
                 gate = {k: v for k, v in admission.params().items() if k != "inner"}
                 admission = admission.inner
@@ -162,20 +156,19 @@ class MemoryCopies:
         evaluator: Evaluator | None = None,
         seed: int | None = None,
     ) -> _M:
-        """A new, empty memory of :meth:`params`, its random generator seeded by ``seed``, given
-        its run-time parts again. Parameters that do not hold raise
-        :class:`~solar_core.basics.state.StateError`."""
+        """A new, empty memory of :meth:`params` (its random generator seeded by ``seed``) with
+        these run-time parts; parameters that do not hold raise a ``StateError``."""
         read = StateReader(params, "a memory's parameters")
         capacity = read.value("capacity")
         eviction = build(read.value("eviction"), "its eviction policy")
         if not isinstance(eviction, EvictionPolicy):
             raise read.fail("eviction names no eviction policy")
-        admission_spec = read.value("admission")
-        admission = eviction if admission_spec is None else build(admission_spec, "its admission")
+        admission = read.value("admission")
+        admission = eviction if admission is None else build(admission, "its admission")
         if not isinstance(admission, AdmissionPolicy):
             raise read.fail("admission names no admission policy")
-        deletion_spec = read.value("deletion")
-        deletion = None if deletion_spec is None else build(deletion_spec, "its deletion policy")
+        deletion = read.value("deletion")
+        deletion = None if deletion is None else build(deletion, "its deletion policy")
         gate = read.value("evaluator")
         if (gate is None) != (evaluator is None):
             raise read.fail(
@@ -214,16 +207,7 @@ class MemoryCopies:
 
     def state(self) -> State:
         """What this memory has learned, as a flat dict (:mod:`solar_core.basics.state`); with
-        :meth:`params`, all it takes to continue it exactly.
-
-        >>> from solar_core import SolarMemory
-        >>> memory = SolarMemory("fifo", capacity=2, embedder="hash", seed=0)
-        >>> _ = memory.add("tea at five")
-        >>> twin = SolarMemory.from_params(memory.params(), embedder="hash")
-        >>> twin.load_state(memory.state())
-        >>> [item.text for item in twin.items()], twin.stats()["steps"]
-        (['tea at five'], 1)
-        """
+        :meth:`params`, all it takes to continue it exactly (:meth:`load_state`)."""
         with self._lock:
             self._sync()
             return {**self._core.state(), **prefixed("lifecycle", self.lifecycle.state())}

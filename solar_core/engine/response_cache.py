@@ -2,11 +2,9 @@
 
 Tier 1 is the exact (:func:`exact_key`) query answered before in the scope, tier 2 a stored
 query more similar than ``threshold``, tier 3 ``generate``, whose answer is stored. Each scope
-(e.g. ``{"user": "alice", "org": "acme"}``) holds at most ``capacity`` entries, oldest evicted
-first. A session that already has turns skips tiers 1 and 2 and seeds nothing: its answers
-depend on the transcript. A new fact in a scope (:meth:`ResponseCache.learn`, or a memory
-connected with :meth:`ResponseCache.watch`) evicts the entries whose query or response it is
-at least ``relate`` similar to; a deletion in a watched memory drops every answer of the scope.
+holds at most ``capacity`` entries, oldest evicted first. A session that already has turns
+skips tiers 1 and 2 and seeds nothing: its answers depend on the transcript. Invalidation (a
+new fact, a deletion): DESIGN.md, "Lifecycle and response cache".
 """
 
 from __future__ import annotations
@@ -132,18 +130,15 @@ class ResponseCache:
         if not isinstance(enabled, bool):
             raise TypeError(f"enabled must be a bool, got {enabled!r}")
         self._embedder: Embedder = resolve_embedder(embedder)
-        self.dim = self._embedder.dim
-        self.threshold = float(threshold)
+        self.dim, self.enabled = self._embedder.dim, enabled
+        self.threshold, self.relate = float(threshold), float(relate)
         self.capacity = check_k(capacity, "capacity")
-        self.enabled = enabled
-        self.relate = float(relate)
         self._scopes: dict[ScopeKey, _Scope] = {}  # only scopes holding entries
         self._by_part: dict[tuple[str, str], set[ScopeKey]] = {}  # (part, value) -> scopes
         # the persisted memories watched, by scope: (scope, memory, its journal)
         self._watches: dict[ScopeKey, list[tuple[ScopeKey, Any, Any]]] = {}
         self._deletions = 0  # deletions heard: an answer generated across one is not cached
-        self._lock = threading.RLock()
-        self._ids = 0
+        self._lock, self._ids = threading.RLock(), 0
         self._trace: deque[dict[str, Any]] = deque(maxlen=check_k(trace_size, "trace_size"))
         if not callable(clock):
             raise TypeError(f"clock must be callable, got {type(clock).__name__}")
@@ -200,8 +195,7 @@ class ResponseCache:
                     del self._by_part[part]
 
     def _reached(self, key: ScopeKey) -> list[ScopeKey]:
-        """The scopes holding entries that ``key`` reaches: itself and the narrower ones (under
-        the lock), found through the index of scope parts."""
+        """The scopes holding entries that ``key`` reaches: itself and the narrower ones."""
         if not key:
             return list(self._scopes.keys())
         smallest = min((self._by_part.get(part, set()) for part in key), key=len)
@@ -218,10 +212,9 @@ class ResponseCache:
         return [w for sub in subsets for w in watches.get(sub, ())]  # (sorted, as keys are)
 
     def _current(self, key: ScopeKey) -> bool:
-        """Before answering in ``key``: bring every persisted memory watched for it up to date
-        (its catch-up tells this cache of the deletions other processes logged); ``False``
-        when one of them is closed or its scope was forgotten, whose answers are then dropped:
-        nothing could invalidate them any more."""
+        """Bring every persisted memory watched for ``key`` up to date (its catch-up tells this
+        cache of other processes' deletions); ``False`` when one is closed or its scope was
+        forgotten: its answers are dropped, nothing could invalidate them any more."""
         current = True
         for watched, memory, journal in self._watching(key):
             if not journal.closed:
@@ -247,8 +240,8 @@ class ResponseCache:
         session_turns: int = 0,
         vector: object = None,
     ) -> Resolution | None:
-        """A cached answer for ``query`` in ``scope`` (tier 1 or 2), or ``None``. ``vector`` is
-        the query's embedding when the caller already has it."""
+        """A cached answer for ``query`` in ``scope`` (tier 1 or 2), or ``None``; ``vector``:
+        the query's embedding, if the caller has it."""
         query = check_text(query, "query")
         key = scope_key(scope)
         if not self.enabled or session_turns:
@@ -343,11 +336,9 @@ class ResponseCache:
     ) -> Resolution:
         """Answer ``query``: tier 1, else 2, else 3, which generates and caches the answer.
 
-        ``generate`` is a callable or has ``invoke`` (a LangChain runnable). It gets the query;
-        with a ``memory`` to retrieve from, ``(query, hits)`` as a callable, or ``{"query": ...,
-        "hits": ...}`` through ``invoke``. Every resolution is traced (:meth:`trace`), with the
-        ids of a tier-3 answer's hits; that answer is not cached if a watched memory deleted an
-        item meanwhile."""
+        ``generate`` (a callable, or a LangChain runnable's ``invoke``) gets the query, or with
+        a ``memory`` to retrieve from ``(query, hits)`` (``{"query": ..., "hits": ...}``
+        through ``invoke``). Every resolution is traced (:meth:`trace`)."""
         hit = self.lookup(query, scope=scope, session_turns=session_turns)
         ids: list[str] = []
         if hit is None:
@@ -372,9 +363,9 @@ class ResponseCache:
     def learn(
         self, fact: str, *, scope: Mapping[str, str] | None = None, vector: object = None
     ) -> int:
-        """A new fact landed in ``scope``: evict the entries it relates to, in ``scope`` and in
-        every narrower scope (``{"user": "alice"}`` reaches ``{"user": "alice", "llm": ...}``);
-        returns how many. ``vector`` is the fact's embedding when the caller has it."""
+        """A new fact landed in ``scope``: evict the entries it relates to, there and in every
+        narrower scope (``{"user": "alice"}`` reaches ``{"user": "alice", "llm": ...}``);
+        returns how many. ``vector``: the fact's embedding, if the caller has it."""
         key = scope_key(scope)
         unit = self._unit(check_text(fact, "fact"), vector)
         evicted = 0
@@ -393,11 +384,9 @@ class ResponseCache:
 
     def watch(self, memory: Any, *, scope: Mapping[str, str] | None = None) -> None:
         """Keep this cache's ``scope`` (and every narrower one) in step with ``memory``: an item
-        it stores (turns included) evicts the answers it relates to (:meth:`learn`); an item it
-        deletes (not an eviction to make room) drops every answer of those scopes, and their
-        traces, before the deleting call returns. A persisted memory is brought up to date
-        before every lookup there; once its scope is forgotten or its store closed, the cache
-        answers and caches nothing there. A pickled memory does not keep the connection."""
+        it stores evicts the answers it relates to (:meth:`learn`); an item it deletes (not by
+        eviction) drops every answer of those scopes, and their traces (DESIGN.md). A pickled
+        memory does not keep the connection."""
         key = scope_key(scope)
         if memory.dim != self.dim:
             raise ValueError(f"memory dim {memory.dim} differs from the cache's {self.dim}")
@@ -423,8 +412,7 @@ class ResponseCache:
                 self._watches.setdefault(key, []).append((key, memory, journal))
 
     def _invalidate(self, key: ScopeKey, traces: bool = True) -> None:
-        """Drop every entry of ``key`` and of the scopes narrower than it, and with ``traces``
-        their traced resolutions (they hold the answers)."""
+        """Drop every entry of ``key`` and narrower scopes; with ``traces``, their traces too."""
         with self._lock:
             reached = self._reached(key)
             if traces or reached:  # (a closed watch, checked again, drops nothing new)
@@ -456,8 +444,7 @@ class ResponseCache:
             return 0 if found is None else len(found.queries)
 
     def stats(self) -> dict[str, int]:
-        """``scopes`` holding entries, ``entries`` in all, and ``watched``: the persisted
-        memories checked before lookups."""
+        """``scopes`` holding entries, ``entries`` in all, ``watched`` persisted memories."""
         with self._lock:
             return {
                 "scopes": len(self._scopes),
@@ -482,7 +469,6 @@ class ResponseCache:
             return n - len(self._trace)
 
     def trace(self) -> list[dict[str, Any]]:
-        """The latest resolutions, oldest first. A deletion in a watched memory drops those of
-        the scopes it reaches, with their answers (see :meth:`watch`)."""
+        """The latest resolutions, oldest first (a watched deletion drops its scopes')."""
         with self._lock:
             return list(self._trace)

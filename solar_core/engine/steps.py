@@ -1,11 +1,6 @@
-"""A memory's steps as values, and who runs them.
-
-Every change of a memory is a step: the memory checks its input, builds the step and hands it
-to its :class:`StepRunner`, which applies it (``apply(step)``) under the memory's lock; a
-persisted memory's runner (the journal) also logs it and replays logged steps through the same
-``apply``. A step holds checked input only: applying it never fails on its values. Nothing
-changes a step once built (not frozen only because a frozen dataclass costs a microsecond more
-to build, on every step).
+"""A memory's steps as values, and who runs them (DESIGN.md, "Architecture"). A step holds
+checked input only: applying it never fails on its values. Nothing changes a step once built
+(not frozen: a frozen dataclass costs a microsecond more to build, on every step).
 """
 
 from __future__ import annotations

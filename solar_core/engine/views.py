@@ -6,7 +6,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import Any
+from typing import Any, TypeVar
 
 from solar_core.basics.records import Record, read_copy
 from solar_core.basics.types import Decision, MemoryItem
@@ -17,6 +17,7 @@ from solar_core.engine.events import Subscribers
 from solar_core.engine.lifecycle import Lifecycle
 from solar_core.engine.steps import StepRunner
 
+_T = TypeVar("_T")
 #: an exported item's fields, in order
 _EXPORTED = "id text metadata category importance created_at valid_until policy".split()
 
@@ -60,6 +61,12 @@ class MemoryViews:
         """Catch up with other processes' steps (a persisted memory; under the lock)."""
         self._runner.sync()
 
+    def _read(self, read: Callable[[], _T]) -> _T:
+        """``read()`` under the lock, caught up first."""
+        with self._lock:
+            self._sync()
+            return read()
+
     def check_invariants(self) -> None:
         """Raise ``AssertionError`` if the store, the policies or the counters disagree."""
         with self._lock:
@@ -86,23 +93,17 @@ class MemoryViews:
         return self._core.importance_weight
 
     def __len__(self) -> int:
-        with self._lock:
-            self._sync()
-            return len(self._core.store)
+        return self._read(lambda: len(self._core.store))
 
     def __contains__(self, item_id: object) -> bool:
-        with self._lock:
-            self._sync()
-            return item_id in self._core.store
+        return self._read(lambda: item_id in self._core.store)
 
     def __iter__(self) -> Iterator[MemoryItem]:
         return iter(self.items())
 
     def get(self, item_id: str) -> MemoryItem:
         """The stored item ``item_id``; raises :class:`UnknownItemError` if absent."""
-        with self._lock:
-            self._sync()
-            return self._core.item(item_id)
+        return self._read(lambda: self._core.item(item_id))
 
     def records(self) -> list[tuple[str, Record]]:
         """Every stored item's id and record (copies), oldest first: the cheap read, which
@@ -114,11 +115,11 @@ class MemoryViews:
         >>> [(item_id, record.text, record.metadata) for item_id, record in memory.records()]
         [('m1', 'tea at five', {'day': 1})]
         """
-        with self._lock:
-            self._sync()
-            return [
+        return self._read(
+            lambda: [
                 (i, replace(r, metadata=read_copy(r.metadata))) for i, r in self._core.records()
             ]
+        )
 
     def now(self) -> float:
         """The time on this memory's clock, read outside any step (so not logged)."""
@@ -137,24 +138,20 @@ class MemoryViews:
 
     def items(self) -> list[MemoryItem]:
         """Every stored item, oldest insert first."""
-        with self._lock:
-            self._sync()
-            return [self._core.item(i) for i in self._core.ids()]
+        return self._read(lambda: [self._core.item(i) for i in self._core.ids()])
 
     def vector(self, item_id: str) -> FloatVector:
         """A copy of the stored unit vector of ``item_id``."""
-        with self._lock:
-            self._sync()
-            return self._core.vector(item_id)
+        return self._read(lambda: self._core.vector(item_id))
 
     def retrieval_trace(self) -> list[dict[str, Any]]:
         """The recorded retrievals kept (query, ids, scores, ``at``), oldest first."""
-        with self._lock:
-            self._sync()
-            return [
+        return self._read(
+            lambda: [
                 {"at": at, "query": q, "ids": [h.id for h in hs], "scores": [h.score for h in hs]}
                 for at, q, hs in self._core.retrievals()
             ]
+        )
 
     def export(self) -> dict[str, Any]:
         """The whole memory as plain data to read (not to load: that is :meth:`state`)."""
@@ -179,23 +176,20 @@ class MemoryViews:
 
     def trace(self, last: int | None = None) -> list[Decision]:
         """The most recent decisions, oldest first (at most ``trace_size`` are kept)."""
-        with self._lock:
-            self._sync()
-            decisions = [d for _, d in self._core.decisions()]
+        decisions = self._read(lambda: [d for _, d in self._core.decisions()])
         return decisions if last is None else decisions[-check_k(last, "last") :]
 
     def stats(self) -> dict[str, Any]:
         """Counters: size, capacity, steps, admitted, rejected, evicted, modifications, tau, ..."""
-        with self._lock:
-            self._sync()
-            prior = getattr(self._core.eviction, "prior", None)
-            return {
+        return self._read(
+            lambda: {
                 "policy": self.policy,
                 **self._core.stats(),
                 "retrieval": self.retrieval,
                 "min_score": self.min_score,
-                "prior": getattr(prior, "name", None),
+                "prior": getattr(getattr(self._core.eviction, "prior", None), "name", None),
             }
+        )
 
     def __repr__(self) -> str:
         embedder = type(self._embedder).__name__ if self._embedder is not None else None

@@ -111,7 +111,7 @@ def plain(wanted: object, where: str) -> Any:
     """``wanted`` checked to be data (as a filter's values are) and copied as plain data;
     ``where`` names it in the error. For adapters building tests from their frameworks'
     filters."""
-    return _Checker().literal(wanted, where, 1)
+    return _Checker().read(wanted, where, 1, literal=True)
 
 
 def equality(wanted: object, where: str = "") -> Callable[[Any], bool]:
@@ -122,7 +122,7 @@ def equality(wanted: object, where: str = "") -> Callable[[Any], bool]:
     >>> same([1.0, [2]]), same(True), same([True, [2]])
     (True, False, False)
     """
-    return _equal_test(plain(wanted, where))
+    return _test(plain(wanted, where), {}, exact=True)
 
 
 def ordering(op: str, wanted: int | float | str) -> Callable[[Any], bool]:
@@ -133,7 +133,19 @@ def ordering(op: str, wanted: int | float | str) -> Callable[[Any], bool]:
     >>> above(10**400), above("1e309")
     (True, False)
     """
-    return _order_test(op, wanted)
+    if isinstance(wanted, str):
+        on_str = _STR_ORDER[op]
+        return lambda value: isinstance(value, str) and on_str(value, wanted)
+    compare = _ORDER[op]
+
+    def in_range(value: Any) -> bool:
+        kind = type(value)
+        if kind is int or kind is float:  # the usual case, compared exactly
+            return compare(value, wanted)
+        n = number(value)
+        return n is not None and compare(n, wanted)
+
+    return in_range
 
 
 class Matcher:
@@ -177,11 +189,6 @@ def check_filter(wanted: object, *, predicate: bool = True) -> Filter:
     """``wanted`` (a mapping: copied as plain data) if it is a filter :func:`matches` can apply
     or, unless ``predicate=False``, a predicate; else an error that says how to write it.
 
-    >>> check_filter({"$eq": 1})
-    Traceback (most recent call last):
-    ...
-    ValueError: a filter's keys name metadata fields, got '$eq': put the operator under one, \
-e.g. {'price': {'$eq': 1}}
     >>> check_filter(len, predicate=False)  # where only a filter mapping will do
     Traceback (most recent call last):
     ...
@@ -207,7 +214,7 @@ e.g. {'price': {'$eq': 1}}
                 f"a filter's keys name metadata fields, got {key!r}: put the operator under "
                 f"one, e.g. {{'price': {{{key!r}: {shown(value)}}}}}"
             )
-        checked[key] = checker.value(value, key, 1)
+        checked[key] = checker.read(value, key, 1)
     return checked
 
 
@@ -226,17 +233,17 @@ class _Checker:
     def __init__(self) -> None:
         self.values = 1
         self.open: set[int] = set()  # the containers being checked (the path from the top)
-        #: (container, how read, depth) -> its copy and the values it holds: a list or dict
+        #: (container, literal, depth) -> its copy and the values it holds: a list or dict
         #: held in several places is read once (its values counted in each place)
-        self.done: dict[tuple[int, str, int], tuple[Any, int]] = {}
+        self.done: dict[tuple[int, bool, int], tuple[Any, int]] = {}
 
-    def _read(
-        self, wanted: object, where: str, depth: int, how: str, fields: Any, each: Any
-    ) -> Any:
+    def read(self, wanted: object, where: str, depth: int, literal: bool = False) -> Any:
+        """A filter's value at the path ``where`` (dotted, for the error), as plain data;
+        ``literal``: an operand of ``$eq``/``$ne``, data compared as it is (no operators)."""
         self._count(1)
         if not isinstance(wanted, Mapping | list | tuple):
             return _scalar(wanted, where)
-        key = (id(wanted), how, depth)
+        key = (id(wanted), literal, depth)
         done = self.done.get(key)
         if done is not None:
             self._count(done[1])
@@ -255,9 +262,21 @@ class _Checker:
         if isinstance(wanted, Mapping):
             for name in wanted:
                 _check_key(name, where)
-            copied = fields(wanted, where, depth)
+            copied: Any = (
+                {k: self.read(v, f"{where}.{k}", depth + 1, True) for k, v in wanted.items()}
+                if literal
+                else self.fields(wanted, where, depth)
+            )
         else:
-            copied = self.sequence(wanted, where, depth, each)
+            if self.values + len(wanted) > MAX_VALUES:
+                self._count(len(wanted))  # (a long list is refused before it is read)
+            if all(type(v) in _PLAIN for v in wanted):  # the usual list: plain values, copied
+                self._count(len(wanted))
+                copied = list(wanted)
+            else:
+                copied = [
+                    self.read(v, f"{where}[{i}]", depth + 1, literal) for i, v in enumerate(wanted)
+                ]
         self.open.discard(id(wanted))
         self.done[key] = (copied, self.values - before)
         return copied
@@ -270,18 +289,10 @@ class _Checker:
                 "predicate of an item's metadata"
             )
 
-    def value(self, wanted: object, where: str, depth: int) -> Any:
-        """A filter's value at the path ``where`` (dotted, for the error), as plain data."""
-        return self._read(wanted, where, depth, "v", self.fields, self.value)
-
-    def literal(self, wanted: object, where: str, depth: int) -> Any:
-        """The operand of ``$eq``/``$ne``: data compared as it is (no operators inside)."""
-        return self._read(wanted, where, depth, "l", self._literal_fields, self.literal)
-
     def fields(self, wanted: Mapping[str, Any], where: str, depth: int) -> dict[str, Any]:
         ops = [key for key in wanted if key.startswith("$")]
         if not ops:
-            return {k: self.value(v, f"{where}.{k}", depth + 1) for k, v in wanted.items()}
+            return {k: self.read(v, f"{where}.{k}", depth + 1) for k, v in wanted.items()}
         if len(ops) != len(wanted):
             raise ValueError(
                 f"the filter at {where!r} mixes operators and metadata keys "
@@ -289,35 +300,22 @@ class _Checker:
             )
         return {op: self.operand(op, v, where, depth) for op, v in wanted.items()}
 
-    def sequence(
-        self, wanted: list[Any] | tuple[Any, ...], where: str, depth: int, each: Any
-    ) -> list[Any]:
-        if self.values + len(wanted) > MAX_VALUES:
-            self._count(len(wanted))  # (a long list is refused before it is read)
-        if all(type(v) in _PLAIN for v in wanted):  # the usual list: plain values, copied
-            self._count(len(wanted))
-            return list(wanted)
-        return [each(v, f"{where}[{i}]", depth + 1) for i, v in enumerate(wanted)]
-
     def operand(self, op: str, operand: object, where: str, depth: int) -> Any:
         if op not in OPERATORS:
             raise ValueError(
                 f"unsupported filter operator {op!r} at {where!r}: use one of "
                 f"{', '.join(OPERATORS)}"
             )
-        if op in _ORDER:
-            self._count(1)
-            plain = number(operand) if not isinstance(operand, str) else str.__str__(operand)
-            if plain is None:
-                raise ValueError(
-                    f"filter operator {op!r} at {where!r} compares numbers or strings, got "
-                    f"{shown(operand)}: pass a number or a str"
-                )
-            return plain
-        return self.literal(operand, where, depth)
-
-    def _literal_fields(self, wanted: Mapping[str, Any], where: str, depth: int) -> dict[str, Any]:
-        return {k: self.literal(v, f"{where}.{k}", depth + 1) for k, v in wanted.items()}
+        if op not in _ORDER:
+            return self.read(operand, where, depth, literal=True)
+        self._count(1)
+        plain = number(operand) if not isinstance(operand, str) else str.__str__(operand)
+        if plain is None:
+            raise ValueError(
+                f"filter operator {op!r} at {where!r} compares numbers or strings, got "
+                f"{shown(operand)}: pass a number or a str"
+            )
+        return plain
 
 
 def _scalar(wanted: object, where: str) -> Any:
@@ -336,15 +334,15 @@ def _scalar(wanted: object, where: str) -> Any:
 
 
 # -- compiling: a checked filter as nested tests ------------------------------------------------
-#: the tests of the lists and dicts of one filter compiled so far, by id and how they are read
-#: (a checked filter shares them where the filter did: each is compiled once)
-Memo: TypeAlias = dict[tuple[int, str], Test]
+#: the tests of the lists and dicts of one filter compiled so far, by id and whether compared
+#: exactly (a checked filter shares them where the filter did: each is compiled once)
+Memo: TypeAlias = dict[tuple[int, bool], Test]
 
 
 def _metadata_test(wanted: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
     """Each field of the checked filter ``wanted`` must match an item's metadata."""
     memo: Memo = {}
-    fields = [(key, _value_test(value, memo)) for key, value in wanted.items()]
+    fields = [(key, _test(value, memo)) for key, value in wanted.items()]
 
     def test(metadata: Mapping[str, Any]) -> bool:
         get = metadata.get
@@ -353,53 +351,52 @@ def _metadata_test(wanted: Mapping[str, Any]) -> Callable[[Mapping[str, Any]], b
     return test
 
 
-def _memoised(wanted: Any, memo: Memo, how: str, build: Callable[[Any, Memo], Test]) -> Test:
-    key = (id(wanted), how)
-    test = memo.get(key)
+def _test(wanted: Any, memo: Memo, exact: bool = False) -> Test:
+    """The test of a checked filter value; ``exact``: equality with it (an ``$eq`` operand)."""
+    if not isinstance(wanted, dict | list):
+        return lambda value: _same_scalar(value, wanted)
+    test = memo.get((id(wanted), exact))
     if test is None:
-        test = memo[key] = build(wanted, memo)
+        test = memo[id(wanted), exact] = _container_test(wanted, memo, exact)
     return test
 
 
-def _value_test(wanted: Any, memo: Memo) -> Test:
-    """The test of a checked filter value."""
-    if isinstance(wanted, dict | list):
-        return _memoised(wanted, memo, "v", _container_test)
-    return _equal_test(wanted, memo)
-
-
-def _container_test(wanted: dict[str, Any] | list[Any], memo: Memo) -> Test:
-    if isinstance(wanted, list):
-        return _list_test(wanted, memo, _value_test)
+def _container_test(wanted: dict[str, Any] | list[Any], memo: Memo, exact: bool) -> Test:
+    if isinstance(wanted, list):  # as long, element by element: plain values without a test
+        n = len(wanted)
+        if all(type(w) in _PLAIN for w in wanted):
+            return lambda value: (
+                isinstance(value, list | tuple)
+                and len(value) == n
+                and all(_same_scalar(v, w) for v, w in zip(value, wanted, strict=False))
+            )
+        tests = [_test(w, memo, exact) for w in wanted]
+        return lambda value: (
+            isinstance(value, list | tuple)
+            and len(value) == n
+            and all(test(v) for test, v in zip(tests, value, strict=False))
+        )
+    if exact:
+        fields = [(key, _test(w, memo, True)) for key, w in wanted.items()]
+        n = len(fields)
+        return lambda value: (
+            isinstance(value, dict)
+            and dict.__len__(value) == n
+            and all(
+                dict.__contains__(value, k) and t(dict.__getitem__(value, k)) for k, t in fields
+            )
+        )
     if wanted and next(iter(wanted)).startswith("$"):  # checked: all operators, or none
         tests = [_operator_test(op, operand, memo) for op, operand in wanted.items()]
         if len(tests) == 1:
             return tests[0]
         return lambda value: all(test(value) for test in tests)
-    fields = [(key, _value_test(value, memo)) for key, value in wanted.items()]
+    fields = [(key, _test(value, memo)) for key, value in wanted.items()]
     get = dict.get  # dict's own: a subclass's get is not run
     if len(fields) == 1:
         ((key, test),) = fields
         return lambda value: isinstance(value, dict) and test(get(value, key))
     return lambda value: isinstance(value, dict) and all(test(get(value, k)) for k, test in fields)
-
-
-def _list_test(wanted: list[Any], memo: Memo, each: Callable[[Any, Memo], Test]) -> Test:
-    """A list (or tuple) as long as ``wanted``, element by element: plain values without a
-    test each (a long list costs its length per item compared, nothing more)."""
-    n = len(wanted)
-    if all(type(w) in _PLAIN for w in wanted):
-        return lambda value: (
-            isinstance(value, list | tuple)
-            and len(value) == n
-            and all(_same_scalar(v, w) for v, w in zip(value, wanted, strict=False))
-        )
-    tests = [each(w, memo) for w in wanted]
-    return lambda value: (
-        isinstance(value, list | tuple)
-        and len(value) == n
-        and all(test(v) for test, v in zip(tests, value, strict=False))
-    )
 
 
 def _same_scalar(value: Any, wanted: Any) -> bool:
@@ -419,46 +416,11 @@ def _same_scalar(value: Any, wanted: Any) -> bool:
 
 def _operator_test(op: str, operand: Any, memo: Memo) -> Test:
     if op == "$eq":
-        return _equal_test(operand, memo)
+        return _test(operand, memo, exact=True)
     if op == "$ne":
-        same = _equal_test(operand, memo)
+        same = _test(operand, memo, exact=True)
         return lambda value: not same(value)
-    return _order_test(op, operand)
-
-
-def _order_test(op: str, wanted: int | float | str) -> Test:
-    if isinstance(wanted, str):
-        compare = _STR_ORDER[op]
-        return lambda value: isinstance(value, str) and compare(value, wanted)
-    compare = _ORDER[op]
-
-    def in_range(value: Any) -> bool:
-        kind = type(value)
-        if kind is int or kind is float:  # the usual case, compared exactly
-            return compare(value, wanted)
-        n = number(value)
-        return n is not None and compare(n, wanted)
-
-    return in_range
-
-
-def _equal_test(wanted: Any, memo: Memo | None = None) -> Test:
-    """Equality with the checked plain ``wanted``, kind by kind."""
-    if isinstance(wanted, dict | list):
-        return _memoised(wanted, {} if memo is None else memo, "e", _equal_container_test)
-    return lambda value: _same_scalar(value, wanted)
-
-
-def _equal_container_test(wanted: dict[str, Any] | list[Any], memo: Memo) -> Test:
-    if isinstance(wanted, list):
-        return _list_test(wanted, memo, _equal_test)
-    fields = [(key, _equal_test(w, memo)) for key, w in wanted.items()]
-    n = len(fields)
-    return lambda value: (
-        isinstance(value, dict)
-        and dict.__len__(value) == n
-        and all(dict.__contains__(value, k) and t(dict.__getitem__(value, k)) for k, t in fields)
-    )
+    return ordering(op, operand)
 
 
 # -- applying -----------------------------------------------------------------------------------
@@ -474,9 +436,8 @@ def left_out(
 
 
 def only_matching(hits: Hits, wanted: Filter) -> Hits:
-    """``hits`` without any ``wanted`` refuses (the same object when every hit matches): an
-    item another process stored after a persisted memory read what to leave out is dropped
-    here.
+    """``hits`` without those ``wanted`` refuses (the same object when every hit matches): an
+    item another process stored after a persisted memory read what to leave out goes here.
 
     >>> from solar_core.basics.types import Hit
     >>> hits = Hits([Hit("a", "x", 0.9, {"n": 1}, 0), Hit("b", "y", 0.8, {"n": 5}, 1)], 7)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -36,10 +36,8 @@ class ItemTable:
     def __init__(
         self, dim: int, capacity: int | None, *, neighbours: int = 0, initial_slots: int = 64
     ) -> None:
-        self.dim = dim
-        self.capacity = capacity
+        self.dim, self.capacity, self._neighbour_k = dim, capacity, neighbours
         self._initial = capacity if capacity is not None else initial_slots
-        self._neighbour_k = neighbours
         self._allocate(self._initial)
 
     def _allocate(self, slots: int) -> None:
@@ -167,12 +165,9 @@ class ItemTable:
         # would keep argpartition's whole output alive.)
         order = top[::-1].copy()
         scores: list[float] = sims[order].tolist()
-        previous = math.inf
-        for score in scores:
-            if not score < previous:  # a tie, or not sorted: sort
-                order = top[(-sims[top]).argsort(kind="stable")]
-                return order, sims[order].tolist()
-            previous = score
+        if not all(a > b for a, b in pairwise(scores)):  # a tie, or not sorted: sort
+            order = top[(-sims[top]).argsort(kind="stable")]
+            scores = sims[order].tolist()
         return order, scores
 
     # -- mutation -----------------------------------------------------------------------------
@@ -192,13 +187,9 @@ class ItemTable:
         if not self._free:
             self._grow()
         slot = self._free.pop()
-        self.matrix[slot] = vector
-        self.active_full[slot] = True
-        self._ids[slot] = item_id
-        self._payloads[slot] = payload
-        self._slot_of[item_id] = slot
-        if slot >= self.high_water:
-            self.high_water = slot + 1
+        self.matrix[slot], self.active_full[slot] = vector, True
+        self._ids[slot], self._payloads[slot], self._slot_of[item_id] = item_id, payload, slot
+        self.high_water = max(self.high_water, slot + 1)
         if self.neighbours is not None:
             self.neighbours.on_insert(self, slot, sims)
         if self._lexical is not None and (text := _text_of(payload)) is not None:
@@ -209,9 +200,7 @@ class ItemTable:
         """Free ``slot``; return the id it held."""
         item_id = self.id_at(slot)
         del self._slot_of[item_id]
-        self.active_full[slot] = False
-        self._ids[slot] = None
-        self._payloads[slot] = None
+        self.active_full[slot], self._ids[slot], self._payloads[slot] = False, None, None
         self.protected.discard(slot)
         self._free.append(slot)
         high = self.high_water
@@ -234,8 +223,8 @@ class ItemTable:
         new = max(2 * old, 64)
         self.matrix = np.vstack([self.matrix, np.zeros((new - old, self.dim), dtype=np.float32)])
         self.active_full = np.concatenate([self.active_full, np.zeros(new - old, dtype=bool)])
-        self._ids.extend([None] * (new - old))
-        self._payloads.extend([None] * (new - old))
+        self._ids += [None] * (new - old)
+        self._payloads += [None] * (new - old)
         self._free = list(range(new - 1, old - 1, -1))
         if self.neighbours is not None:
             self.neighbours.grow(new)
@@ -351,13 +340,10 @@ class ItemTable:
                     read.value(name)
         read.done()
         self._allocate(rows)
-        self.matrix[:written] = vectors
-        self.active_full = active
-        self._ids[:written] = ids
-        self._slot_of = {ids[slot]: slot for slot in order}
-        self._free = free
+        self.matrix[:written], self._ids[:written] = vectors, ids
+        self.active_full, self._free, self.high_water = active, free, high
         self.protected = set(protected)
-        self.high_water = high
+        self._slot_of = {ids[slot]: slot for slot in order}
         if self._neighbour_k > 0:
             self.neighbours = index
 

@@ -63,8 +63,7 @@ def words(text: str) -> list[str]:
     return list(_words(text))
 
 
-def _words(text: str) -> tuple[str, ...]:
-    # Cached: a chat turn is usually looked up with, then stored (the same text twice).
+def _words(text: str) -> tuple[str, ...]:  # cached: a chat turn is looked up, then stored
     return _cached_words(text) if len(text) <= _CACHED_LENGTH else _split(text)
 
 
@@ -109,13 +108,8 @@ class LexicalIndex:
         counts: dict[str, int] = {}
         for word in found:  # (a Counter costs more than the loop on a turn's dozen words)
             counts[word] = counts.get(word, 0) + 1
-        postings = self._postings
         for word, count in counts.items():
-            posting = postings.get(word)
-            if posting is None:
-                postings[word] = {slot: count}
-            else:
-                posting[slot] = count
+            self._postings.setdefault(word, {})[slot] = count
         self._lengths[slot] = len(found)
         if slot >= len(self._by_slot):
             grown = np.zeros(max(2 * len(self._by_slot), slot + 1))
@@ -131,12 +125,11 @@ class LexicalIndex:
         if terms is None:
             return
         self._total -= self._lengths.pop(slot)
-        postings = self._postings
         for word in terms:
-            posting = postings[word]
+            posting = self._postings[word]
             del posting[slot]
             if not posting:
-                del postings[word]
+                del self._postings[word]
 
     def scores(self, query: list[str]) -> tuple[list[int], list[float]] | None:
         """The slots holding at least one of ``query``'s distinct words and their BM25 scores
@@ -145,21 +138,15 @@ class LexicalIndex:
         n = len(self._terms)
         if not n or not query:
             return None
-        postings = self._postings
         found: list[tuple[float, dict[int, int]]] = []
         ceiling = 0.0
-        matched = 0
-        log = math.log
-        for word in dict.fromkeys(query):
-            posting = postings.get(word)
-            df = len(posting) if posting is not None else 0
-            idf = log(1.0 + (n - df + 0.5) / (df + 0.5))
+        for idf, posting in self._idf(query):
             ceiling += idf
-            if posting is not None:
+            if posting:
                 found.append((idf, posting))
-                matched += df
         if not found:
             return None
+        matched = sum(len(posting) for _, posting in found)
         average = self._total / n if self._total else 1.0
         # BM25's saturation tf / (tf + K1 (1 - B + B len / average)), weighted by idf over the
         # ceiling (the sum of idf: BM25's (K1 + 1) cancels out of the share)
@@ -191,15 +178,17 @@ class LexicalIndex:
     def coverage(self, query: list[str]) -> float:
         """The share of ``query``'s distinct words held by some item, each weighted by its
         idf (rare words count most), in ``[0, 1]``; 0 for a query without words."""
-        n = len(self._terms)
         held = every = 0.0
-        for word in dict.fromkeys(query):
-            posting = self._postings.get(word)
-            df = len(posting) if posting is not None else 0
-            idf = math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+        for idf, posting in self._idf(query):
             every += idf
-            held += idf if df else 0.0
+            held += idf if posting else 0.0
         return held / every if every else 0.0
+
+    def _idf(self, query: list[str]) -> list[tuple[float, dict[int, int]]]:
+        """Each distinct word of ``query``: its BM25 idf and posting (empty: no item holds it)."""
+        n = len(self._terms)
+        postings = [self._postings.get(word, {}) for word in dict.fromkeys(query)]
+        return [(math.log(1.0 + (n - len(p) + 0.5) / (len(p) + 0.5)), p) for p in postings]
 
     def check(self, slots: dict[int, str]) -> None:
         """Raise ``AssertionError`` unless the index holds exactly ``slots`` (slot -> text)."""

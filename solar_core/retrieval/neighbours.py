@@ -62,14 +62,7 @@ class NeighbourIndex:
         if len(store) < high:
             s[~store.active_mask] = NEG_INF
         s[slot] = NEG_INF
-        count = min(self.k, len(store) - 1)
-        if count < self.k:
-            self.sim[slot] = NEG_INF
-            self.idx[slot] = -1
-        if count > 0:
-            top = (-s).argpartition(count - 1)[:count]
-            self.sim[slot, :count] = s[top]
-            self.idx[slot, :count] = top
+        self._nearest(np.array([slot]), s[None, :], len(store))
         # Every other row whose worst neighbour is farther than the new item takes it instead.
         sim = self.sim[:high]
         worst_col = sim.argmin(axis=1)
@@ -92,15 +85,17 @@ class NeighbourIndex:
         sims = store.matrix.take(rows, axis=0).dot(store.matrix[:high].T)
         if len(store) < high:
             sims[:, ~store.active_mask] = NEG_INF
-        r = np.arange(len(rows))
-        sims[r, rows] = NEG_INF
-        count = min(self.k, len(store) - 1)
+        sims[np.arange(len(rows)), rows] = NEG_INF
+        self._nearest(rows, sims, len(store))
+
+    def _nearest(self, rows: npt.NDArray[np.int64], sims: npt.NDArray[np.float32], n: int) -> None:
+        """List in ``rows`` their nearest by ``sims`` (a row each) among ``n`` stored items."""
+        count = min(self.k, n - 1)
         if count < self.k:  # else every column is overwritten below
-            self.sim[rows] = NEG_INF
-            self.idx[rows] = -1
+            self.sim[rows], self.idx[rows] = NEG_INF, -1
         if count > 0:
             top = (-sims).argpartition(count - 1, axis=1)[:, :count]
-            self.sim[rows, :count] = sims[r[:, None], top]
+            self.sim[rows, :count] = sims[np.arange(len(rows))[:, None], top]
             self.idx[rows, :count] = top
 
     def mean_similarity(self, slots: npt.NDArray[np.int64] | slice) -> npt.NDArray[np.float64]:

@@ -1,12 +1,10 @@
 """How a retrieval ranks stored items: by meaning (cosine), by words (BM25), or both fused.
 
-``SolarMemory(retrieval=...)`` picks one of :data:`RETRIEVALS`: ``"hybrid"`` (the default,
-``cosine + LEXICAL_WEIGHT x lexical share``; a lookup without text, or whose words no item
-holds, ranks exactly as ``"vector"``), ``"vector"`` (the cosine) or ``"lexical"`` (the share
-alone; only items holding a query word are hits). ``min_score`` is the floor: ``"auto"`` is
-:data:`DEFAULT_FLOORS` for text lookups, none for a lookup by vector; ``"strict"`` adds the
-relevance gate (:func:`relevant`). Why, and the numbers behind each constant: DESIGN.md
-("Retrieval: words and meaning") and docs/benchmarks/hybrid-retrieval.md.
+``SolarMemory(retrieval=...)``: ``"hybrid"`` (the default, ``cosine + LEXICAL_WEIGHT x lexical
+share``; as ``"vector"`` when no item holds a query word), ``"vector"`` or ``"lexical"`` (only
+items holding a query word). ``min_score="auto"`` is :data:`DEFAULT_FLOORS` for text lookups,
+none by vector; ``"strict"`` adds the relevance gate (:func:`relevant`). Why, and the numbers:
+DESIGN.md ("Retrieval: words and meaning"), docs/benchmarks/hybrid-retrieval.md.
 
 >>> from solar_core import SolarMemory
 >>> memory = SolarMemory("unlimited", None, embedder="hash", seed=0)
@@ -121,9 +119,9 @@ def relevant(store: ItemTable, vector: FloatVector, query: str) -> bool:
         return False
     cosine, coverage, covered_cosine = STRICT_GATE
     best = float(store.similarities(vector).max())
-    if best >= cosine:
-        return True
-    return best >= covered_cosine and store.lexical.coverage(words(query)) >= coverage
+    return best >= cosine or (
+        best >= covered_cosine and store.lexical.coverage(words(query)) >= coverage
+    )
 
 
 class Query(Protocol):
@@ -141,10 +139,8 @@ class Query(Protocol):
 def rank(
     store: ItemTable, lookup: Query, weights: Weights | None = None
 ) -> tuple[npt.NDArray[np.int64], list[float], bool]:
-    """The slots and scores of ``lookup``'s hits, best first, and whether the scores are the
-    hits' cosines: gated (``min_score="strict"``), ranked by :data:`RETRIEVALS`, each score
-    times its slot's ``weights`` (importance) when given, ``exclude``'s items left out, and
-    cut at the floor."""
+    """The slots and scores of ``lookup``'s hits, best first (gated, ranked, weighted by
+    importance, ``exclude`` left out, cut at the floor), and whether the scores are cosines."""
     vector, query, k, exclude = lookup.vector, lookup.query, lookup.k, lookup.exclude
     ranked: Ranked | None = None
     if lookup.gate and query is not None and not relevant(store, vector, query):
@@ -198,9 +194,8 @@ def fused(
     weights: Weights | None,
 ) -> Ranked | None:
     """Slots and scores of the ``k`` best items by ``retrieval`` over ``query``'s words, best
-    first (ties: the lower slot); ``None`` when the words change nothing and the caller's
-    vector ranking stands (``"hybrid"`` with no item holding a query word). ``weights``: a
-    per-slot factor on every score (importance), if any."""
+    first (ties: the lower slot); ``None`` when the vector ranking stands (``"hybrid"``, no
+    item holding a query word)."""
     found = store.lexical.scores(words(query))
     if retrieval == "hybrid":
         if found is None:

@@ -235,13 +235,13 @@ def test_a_checked_filter_is_a_copy_a_caller_may_change() -> None:
 def test_a_filter_is_checked_once_per_query_not_per_item(monkeypatch: pytest.MonkeyPatch) -> None:
     memory = memory_of(*({"n": i, "tags": ["a", "b"]} for i in range(40)))
     checked: list[object] = []
-    check = filters._Checker.value
+    check = filters._Checker.read
 
-    def counted(self: Any, wanted: object, where: str, depth: int) -> Any:
+    def counted(self: Any, wanted: object, where: str, depth: int, literal: bool = False) -> Any:
         checked.append(wanted)
-        return check(self, wanted, where, depth)
+        return check(self, wanted, where, depth, literal)
 
-    monkeypatch.setattr(filters._Checker, "value", counted)
+    monkeypatch.setattr(filters._Checker, "read", counted)
     assert len(kept(memory, {"n": {"$gte": 35}, "tags": ["a", "b"]})) == 5
     # each value under the filter's keys checked once ({"$gte": 35} and ["a", "b"], a list of
     # plain values read whole), for the 40 items and the hits alike
