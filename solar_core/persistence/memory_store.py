@@ -1023,14 +1023,22 @@ class MemoryStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def __reduce_ex__(self, protocol: object) -> Any:
-        # copy.copy(), copy.deepcopy() and pickling: a copy would share (or lose) the connection,
-        # the open scopes and their journals (its close() would close the original's database)
-        raise TypeError(
-            "a copy or pickle of a MemoryStore is refused: it holds a database connection and "
-            "its open scopes. Open the same database again with MemoryStore(path_or_url) for a "
-            "second store (each scope's steps reach both), or take a scope's memory.detached() "
-            "copy"
+    def __copy__(self) -> MemoryStore:
+        raise self._refused("copy.copy()")
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> MemoryStore:
+        raise self._refused("copy.deepcopy()")
+
+    def __getstate__(self) -> Any:
+        raise self._refused("pickling")
+
+    def _refused(self, how: str) -> TypeError:
+        # A copy would share (or lose) the connection, the open scopes and their journals: the
+        # copy's close() would close the original's database under it.
+        return TypeError(
+            f"{how} of a MemoryStore is refused: it holds a database connection and its open "
+            "scopes. Open the same database again with MemoryStore(path_or_url) for a second "
+            "store (each scope's steps reach both), or take a scope's memory.detached() copy"
         )
 
     def __repr__(self) -> str:
