@@ -13,13 +13,11 @@ numeric arrays (see :mod:`solar_core.basics.state`). Its bytes, every integer li
     arrays           each array's raw bytes, in the header's order, one after the other
     checksum         32 bytes: BLAKE2b of everything above
 
-No references, no class names, nothing nested but JSON values: reading one is a JSON parse
-and a slice per array. Each array's bytes follow the previous one's, so every byte is read
-once, and its dtype is one of a few numeric ones (never ``object``). Reading costs what was
-read: the JSON parse is linear, and the arrays are copies of their bytes. A container of
+No references, no class names, nothing nested but JSON values, and array dtypes from a short
+numeric list (never ``object``): reading is a JSON parse and a copy per array. A container of
 another format, with a bad checksum or lengths, or whose arrays do not add up to the arrays
-section, is refused with :class:`PersistenceError`; what the values mean is checked by the
-memory that loads them (:meth:`~solar_core.SolarMemory.load_state`).
+section, is refused with :class:`PersistenceError`; what the values mean is checked by
+:meth:`~solar_core.SolarMemory.load_state`.
 
 >>> import numpy as np
 >>> blob = dumps({"policy": "fifo"}, {"steps": 2, "alpha": np.arange(3.0)})
@@ -36,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import struct
 from collections.abc import Mapping
 from typing import Any
@@ -130,9 +129,7 @@ def loads(blob: bytes, what: str) -> tuple[dict[str, Any], dict[str, Any]]:
         name, dtype, shape = _array_entry(entry, what)
         if name in state:
             raise _damaged(what, f"it holds {name!r} twice")
-        size = dtype.itemsize
-        for n in shape:
-            size *= n
+        size = dtype.itemsize * math.prod(shape)
         if size > len(body) - offset:
             raise _damaged(what, f"array {name!r} runs past the arrays section")
         state[name] = np.frombuffer(body[offset : offset + size], dtype=dtype).reshape(shape)

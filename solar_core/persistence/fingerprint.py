@@ -7,16 +7,11 @@ embedder does not match refuses to open it (:meth:`MemoryStore.reembed` migrates
 
 A fingerprint is the embedder's name (for messages), its dimension and ``probe``: the signs of
 64 fixed random projections of its vector for a fixed text (a SimHash), as 16 hex digits. Two
-embedders *match* when their dimensions are equal and at most :data:`TOLERANCE` of the 64 signs
-differ.
-
-Why signs of projections rather than a digest of the rounded vector: a digest flips when any
-one of hundreds of components sits near a rounding boundary, which float noise between machines,
-BLAS builds or thread counts does (rounding 384 components to 4 decimals flips on ~1e-7 noise
-about half the time). A projection's sign flips only when the angle moves, so the same model
-gives the same signs, a quantised or re-exported copy of it a few different ones, and an
-unrelated model about half of them (32 of 64: far beyond the tolerance). Projecting first also
-makes sparse embedders (feature hashing: mostly zeros) as distinguishable as dense ones.
+embedders *match* when their dimensions are equal and at most :data:`TOLERANCE` signs differ.
+Signs of projections rather than a digest of the rounded vector: a digest flips on float noise
+between machines or BLAS builds, a sign only when the angle moves (a quantised copy of a model
+flips a few, an unrelated model about half); projecting also makes sparse embedders
+(feature hashing) as distinguishable as dense ones.
 
 >>> from solar_core.embedders.hash_embedder import HashEmbedder
 >>> mine = fingerprint(HashEmbedder(dim=64))
@@ -30,6 +25,7 @@ False
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -49,15 +45,10 @@ TOLERANCE = 10
 #: seed of the projections; the legacy ``RandomState`` stream is frozen across numpy versions
 _SEED = 0x534F4C52
 
-_planes: dict[int, np.ndarray] = {}
 
-
+@functools.cache
 def _projections(dim: int) -> np.ndarray:
-    planes = _planes.get(dim)
-    if planes is None:
-        planes = np.random.RandomState(_SEED).standard_normal((BITS, dim))
-        _planes[dim] = planes
-    return planes
+    return np.random.RandomState(_SEED).standard_normal((BITS, dim))
 
 
 def embedder_name(embedder: object) -> str:

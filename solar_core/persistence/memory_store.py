@@ -12,7 +12,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from solar_core.basics.records import Record
 from solar_core.basics.validation import FloatVector, check_k, unit_rows
@@ -44,6 +44,8 @@ from solar_core.policies.presets import DEFAULT_POLICY
 from solar_core.policies.salience import prior_for
 from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL, check_floor, check_retrieval
 
+_T = TypeVar("_T")
+
 #: texts embedded per call by :meth:`MemoryStore.reembed`
 _EMBED_BATCH = 256
 
@@ -55,32 +57,32 @@ class _Omitted(int):
 #: ``MemoryStore``'s capacity when none is passed: new scopes get 50, existing ones keep theirs
 DEFAULT_CAPACITY: Final[int] = _Omitted(50)
 
-#: scopes a ``MemoryStore`` keeps open by default. An open scope of capacity 50 holds ~150-200 KB
-#: (its vectors, policy state and traces): 256 of them ~50 MB, and a process serving any number
-#: of users plateaus at ~170 MB over its baseline (an evicted memory nobody holds is freed at
-#: once: it holds no reference cycle). Reopening an evicted scope loads its snapshot (~3-10 ms
-#: at capacity 50), which a working set of up to 256 active users never pays.
+#: scopes a ``MemoryStore`` keeps open by default: an open scope of capacity 50 holds ~150-200 KB,
+#: and reopening an evicted one loads its snapshot (~3-10 ms)
 DEFAULT_MAX_OPEN_SCOPES: Final[int] = 256
 
+#: an evicted scope is snapshotted once its log since the snapshot holds this many steps; a
+#: shorter log is cheaper to replay on reopening than a snapshot is to write and store
+EVICTED_LOG = 32
 
-#: a scope's seed: ``MemoryStore``'s seed plus a hash of its key, or random bits, modulo this
-_SEEDS = 2**32
+#: a scope's parameters that a store given no policy parameters leaves as the scope's own
+_POLICY_SETTINGS = frozenset(
+    {"eviction", "admission", "trace_size", "importance_weight", "ttl_days", "trace_retention_days"}
+)
+
+#: what a re-embedded memory keeps of the old one besides its items (see ``_reembedded``)
+_Carried = tuple[int, int, Mapping[str, Any] | None, float | None]
 
 
-def _stored_seed(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"seed must be an int, got {type(value).__name__}")
-    if not 0 <= value < _SEEDS:
-        raise ValueError(f"seed must be in [0, 2**32), got {value}")
-    return value
-
-
-def check_stored_settings(key: str, stored: object) -> dict[str, Any]:
-    """A scope's stored settings (its row's text, read as JSON): its memory's parameters (see
-    :meth:`SolarMemory.params <solar_core.SolarMemory.params>`), its seed and the fingerprint
-    of the embedder that made its vectors. What the parameters say is checked when the memory
-    is built from them (by its parts' constructors, before they allocate); settings edited in
-    the database give a :class:`PersistenceError` naming the setting."""
+def check_stored_settings(key: str, text: str) -> dict[str, Any]:
+    """A scope's stored settings (its row's JSON text): its memory's parameters (see
+    :meth:`SolarMemory.params <solar_core.SolarMemory.params>`), its seed and its embedder's
+    fingerprint. The parameters are checked when the memory is built from them; settings
+    edited in the database give a :class:`PersistenceError` naming the setting."""
+    try:
+        stored = json.loads(text)
+    except ValueError:
+        stored = None
     if (
         not isinstance(stored, dict)
         or not {"params", "seed"} <= stored.keys() <= {"params", "seed", "embedder"}
@@ -90,42 +92,22 @@ def check_stored_settings(key: str, stored: object) -> dict[str, Any]:
         raise PersistenceError(
             f"{_named(key)} has no readable settings; the database was edited by hand"
         )
-    try:
-        _stored_seed(stored["seed"])
-    except (TypeError, ValueError) as err:
-        raise PersistenceError(
-            f"{_named(key)} has seed={stored['seed']!r} in its stored settings, which no "
-            f"memory takes ({err}); the database was edited by hand: restore it, or forget "
-            f"the scope ({call_for('forget', Scope.from_key(key))}: its items go)"
-        ) from None
-    return stored
+    seed = stored["seed"]
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        why = f"seed must be an int, got {type(seed).__name__}"
+    elif not 0 <= seed < 2**32:
+        why = f"seed must be in [0, 2**32), got {seed}"
+    else:
+        return stored
+    raise PersistenceError(
+        f"{_named(key)} has seed={seed!r} in its stored settings, which no memory takes "
+        f"({why}); the database was edited by hand: restore it, or forget the scope "
+        f"({call_for('forget', Scope.from_key(key))}: its items go)"
+    )
 
 
 def _dim(config: Mapping[str, Any]) -> int:
-    """The dimension of a scope's vectors, from its settings."""
     return int(config["params"]["dim"])
-
-
-#: a scope's parameters that a store given no policy parameters leaves as the scope's own
-_POLICY_SETTINGS = frozenset(
-    {"eviction", "admission", "trace_size", "importance_weight", "ttl_days"}
-    | {"trace_retention_days"}
-)
-
-
-def _check_max_open_scopes(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(
-            f"max_open_scopes must be an int (how many scopes to keep open in memory), got "
-            f"{value!r}: pass e.g. max_open_scopes={DEFAULT_MAX_OPEN_SCOPES}"
-        )
-    if value < 1:
-        raise ValueError(
-            f"max_open_scopes must be at least 1, got {value}: pass the number of scopes to "
-            f"keep open, e.g. max_open_scopes={DEFAULT_MAX_OPEN_SCOPES} (more than the users "
-            "active at once)"
-        )
-    return value
 
 
 def _default_prior(part: Any) -> Any:
@@ -193,14 +175,9 @@ def _given_backend(url: str | os.PathLike[str] | None, backend: object, durabili
     return backend
 
 
-#: what a re-embedded memory keeps of the old one besides its items (see ``_reembedded``)
-_Carried = tuple[int, int, Mapping[str, Any] | None, float | None]
-
-
 def _from_item_rows(rows: list[tuple[Any, ...]]) -> tuple[list[tuple[str, Record]], _Carried]:
-    """A scope's items as records, from its item rows (oldest step first), and what can be
-    carried from them: the id counter (new ids never reuse a stored one). Importance is not in
-    the rows: each item starts again at the default."""
+    """A scope's items as records, from its item rows (oldest step first), and the id counter
+    to carry (new ids never reuse a stored one); importance starts again at the default."""
     records = [
         (
             str(item_id),
@@ -225,13 +202,11 @@ def _where(parts: Mapping[str, object]) -> dict[str, str]:
 
 
 def _has(scope: Scope, where: Mapping[str, str]) -> bool:
-    """Whether ``scope`` has every part of ``where``."""
     parts = scope.parts()
     return all(parts.get(p) == v for p, v in where.items())
 
 
 def _named(key: str) -> str:
-    """The scope of ``key`` as a message names it (see :func:`.scope.named`)."""
     return named(Scope.from_key(key))
 
 
@@ -248,10 +223,8 @@ def _usable(memory: SolarMemory) -> bool:
 
 
 def _current(memory: SolarMemory) -> bool:
-    """Whether ``memory`` is usable once caught up with other processes: a scope another
-    process forgot or erased is noticed here, so the store hands out a new, empty memory for
-    it instead of one whose next step would fail (a few microseconds on SQLite when nobody
-    else wrote)."""
+    """Whether ``memory`` is usable once caught up with other processes (a scope another
+    process forgot or erased is noticed here: the store then hands out a new memory)."""
     if not _usable(memory):
         return False
     try:
@@ -264,10 +237,9 @@ def _current(memory: SolarMemory) -> bool:
 
 
 def _snapshot(memory: SolarMemory, unless_below: int = 0) -> None:
-    """Snapshot ``memory``'s scope (see :meth:`Journal.checkpoint`), unless its log since the
-    snapshot holds fewer than ``unless_below`` steps. A scope another process forgot has nothing
-    to snapshot, and is not brought back: that is no failure (the memory is closed, as it would
-    be by its next step); any other error is raised."""
+    """Snapshot ``memory``'s scope unless its log since the snapshot holds fewer than
+    ``unless_below`` steps (see :meth:`Journal.checkpoint`). A scope another process forgot
+    is not brought back: the memory is closed, which is no failure."""
     journal = _journal(memory)
     if journal is None or journal.closed:
         return
@@ -278,81 +250,53 @@ def _snapshot(memory: SolarMemory, unless_below: int = 0) -> None:
             raise  # a real failure: the scope is still there
 
 
-#: an evicted scope is snapshotted once its log since the snapshot holds this many steps; a
-#: shorter log is cheaper to replay on reopening than a snapshot is to write (and to store: a
-#: snapshot is the whole state, a step its inputs), so it stays as it is
-EVICTED_LOG = 32
-
-
 class MemoryStore:
     """Persistent memories, one per scope (org / project / user / session), in one database.
 
     ``MemoryStore("agent.db")`` opens (or creates) a SQLite file; a ``postgresql://`` URL uses
     PostgreSQL instead, for many processes and machines. Each scope gets its own
-    :class:`~solar_core.SolarMemory` -- its own capacity, policy state, gate state and random
-    generator -- built from the store's settings the first time it is used and persisted from
-    then on: every step is one transaction, and a memory reopened later (or in another process)
-    continues exactly where it stopped. No call on one scope's memory can return, evict or
-    change another scope's items.
+    :class:`~solar_core.SolarMemory` (capacity, policy state, gate state, random generator),
+    built from the store's settings on first use: every step is one transaction, and a memory
+    reopened later (or in another process) continues exactly where it stopped. No call on one
+    scope's memory can return, evict or change another scope's items.
 
     A scope is *stored* from its first write (an add, a clear, a lifecycle sweep): reading a
-    scope that is not stored -- ``len``, ``items``, ``get``, ``stats``, a look -- creates
-    nothing, and neither do a recorded retrieval and its feedback on it (they return nothing
-    from an empty memory; they are kept in this process and stored with the first write --
-    merged into the scope if another process stores it first -- or dropped if the process stops
-    before). :meth:`names`, :meth:`scopes` and ``in`` list the stored scopes.
+    scope that is not stored creates nothing, and neither do a recorded retrieval and its
+    feedback (kept in this process and stored with the first write, or dropped if the process
+    stops before). :meth:`names`, :meth:`scopes` and ``in`` list the stored scopes.
 
-    At most ``max_open_scopes`` memories are kept open (:attr:`open_scopes`, least recently
-    used first), so the process's memory stays flat however many users it serves over its
-    life. Opening one more evicts the least recently used: its response cache is dropped, the
-    store lets go of it, and it is snapshotted as :meth:`close` does if its log since the last
-    snapshot holds :data:`EVICTED_LOG` steps or more (a shorter log is replayed on reopening:
-    cheaper than writing, and storing, the whole state for a user served once); using the
-    scope again reopens it from the database exactly as it was (same items, statistics and
-    next random draws). A caller still holding an evicted memory object keeps
-    using it: every step is logged as usual, and while the object lives the store hands out
-    that same object again (one live memory per scope and store). An evicted scope that is not
-    stored yet stores nothing, as on :meth:`close`: the retrievals and ratings it kept stay
-    with the memory object while someone holds it, and are gone once nobody does.
+    At most ``max_open_scopes`` memories stay open (:attr:`open_scopes`, least recently used
+    first). Opening one more evicts the least recently used: its response cache is dropped and
+    it is snapshotted if its log since the last snapshot holds :data:`EVICTED_LOG` steps or
+    more; using it again reopens it exactly as it was. A caller still holding an evicted memory
+    keeps using it (every step is logged), and the store hands out that same object again
+    while it lives (one live memory per scope and store).
 
     Args:
         url: a SQLite file path (default ``solar_memory.db``), ``":memory:"``, ``sqlite:///path``
             or a ``postgresql://`` URL.
-        backend: instead of ``url``, an open database: a
-            :class:`~solar_core.persistence.SQLiteBackend`, a
-            :class:`~solar_core.persistence.PostgresBackend`, or a
-            :class:`~solar_core.persistence.Backend` of your own (it implements
-            ``transaction``, ``execute`` and ``close``). The store closes it on :meth:`close`.
+        backend: instead of ``url``, an open :class:`~solar_core.persistence.Backend`
+            (SQLite, PostgreSQL or your own); the store closes it on :meth:`close`.
         policy, capacity, **memory_params: the settings of every *new* scope's memory (as for
-            :class:`~solar_core.SolarMemory`; ``policy`` defaults to
-            :data:`~solar_core.policies.presets.DEFAULT_POLICY`, ``capacity`` to 50). A scope keeps
-            the settings it was created with: one of these left out takes the scope's own (a scope
-            created under another default policy keeps it), one passed must be the scope's
-            (else :class:`PersistenceError`, not a silent change).
-        k: the default number of hits of every scope's retrievals.
-        retrieval, min_score: how every scope's retrievals rank and their relevance floor (as
-            for :class:`~solar_core.SolarMemory`; how a store reads, not part of a scope: a
-            scope opened by another store reads as that store says).
-        embedder, dim: shared by every scope (loaded once). A scope records the embedder's
-            fingerprint (:mod:`~solar_core.persistence.fingerprint`) and refuses to be opened
-            with another one; :meth:`reembed` migrates it.
+            :class:`~solar_core.SolarMemory`; ``capacity`` defaults to 50). A scope keeps the
+            settings it was created with: one left out takes the scope's own, one passed must
+            be the scope's (else :class:`PersistenceError`, not a silent change).
+        k, retrieval, min_score: how every scope's retrievals read (not part of a scope).
+        embedder, dim: shared by every scope. A scope records the embedder's fingerprint
+            (:mod:`~solar_core.persistence.fingerprint`) and refuses another one;
+            :meth:`reembed` migrates it.
         seed: each scope's generator is seeded from it and the scope's key (random if ``None``);
             the seed is stored, so a scope's run is reproducible either way.
-        clock: the time source of every scope (``time.time``).
-        evaluator: an addition evaluator for every scope (see ``SolarMemory(evaluator=)``).
+        clock, evaluator: of every scope (see :class:`~solar_core.SolarMemory`).
         deletion: a zero-argument factory of a :class:`~solar_core.policies.deletion.DeletionPolicy`
             (each scope needs its own), e.g. ``lambda: HistoryDeletion()``.
-        snapshot_every: steps between full snapshots of a scope (reopening replays at most
-            this many logged steps).
+        snapshot_every: steps between full snapshots of a scope (the most a reopening replays).
         durability: SQLite only: ``"normal"`` (survives any process crash) or ``"full"``
             (also an OS crash or power loss; slower).
-        default_policy: the policy of new scopes when ``policy`` is not given (the chat
-            adapters pass :data:`~solar_core.policies.presets.CHAT_POLICY`); unlike ``policy``, it
-            asks nothing of existing scopes, which keep their own.
-        max_open_scopes: the most scopes kept open in memory (default
-            :data:`DEFAULT_MAX_OPEN_SCOPES`, 256: ~50 MB of open memories at capacity 50);
-            set it above the number of users active at once, else their memories are reopened
-            (a snapshot load, a few ms) on each use; lower it to use less memory.
+        default_policy: the policy of new scopes when ``policy`` is not given; unlike
+            ``policy``, it asks nothing of existing scopes.
+        max_open_scopes: the most scopes kept open (default :data:`DEFAULT_MAX_OPEN_SCOPES`);
+            set it above the number of users active at once.
 
     Example:
         >>> store = MemoryStore(":memory:", policy="fifo", capacity=5, embedder="hash", seed=0)
@@ -391,17 +335,15 @@ class MemoryStore:
         default_policy: str = DEFAULT_POLICY,
         **memory_params: Any,
     ) -> None:
-        factory = deletion is None or (
-            callable(deletion) and not isinstance(deletion, DeletionPolicy)
-        )
-        if not factory:
+        if deletion is not None and (
+            not callable(deletion) or isinstance(deletion, DeletionPolicy)
+        ):
             raise TypeError(
                 "deletion must be a factory (e.g. lambda: HistoryDeletion()): each scope needs "
                 "its own deletion policy"
             )
         self.snapshot_every = check_k(snapshot_every, "snapshot_every")
-        #: the most scopes kept open (see the class docs)
-        self.max_open_scopes = _check_max_open_scopes(max_open_scopes)
+        self.max_open_scopes = check_k(max_open_scopes, "max_open_scopes")
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
             raise ValueError(f"seed must be a non-negative int, got {seed!r}")
         plain_json(memory_params, "memory settings")
@@ -418,12 +360,7 @@ class MemoryStore:
         self.capacity = int(capacity) if type(capacity) is _Omitted else capacity
         self.k, self.seed = k, seed
         self.retrieval, self.min_score = check_retrieval(retrieval), check_floor(min_score)
-        self._clock = clock
-        self._evaluator = evaluator
-        self._deletion = deletion
-        self._params = dict(memory_params)
-        self.embedder: Embedder | None = embedder  # type: ignore[assignment]  # resolved below
-        self.dim = dim
+        self._clock, self._evaluator = clock, evaluator
         # One probe memory checks every setting now and resolves the embedder to share.
         try:
             probe = SolarMemory(
@@ -446,7 +383,8 @@ class MemoryStore:
                     f"({self.policy!r}): pass the policy they are for, e.g. policy='solar'"
                 ) from err
             raise
-        self.embedder, self.dim = probe.embedder, probe.dim
+        self.embedder: Embedder | None = probe.embedder
+        self.dim = probe.dim
         # Every scope will be snapshotted: find out now if something in it cannot be (a policy
         # class of your own that is not registered, a parameter that is not a JSON value).
         try:
@@ -473,9 +411,8 @@ class MemoryStore:
     @property
     def fingerprint(self) -> dict[str, Any] | None:
         """The embedder's fingerprint, recorded in every scope this store creates (``None`` for a
-        store with ``dim=`` only: its vectors come from the caller, unchecked). Computed when a
-        scope is first opened, not when the store is: it embeds a text, and a store opened only
-        to list or erase scopes should not load a model for that."""
+        store with ``dim=`` only). Computed when a scope is first opened, not when the store is:
+        it embeds a text, which a store opened only to list or erase scopes should not."""
         if self._fingerprint is None and self.embedder is not None:
             self._fingerprint = fingerprint(self.embedder)
         return self._fingerprint
@@ -492,28 +429,20 @@ class MemoryStore:
         plain: dict[str, Any] = _plain(config)  # as it will read back: one memory either way
         return plain
 
-    def _memory(self, config: Mapping[str, Any], embedder: object) -> SolarMemory:
-        """A new, empty memory with a scope's settings (its state before its first step),
-        reading as this store's memories read."""
+    def _built(self, key: str, config: Mapping[str, Any], embedder: object) -> SolarMemory:
+        """A new, empty memory with a scope's settings, reading as this store's memories read;
+        :class:`PersistenceError` if the constructors (whose checks run before they allocate)
+        refuse the settings: another version's, or edited in the database."""
         params = {**config["params"], "k": self.k}
         params.update(retrieval=self.retrieval, min_score=self.min_score)
-        return SolarMemory.from_params(
-            params,
-            embedder=embedder,
-            clock=self._clock,
-            evaluator=self._evaluator,
-            seed=int(config["seed"]),
-        )
-
-    def _build(self, key: str, config: Mapping[str, Any]) -> SolarMemory:
-        return self._built(key, config, self.embedder)
-
-    def _built(self, key: str, config: Mapping[str, Any], embedder: object) -> SolarMemory:
-        """:meth:`_memory`, or :class:`PersistenceError` if its settings are not ones the
-        constructors take: a scope of another version of the library, or settings edited in
-        the database (the constructors' checks, bounds included, run before they allocate)."""
         try:
-            return self._memory(config, embedder)
+            return SolarMemory.from_params(
+                params,
+                embedder=embedder,
+                clock=self._clock,
+                evaluator=self._evaluator,
+                seed=int(config["seed"]),
+            )
         except (TypeError, ValueError) as err:
             raise PersistenceError(
                 f"{_named(key)} was created with settings this version of solar-memory cannot "
@@ -522,23 +451,17 @@ class MemoryStore:
             ) from err
 
     def _settle(self, key: str, text: str, embedder: bool = True) -> dict[str, Any]:
-        """The settings scope ``key`` runs with -- those it was stored with (``text``) -- once
-        checked against this store's: a setting passed to the store must be the scope's, one
-        left out (policy, capacity, memory params) is the scope's; the embedder must be the
-        one that made its vectors (``embedder=False``: not checked). Else
-        :class:`PersistenceError`, naming the setting and the ways out."""
-        try:
-            stored = check_stored_settings(key, json.loads(text))
-        except ValueError:
-            stored = check_stored_settings(key, None)
+        """The settings scope ``key`` was stored with (``text``), once checked against this
+        store's: a setting passed to the store must be the scope's, one left out is the
+        scope's; the embedder must be the one that made its vectors (unless ``embedder`` is
+        false). Else :class:`PersistenceError`, naming the setting and the ways out."""
+        stored = check_stored_settings(key, text)
         theirs, mine = stored["params"], self._new_params
         for name in sorted({*theirs, *mine}):
             if name == "dim" or theirs.get(name) == mine.get(name):
                 continue  # (the dimension goes with the embedder, below)
-            given = "params" if name in _POLICY_SETTINGS else name
-            if not self._given.get(given, True):
-                continue  # left out: the scope keeps its own
-            raise PersistenceError(self._mismatch(key, name, theirs.get(name), mine.get(name)))
+            if self._given.get("params" if name in _POLICY_SETTINGS else name, True):
+                raise PersistenceError(self._mismatch(key, name, theirs.get(name), mine.get(name)))
         if embedder:
             self._check_embedder(key, stored)
         return stored
@@ -546,32 +469,22 @@ class MemoryStore:
     @staticmethod
     def _mismatch(key: str, name: str, theirs: object, wanted: object) -> str:
         scope = Scope.from_key(key)
-        forget = call_for("forget", scope)
+        forget = f"forget() the scope to start over ({call_for('forget', scope)}: its items go)"
         if name in ("policy", "capacity"):
-            fix = (
-                f"Omit {name}= so each scope keeps its own, open it with {name}={theirs!r}, or "
-                f"forget() the scope to start over ({forget}: its items go)"
-            )
+            fix = f"Omit {name}= so each scope keeps its own, open it with {name}={theirs!r}, or"
         elif name in _POLICY_SETTINGS:
-            fix = (
-                "Pass none of these settings so each scope keeps its own, pass the same ones, "
-                f"or forget() the scope to start over ({forget}: its items go)"
-            )
+            fix = "Pass none of these settings so each scope keeps its own, pass the same ones, or"
         else:
-            fix = (
-                "Open it with the settings it was created with, or forget() it to start over "
-                f"({forget}: its items go)"
-            )
+            fix = "Open it with the settings it was created with, or"
         return (
             f"{named(scope)} was created with {name}={theirs!r}; this store asks for "
-            f"{name}={wanted!r}. {fix}"
+            f"{name}={wanted!r}. {fix} {forget}"
         )
 
     def _check_embedder(self, key: str, stored: Mapping[str, Any]) -> None:
-        """The scope's vectors must be this store's embedder's (same dimension, same
-        fingerprint). A scope with no fingerprint (an older version's, or a ``dim=`` store's)
-        is accepted: :meth:`_open` records this store's. A ``dim=`` store checks the
-        dimension only."""
+        """The scope's vectors must be this store's embedder's (same dimension and fingerprint;
+        a ``dim=`` store checks the dimension only). A scope that recorded no fingerprint is
+        accepted: :meth:`_open` records this store's."""
         theirs, mine = stored.get("embedder"), self.fingerprint
         same_dim = _dim(stored) == self.dim
         if mine is None:
@@ -590,6 +503,23 @@ class MemoryStore:
             "their texts and metadata; their policy statistics start over)"
         )
 
+    def _journal_of(
+        self, scope: Scope, scope_id: int | None, text: str, config: dict[str, Any], read: bool
+    ) -> Journal:
+        """A journal of ``scope`` as stored (``text``, read as ``config``); ``read``: one that
+        reads it without the embedder (a replay needs none: the log holds vectors)."""
+        return Journal(
+            self.backend,
+            scope,
+            scope_id=scope_id,
+            config_text=text,
+            config=config,
+            build=partial(self._built, scope.key, embedder=None if read else self.embedder),
+            settle=partial(self._settle, scope.key, embedder=not read),
+            locate=partial(self._locate, scope),
+            snapshot_every=self.snapshot_every,
+        )
+
     # -- scopes -------------------------------------------------------------------------------
     def scope(
         self,
@@ -605,9 +535,7 @@ class MemoryStore:
         return self.get(Scope(org=org, project=project, user=user, session=session, **parts))
 
     async def ascope(self, user: str | None = None, **parts: str | None) -> SolarMemory:
-        """:meth:`scope` (same arguments) for asyncio code: opened in a worker thread (opening
-        may read the database and replay its log); the memory's own ``a``-calls do the same
-        per step."""
+        """:meth:`scope` (same arguments) for asyncio code, opened in a worker thread."""
         return await in_worker(self.scope, user, **parts)
 
     async def aclose(self) -> None:
@@ -619,11 +547,9 @@ class MemoryStore:
         ``str`` or an ``int``); it stores nothing: see :class:`MemoryStore`.
 
         A string is a session id here and in every method that takes a scope, whatever it
-        spells: ``get("user=alice")`` is the session named ``user=alice``, never Alice's
-        memory, so a session id a client chose can only open that client's session. Open a
+        spells, so a session id a client chose can only open that client's session. Open a
         stored scope by the name :meth:`names` lists through :meth:`Scope.from_key
-        <solar_core.persistence.Scope.from_key>` (or take the :class:`Scope` objects of
-        :meth:`scopes`).
+        <solar_core.persistence.Scope.from_key>`.
 
         >>> store = MemoryStore(":memory:", policy="fifo", capacity=3, embedder="hash")
         >>> _ = store.scope(user="alice").add("my locker code is 1234")
@@ -638,37 +564,26 @@ class MemoryStore:
         with self._lock:
             self._check_open()
             memory = self._memories.get(key)
-            if memory is not None and _current(memory):
-                self._memories.move_to_end(key)
-                return memory
-            held = self._evicted.pop(key, None)
-            if held is not None and _current(held):
-                memory = held  # evicted, still held by a caller: the scope's live memory
-            else:
-                self._drop_cache(key)  # it watched the old memory
-                memory = self._open(wanted)
-            self._memories[key] = memory
+            if memory is None or not _current(memory):
+                memory = self._evicted.pop(key, None)  # still held by a caller: handed out again
+                if memory is None or not _current(memory):
+                    self._drop_cache(key)  # it watched the old memory
+                    memory = self._open(wanted)
+                self._memories[key] = memory
             self._memories.move_to_end(key)
             self._evict()
             return memory
 
     @property
     def open_scopes(self) -> list[str]:
-        """The keys of the open scopes, least recently used first (at most
-        ``max_open_scopes``)."""
+        """The keys of the open scopes, least recently used first."""
         with self._lock:
             return list(self._memories)
 
-    def _live(self, key: str) -> SolarMemory | None:
-        """This store's memory of ``key``: open, or evicted but still held by a caller."""
-        memory = self._memories.get(key)
-        return memory if memory is not None else self._evicted.get(key)
-
     def _evict(self) -> None:
         """Let go of the least recently used scopes beyond ``max_open_scopes`` (under the
-        store's lock): each is snapshotted and its response cache dropped. A failed snapshot
-        loses nothing (every step is in the log): the scope is evicted all the same, and the
-        error raised once the others are."""
+        store's lock), snapshotting them. A failed snapshot loses nothing (every step is in
+        the log): the scope is evicted all the same, and the error raised once the others are."""
         failures: list[tuple[str, Exception]] = []
         while len(self._memories) > self.max_open_scopes:
             key, memory = self._memories.popitem(last=False)
@@ -692,14 +607,10 @@ class MemoryStore:
             ) from error
 
     def existing(self, scope: Scope | Mapping[str, str] | str) -> SolarMemory | None:
-        """``scope``'s memory if it exists, else ``None``; never creates one.
-
-        It exists if it is stored (``scope in store``). A scope another process forgot is
-        noticed here (its memory object is then closed) and does not exist.
+        """``scope``'s memory if it is stored (``scope in store``), else ``None``; never
+        creates one. A scope another process forgot does not exist.
 
         >>> store = MemoryStore(":memory:", policy="fifo", capacity=3, embedder="hash")
-        >>> store.existing({"user": "alice"}) is None
-        True
         >>> alice = store.scope(user="alice")        # handed out: nothing stored
         >>> alice.retrieve("my plan?"), store.existing({"user": "alice"}) is None
         ([], True)
@@ -711,21 +622,9 @@ class MemoryStore:
         >>> store.close()
         """
         wanted = Scope.of(scope)
-        with self._lock:
-            self._check_open()
-        for _ in range(2):
-            if wanted not in self:
-                return None
-            memory = self.get(wanted)
-            try:
-                len(memory)  # catches up with the database: a forget elsewhere closes it
-            except PersistenceError:
-                journal = _journal(memory)
-                if journal is None or not journal.closed:
-                    raise
-                continue  # forgotten elsewhere (perhaps recreated since): look again
-            return memory
-        return None
+        # get() catches up with the database: a memory of a scope forgotten elsewhere (and
+        # perhaps stored again since) is replaced by a new one
+        return self.get(wanted) if wanted in self else None
 
     def _locate(self, scope: Scope, create: bool, config: str) -> tuple[ScopeRow, bool] | None:
         """Scope's row (in the caller's transaction), created with ``config`` if ``create``:
@@ -743,8 +642,7 @@ class MemoryStore:
         return row, created
 
     def _open(self, scope: Scope) -> SolarMemory:
-        key = scope.key
-        backend = self.backend
+        key, backend = scope.key, self.backend
         for attempt in range(3):
             with backend.transaction(write=False):
                 row = backend.find_scope(key)
@@ -754,26 +652,16 @@ class MemoryStore:
             else:
                 config, text, scope_id = self._settle(key, row.config), row.config, row.id
                 if self.fingerprint is not None and "embedder" not in config:
-                    # A scope of an older version (or of a dim= store) records no embedder:
-                    # it is this one's from now on. (Compare and set: if another process
-                    # changed the settings meanwhile, attaching reads and checks them.)
+                    # A scope that records no embedder (an older version's, a dim= store's)
+                    # is this one's from now on. (Compare and set: if another process changed
+                    # the settings meanwhile, attaching reads and checks them.)
                     config = {**config, "embedder": self.fingerprint}
                     pinned = json.dumps(config)
                     with backend.transaction(write=True):
                         if backend.update_config(row.id, row.config, pinned):
                             text = pinned
-            memory = self._build(key, config)
-            journal = Journal(
-                backend,
-                scope,
-                scope_id=scope_id,
-                config_text=text,
-                config=config,
-                build=partial(self._build, key),
-                settle=partial(self._settle, key),
-                locate=partial(self._locate, scope),
-                snapshot_every=self.snapshot_every,
-            )
+            memory = self._built(key, config, self.embedder)
+            journal = self._journal_of(scope, scope_id, text, config, read=False)
             try:
                 journal.attach(memory)
             except PersistenceError:
@@ -789,28 +677,19 @@ class MemoryStore:
         the migration for a scope created with another embedder (which this store refuses to
         open). Returns ``False``, changing nothing, if the scope already has this embedder.
 
-        Kept, item by item (in their order): the id, text, metadata, category, importance,
+        Kept, item by item (in order): the id, text, metadata, category, importance,
         ``created_at`` and ``valid_until``; also the scope's settings and seed, its random
-        generator's state, the time of its last decay, and its id and retrieval counters (new
-        items never reuse an id; an old retrieval cannot be rated). Started over: the policy's
-        statistics of every item (as if each had just been stored, in order: posteriors,
-        recency, frequency), the admission gate's state, the counters (``steps`` =
-        ``admitted`` = the number of items), the decision and retrieval traces, and the
-        retrievals awaiting feedback; each item's ``created_step`` is its new position. Items
-        stored with ``embedding=`` are re-embedded from their text. A chat memory's salience
-        prior becomes the default one, and the scope's response cache is dropped (ask the
-        store for it again: it embeds with the new embedder).
+        generator's state, its last decay and its id and retrieval counters. Started over: the
+        policy's statistics of every item (as if each had just been stored, in order), the
+        gate's state, the counters, the traces and the retrievals awaiting feedback. A chat
+        memory's salience prior becomes the default one, and the scope's response cache is
+        dropped.
 
-        It also brings back a scope whose snapshot is of the first format (a pickle, which this
-        version never reads, whatever the embedder), or whose snapshot its reader refuses (one
-        written before snapshots were read back before writing, of a memory copied while
-        stored): the scope is rebuilt from its item rows,
-        which keep each item's id, text, metadata, category, ``created_at``, ``valid_until``
-        and step; importance, the random generator and the retrieval counter start over too.
+        It also brings back a scope whose snapshot is of the first format (a pickle, never
+        read) or one its reader finds inconsistent: the scope is rebuilt from its item rows
+        (importance, the random generator and the retrieval counter start over too).
 
-        It is one transaction, like a step: other processes using the scope continue from the
-        new state (or refuse it, if their embedder is the old one). The scope's other settings
-        must fit this store, as when opening it.
+        It is one transaction, like a step; the scope's other settings must fit this store.
 
         >>> import tempfile, os
         >>> from solar_core import HashEmbedder
@@ -842,18 +721,15 @@ class MemoryStore:
                 snapshot = None if row is None else self.backend.read_snapshot(row.id)
             if row is None:
                 raise ValueError(f"{_named(key)} is not stored: there is nothing to re-embed")
-            # A snapshot of the first format is never read, nor one its reader refuses: the
-            # scope is rebuilt from its items.
             stored = self._settle(key, row.config, embedder=False)
             legacy = snapshot is not None and (
                 container.format_of(snapshot[1]) != container.FORMAT
-                or self._inconsistent(wanted, row, stored, snapshot)
+                or self._inconsistent(wanted, row, stored, snapshot[1])
             )
-            embedded = stored.get("embedder")
             if (
                 not legacy
                 and _dim(stored) == self.dim
-                and same_embedder(embedded, self.fingerprint)
+                and same_embedder(stored.get("embedder"), self.fingerprint)
             ):
                 return False
             if legacy:
@@ -861,13 +737,16 @@ class MemoryStore:
                     records, carried = _from_item_rows(self.backend.item_rows(row.id))
                 base = (row.seq, row.snapshot_seq, row.config)
             else:
-                old, journal = self._as_stored(wanted, row, stored)
+                # the scope's memory as stored, read only
+                journal = self._journal_of(wanted, row.id, row.config, stored, read=True)
+                old = self._built(key, stored, None)
+                journal.attach(old)
+                journal.forgotten()  # read only: it never writes
                 records = old.core.records()
                 carried = (*old.core.continuation(), old.lifecycle.last_decay)
                 base = (journal.seq, journal.snapshot_seq, journal.config_text)
             params = {**stored["params"], "dim": self.dim}
-            # its statistics start over; a part made for the old vectors (a salience prior of
-            # another embedder) takes the new embedder's
+            # a part made for the old vectors (a salience prior) takes the new embedder's
             params["eviction"] = _default_prior(params["eviction"])
             config = {**stored, "params": params, "embedder": self.fingerprint}
             fresh = self._reembedded(key, records, carried, config, vectors)
@@ -901,55 +780,24 @@ class MemoryStore:
                     live = None if memory is None else _journal(memory)
                     if live is not None:
                         live.recheck()  # our own commit: its token did not move
-                    # its answers were cached with the old embedder's vectors: a new cache
-                    # (store.response_cache) embeds with the scope's new one
-                    self._drop_cache(key)
+                    self._drop_cache(key)  # its answers were cached with the old vectors
                 return True
         raise PersistenceError(f"{_named(key)} kept changing while it was re-embedded: try again")
 
     def _inconsistent(
-        self, scope: Scope, row: ScopeRow, stored: dict[str, Any], snapshot: tuple[int, bytes]
+        self, scope: Scope, row: ScopeRow, stored: dict[str, Any], blob: bytes
     ) -> bool:
-        """Whether the scope's ``snapshot`` decodes to a memory that is not consistent. (Only
-        that: one this process cannot read for another reason -- a policy of your own not
-        imported, another build, a forgery -- is no reason to rebuild the scope from its
-        items; re-embedding reads it as before, and refuses it as opening it would.)"""
-        journal = self._reader(scope, row, stored)
+        """Whether the scope's snapshot decodes to a memory that is not consistent. (Only that:
+        one unreadable for another reason -- a policy not imported, a forgery -- is refused by
+        re-embedding as by opening it, not rebuilt from its items.)"""
+        journal = self._journal_of(scope, row.id, row.config, stored, read=True)
         try:
-            journal.read_snapshot(snapshot[1], f"the snapshot of {_named(scope.key)}")
+            journal.read_snapshot(blob, f"the snapshot of {_named(scope.key)}")
         except InconsistentSnapshot:
             return True
         except PersistenceError:
             return False
         return False
-
-    def _as_stored(
-        self, scope: Scope, row: ScopeRow, stored: dict[str, Any]
-    ) -> tuple[SolarMemory, Journal]:
-        """The scope's memory as stored, without its embedder (a replay needs none: the log
-        holds vectors), read-only, and the journal that read it (its seq and config)."""
-        journal = self._reader(scope, row, stored)
-        memory = self._vectors_only(scope.key, stored)
-        journal.attach(memory)
-        journal.forgotten()  # read only: it never writes
-        return memory, journal
-
-    def _vectors_only(self, key: str, config: Mapping[str, Any]) -> SolarMemory:
-        return self._built(key, config, None)
-
-    def _reader(self, scope: Scope, row: ScopeRow, stored: dict[str, Any]) -> Journal:
-        """A journal that reads the scope as stored, without its embedder."""
-        return Journal(
-            self.backend,
-            scope,
-            scope_id=row.id,
-            config_text=row.config,
-            config=stored,
-            build=partial(self._vectors_only, scope.key),
-            settle=partial(self._settle, scope.key, embedder=False),
-            locate=partial(self._locate, scope),
-            snapshot_every=self.snapshot_every,
-        )
 
     def _reembedded(
         self,
@@ -968,7 +816,7 @@ class MemoryStore:
             texts = todo[start : start + _EMBED_BATCH]
             rows = unit_rows(self.embedder.embed(texts), self.dim, len(texts))
             vectors.update(zip(texts, rows, strict=True))
-        fresh = self._build(key, config)
+        fresh = self._built(key, config, self.embedder)
         id_counter, retrieval_seq, rng_state, last_decay = carried
         items = [(item_id, record, vectors[record.text]) for item_id, record in records]
         try:
@@ -985,30 +833,13 @@ class MemoryStore:
     ) -> ResponseCache:
         """The scope's semantic response cache (created on first use with ``settings``, as for
         :class:`~solar_core.ResponseCache`), watching the scope's memory (see
-        :meth:`ResponseCache.watch <solar_core.ResponseCache.watch>`):
-
-        - a fact stored in the scope evicts the answers it relates to;
-        - an item deleted from it (``remove``, ``clear``, lifecycle expiry, a deletion policy;
-          not an eviction to make room) drops every answer of the scope;
-        - forgetting or erasing the scope drops the cache: one handed out before answers and
-          caches nothing any more, and this method hands out a new one.
-
-        Deletions in this process take effect before the deleting call returns; those of other
-        processes (and a forget or erase there) before this cache's next lookup, which first
-        brings the scope's memory up to date. This method does too, so after another process
-        forgot the scope it returns the new scope's cache, not the dead one. It lives in this
-        process: a cache starts cold after a restart, by design."""
+        :meth:`ResponseCache.watch <solar_core.ResponseCache.watch>`): a fact stored in the
+        scope evicts the answers it relates to; an item deleted from it (not an eviction to
+        make room) drops every answer; forgetting or erasing the scope drops the cache (this
+        method then hands out a new one). Other processes' deletions take effect before the
+        cache's next lookup. It lives in this process: it starts cold after a restart."""
         wanted = Scope.of(scope)
-        memory = self.get(wanted)  # checks the scope, and that the store is open
-        journal = _journal(memory)
-        if journal is not None:
-            try:
-                with memory.lock:
-                    journal.sync()  # notices a forget or erase by another process
-            except PersistenceError:
-                if not journal.closed:
-                    raise
-                memory = self.get(wanted)  # forgotten elsewhere: its memory and cache are new
+        memory = self.get(wanted)  # caught up: a scope forgotten elsewhere has a new memory
         with self._lock:
             cache = self._caches.get(wanted.key)
             if cache is None:
@@ -1024,18 +855,15 @@ class MemoryStore:
 
     def _drop_cache(self, key: str) -> None:
         """Empty and let go of a scope's response cache (its memory is gone or no longer open
-        here): a caller still holding it finds no answer of a forgotten user there (and, its
-        memory being closed by the forget, gets none cached there again)."""
+        here): a caller still holding it finds no answer of a forgotten user there."""
         cache = self._caches.pop(key, None)
         if cache is not None:
             cache.clear()
 
     def forget(self, scope: Scope | Mapping[str, str] | str) -> bool:
         """Delete ``scope``'s memory and every row of it (items, log, snapshot); returns whether
-        it existed (as for :meth:`existing`: steps this store kept of a scope not stored yet
-        go too). Its memory object stops working (it would otherwise write it back)."""
-        key = Scope.of(scope).key
-        return bool(self._forget_keys([key]))
+        it was stored. Its memory object stops working (it would otherwise write it back)."""
+        return bool(self._forget_keys([Scope.of(scope).key]))
 
     def erase(
         self,
@@ -1084,11 +912,9 @@ class MemoryStore:
             for key in keys:
                 memory = self._memories.pop(key, None)
                 held = self._evicted.pop(key, None)
-                if memory is None:
-                    memory = held
+                memory = held if memory is None else memory
                 self._drop_cache(key)
-                journal = None if memory is None else _journal(memory)
-                if memory is not None and journal is not None:
+                if memory is not None and (journal := _journal(memory)) is not None:
                     # First: a step in flight finishes (it holds the lock), none starts after,
                     # so nothing of this scope can be written once its rows are gone.
                     with memory.lock:
@@ -1097,23 +923,21 @@ class MemoryStore:
                     row = backend.find_scope(key, lock=True)
                     if row is not None:
                         backend.delete_scope(row.id)
-                if row is not None:
-                    gone.append(key)
+                        gone.append(key)
         return gone
 
     def names(self, **parts: str) -> list[str]:
-        """The keys of the stored scopes (all, or those with these parts, yours included),
-        oldest first. A key is a name to show or keep, not a scope to pass back as it is (a
-        string passed for a scope is a session id): ``store.get(Scope.from_key(key))`` opens
-        its scope, and :meth:`scopes` lists them as :class:`Scope` objects."""
+        """The keys of the stored scopes (all, or those with these parts), oldest first. A key
+        is a name to show or keep, not a scope to pass back as it is (a string passed for a
+        scope is a session id): ``store.get(Scope.from_key(key))`` opens its scope."""
         where = _where(parts)
         with self._lock:
             self._check_open()
             return self._keys(where)
 
     def names_from(self, prefix: str) -> list[str]:
-        """The keys of the stored scopes that begin with ``prefix``, oldest first: a range of
-        the key index, so it takes as long among 100,000 scopes as among ten.
+        """The keys of the stored scopes that begin with ``prefix``, oldest first (a range of
+        the key index: as fast among 100,000 scopes as among ten).
 
         >>> store = MemoryStore(":memory:", policy="fifo", capacity=3, embedder="hash")
         >>> for user in ("ann", "anna", "bob"):
@@ -1126,36 +950,33 @@ class MemoryStore:
             raise TypeError(f"prefix must be a str, got {type(prefix).__name__}")
         if not prefix.isascii():  # keys are percent-encoded: no other key begins with it
             return []
-        with self._lock:
-            self._check_open()
-            with self.backend.transaction(write=False):
-                return self.backend.scope_keys_from(prefix)
+        return self._read(lambda: self.backend.scope_keys_from(prefix))
 
     def due(self, now: float | None = None) -> list[str]:
         """The keys of the stored scopes holding an item past its ``valid_until`` at ``now``
-        (default: the store's clock), oldest first: what a sweep must visit, found through an
-        index, without opening any scope."""
-        at = self._clock() if now is None else now
-        with self._lock:
-            self._check_open()
-            with self.backend.transaction(write=False):
-                return self.backend.due_scope_keys(float(at))
+        (default: the store's clock), oldest first, found through an index without opening
+        any scope."""
+        at = float(self._clock() if now is None else now)
+        return self._read(lambda: self.backend.due_scope_keys(at))
 
     def scopes(self, **parts: str) -> list[Scope]:
         """:meth:`names` as :class:`Scope` objects."""
         return [Scope.from_key(k) for k in self.names(**parts)]
 
     def __contains__(self, scope: object) -> bool:
-        """Whether ``scope`` is stored (as for :meth:`get`, a string is a session id: ask
-        ``Scope.from_key(name) in store`` of a name :meth:`names` lists)."""
+        """Whether ``scope`` is stored (a string is a session id, as for :meth:`get`)."""
         try:
             key = Scope.of(scope).key
         except (TypeError, ValueError):
             return False
+        return self._read(lambda: self.backend.find_scope(key) is not None)
+
+    def _read(self, query: Callable[[], _T]) -> _T:
+        """``query()`` in a read transaction of the open store."""
         with self._lock:
             self._check_open()
             with self.backend.transaction(write=False):
-                return self.backend.find_scope(key) is not None
+                return query()
 
     def view(self, part: str) -> ScopeView:
         """The scopes keyed by one part, as adapters name them: ``view("user").get("alice")``
@@ -1246,12 +1067,8 @@ class ScopeView:
 
     def names(self) -> list[str]:
         """The values of this part among the stored scopes that have only this part."""
-        prefix = f"{self.part}="
-        return [
-            Scope.from_key(k).parts()[self.part]
-            for k in self.store.names_from(prefix)
-            if "&" not in k
-        ]
+        keys = self.store.names_from(f"{self.part}=")
+        return [Scope.from_key(k).parts()[self.part] for k in keys if "&" not in k]
 
     def __contains__(self, value: object) -> bool:
         try:

@@ -23,15 +23,11 @@ _SCHEMA_LOCK = 0x534F4C52
 class PostgresBackend(Backend):
     """A PostgreSQL database, reached by a libpq URL (``postgresql://user@host/db``).
 
-    Each step is one transaction that starts by locking its scope's row
-    (``SELECT ... FOR UPDATE``): steps on one scope serialise across processes and machines,
-    steps on different scopes lock different rows and never wait for each other. A row lock
-    rather than an advisory lock because it is part of the transaction that updates that row:
-    released by the commit or by the rollback the server makes when a client dies, and it
-    cannot be forgotten or leaked by a code path that skips an unlock.
-
-    Vectors are ``bytea`` (float32, little-endian): per-scope memories are small by design and
-    similarity is computed in the process, so the database never needs to search them.
+    Each step is one transaction that starts by locking its scope's row (``SELECT ... FOR
+    UPDATE``): steps on one scope serialise across processes, steps on different scopes never
+    wait for each other. A row lock rather than an advisory lock: the commit, or the rollback
+    the server makes when a client dies, releases it, so no code path can leak it. Vectors are
+    ``bytea`` (float32): similarity is computed in the process, never in the database.
     """
 
     lock_clause = " FOR UPDATE"
@@ -56,7 +52,7 @@ class PostgresBackend(Backend):
             if read_only:
                 self._check_readable()
             else:
-                self._create()
+                self.create_tables("BIGSERIAL PRIMARY KEY", "BYTEA")
         except BaseException:
             self._conn.close()
             raise
@@ -93,9 +89,6 @@ class PostgresBackend(Backend):
                 f"{SCHEMA_VERSION}: open it once with MemoryStore (which migrates it), then "
                 "read it. It was left untouched"
             )
-
-    def _create(self) -> None:
-        self.create_tables("BIGSERIAL PRIMARY KEY", "BYTEA")
 
     def lock_schema(self) -> None:
         # Two first users would both create the tables, and CREATE TABLE IF NOT EXISTS races in

@@ -1,11 +1,9 @@
 """``MemoryReader``: look inside a store another process writes, without changing it.
 
-A :class:`~solar_core.persistence.MemoryStore` writes even to open a database (it creates the
-tables, switches SQLite to WAL, upgrades an older schema, and snapshots every open scope when it
-closes). A reader does none of that: it opens the database so that the database itself refuses
-writes (SQLite's ``mode=ro``; a PostgreSQL session whose transactions are read only), lists the
-stored scopes from their rows, and rebuilds a scope's memory from its snapshot and log exactly
-as a store would -- without an embedder or a model: the log holds every vector it needs.
+Unlike a :class:`~solar_core.persistence.MemoryStore` (which creates tables, upgrades schemas
+and snapshots on close), a reader opens the database so that it refuses writes (SQLite's
+``mode=ro``; read-only PostgreSQL transactions) and rebuilds a scope's memory from its snapshot
+and log exactly as a store would, without an embedder: the log holds every vector.
 
 >>> import tempfile, os
 >>> from solar_core.persistence import MemoryStore
@@ -24,7 +22,6 @@ as a store would -- without an embedder or a model: the log holds every vector i
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -57,14 +54,9 @@ class ScopeSummary:
 
 
 def _embedder_for_replay(config: Mapping[str, Any]) -> object:
-    """The embedder a replay must give the memory, without loading any model.
-
-    A replay never embeds (the log holds the vectors; ``solar-dialogue``'s prior is named by
-    the scope's settings). The
-    recorded fingerprint names the embedder: the library's MiniLM (built lazily: its model is
-    never loaded), static or hash embedder are rebuilt; any other is left out (``None``: a
-    vectors-only memory).
-    """
+    """The embedder a replay must give the memory, loading no model (a replay never embeds):
+    the library's MiniLM (built lazily), static or hash embedder the fingerprint names, else
+    ``None`` (a vectors-only memory)."""
     recorded = config.get("embedder")
     name = recorded.get("name") if isinstance(recorded, dict) else None
     innermost = str(name).split(" > ")[-1] if name else ""
@@ -131,12 +123,9 @@ class _PointInTime(Journal):
 class MemoryReader:
     """A read-only view of the store at ``url`` (a SQLite file or a ``postgresql://`` URL).
 
-    :meth:`scopes` lists the stored scopes; :meth:`memory` gives one scope's memory, rebuilt
-    from its snapshot and log: its items, :meth:`~solar_core.SolarMemory.trace`,
-    :meth:`~solar_core.SolarMemory.retrieval_trace` and statistics are the ones a store would
-    show, and every later read catches up with what other processes wrote meanwhile (or,
-    with ``live=False``, it stays the state read first: all its views agree). Any step on it
-    (an add, a recorded retrieval, a rating) fails: the database refuses to write.
+    :meth:`scopes` lists the stored scopes; :meth:`memory` gives one scope's memory as a store
+    would show it, each read catching up with other processes' steps (or, with ``live=False``,
+    staying as first read). Any step on it fails: the database refuses to write.
     """
 
     def __init__(self, url: str | os.PathLike[str]) -> None:
@@ -157,7 +146,7 @@ class MemoryReader:
             scope = Scope.from_key(key)
             if any(scope.parts().get(part) != value for part, value in parts.items()):
                 continue
-            config = self._config(key, config_text)
+            config = check_stored_settings(key, config_text)
             recorded, params = config.get("embedder"), config["params"]
             found.append(
                 ScopeSummary(
@@ -173,14 +162,6 @@ class MemoryReader:
             )
         return found
 
-    @staticmethod
-    def _config(key: str, text: str) -> dict[str, Any]:
-        try:
-            config = json.loads(text)
-        except ValueError:
-            config = None
-        return check_stored_settings(key, config)
-
     def memory(self, scope: Scope | Mapping[str, str] | str, live: bool = True) -> SolarMemory:
         """The memory of a stored ``scope`` (a :class:`Scope`, a mapping of parts or a session
         id); :class:`ScopeNotFound` (a ``KeyError``) naming stored scopes like it if it is not.
@@ -195,7 +176,7 @@ class MemoryReader:
             row = self.backend.find_scope(key)
         if row is None:
             raise ScopeNotFound(self._not_stored(wanted))
-        config = self._config(key, row.config)
+        config = check_stored_settings(key, row.config)
         embedder = _embedder_for_replay(config)
         build = partial(self._build, key, embedder)
         journal = (Journal if live else _PointInTime)(
@@ -205,7 +186,7 @@ class MemoryReader:
             config_text=row.config,
             config=config,
             build=build,
-            settle=partial(self._config, key),
+            settle=partial(check_stored_settings, key),
             locate=partial(self._locate, key),
             snapshot_every=1,  # (never used: a reader writes no snapshot)
         )
@@ -225,13 +206,11 @@ class MemoryReader:
             mine = scope.parts()
             return any(mine.get(part) == value for part, value in wanted.parts().items())
 
-        near = [shown_scope(s) for s in map(Scope.from_key, self._keys()) if alike(s)]
+        with self.backend.transaction(write=False):
+            keys = self.backend.scope_keys()
+        near = [shown_scope(s) for s in map(Scope.from_key, keys) if alike(s)]
         hint = f"; stored scopes like it: {', '.join(near[:10])}" if near else ""
         return f"no scope {shown_scope(wanted)!r} is stored in {self.shown_url}{hint}"
-
-    def _keys(self) -> list[str]:
-        with self.backend.transaction(write=False):
-            return self.backend.scope_keys()
 
     def _build(self, key: str, embedder: object, config: Mapping[str, Any]) -> SolarMemory:
         """A new, empty memory with a scope's settings (its state before its first step)."""

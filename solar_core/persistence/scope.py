@@ -155,15 +155,10 @@ NAMESPACE_PROJECT = "langgraph-store"
 
 
 def namespace_scope(labels: Sequence[str]) -> Scope:
-    """The scope holding a LangGraph store namespace: its labels as a JSON list (so labels of
-    any text and namespaces of any depth map one to one), under :data:`NAMESPACE_PROJECT`.
-
-    The list is written with ``\\u`` escapes for every non-ASCII character when that fits in
-    :data:`MAX_LENGTH` (the form namespaces have always had); a namespace too long for it (42
-    Japanese characters make 252 escaped) is written with its characters as they are, only
-    control and format characters escaped. A namespace too long even so is refused with a
-    ``ValueError`` that names it: its labels, quoted and joined, may take ``MAX_LENGTH``
-    characters.
+    """The scope holding a LangGraph store namespace: its labels as a JSON list (one to one,
+    whatever the labels and depth), under :data:`NAMESPACE_PROJECT`. Non-ASCII characters are
+    ``\\u``-escaped when that fits in :data:`MAX_LENGTH`, else written as they are (only control
+    and format characters escaped); a namespace too long even so gets a ``ValueError``.
 
     >>> namespace_scope(("users", "alice")).user
     '["users","alice"]'
@@ -199,12 +194,9 @@ def _namespace_json(labels: list[str], *, readable: bool) -> str:
     text = json.dumps(labels, separators=(",", ":"), ensure_ascii=not readable)
     if not readable:
         return text
-    return "".join(_escaped(c) if unicodedata.category(c).startswith("C") else c for c in text)
-
-
-def _escaped(char: str) -> str:
-    """``char`` as JSON's ``\\u`` escape (a surrogate pair beyond the BMP)."""
-    return json.dumps(char)[1:-1]
+    return "".join(
+        json.dumps(c)[1:-1] if unicodedata.category(c).startswith("C") else c for c in text
+    )
 
 
 def namespace_key_prefix(labels: Sequence[str], *, readable: bool = False) -> str:
@@ -227,9 +219,7 @@ def namespace_key_prefix(labels: Sequence[str], *, readable: bool = False) -> st
 
 def scope_namespace(scope: Scope) -> tuple[str, ...] | None:
     """The namespace a scope holds, or ``None`` if it is no store namespace's scope."""
-    if scope.project != NAMESPACE_PROJECT or scope.user is None or scope.org or scope.session:
-        return None
-    if scope.extra:
+    if scope.project != NAMESPACE_PROJECT or scope.user is None or len(scope.parts()) != 2:
         return None
     try:
         labels = json.loads(scope.user)
