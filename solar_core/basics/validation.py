@@ -288,7 +288,7 @@ def check_offer(
         or not math.isfinite(valid_until)
     ):
         raise ValueError(f"valid_until must be a finite clock time, got {valid_until!r}")
-    meta = check_metadata(metadata)
+    meta = {} if metadata is None else check_metadata(metadata)  # (no call for the usual None)
     if item_id is not None:
         check_text(item_id, "item_id")
     if update is not False:

@@ -417,8 +417,14 @@ class MemoryCore:
         if self.deletion is not None:
             self.deletion.on_remove(slot)
         self._removals += 1
-        counter = "_" + reason if reason in ("evicted", "deleted", "expired") else "_removed"
-        setattr(self, counter, getattr(self, counter) + 1)
+        if reason == "evicted":  # (a branch per counter: this runs at every eviction)
+            self._evicted += 1
+        elif reason == "deleted":
+            self._deleted += 1
+        elif reason == "expired":
+            self._expired += 1
+        else:
+            self._removed += 1
         for listener in self._hear_removed:
             listener.removed(item_id, reason)
         return item_id

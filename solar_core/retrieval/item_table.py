@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -165,9 +165,13 @@ class ItemTable:
         # would keep argpartition's whole output alive.)
         order = top[::-1].copy()
         scores: list[float] = sims[order].tolist()
-        if not all(a > b for a, b in pairwise(scores)):  # a tie, or not sorted: sort
-            order = top[(-sims[top]).argsort(kind="stable")]
-            scores = sims[order].tolist()
+        previous = math.inf
+        for score in scores:  # (a loop: at every retrieval, a generator costs more)
+            if not score < previous:  # a tie, or not sorted: sort
+                order = top[(-sims[top]).argsort(kind="stable")]
+                scores = sims[order].tolist()
+                break
+            previous = score
         return order, scores
 
     # -- mutation -----------------------------------------------------------------------------
@@ -189,7 +193,8 @@ class ItemTable:
         slot = self._free.pop()
         self.matrix[slot], self.active_full[slot] = vector, True
         self._ids[slot], self._payloads[slot], self._slot_of[item_id] = item_id, payload, slot
-        self.high_water = max(self.high_water, slot + 1)
+        if slot >= self.high_water:
+            self.high_water = slot + 1
         if self.neighbours is not None:
             self.neighbours.on_insert(self, slot, sims)
         if self._lexical is not None and (text := _text_of(payload)) is not None:

@@ -172,7 +172,10 @@ class EvictionPolicy(SlotState, ABC):
 
     def victim(self, step: int) -> Victim:
         """The slot to evict, never a protected one. The store must be non-empty."""
-        return self._victim(step, _filled(self._store).evictable_selection())
+        store = self._store
+        if store is None or len(store) == 0:
+            raise RuntimeError("victim() called on an empty store")
+        return self._victim(step, store.evictable_selection())
 
     @abstractmethod
     def _victim(self, step: int, slots: Selection) -> Victim:
@@ -203,7 +206,10 @@ class OrderedEviction(EvictionPolicy):
     slot in it leaves."""
 
     def victim(self, step: int) -> Victim:
-        protected = _filled(self._store).protected
+        store = self._store
+        if store is None or len(store) == 0:
+            raise RuntimeError("victim() called on an empty store")
+        protected = store.protected
         if not protected:  # the usual case: the first in the order leaves
             return Victim(next(iter(self._ranking(step))))
         for slot in self._ranking(step):
@@ -217,12 +223,6 @@ class OrderedEviction(EvictionPolicy):
     @abstractmethod
     def _ranking(self, step: int) -> Iterable[int]:
         """Every stored slot, the first to evict first."""
-
-
-def _filled(store: ItemTable | None) -> ItemTable:
-    if store is None or len(store) == 0:
-        raise RuntimeError("victim() called on an empty store")
-    return store
 
 
 def argmin_slot(keys: npt.NDArray[Any], slots: Selection) -> int:
