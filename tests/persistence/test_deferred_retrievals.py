@@ -30,9 +30,12 @@ def _stored_seq(path: Path) -> int:
         return journal.seq  # type: ignore[attr-defined,no-any-return]
 
 
-def _reopened(path: Path) -> bytes:
+def _reopens_as_it_is(path: Path, store: MemoryStore, memory: SolarMemory) -> None:
+    """Closing ``store`` and opening it again rebuilds ``memory`` bit for bit."""
+    live = _state(memory)
+    store.close()
     with _open(path) as again:
-        return _state(again.scope("u"))
+        assert _state(again.scope("u")) == live
 
 
 @pytest.fixture
@@ -56,9 +59,7 @@ def test_a_deferred_retrieval_is_logged_with_the_next_write(
     assert _stored_seq(path) == before  # not durable yet
     memory.add("I like ramen")
     assert _stored_seq(path) == before + 2  # the retrieval, then the add
-    live = _state(memory)
-    store.close()
-    assert _reopened(path) == live
+    _reopens_as_it_is(path, store, memory)
 
 
 def test_closing_logs_a_deferred_retrieval(
@@ -67,9 +68,7 @@ def test_closing_logs_a_deferred_retrieval(
     path, store, memory = filled
     with deferred_retrievals():
         memory.retrieve("Lisbon")
-    live = _state(memory)
-    store.close()
-    assert _reopened(path) == live
+    _reopens_as_it_is(path, store, memory)
 
 
 def test_rating_a_deferred_retrieval_logs_it_first_and_credits_it(
@@ -81,9 +80,7 @@ def test_rating_a_deferred_retrieval_logs_it_first_and_credits_it(
     unrated = _state(memory)
     memory.feedback(like=True, retrieval=hits)
     assert _state(memory) != unrated  # credited
-    live = _state(memory)
-    store.close()
-    assert _reopened(path) == live
+    _reopens_as_it_is(path, store, memory)
 
 
 def test_a_write_that_rolls_back_holds_the_retrieval_again(
@@ -98,9 +95,7 @@ def test_a_write_that_rolls_back_holds_the_retrieval_again(
     assert _stored_seq(path) == before
     memory.add("I like ramen")
     assert _stored_seq(path) == before + 2
-    live = _state(memory)
-    store.close()
-    assert _reopened(path) == live
+    _reopens_as_it_is(path, store, memory)
 
 
 def test_another_process_writing_in_between_drops_the_retrieval(
@@ -112,15 +107,14 @@ def test_another_process_writing_in_between_drops_the_retrieval(
     with _open(path) as other:
         other.scope("u").add("my cat is called Tom")  # another process's step
     memory.add("I like ramen")  # the retrieval ran before that step: dropped
-    live = _state(memory)
+    unrated = _state(memory)
     memory.feedback(like=True, retrieval=hits)  # its hits are not a retrieval of the scope
-    assert _state(memory) == live
+    assert _state(memory) == unrated
     assert [r.text for _, r in memory.core.records()][-2:] == [
         "my cat is called Tom",
         "I like ramen",
     ]
-    store.close()
-    assert _reopened(path) == live
+    _reopens_as_it_is(path, store, memory)
 
 
 def test_a_read_that_finds_the_scope_changed_drops_it_and_sees_the_change(
@@ -132,9 +126,7 @@ def test_a_read_that_finds_the_scope_changed_drops_it_and_sees_the_change(
     with _open(path) as other:
         other.scope("u").add("my cat is called Tom")
     assert "my cat is called Tom" in [item.text for item in memory.items()]
-    live = _state(memory)
-    store.close()
-    assert _reopened(path) == live
+    _reopens_as_it_is(path, store, memory)
 
 
 def test_a_second_deferred_retrieval_logs_the_first(
@@ -146,9 +138,7 @@ def test_a_second_deferred_retrieval_logs_the_first(
         memory.retrieve("beagle")
         memory.retrieve("Lisbon")
     assert _stored_seq(path) == before + 1
-    live = _state(memory)
-    store.close()
-    assert _reopened(path) == live
+    _reopens_as_it_is(path, store, memory)
 
 
 def test_an_in_process_memory_ignores_the_block() -> None:
