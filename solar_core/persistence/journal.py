@@ -354,7 +354,11 @@ class Journal(StepListener):
         self._written = held
 
     def _hold(
-        self, memory: SolarMemory, args: dict[str, Any], step: Lookup, apply: Callable[[], _T]
+        self,
+        memory: SolarMemory,
+        args: dict[str, Any],
+        vector: FloatVector,
+        apply: Callable[[], _T],
     ) -> _T:
         """Apply a deferred retrieval now and keep its row for the memory's next write."""
         with memory.lock:
@@ -362,7 +366,7 @@ class Journal(StepListener):
             if self._held is not None:  # one at a time, in order
                 self._flush(memory)
             self.catch_up(memory)
-            hits, op, items = self._applied("retrieve", args, step.vector, apply)
+            hits, op, items = self._applied("retrieve", args, vector, apply)
             assert isinstance(hits, Hits)
             self._held = (op, items, hits)
             return hits
@@ -539,7 +543,7 @@ class Journal(StepListener):
             if step.gate:  # (a row without it replays as before: ungated)
                 args["gate"] = True
             if _DEFERRED.get():
-                return self._hold(memory, args, step, lambda: apply(step))
+                return self._hold(memory, args, step.vector, lambda: apply(step))
             return self._logged(memory, "retrieve", args, step.vector, lambda: apply(step))
         if kind is Rating:
             assert isinstance(step, Rating)
@@ -792,21 +796,14 @@ class Journal(StepListener):
     def checkpoint(self, memory: SolarMemory, unless_below: int = 0) -> None:
         """Write a snapshot of the latest state (so a reopen replays nothing), staying attached;
         with ``unless_below``, only if the log since the snapshot holds at least that many
-        steps. A
-        scope forgotten by another process meanwhile raises :class:`PersistenceError` and
+        steps. A scope forgotten by another process meanwhile raises :class:`PersistenceError` and
         leaves the journal closed (as any step would)."""
         with memory.lock:
             self._check_open()
             if self._stale or self.scope_id is None:
                 return  # (a scope not stored yet holds nothing to write)
-            if self._held is not None:
-                pass  # a deferred retrieval is logged (and snapshotted)
-            elif self.seq - self.snapshot_seq < unless_below:
-                return
-            elif self.seq == self.snapshot_seq:
-                token = self.backend.version_token()
-                if token is not None and token == self._token:
-                    return  # nothing new since the last snapshot, here or elsewhere
+            if self._held is None and self._no_snapshot_due(unless_below):
+                return  # (a deferred retrieval is always logged, and snapshotted)
             with self._write_transaction():
                 self._write_held(memory)
                 written = self.seq > self.snapshot_seq
@@ -814,6 +811,16 @@ class Journal(StepListener):
                     self._write_snapshot(memory, self.seq, purge=True)
             if written:
                 self.snapshot_seq = self.seq
+
+    def _no_snapshot_due(self, unless_below: int) -> bool:
+        """Whether the log since the snapshot holds fewer than ``unless_below`` steps, or no
+        step at all, here or elsewhere."""
+        if self.seq - self.snapshot_seq < unless_below:
+            return True
+        if self.seq != self.snapshot_seq:
+            return False
+        token = self.backend.version_token()
+        return token is not None and token == self._token
 
     def close(self, memory: SolarMemory, snapshot: bool = True) -> None:
         """Write a snapshot of the latest state (so a reopen replays nothing) and detach."""
