@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import TextIO
 from urllib.parse import quote, urlencode
 
+from mcp_solar import settings as mcp_settings
 from solar_core.cli import tables
 from solar_core.cli.export import check_output, export
 from solar_core.cli.selection import (
@@ -52,6 +53,7 @@ examples:
   solar-memory items agent.db --namespace memories.alice      # a SolarStore namespace
   solar-memory forget agent.db --user alice --session s1
   solar-memory erase agent.db --user alice --yes
+  solar-memory mcp --scope user=alice                          # an MCP server (stdio)
 
 DB is a SQLite file, a postgresql:// URL or a libpq "host=... dbname=..." string. Every
 command but forget and erase only reads.
@@ -179,6 +181,9 @@ def _parser() -> argparse.ArgumentParser:
     # one scope is forget's: taken here only to say so (argparse would just call them unknown)
     erase.add_argument("--scope", help=argparse.SUPPRESS)
     erase.add_argument("--namespace", help=argparse.SUPPRESS)
+
+    summary = "serve a scope's memory to MCP clients (stdio, or HTTP with bearer tokens)"
+    mcp_settings.add_arguments(commands.add_parser("mcp", help=summary, description=summary))
     return parser
 
 
@@ -334,6 +339,8 @@ def main(
     """Run the command; the exit status (explained on standard error): 0 done, 1 an error, 2 a
     mistake on the command line."""
     args = _parser().parse_args(argv)
+    if args.command == "mcp":
+        return _mcp(args)
     out = sys.stdout if out is None else out
     url = database(args.db)
 
@@ -372,10 +379,23 @@ def main(
     return 0
 
 
+def _mcp(args: argparse.Namespace) -> int:
+    """Serve an MCP server until its client goes (stdio) or it is stopped (HTTP)."""
+    try:
+        settings = mcp_settings.settings_from(args)
+        from mcp_solar.server import serve
+    except (mcp_settings.SettingsError, ImportError) as err:
+        tables.say(sys.stderr, f"solar-memory mcp: error: {err}\n")
+        return 2 if isinstance(err, mcp_settings.SettingsError) else 1
+    serve(settings)
+    return 0
+
+
 def run() -> None:  # pragma: no cover - the console script
     try:
         status = main()
-        sys.stdout.flush()
+        if not sys.stdout.closed:  # (an MCP server over stdio closes it when its client goes)
+            sys.stdout.flush()
     except BrokenPipeError:
         # `... | head`: no traceback, and nothing more written to the closed pipe at exit
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

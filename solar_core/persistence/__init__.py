@@ -14,6 +14,7 @@ from solar_core.persistence.memory_store import (
     DEFAULT_CAPACITY,
     MemoryStore,
     ScopeView,
+    default_capacity,
     open_backend,
 )
 from solar_core.persistence.postgres_backend import PostgresBackend
@@ -29,6 +30,7 @@ __all__ = [
     "SQLiteBackend",
     "Scope",
     "ScopeView",
+    "default_capacity",
     "deferred_retrievals",
     "open_backend",
 ]

@@ -57,6 +57,13 @@ class _Omitted(int):
 #: ``MemoryStore``'s capacity when none is passed: new scopes get 50, existing ones keep theirs
 DEFAULT_CAPACITY: Final[int] = _Omitted(50)
 
+
+def default_capacity(capacity: int) -> int:
+    """``capacity`` for new scopes only, as :data:`DEFAULT_CAPACITY` is: existing scopes keep
+    their own (``MemoryStore(path, capacity=default_capacity(1000))``)."""
+    return _Omitted(check_k(capacity, "capacity"))
+
+
 #: scopes a ``MemoryStore`` keeps open by default: an open scope of capacity 50 holds ~150-200 KB,
 #: and reopening an evicted one loads its snapshot (~3-10 ms)
 DEFAULT_MAX_OPEN_SCOPES: Final[int] = 256

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = ("solar_core", "langchain_solar", "llamaindex_solar")
+PACKAGES = ("solar_core", "langchain_solar", "llamaindex_solar", "mcp_solar")
 
 
 def modules() -> dict[str, Path]:

@@ -80,9 +80,9 @@ def test_the_built_wheel_carries_the_license_and_the_urls(tmp_path: Path) -> Non
     assert metadata.get_all("License-File") == ["LICENSE"]
     project_urls = dict(line.split(", ", 1) for line in metadata.get_all("Project-URL") or [])
     assert project_urls == pyproject()["project"]["urls"]
-    # the three packages are what ships: tests, docs and data stay out of the wheel
+    # the four packages are what ships: tests, docs and data stay out of the wheel
     tops = {name.split("/")[0] for name in names} - {dist_info}
-    assert tops == {"solar_core", "langchain_solar", "llamaindex_solar"}
+    assert tops == {"solar_core", "langchain_solar", "llamaindex_solar", "mcp_solar"}
     # nothing in it serves only benchmarks, demos or tests: those are benchmarks/'s distribution
     modules = {name for name in names if name.endswith(".py")}
     assert not {m for m in modules if "bench" in m or "demo" in m or "pg_server" in m}
