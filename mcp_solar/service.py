@@ -26,11 +26,9 @@ import base64
 import binascii
 import json
 import math
-import secrets
+import re
 import threading
-from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -49,7 +47,7 @@ from mcp_solar.results import (
     Verdict,
 )
 from mcp_solar.settings import DEFAULT_CAPACITY, STORE_ENV, Settings
-from solar_core.basics.types import Decision, Hits, UnknownItemError
+from solar_core.basics.types import Decision, Hits, RetrievalId, UnknownItemError
 from solar_core.engine.memory import SolarMemory
 from solar_core.persistence.errors import PersistenceError
 from solar_core.persistence.memory_store import MemoryStore, default_capacity
@@ -63,8 +61,6 @@ MAX_TEXT = 20_000
 MAX_JSON = 10_000
 #: the most hits one recall returns, items one list page holds, ids one forget takes
 MAX_K, MAX_PAGE, MAX_IDS = 50, 200, 1000
-#: recall handles kept (the oldest is forgotten first: rating it then says so)
-HANDLES = 10_000
 #: decisions ``stats`` reports
 LATEST = 10
 
@@ -87,13 +83,6 @@ _REASONS = {
 
 class ToolProblem(ValueError):
     """A call the server refuses, changing nothing; the message names the fix."""
-
-
-@dataclass
-class _Recall:
-    scope: str
-    hits: Hits
-    rated: bool = False
 
 
 def _when(seconds: float) -> str:
@@ -136,7 +125,6 @@ class MemoryService:
         self.settings = settings
         self._store: MemoryStore | None = None
         self._lock = threading.Lock()
-        self._recalls: OrderedDict[str, _Recall] = OrderedDict()
 
     # -- the store ------------------------------------------------------------------------------
     def store(self) -> MemoryStore:
@@ -234,11 +222,7 @@ class MemoryService:
                 stored_at = ""
             items.append(Recalled(id=hit.id, text=hit.text, score=round(hit.score, 4),
                                   stored_at=stored_at, metadata=dict(hit.metadata)))  # fmt: skip
-        handle = "r-" + secrets.token_urlsafe(12)
-        with self._lock:
-            self._recalls[handle] = _Recall(scope.key, hits)
-            while len(self._recalls) > HANDLES:
-                self._recalls.popitem(last=False)
+        handle = _handle_of(hits)
         return Recall(handle=handle, items=items)
 
     def rate(
@@ -251,35 +235,21 @@ class MemoryService:
     ) -> Rated:
         """Rate exactly the items the recall ``handle`` returned."""
         reward = _reward(rating, like, score)
-        with self._lock:
-            found = self._recalls.get(handle) if isinstance(handle, str) else None
-            if found is None:
-                raise ToolProblem(
-                    f"unknown recall handle {handle!r}: pass a handle that recall returned on "
-                    f"this server (it keeps the latest {HANDLES:,}; a restart forgets them)"
-                )
-            if found.scope != scope.key:
-                raise ToolProblem(
-                    "this handle comes from another scope's recall: rate only the handles your "
-                    "own recall calls returned"
-                )
-            if found.rated:
-                raise ToolProblem(
-                    "this recall is already rated: each recall is rated once; recall again to "
-                    "rate new results"
-                )
-            found.rated = True  # taken: a second rate() of the same handle, racing, is refused
+        retrieval = _retrieval_of(handle)
         memory = self.memory(scope)
         try:
-            if like is not None or isinstance(rating, str):
-                memory.feedback(like=reward == 1.0, retrieval=found.hits)
-            else:
-                memory.feedback(score=reward, retrieval=found.hits)
+            with memory.lock:  # (what it rates, then the rating: no step of another between)
+                if retrieval.origin != memory.core.identity:  # (a scope not stored checks none)
+                    raise ValueError("made by another memory")
+                memory.check_rating(retrieval)
+                rated = _rated_ids(memory, retrieval)
+                if like is not None or isinstance(rating, str):
+                    memory.feedback(like=reward == 1.0, retrieval=retrieval)
+                else:
+                    memory.feedback(score=reward, retrieval=retrieval)
         except (ValueError, TypeError, PersistenceError) as err:
-            with self._lock:
-                found.rated = "already has feedback" in str(err)
-            raise ToolProblem(f"not rated: {err}") from None
-        return Rated(handle=handle, rated=[hit.id for hit in found.hits], reward=reward)
+            raise ToolProblem(_refused_rating(str(err))) from None
+        return Rated(handle=handle, rated=rated, reward=reward)
 
     def forget(self, scope: Scope, ids: list[str]) -> Forgotten:
         """Delete these items for good (all, or none if one is not kept)."""
@@ -396,6 +366,56 @@ def _reward(rating: str | float | None, like: bool | None, score: float | None) 
             f"score must be from 0 (useless) to 1 (exactly what was needed), got {value}"
         )
     return float(value)
+
+
+def _handle_of(hits: Hits) -> str:
+    """A recall's handle: its retrieval id and the identity of the memory that made it, which
+    every process serving the scope shares (the memory's state), so any of them can rate it."""
+    return f"r{hits.retrieval_id}.{hits.origin}"
+
+
+def _retrieval_of(handle: object) -> RetrievalId:
+    found = (
+        re.fullmatch(r"r([0-9]{1,18})\.([0-9a-f]{1,64})", handle)
+        if isinstance(handle, str)
+        else None
+    )
+    if found is None:
+        raise ToolProblem(f"unknown recall handle {handle!r}: pass the handle a recall returned")
+    return RetrievalId(int(found.group(1)), found.group(2))
+
+
+def _rated_ids(memory: SolarMemory, retrieval: RetrievalId) -> list[str]:
+    """The ids of the items ``retrieval`` returned that are still kept (under the lock)."""
+    core = memory.core
+    try:
+        _, found = core.resolve_retrieval(retrieval)
+    except ValueError:  # a scope not stored yet: its recalls are kept nowhere, rated as nothing
+        return []
+    store = core.store
+    slots = found.slots.tolist()
+    return [
+        store.id_at(s)
+        for s, rec in zip(slots, found.records, strict=True)
+        if store.payload_at(s) is rec
+    ]
+
+
+def _refused_rating(message: str) -> str:
+    """The memory's refusal of a rating, in the tool's words."""
+    if "another memory" in message:
+        return (
+            "this handle comes from another scope's recall: rate only the handles your own "
+            "recall calls returned"
+        )
+    if "already has feedback" in message:
+        return "this recall is already rated: each recall is rated once; recall again to rate"
+    if "unknown or expired" in message:
+        return (
+            "unknown recall handle: it names no recall of this memory, or one of more than "
+            "1,000 recalls ago; rate a handle from a recent recall"
+        )
+    return f"not rated: {message}"
 
 
 def _cursor_of(step: int, item_id: str) -> str:

@@ -1,0 +1,146 @@
+"""``solar-memory mcp`` over stdio, driven by the official SDK's client in a subprocess."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+
+from solar_core.persistence import MemoryStore, Scope
+from tests.support.mcp_servers import TOOLS, call, refused, stdio_session
+
+
+async def test_the_six_tools_say_what_they_do_and_return_structured_results(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "m.db")
+    with anyio.fail_after(60):
+        async with stdio_session(tmp_path / "log", db, "--scope", "user=alice") as session:
+            tools = {t.name: t for t in (await session.list_tools()).tools}
+            assert list(tools) == TOOLS
+            for tool in tools.values():
+                assert tool.description and len(tool.description) > 60, tool.name
+                assert tool.outputSchema is not None, tool.name
+                assert tool.annotations is not None, tool.name
+            hints = {n: (t.annotations.readOnlyHint, t.annotations.destructiveHint)
+                     for n, t in tools.items() if t.annotations}  # fmt: skip
+            assert hints["recall"] == hints["list"] == hints["stats"] == (True, False)
+            assert hints["forget"] == (False, True)
+            assert tools["forget"].annotations and tools["forget"].annotations.idempotentHint
+            assert "scope" not in json.dumps([t.inputSchema for t in tools.values()])
+
+            verdict = await call(session, "remember", text="Alice prefers green tea")
+            assert verdict["stored"] and verdict["id"]
+            assert verdict["capacity"] == {"used": 1, "limit": 1000}
+            assert "Stored as" in verdict["explanation"]
+            other = await call(
+                session, "remember", text="Alice's flight to Lisbon leaves on Friday",
+                metadata={"topic": "travel"},
+            )  # fmt: skip
+
+            found = await call(session, "recall", query="what tea does Alice like?", k=1)
+            assert [i["id"] for i in found["items"]] == [verdict["id"]]
+            item = found["items"][0]
+            assert item["text"] == "Alice prefers green tea" and item["stored_at"].endswith(
+                "+00:00"
+            )
+            travel = await call(session, "recall", query="Alice", filter={"topic": "travel"})
+            assert [i["id"] for i in travel["items"]] == [other["id"]]
+
+            rated = await call(session, "rate", handle=found["handle"], rating="like")
+            assert rated == {"handle": found["handle"], "rated": [verdict["id"]], "reward": 1.0}
+            again = await refused(session, "rate", handle=found["handle"], rating="like")
+            assert "already rated" in again
+            assert "unknown recall handle" in await refused(
+                session, "rate", handle="r-nope", like=True
+            )
+            await call(session, "rate", handle=travel["handle"], score=0.25)
+
+            page = await call(session, "list", limit=1)
+            assert page["total"] == 2 and len(page["items"]) == 1 and page["next_cursor"]
+            assert page["items"][0]["posterior"]  # what the policy learned of it
+            rest = await call(session, "list", cursor=page["next_cursor"], limit=5)
+            assert [i["id"] for i in page["items"] + rest["items"]] == [verdict["id"], other["id"]]
+            assert rest["next_cursor"] is None
+
+            stats = await call(session, "stats")
+            assert stats["scope"] == "user=alice" and stats["policy"] == "solar-adaptive"
+            assert stats["counts"]["feedbacks"] == 2 and stats["counts"]["admitted"] == 2
+            assert [d["reason"] for d in stats["latest_decisions"]] == ["free slot"] * 2
+
+            uris = {str(r.uri) for r in (await session.list_resources()).resources}
+            assert uris == {"memory://items", "memory://stats", "memory://decisions"}
+            kept = json.loads((await session.read_resource("memory://items")).contents[0].text)
+            assert [i["text"] for i in kept][0] == "Alice prefers green tea"
+
+            gone = await call(session, "forget", ids=[other["id"]])
+            assert gone == {"forgotten": 1, "ids": [other["id"]]}
+    with MemoryStore(db, embedder="static") as store:  # what the server stored, read directly
+        assert [i.text for i in store.get(Scope(user="alice")).items()] == [
+            "Alice prefers green tea"
+        ]
+        assert store.names() == ["user=alice"]
+
+
+async def test_bad_input_is_refused_with_the_fix_and_changes_nothing(tmp_path: Path) -> None:
+    db = str(tmp_path / "m.db")
+    with anyio.fail_after(60):
+        async with stdio_session(tmp_path / "log", db, "--scope", "user=alice") as session:
+            kept = await call(session, "remember", text="the deploy key rotates monthly")
+            found = await call(session, "recall", query="deploy key")
+            before = (await call(session, "list"), await call(session, "stats"))
+            bad = [
+                ("remember", {"text": ""}, "non-empty"),
+                ("remember", {"text": "   "}, "non-empty"),
+                ("remember", {"text": "x" * 20_001}, "at most 20000"),
+                ("remember", {"text": 42}, "text"),
+                ("remember", {"text": "ok", "metadata": "topic"}, "metadata"),
+                ("remember", {"text": "ok", "metadata": {"a": [[[[1]]]] * 5000}}, "at most"),
+                ("recall", {"query": "deploy", "k": 0}, "greater than or equal to 1"),
+                ("recall", {"query": "deploy", "k": 10_000}, "less than or equal to 50"),
+                ("recall", {"query": "deploy", "filter": {"n": {"$gt": [1]}}}, "pass a number"),
+                ("recall", {"query": "deploy", "filter": {"n": {"$in": 3}}}, "use one of"),
+                ("recall", {"query": ""}, "non-empty"),
+                ("rate", {"handle": found["handle"]}, "rate takes one of"),
+                ("rate", {"handle": found["handle"], "rating": "meh"}, "'like' or 'dislike'"),
+                ("rate", {"handle": found["handle"], "score": 2}, "less than or equal to 1"),
+                ("rate", {"handle": found["handle"], "like": True, "score": 1}, "one of"),
+                ("forget", {"ids": []}, "at least 1"),
+                ("forget", {"ids": [kept["id"], "m999"]}, "nothing was forgotten"),
+                ("list", {"cursor": "not-a-cursor"}, "unknown cursor"),
+                ("list", {"limit": 0}, "greater than or equal to 1"),
+            ]
+            for tool, args, fix in bad:
+                message = await refused(session, tool, **args)
+                assert fix in message, (tool, args, message)
+                after = (await call(session, "list"), await call(session, "stats"))
+                assert after[0] == before[0], (tool, args)
+                assert after[1]["counts"] == before[1]["counts"], (tool, args)
+            # the handle was refused above, not used up: it still rates
+            await call(session, "rate", handle=found["handle"], rating="dislike")
+
+
+async def test_a_store_that_cannot_be_opened_is_a_tool_error_and_the_server_keeps_serving(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a-folder.db").mkdir()
+    with anyio.fail_after(60):
+        async with stdio_session(tmp_path / "log", str(tmp_path / "a-folder.db")) as session:
+            for _ in range(2):  # refused each time, and still serving
+                message = await refused(session, "remember", text="prefers tea")
+                assert "cannot be opened" in message and "STORE" in message
+            assert len((await session.list_tools()).tools) == 6
+
+
+async def test_the_scope_comes_from_the_environment_when_not_on_the_command_line(
+    tmp_path: Path,
+) -> None:
+    db = str(tmp_path / "m.db")
+    env = {"SOLAR_MEMORY_SCOPE": "user=bob,project=atlas", "SOLAR_MEMORY_STORE": db}
+    with anyio.fail_after(60):
+        async with stdio_session(tmp_path / "log", env=env) as session:
+            await call(session, "remember", text="Bob's build runs on Tuesdays")
+            assert (await call(session, "stats"))["scope"] == "project=atlas&user=bob"
+    with MemoryStore(db, embedder="static") as store:
+        assert store.names() == ["project=atlas&user=bob"]
