@@ -15,7 +15,7 @@ on a fresh SQLite file in a temporary folder, and the script measures
   with an eviction when admitted).
 
 Each call is timed on the client (``time.perf_counter`` around ``await session.call_tool``):
-p50, p95, p99 and max in milliseconds per tool. The issue's target: recall and remember p50
+p50, p95, p99 and max in milliseconds per tool. The target: recall and remember p50
 <= 5 ms, p95 <= 20 ms.
 
 ``--reference`` runs the same protocol against the reference MCP memory server

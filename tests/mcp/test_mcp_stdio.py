@@ -22,6 +22,8 @@ async def test_the_six_tools_say_what_they_do_and_return_structured_results(
             for tool in tools.values():
                 assert tool.description and len(tool.description) > 60, tool.name
                 assert tool.outputSchema is not None, tool.name
+                # a dialect whose metaschema is quick to check (clients check it every call)
+                assert tool.outputSchema["$schema"] == "http://json-schema.org/draft-07/schema#"
                 assert tool.annotations is not None, tool.name
             hints = {n: (t.annotations.readOnlyHint, t.annotations.destructiveHint)
                      for n, t in tools.items() if t.annotations}  # fmt: skip
