@@ -8,6 +8,7 @@ with; over HTTP each request's bearer token names its scope (:mod:`mcp_solar.aut
 from __future__ import annotations
 
 import json
+import logging
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
@@ -20,6 +21,7 @@ except ImportError as err:  # pragma: no cover - the extra is missing
     raise ImportError(
         "solar-memory mcp needs the MCP SDK: pip install 'solar-memory[mcp]'"
     ) from err
+import anyio
 from pydantic import Field
 
 from mcp_solar.auth import SCOPE_KEY, BearerScopes
@@ -263,6 +265,7 @@ def serve(settings: Settings) -> None:
         if settings.http:
             import uvicorn
 
+            logging.getLogger("mcp.server.streamable_http").addFilter(_ClientWentAway())
             url = f"http://{settings.host}:{settings.port}/mcp"
             say(f"solar-memory mcp: serving {url} to {len(settings.tokens)} token(s); {where}")
             app = BearerScopes(server.streamable_http_app(), settings.tokens)
@@ -276,6 +279,15 @@ def serve(settings: Settings) -> None:
             server.run("stdio")
     finally:
         service.close()
+
+
+class _ClientWentAway(logging.Filter):
+    """Drop the SDK's traceback for a client that closed its event stream (as every client
+    does when it disconnects): an ERROR for the normal end of a session."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        return not isinstance(error, anyio.ClosedResourceError)
 
 
 def say(message: str) -> None:
