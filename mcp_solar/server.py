@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import signal
 import sys
 from collections.abc import Callable
 from typing import Annotated, Any, TypeVar
@@ -28,6 +30,7 @@ from mcp_solar.auth import SCOPE_KEY, BearerScopes
 from mcp_solar.results import Forgotten, Page, Rated, Recall, Stats, Verdict
 from mcp_solar.service import MAX_IDS, MAX_K, MAX_PAGE, MAX_TEXT, MemoryService, ToolProblem
 from mcp_solar.settings import Settings
+from solar_core.persistence.reader import shown_url
 from solar_core.persistence.scope import Scope, shown_scope
 
 _T = TypeVar("_T")
@@ -79,6 +82,11 @@ def build_server(settings: Settings, service: MemoryService) -> FastMCP[Any]:
         host=settings.host,
         port=settings.port,
         log_level="WARNING",
+        # Each HTTP request stands alone: a session would be a second credential (its id),
+        # which another token could present to read this one's answers or end its session.
+        # Nothing needs one: the scope is each request's token's and recall handles are
+        # stateless.
+        stateless_http=True,
     )
     scope_of = _scope_getter(settings)
 
@@ -260,7 +268,7 @@ def serve(settings: Settings) -> None:
     server = build_server(settings, service)
     policy = settings.policy or "solar-adaptive"
     capacity = settings.capacity or 1000
-    where = f"store {settings.store}; new scopes: {policy}, capacity {capacity}"
+    where = f"store {shown_url(settings.store)}; new scopes: {policy}, capacity {capacity}"
     try:
         if settings.http:
             import uvicorn
@@ -276,6 +284,10 @@ def serve(settings: Settings) -> None:
         else:
             assert settings.scope is not None
             say(f"solar-memory mcp: serving {shown_scope(settings.scope)} over stdio; {where}")
+            # Ctrl-C: leave at once, as SIGTERM does. Python's KeyboardInterrupt would wait for
+            # the SDK's thread blocked reading stdin, forever if the client keeps it open; every
+            # answered call is committed already, and a reopened store replays its log.
+            signal.signal(signal.SIGINT, lambda number, frame: os._exit(130))
             server.run("stdio")
     finally:
         service.close()

@@ -164,11 +164,7 @@ class MemoryService:
         try:
             return store.get(scope)
         except (PersistenceError, ValueError, TypeError) as err:
-            raise ToolProblem(
-                f"the memory of {shown_scope(scope)} cannot be opened: {err}. A scope keeps the "
-                "settings it was created with: start the server without --policy/--capacity to "
-                "use them"
-            ) from None
+            raise ToolProblem(_unopened(scope, str(err))) from None
 
     def close(self) -> None:
         with self._lock:
@@ -241,6 +237,8 @@ class MemoryService:
             with memory.lock:  # (what it rates, then the rating: no step of another between)
                 if retrieval.origin != memory.core.identity:  # (a scope not stored checks none)
                     raise ValueError("made by another memory")
+                if retrieval == 0:  # a recall that found nothing and was not recorded
+                    return Rated(handle=handle, rated=[], reward=reward)
                 memory.check_rating(retrieval)
                 rated = _rated_ids(memory, retrieval)
                 if like is not None or isinstance(rating, str):
@@ -263,7 +261,8 @@ class MemoryService:
         if unknown:
             raise ToolProblem(
                 f"nothing was forgotten: {len(unknown)} id(s) are not kept "
-                f"({', '.join(unknown[:5])}{', ...' if len(unknown) > 5 else ''}); pass ids that "
+                f"({', '.join(map(_short, unknown[:5]))}{', ...' if len(unknown) > 5 else ''}); "
+                "pass ids that "
                 "recall or list returned"
             )
         gone: list[str] = []
@@ -315,6 +314,31 @@ class MemoryService:
             counts=counts,
             latest_decisions=decisions,
         )
+
+
+def _unopened(scope: Scope, error: str) -> str:
+    """Why ``scope``'s memory cannot be opened, with the fix in the server's options."""
+    shown = shown_scope(scope)
+    found = re.search(r"was created with (\w+)=(.+?); this store asks for", error)
+    if found is not None and found.group(1) in ("policy", "capacity"):
+        name, theirs = found.groups()
+        return (
+            f"{shown} was created with {name} {theirs}, and this server asks new scopes for "
+            f"another: restart it without --{name} (a scope keeps the settings it was created "
+            f"with), or with --{name} {theirs.strip(chr(39))}"
+        )
+    if "embedder" in error:
+        return (
+            f"{shown} was stored with another embedder than this server's ({error.split('. ')[0]})"
+            ": restart the server with the --embedder the scope was stored with"
+        )
+    return f"the memory of {shown} cannot be opened: {error}"
+
+
+def _short(value: object, most: int = 40) -> str:
+    """``value`` as a message may quote it: at most ``most`` characters."""
+    shown = repr(value)
+    return shown if len(shown) <= most else shown[: most - 3] + "..."
 
 
 def _verdict(decision: Decision, used: int, limit: int | None) -> Verdict:
@@ -370,8 +394,9 @@ def _reward(rating: str | float | None, like: bool | None, score: float | None) 
 
 def _handle_of(hits: Hits) -> str:
     """A recall's handle: its retrieval id and the identity of the memory that made it, which
-    every process serving the scope shares (the memory's state), so any of them can rate it."""
-    return f"r{hits.retrieval_id}.{hits.origin}"
+    every process serving the scope shares (the memory's state), so any of them can rate it.
+    A recall the memory did not record (an empty memory's) is ``r0``: rating it rates nothing."""
+    return f"r{hits.retrieval_id or 0}.{hits.origin}"
 
 
 def _retrieval_of(handle: object) -> RetrievalId:
@@ -381,7 +406,9 @@ def _retrieval_of(handle: object) -> RetrievalId:
         else None
     )
     if found is None:
-        raise ToolProblem(f"unknown recall handle {handle!r}: pass the handle a recall returned")
+        raise ToolProblem(
+            f"unknown recall handle {_short(handle)}: pass the handle a recall returned"
+        )
     return RetrievalId(int(found.group(1)), found.group(2))
 
 
@@ -405,8 +432,8 @@ def _refused_rating(message: str) -> str:
     """The memory's refusal of a rating, in the tool's words."""
     if "another memory" in message:
         return (
-            "this handle comes from another scope's recall: rate only the handles your own "
-            "recall calls returned"
+            "this handle comes from another scope's recall (or was made up): rate only the "
+            "handles your own recall calls returned"
         )
     if "already has feedback" in message:
         return "this recall is already rated: each recall is rated once; recall again to rate"
@@ -434,7 +461,7 @@ def _cursor_position(cursor: str | None) -> tuple[int, str] | None:
             raise ValueError
     except (ValueError, TypeError, binascii.Error):
         raise ToolProblem(
-            f"unknown cursor {cursor!r}: pass the next_cursor a list call returned, or no "
+            f"unknown cursor {_short(cursor)}: pass the next_cursor a list call returned, or no "
             "cursor for the first page"
         ) from None
     return step, item_id

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from solar_core.persistence.scope import Scope, check_identifier, check_part_name, shown_scope
+from solar_core.policies.presets import available_policies
 
 #: the environment variable that names the scope of a stdio server (``user=alice,project=x``)
 SCOPE_ENV = "SOLAR_MEMORY_SCOPE"
@@ -114,7 +115,7 @@ def load_tokens(path: str) -> dict[str, Scope]:
     except OSError as err:
         raise SettingsError(f"--tokens {path}: cannot read it ({err.strerror or err})") from None
     try:
-        given = json.loads(text)
+        given = json.loads(text, object_pairs_hook=_no_repeats)
     except json.JSONDecodeError as err:
         raise SettingsError(
             f"--tokens {path} is not JSON ({err.msg}, line {err.lineno}): write an object "
@@ -147,6 +148,19 @@ def load_tokens(path: str) -> dict[str, Scope]:
             file=sys.stderr,
         )
     return tokens
+
+
+def _no_repeats(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object's pairs as a dict, refusing a key given twice (a token mapped to two
+    scopes would silently take the last)."""
+    found: dict[str, object] = {}
+    for key, value in pairs:
+        if key in found:
+            raise SettingsError(
+                "--tokens: a token (or a scope part) is given twice; give each token once"
+            )
+        found[key] = value
+    return found
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -192,6 +206,10 @@ def settings_from(args: argparse.Namespace, environ: Mapping[str, str] | None = 
     store = args.store or env.get(STORE_ENV) or str(default_store())
     if args.capacity is not None and args.capacity < 1:
         raise SettingsError(f"--capacity must be at least 1, got {args.capacity}")
+    if args.policy is not None and args.policy not in available_policies():
+        raise SettingsError(
+            f"--policy {args.policy!r} is not a policy; one of: {', '.join(available_policies())}"
+        )
     common = dict(store=store, policy=args.policy, capacity=args.capacity, embedder=args.embedder)
     if args.http:
         if args.scope:

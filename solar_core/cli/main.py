@@ -387,7 +387,10 @@ def _mcp(args: argparse.Namespace) -> int:
     except (mcp_settings.SettingsError, ImportError) as err:
         tables.say(sys.stderr, f"solar-memory mcp: error: {err}\n")
         return 2 if isinstance(err, mcp_settings.SettingsError) else 1
-    serve(settings)
+    try:
+        serve(settings)
+    except KeyboardInterrupt:  # Ctrl-C on the HTTP server: stopped, not failed
+        return 130
     return 0
 
 

@@ -3,6 +3,7 @@ them; a request without a known token is answered 401 before anything is read.""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 import sqlite3
@@ -118,30 +119,44 @@ async def test_two_tokens_never_see_or_rate_each_others_memories(server: tuple[s
             assert kept["id"] in {i["id"] for i in (await call(alice, "list"))["items"]}
 
 
-def test_a_session_id_does_not_carry_its_scope_to_another_token(server: tuple[str, Path]) -> None:
-    """Bob replaying alice's session id still acts in bob's scope: the scope is the request's
-    token's, never the session's."""
+async def test_no_session_lets_one_token_read_anothers_answers(server: tuple[str, Path]) -> None:
+    """Alice's and bob's requests race with the same JSON-RPC id and alice's session id (if the
+    server gave her one): each gets its own answer, and bob never alice's."""
     url, _ = server
 
-    def rpc(token: str, session: str | None, method: str, params: dict[str, Any]) -> Any:
+    async def rpc(client: httpx.AsyncClient, token: str, body: dict[str, Any]) -> Any:
         request = initialize(token)
-        request["json"] = {"jsonrpc": "2.0", "id": 2, "method": method, "params": params}
+        request["json"] = body
         if session is not None:
             request["headers"]["mcp-session-id"] = session
-        answer = httpx.post(url, timeout=10, **request)
+            request["headers"]["mcp-protocol-version"] = "2025-06-18"
+        answer = await client.post(url, **request)
         data = [line[5:] for line in answer.text.splitlines() if line.startswith("data:")]
-        return answer, json.loads(data[-1]) if data else None
+        return json.loads(data[-1]) if data else answer.status_code
 
-    opened = httpx.post(url, timeout=10, **initialize(ALICE))
-    session = opened.headers["mcp-session-id"]
-    notify = initialize(ALICE)
-    notify["json"] = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-    notify["headers"]["mcp-session-id"] = session
-    httpx.post(url, timeout=10, **notify)
-    _, stats = rpc(BOB, session, "tools/call", {"name": "stats", "arguments": {}})
-    assert stats["result"]["structuredContent"]["scope"] == "user=bob"
-    answer, _ = rpc(EVE, session, "tools/call", {"name": "stats", "arguments": {}})
-    assert answer.status_code == 401
+    async with httpx.AsyncClient(timeout=10) as client:
+        session = None
+        opened = await client.post(url, **initialize(ALICE))
+        session = opened.headers.get("mcp-session-id")
+        await rpc(client, ALICE, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        for n in range(120):  # (enough that reading them all takes a few milliseconds)
+            remember = {"name": "remember", "arguments": {"text": f"alice: safe {n} opens at 0420"}}
+            await rpc(client, ALICE, {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                                      "params": remember})  # fmt: skip
+        for n in range(12):
+            read = {"jsonrpc": "2.0", "id": 100 + n, "method": "resources/read",
+                    "params": {"uri": "memory://items"}}  # fmt: skip
+            stats = {"jsonrpc": "2.0", "id": 100 + n, "method": "tools/call",
+                     "params": {"name": "stats", "arguments": {}}}  # fmt: skip
+
+            async def later(body: dict[str, Any]) -> Any:
+                await anyio.sleep(0.002)
+                return await rpc(client, BOB, body)
+
+            theirs, bobs = await asyncio.gather(rpc(client, ALICE, read), later(stats))
+            assert "0420" in json.dumps(theirs), theirs
+            assert "0420" not in json.dumps(bobs), bobs
+            assert bobs["result"]["structuredContent"]["scope"] == "user=bob"
 
 
 async def test_a_thousand_interleaved_calls_of_two_tokens_never_cross(

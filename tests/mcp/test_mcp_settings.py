@@ -30,6 +30,8 @@ GOOD = "t" * 32
         (["--scope", "alice"], None, "part=value pairs"),
         (["--scope", "user=a", "--scope", "user=b"], None, "twice"),
         (["--capacity", "0"], None, "--capacity must be at least 1"),
+        (["--policy", "nosuch"], None, "is not a policy; one of: arc, fifo"),
+        (["--http", "--tokens", "{file}"], f'{{"{GOOD}": "user=a", "{GOOD}": "user=b"}}', "twice"),
     ],
 )
 def test_a_setting_that_cannot_be_served_is_refused_with_the_fix(

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
+import subprocess
 from pathlib import Path
 
 import anyio
 
 from solar_core.persistence import MemoryStore, Scope
-from tests.support.mcp_servers import TOOLS, call, refused, stdio_session
+from tests.support.mcp_servers import SERVER_ENV, TOOLS, call, command, refused, stdio_session
 
 
 async def test_the_six_tools_say_what_they_do_and_return_structured_results(
@@ -32,6 +35,9 @@ async def test_the_six_tools_say_what_they_do_and_return_structured_results(
             assert tools["forget"].annotations and tools["forget"].annotations.idempotentHint
             assert "scope" not in json.dumps([t.inputSchema for t in tools.values()])
 
+            empty = await call(session, "recall", query="anything yet?")  # an empty memory
+            assert empty["items"] == []
+            assert (await call(session, "rate", handle=empty["handle"], like=True))["rated"] == []
             verdict = await call(session, "remember", text="Alice prefers green tea")
             assert verdict["stored"] and verdict["id"]
             assert verdict["capacity"] == {"used": 1, "limit": 1000}
@@ -146,3 +152,51 @@ async def test_the_scope_comes_from_the_environment_when_not_on_the_command_line
             assert (await call(session, "stats"))["scope"] == "project=atlas&user=bob"
     with MemoryStore(db, embedder="static") as store:
         assert store.names() == ["project=atlas&user=bob"]
+
+
+async def test_a_scope_made_with_other_settings_names_the_option_to_drop(tmp_path: Path) -> None:
+    db = str(tmp_path / "m.db")
+    with MemoryStore(db, embedder="static", capacity=1000) as store:
+        store.scope(user="alice").add("prefers tea")
+    with anyio.fail_after(60):
+        async with stdio_session(
+            tmp_path / "log", db, "--scope", "user=alice", "--capacity", "50"
+        ) as session:
+            message = await refused(session, "recall", query="tea")
+            assert "restart it without --capacity" in message and "--capacity 1000" in message
+        async with stdio_session(
+            tmp_path / "log", db, "--scope", "user=alice", "--embedder", "hash"
+        ) as session:
+            message = await refused(session, "recall", query="tea")
+            assert "restart the server with the --embedder" in message, message
+            assert "store.forget" not in message  # (the library's advice, not the server's)
+
+
+async def test_a_database_password_is_never_printed(tmp_path: Path) -> None:
+    url = "postgresql://app:S3cretPW@127.0.0.1:1/agents?connect_timeout=1"
+    log = tmp_path / "log"
+    with anyio.fail_after(60):
+        async with stdio_session(log, url, "--scope", "user=alice") as session:
+            message = await refused(session, "remember", text="prefers tea")
+            assert "cannot be opened" in message and "S3cretPW" not in message
+    assert "app:***@" in log.read_text() and "S3cretPW" not in log.read_text()
+
+
+def test_ctrl_c_stops_a_stdio_server_at_once(tmp_path: Path) -> None:
+    """Even with its client's pipe still open, and without a traceback."""
+    server = subprocess.Popen(
+        command("mcp", str(tmp_path / "m.db"), "--scope", "user=alice"),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **SERVER_ENV},
+    )
+    assert server.stderr is not None
+    assert b"serving user=alice" in server.stderr.readline()  # (the handler is set by then)
+    server.send_signal(signal.SIGINT)
+    try:
+        assert server.wait(timeout=10) == 130
+    finally:
+        server.kill()
+        server.communicate()
+    assert b"Traceback" not in server.stderr.read() if not server.stderr.closed else True
