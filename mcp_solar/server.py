@@ -53,6 +53,19 @@ _Text = Annotated[str, Field(description="the fact, preference or lesson, in a s
 _Query = Annotated[str, Field(description="what you want to know, in words")]
 
 
+def _hints(
+    title: str, *, read_only: bool = False, destructive: bool = False, idempotent: bool = False
+) -> ToolAnnotations:
+    """What a client may assume of a tool (none of them reaches outside the store)."""
+    return ToolAnnotations(
+        title=title,
+        readOnlyHint=read_only,
+        destructiveHint=destructive,
+        idempotentHint=idempotent,
+        openWorldHint=False,
+    )
+
+
 def _scope_getter(settings: Settings) -> Callable[[Context[Any, Any, Any]], Scope]:
     """How a call's scope is found: the command line's (stdio), or its request's token (HTTP)."""
     if not settings.http:
@@ -96,12 +109,7 @@ def build_server(settings: Settings, service: MemoryService) -> FastMCP[Any]:
         except ToolProblem as err:
             raise ToolError(str(err)) from None
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Remember", readOnlyHint=False, destructiveHint=True, idempotentHint=False,
-            openWorldHint=False,
-        ),
-    )  # fmt: skip
+    @server.tool(annotations=_hints("Remember", destructive=True))
     def remember(
         text: _Text,
         ctx: Ctx,
@@ -121,12 +129,7 @@ def build_server(settings: Settings, service: MemoryService) -> FastMCP[Any]:
         """
         return run(ctx, lambda scope: service.remember(scope, text, metadata))
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Recall", readOnlyHint=True, destructiveHint=False, idempotentHint=False,
-            openWorldHint=False,
-        ),
-    )  # fmt: skip
+    @server.tool(annotations=_hints("Recall", read_only=True))
     def recall(
         query: _Query,
         ctx: Ctx,
@@ -145,12 +148,7 @@ def build_server(settings: Settings, service: MemoryService) -> FastMCP[Any]:
         """
         return run(ctx, lambda scope: service.recall(scope, query, k, filter))
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Rate a recall", readOnlyHint=False, destructiveHint=False,
-            idempotentHint=True, openWorldHint=False,
-        ),
-    )  # fmt: skip
+    @server.tool(annotations=_hints("Rate a recall", idempotent=True))
     def rate(
         handle: Annotated[str, Field(description="the handle a recall returned")],
         ctx: Ctx,
@@ -175,12 +173,7 @@ def build_server(settings: Settings, service: MemoryService) -> FastMCP[Any]:
         """
         return run(ctx, lambda scope: service.rate(scope, handle, rating, like, score))
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Forget", readOnlyHint=False, destructiveHint=True, idempotentHint=True,
-            openWorldHint=False,
-        ),
-    )  # fmt: skip
+    @server.tool(annotations=_hints("Forget", destructive=True, idempotent=True))
     def forget(
         ids: Annotated[
             list[str],
@@ -196,12 +189,8 @@ def build_server(settings: Settings, service: MemoryService) -> FastMCP[Any]:
         return run(ctx, lambda scope: service.forget(scope, ids))
 
     @server.tool(
-        name="list",
-        annotations=ToolAnnotations(
-            title="List the memory", readOnlyHint=True, destructiveHint=False,
-            idempotentHint=True, openWorldHint=False,
-        ),
-    )  # fmt: skip
+        name="list", annotations=_hints("List the memory", read_only=True, idempotent=True)
+    )
     def list_items(
         ctx: Ctx,
         cursor: Annotated[
@@ -213,12 +202,7 @@ def build_server(settings: Settings, service: MemoryService) -> FastMCP[Any]:
         learned of each item (its posterior). Use it to review or clean up the memory."""
         return run(ctx, lambda scope: service.list(scope, cursor, limit))
 
-    @server.tool(
-        annotations=ToolAnnotations(
-            title="Memory statistics", readOnlyHint=True, destructiveHint=False,
-            idempotentHint=True, openWorldHint=False,
-        ),
-    )  # fmt: skip
+    @server.tool(annotations=_hints("Memory statistics", read_only=True, idempotent=True))
     def stats(ctx: Ctx) -> Stats:
         """The memory's policy, capacity, counts (stored, refused, evicted, rated, ...) and its
         latest decisions with their reasons."""
