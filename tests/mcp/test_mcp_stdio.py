@@ -12,6 +12,7 @@ import anyio
 
 from solar_core.persistence import MemoryStore, Scope
 from tests.support.mcp_servers import SERVER_ENV, TOOLS, call, command, refused, stdio_session
+from tests.support.postgres import postgres_schema_url
 
 
 async def test_the_six_tools_say_what_they_do_and_return_structured_results(
@@ -200,3 +201,17 @@ def test_ctrl_c_stops_a_stdio_server_at_once(tmp_path: Path) -> None:
         server.kill()
         server.communicate()
     assert b"Traceback" not in server.stderr.read() if not server.stderr.closed else True
+
+
+async def test_a_postgresql_store_serves_as_a_sqlite_one(tmp_path: Path) -> None:
+    url = postgres_schema_url("mcp_server")
+    with anyio.fail_after(60):
+        async with stdio_session(tmp_path / "log", url, "--scope", "user=alice") as session:
+            kept = await call(session, "remember", text="the standup moved to 9:30")
+            found = await call(session, "recall", query="when is the standup?")
+            assert [i["id"] for i in found["items"]] == [kept["id"]]
+            assert (await call(session, "rate", handle=found["handle"], like=True))["rated"]
+    with MemoryStore(url, embedder="static") as store:
+        memory = store.get(Scope(user="alice"))
+        assert [i.text for i in memory.items()] == ["the standup moved to 9:30"]
+        assert memory.stats()["feedbacks"] == 1
