@@ -159,7 +159,8 @@ def build_server(settings: Settings, service: MemoryService) -> FastMCP[Any]:
                 "score from 0 to 1"
             ),
         ] = None,  # fmt: skip
-        like: Annotated[bool | None, Field(description="true: like, false: dislike")] = None,
+        like: Annotated[bool | None, Field(description="true: the items helped")] = None,
+        dislike: Annotated[bool | None, Field(description="true: irrelevant or wrong")] = None,
         score: Annotated[
             float | None, Field(ge=0.0, le=1.0, description="how much the items helped, 0 to 1")
         ] = None,
@@ -171,7 +172,7 @@ def build_server(settings: Settings, service: MemoryService) -> FastMCP[Any]:
         the items that recall returned. Ratings decide what stays when the memory is full.
         A handle from another client, an unknown one or one already rated is refused.
         """
-        return run(ctx, lambda scope: service.rate(scope, handle, rating, like, score))
+        return run(ctx, lambda scope: service.rate(scope, handle, rating, like, score, dislike))
 
     @server.tool(annotations=_hints("Forget", destructive=True, idempotent=True))
     def forget(

@@ -228,8 +228,17 @@ class MemoryService:
         rating: str | float | None = None,
         like: bool | None = None,
         score: float | None = None,
+        dislike: bool | None = None,
     ) -> Rated:
-        """Rate exactly the items the recall ``handle`` returned."""
+        """Rate exactly the items the recall ``handle`` returned: ``rating`` (``"like"``,
+        ``"dislike"`` or a score), ``like``, ``dislike`` or ``score``, one of them."""
+        if dislike is not None:  # dislike=true is like=false
+            if not isinstance(dislike, bool) or like is not None:
+                raise ToolProblem(
+                    "rate takes one of: rating='like' or 'dislike', like=true, dislike=true, or "
+                    "score=0..1 (dislike is true or false, and not given with like)"
+                )
+            like = not dislike
         reward = _reward(rating, like, score)
         retrieval = _retrieval_of(handle)
         memory = self.memory(scope)
@@ -241,7 +250,7 @@ class MemoryService:
                     return Rated(handle=handle, rated=[], reward=reward)
                 memory.check_rating(retrieval)
                 rated = _rated_ids(memory, retrieval)
-                if like is not None or isinstance(rating, str):
+                if like is not None or isinstance(rating, str):  # (a like, not a score)
                     memory.feedback(like=reward == 1.0, retrieval=retrieval)
                 else:
                     memory.feedback(score=reward, retrieval=retrieval)
@@ -367,14 +376,12 @@ def _reward(rating: str | float | None, like: bool | None, score: float | None) 
     """The reward a rating gives: like 1, dislike 0, or a score in [0, 1]."""
     given = [name for name, value in (("rating", rating), ("like", like), ("score", score))
              if value is not None]  # fmt: skip
-    if len(given) != 1:
+    if len(given) != 1 or (like is not None and not isinstance(like, bool)):
         raise ToolProblem(
-            "rate takes one of: rating='like' or 'dislike', like=true/false, or score=0..1 "
-            f"(got {' and '.join(given) or 'none'})"
+            "rate takes one of: rating='like' or 'dislike', like=true, dislike=true, or "
+            f"score=0..1 (got {' and '.join(given) or 'none'})"
         )
     if like is not None:
-        if not isinstance(like, bool):
-            raise ToolProblem(f"like must be true or false, got {like!r}")
         return 1.0 if like else 0.0
     if isinstance(rating, str):
         if rating.strip().lower() not in ("like", "dislike"):

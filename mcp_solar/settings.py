@@ -108,7 +108,9 @@ def add_part(parts: dict[str, str], name: str, value: object, where: str) -> Non
 def load_tokens(path: str) -> dict[str, Scope]:
     """The bearer tokens of an HTTP server, each mapped to the one scope it may use.
 
-    The file is a JSON object: ``{"<token>": "user=alice", "<token 2>": {"user": "bob"}}``.
+    The file is a JSON object, ``{"<token>": "user=alice", "<token 2>": {"user": "bob"}}``
+    (also taken: that object under a ``"tokens"`` key, or a list of ``{"token": ..., "scope":
+    ...}``). A token shorter than :data:`MIN_TOKEN_LENGTH` is served with a warning.
     """
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -121,17 +123,25 @@ def load_tokens(path: str) -> dict[str, Scope]:
             f"--tokens {path} is not JSON ({err.msg}, line {err.lineno}): write an object "
             'mapping each token to its scope, e.g. {"<token>": "user=alice"}'
         ) from None
-    if not isinstance(given, dict) or not given:
+    pairs = _token_pairs(given)
+    if not pairs:
         raise SettingsError(
             f'--tokens {path} must hold a JSON object of tokens, e.g. {{"<token>": "user=alice"}}'
         )
     tokens: dict[str, Scope] = {}
-    for number, (token, scope) in enumerate(given.items(), 1):
+    for number, (token, scope) in enumerate(pairs, 1):
         where = f"--tokens {path}, token {number}"
-        if len(token) < MIN_TOKEN_LENGTH or not re.fullmatch(r"[\x21-\x7e]+", token):
+        if not isinstance(token, str) or not re.fullmatch(r"[\x21-\x7e]+", token):
             raise SettingsError(
-                f"{where} is not a usable bearer token: at least {MIN_TOKEN_LENGTH} printable "
-                f"ASCII characters, no spaces; make one with: {NEW_TOKEN}"
+                f"{where} is not a usable bearer token: printable ASCII characters, no spaces; "
+                f"make one with: {NEW_TOKEN}"
+            )
+        if token in tokens:
+            raise SettingsError(f"{where} is given twice; give each token once")
+        if len(token) < MIN_TOKEN_LENGTH:
+            warn(
+                f"{where} has {len(token)} characters: a client that guesses it reads and writes "
+                f"its scope; use {MIN_TOKEN_LENGTH} or more, made with: {NEW_TOKEN}"
             )
         if isinstance(scope, str):
             tokens[token] = parse_scope(scope, where)
@@ -143,11 +153,25 @@ def load_tokens(path: str) -> dict[str, Scope]:
         else:
             raise SettingsError(f'{where}: the scope is "user=alice" or {{"user": "alice"}}')
     if os.name == "posix" and Path(path).stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-        print(
-            f"solar-memory mcp: warning: {path} is readable by other users: chmod 600 {path}",
-            file=sys.stderr,
-        )
+        warn(f"{path} is readable by other users: chmod 600 {path}")
     return tokens
+
+
+def _token_pairs(given: object) -> list[tuple[object, object]]:
+    """(token, scope) pairs of the shapes :func:`load_tokens` takes (empty: none of them)."""
+    if isinstance(given, dict) and set(given) == {"tokens"}:
+        given = given["tokens"]
+    if isinstance(given, dict):
+        return list(given.items())
+    if isinstance(given, list) and all(
+        isinstance(entry, dict) and set(entry) == {"token", "scope"} for entry in given
+    ):
+        return [(entry["token"], entry["scope"]) for entry in given]
+    return []
+
+
+def warn(message: str) -> None:
+    print(f"solar-memory mcp: warning: {message}", file=sys.stderr)
 
 
 def _no_repeats(pairs: list[tuple[str, object]]) -> dict[str, object]:

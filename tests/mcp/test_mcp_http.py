@@ -192,7 +192,9 @@ async def test_a_thousand_interleaved_calls_of_two_tokens_never_cross(
                     message = await refused(session, "rate", handle=handles[other][-1], like=True)
                     assert "another scope" in message
                 elif action == "rate" and handles[who]:
-                    await call(session, "rate", handle=handles[who].pop(), like=rng.random() < 0.5)
+                    how = rng.choice([{"like": True}, {"dislike": True}, {"score": 0.3},
+                                      {"rating": "dislike"}, {"rating": 0.9}])  # fmt: skip
+                    await call(session, "rate", handle=handles[who].pop(), **how)
                     rated[who] += 1
                 else:
                     page = await call(session, "list", limit=200)

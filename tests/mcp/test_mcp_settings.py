@@ -20,7 +20,7 @@ GOOD = "t" * 32
         (["--http"], None, "--http needs --tokens FILE"),
         (["--http", "--tokens", "{file}", "--scope", "user=a"], {GOOD: "user=a"}, "drop --scope"),
         (["--tokens", "{file}"], {GOOD: "user=a"}, "--tokens is for --http"),
-        (["--http", "--tokens", "{file}"], {"short": "user=a"}, "secrets.token_urlsafe"),
+        (["--http", "--tokens", "{file}"], {"two words": "user=a"}, "secrets.token_urlsafe"),
         (["--http", "--tokens", "{file}"], {GOOD: "alice"}, "part=value pairs"),
         (["--http", "--tokens", "{file}"], {GOOD: {"User": "a"}}, "lowercase letters"),
         (["--http", "--tokens", "{file}"], {}, "JSON object of tokens"),
@@ -67,3 +67,21 @@ def test_the_default_store_is_in_the_users_data_folder(monkeypatch: pytest.Monke
         assert default_store() == Path("/data/home/solar-memory/memory.db")
     assert settings_from(parse(["mcp"]), {}).store == str(default_store())
     assert settings_from(parse(["mcp"]), {"SOLAR_MEMORY_STORE": "x.db"}).store == "x.db"
+
+
+def test_the_tokens_file_takes_an_object_a_wrapped_one_or_a_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "tokens.json"
+    shapes = [
+        {GOOD: "user=a", "short-token": {"user": "b"}},
+        {"tokens": {GOOD: "user=a", "short-token": {"user": "b"}}},
+        [{"token": GOOD, "scope": "user=a"}, {"token": "short-token", "scope": {"user": "b"}}],
+    ]
+    for shape in shapes:
+        file.write_text(json.dumps(shape))
+        file.chmod(0o600)
+        tokens = settings_from(parse(["mcp", "--http", "--tokens", str(file)]), {}).tokens
+        assert {t: s.key for t, s in tokens.items()} == {GOOD: "user=a", "short-token": "user=b"}
+        # a short token is served, with a warning that says how to make a better one
+        assert "token 2 has 11 characters" in capsys.readouterr().err

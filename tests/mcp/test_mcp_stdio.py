@@ -64,7 +64,9 @@ async def test_the_six_tools_say_what_they_do_and_return_structured_results(
             assert "unknown recall handle" in await refused(
                 session, "rate", handle="r-nope", like=True
             )
-            await call(session, "rate", handle=travel["handle"], score=0.25)
+            assert (await call(session, "rate", handle=travel["handle"], dislike=True))[
+                "reward"
+            ] == 0
 
             page = await call(session, "list", limit=1)
             assert page["total"] == 2 and len(page["items"]) == 1 and page["next_cursor"]
@@ -115,6 +117,7 @@ async def test_bad_input_is_refused_with_the_fix_and_changes_nothing(tmp_path: P
                 ("rate", {"handle": found["handle"], "rating": "meh"}, "'like' or 'dislike'"),
                 ("rate", {"handle": found["handle"], "score": 2}, "less than or equal to 1"),
                 ("rate", {"handle": found["handle"], "like": True, "score": 1}, "one of"),
+                ("rate", {"handle": found["handle"], "like": True, "dislike": True}, "one of"),
                 ("forget", {"ids": []}, "at least 1"),
                 ("forget", {"ids": [kept["id"], "m999"]}, "nothing was forgotten"),
                 ("list", {"cursor": "not-a-cursor"}, "unknown cursor"),
