@@ -353,13 +353,15 @@ def dialogue(args: argparse.Namespace) -> list[dict[str, Any]]:
     return report.aggregate(recs)
 
 
-def latency(args: argparse.Namespace, quick: bool = False) -> list[dict[str, Any]]:
+def latency(args: argparse.Namespace, quick: bool = False, dim: int = 384) -> list[dict[str, Any]]:
+    """Per-step latency at each K on precomputed ``dim``-d vectors (the demo: the default
+    embedder's 256; the published tables: MiniLM's 384)."""
     rows: list[dict[str, Any]] = []
     for k in args.k or LATENCY_K:
         steps = args.steps or LATENCY_STEPS.get(k, 1000)
         bar = Progress(f"latency K={k}", 200 + steps, unit="steps", enabled=not args.quiet)
         rows += measure(
-            args.policies, k, 384, steps, progress=bar.advance, retrievals=_with_vector(args)
+            args.policies, k, dim, steps, progress=bar.advance, retrievals=_with_vector(args)
         )
         bar.close()
     if not quick and args.embedder == "minilm":
@@ -542,10 +544,20 @@ def render(rows: Sequence[dict[str, Any]], fmt: str, compact: bool = False) -> s
     return "\n\n".join(parts) + "\n"
 
 
-def demo(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """A small version of everything: one seed, fewer capacities, LoCoMo if data is given."""
+#: the dialogue-turn table of the demo: the chat memories' policy beside the baselines it is
+#: measured against (of those ``--policies`` names; ``solar-dialogue`` always)
+DEMO_DIALOGUE = ("fifo", "solar-adaptive", "solar-dialogue", "unlimited")
+
+
+def demo(args: argparse.Namespace) -> tuple[list[dict[str, Any]], list[str]]:
+    """A small version of everything: one seed, fewer capacities, LoCoMo if data is given.
+
+    Returns the rows and the notes to print after the tables (why a table is missing)."""
+    from solar_core.embedders.static_embedder import StaticEmbedder
+
     small = argparse.Namespace(**{**vars(args), "seeds": args.seeds[:1]})
     rows: list[dict[str, Any]] = []
+    notes: list[str] = []
     sweeps = {
         "cycling": [10],
         "working-set": [5, 15, 30, 100],
@@ -556,12 +568,26 @@ def demo(args: argparse.Namespace) -> list[dict[str, Any]]:
     for name, ks in sweeps.items():
         small.k, small.data = ks, None  # generated workloads; --data is LoCoMo's here
         rows += synthetic(small, name)
-    if locomo_skipped(args.data) is None:
+    skipped = locomo_skipped(args.data)
+    if skipped is None:
         small.k, small.data = [10, 50], args.data
         rows += locomo(small, conversations=2)
+        # Dialogue turns, the chat memories' job: every conversation of the file (each scored
+        # with a prior trained without it), K = 100, the questions asked at the end: ~5 s.
+        turns = argparse.Namespace(**vars(small))
+        turns.k, turns.modes = [100], ("end",)
+        turns.policies = [p for p in DEMO_DIALOGUE if p in args.policies or p == "solar-dialogue"]
+        try:
+            rows += dialogue(turns)
+        except ValueError as err:  # a file too small to train the prior out of sample
+            notes.append(f"Dialogue turns: skipped ({err}).")
+    else:
+        notes.append(skipped)
+    # Timed on the default (static) embedder's dimension, with the chat memories' policy too.
     small.k, small.steps = [100], args.steps or 1000
-    rows += latency(small, quick=True)
-    return rows
+    small.policies = list(dict.fromkeys([*args.policies, "solar-dialogue"]))
+    rows += latency(small, quick=True, dim=StaticEmbedder.DIM)
+    return rows, notes
 
 
 def locomo_skipped(data: Path | None) -> str | None:
@@ -570,7 +596,8 @@ def locomo_skipped(data: Path | None) -> str | None:
     The demo runs without data, so a missing table must be explained, or it looks like a bug.
 
     >>> print(locomo_skipped(None))
-    demo: LoCoMo skipped (no --data given). To include it: solar-bench demo --data
+    demo: LoCoMo skipped (no --data given): its question/answer and dialogue-turn tables
+    (solar-dialogue, the chat memories' policy) need it. To include them: solar-bench demo --data
     path/to/locomo.json, or make demo LOCOMO=path/to/locomo.json (or SOLAR_DATA=folder, the
     folder that holds locomo/locomo-dev.json)
     """
@@ -578,9 +605,10 @@ def locomo_skipped(data: Path | None) -> str | None:
         return None
     why = "no --data given" if data is None else f"--data {data} is not a file"
     return (
-        f"demo: LoCoMo skipped ({why}). To include it: solar-bench demo --data "
-        "path/to/locomo.json, or make demo LOCOMO=path/to/locomo.json (or SOLAR_DATA=folder, "
-        "the folder that holds locomo/locomo-dev.json)"
+        f"demo: LoCoMo skipped ({why}): its question/answer and dialogue-turn tables "
+        "(solar-dialogue, the chat memories' policy) need it. To include them: solar-bench demo "
+        "--data path/to/locomo.json, or make demo LOCOMO=path/to/locomo.json (or "
+        "SOLAR_DATA=folder, the folder that holds locomo/locomo-dev.json)"
     )
 
 
@@ -596,6 +624,13 @@ def default_policies(workload: str) -> list[str]:
     if workload == "dialogue":
         order.insert(order.index("unlimited"), "solar-dialogue")
     return order
+
+
+def demo_text(rows: Sequence[dict[str, Any]], notes: Sequence[str]) -> str:
+    """The demo's tables, each with its title, legend and takeaway, then the next steps."""
+    from .demo import bench_report
+
+    return bench_report(rows, notes)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -617,8 +652,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _main(args: argparse.Namespace) -> int:
     start = time.perf_counter()
     name = args.workload
+    notes: list[str] = []
     if name == "demo":
-        rows = demo(args)
+        rows, notes = demo(args)
     elif name == "locomo":
         rows = locomo(args)
     elif name == "dialogue":
@@ -635,13 +671,15 @@ def _main(args: argparse.Namespace) -> int:
         rows = growth(args)
     else:
         rows = synthetic(args, name)
-    text = render(rows, args.format, compact=name == "demo")
+    # the demo's tables each with a title, a legend and a takeaway
+    guided = name == "demo" and args.format == "table"
+    text = demo_text(rows, notes) if guided else render(rows, args.format)
     if args.out is not None:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text, encoding="utf-8")
         if args.format != "table" and not args.quiet:
             sys.stdout.write(
-                render(rows, "table", compact=name == "demo")
+                demo_text(rows, notes) if name == "demo" else render(rows, "table")
             )  # the file has the data, the terminal a view
     else:
         sys.stdout.write(text)
@@ -649,11 +687,16 @@ def _main(args: argparse.Namespace) -> int:
         from .plot import plot
 
         plot(rows, args.plot)
-    # After the tables, where the reader looks for the missing one; printed even with --quiet,
-    # which silences progress, not the explanation of a result that is not there.
-    skipped = locomo_skipped(args.data) if name == "demo" else None
-    if skipped is not None:
-        print(skipped, file=sys.stderr)
+    # The demo's table text says why a table is missing; when the terminal shows no such text
+    # (CSV or JSON on stdout) the reason goes to stderr, even with --quiet, which silences
+    # progress, not the explanation of a result that is not there.
+    on_screen = (
+        guided
+        and args.out is None
+        or (name == "demo" and args.out is not None and args.format != "table" and not args.quiet)
+    )
+    if notes and not on_screen:
+        print("\n".join(notes), file=sys.stderr)
     if not args.quiet:
         print(f"{name}: {time.perf_counter() - start:.1f} s", file=sys.stderr)
     return 0
