@@ -36,7 +36,8 @@ TTL is supported (``InMemoryStore`` has none); a namespace is bounded: its label
 quoted and joined as a JSON list, may take 256 characters (a longer one is refused with an error
 naming it; ``InMemoryStore`` has no bound); a search filter's range operators compare numbers
 exactly, however large (``InMemoryStore``'s ``float()`` overflows on ``10**400``), and a filter
-nested too deep or inside itself is refused (see :func:`_search_filter`).
+nested too deep or inside itself is refused (see :func:`_search_filter`); a value is JSON data
+(``InMemoryStore`` keeps any object; a date is refused, in memory as in a file).
 
 >>> from langchain_core.embeddings import DeterministicFakeEmbedding
 >>> store = SolarStore(index={"dims": 32, "embed": DeterministicFakeEmbedding(size=32)})
@@ -113,7 +114,6 @@ from solar_core.basics.validation import check_feedback
 from solar_core.engine.async_calls import in_worker
 from solar_core.integrations.copies import refused_copy
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore
-from solar_core.persistence.journal import plain_json
 from solar_core.persistence.logged_steps import storable
 from solar_core.persistence.scope import (
     Scope,
@@ -962,10 +962,17 @@ def _check_put(op: PutOp) -> None:
     held = {VALUE: dict(op.value), CREATED: "", UPDATED: "", POSITION: 0, INDEXED: False, TTL: 0.0}
     copy_metadata(held, "an item's value")
     try:
-        plain_json({"value": dict(op.value)}, "an item's value")
+        json.dumps({"value": dict(op.value)}, allow_nan=True)
     except RecursionError:  # nested past what JSON encodes; the memory takes far less anyway
         raise ValueError(
             f"an item's value nests deeper than {METADATA_DEPTH} levels: store it flatter"
+        ) from None
+    except (TypeError, ValueError) as err:
+        raise TypeError(
+            f"an item's value must be JSON data (str, numbers, bools, None, lists, dicts): {err}. "
+            "A SolarStore holds values as JSON, in memory too (an in-memory SolarStore is an "
+            "in-memory database, so a value behaves as it will in a file): store it as such "
+            "data, e.g. a date as date.isoformat()"
         ) from None
     check_ttl(op.ttl)
 

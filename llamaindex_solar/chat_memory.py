@@ -23,7 +23,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 from solar_core import Decision, Hit, Hits
 from solar_core.basics.validation import FloatVector, check_feedback
 from solar_core.engine.async_calls import in_worker
-from solar_core.integrations.params import BUILD_DEFAULTS
+from solar_core.integrations.params import BUILD_DEFAULTS, user_stacklevel
 from solar_core.integrations.shown import CallableHits, record_shown
 from solar_core.integrations.turns import HEADER, render, turn_id, turn_metadata, turn_text
 from solar_core.persistence import MemoryStore
@@ -218,7 +218,7 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
                 f"recall_token_ratio x token_limit = {budget} tokens: no room for a recalled turn "
                 f"(the header alone takes {header}); raise token_limit or recall_token_ratio",
                 UserWarning,
-                stacklevel=2,
+                stacklevel=user_stacklevel("llamaindex_solar"),
             )
         return self
 

@@ -250,16 +250,27 @@ def unit_rows(matrix: object, dim: int, rows: int, what: str = "embeddings") -> 
 
 def check_feedback(like: object, score: object) -> tuple[float, float]:
     """``(reward, quality)`` of a rating: ``like`` as 1/0, else ``score``; quality prefers
-    ``score``.
+    ``score``. Given both, they must agree: a like with a score of at least 0.5, a dislike with
+    one of at most 0.5 (0.5 goes with either); else a ``ValueError``.
 
     >>> check_feedback(True, None), check_feedback(None, 0.25), check_feedback(False, 0.5)
     ((1.0, 1.0), (0.25, 0.25), (0.0, 0.5))
+    >>> check_feedback(True, 0.0)
+    Traceback (most recent call last):
+    ...
+    ValueError: like=True and score=0.0 disagree: a like goes with a score of at least 0.5, ...
     """
     if like is None and score is None:
         raise ValueError("pass like=True/False or score=<float in [0, 1]>")
     if like is not None and not isinstance(like, bool | np.bool_):
         raise TypeError(f"like must be a bool, got {type(like).__name__}")
     value = check_score(score) if score is not None else None
+    if like is not None and value is not None and (value < 0.5 if like else value > 0.5):
+        raise ValueError(
+            f"like={bool(like)} and score={value} disagree: a like goes with a score of at "
+            "least 0.5, a dislike with one of at most 0.5; pass one of them, or a score on the "
+            "like's side"
+        )
     reward = float(bool(like)) if like is not None else float(value)  # type: ignore[arg-type]
     return reward, value if value is not None else reward
 

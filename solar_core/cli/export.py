@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import csv
 import io
-import json
 import os
 import sys
 import time
@@ -40,13 +39,13 @@ def _write_rows(target: TextIO, rows: list[dict[str, object]], form: str, raw: b
     control characters (a pipe may reach a terminal; CSV lines end with a newline alone)."""
     if form == "jsonl":
         for row in rows:
-            line = json.dumps(row, ensure_ascii=False) if raw else tables.json_line(row)
+            line = tables.json_text(row, ascii=False) if raw else tables.json_line(row)
             target.write(line + "\n")
         return
 
     def cell(value: object, column: str) -> object:
         if column in ("policy", "metadata"):
-            return json.dumps(value) if raw else tables.json_line(value)
+            return tables.json_text(value) if raw else tables.json_line(value)
         return tables.safe(value) if not raw and isinstance(value, str) else value
 
     writer = csv.writer(target) if raw else csv.writer(target, lineterminator="\n")

@@ -40,7 +40,28 @@ def say(stream: Stream, text: str) -> None:
 
 def json_line(value: object) -> str:
     """``value`` as one line of JSON without control characters (ASCII JSON leaves DEL)."""
-    return json.dumps(value, ensure_ascii=True).replace("\x7f", "\\u007f")
+    return json_text(value).replace("\x7f", "\\u007f")
+
+
+def json_text(value: object, ascii: bool = True) -> str:
+    """``value`` as valid JSON: a NaN or infinite number (metadata may hold them; JSON has
+    none) is written ``null``, as JavaScript's ``JSON.stringify`` writes it.
+
+    >>> json_text({"x": [float("nan"), float("-inf"), 1.5]})
+    '{"x": [null, null, 1.5]}'
+    """
+    try:
+        return json.dumps(value, ensure_ascii=ascii, allow_nan=False)
+    except ValueError:
+        return json.dumps(_finite(value), ensure_ascii=ascii)
+
+
+def _finite(value: object) -> object:
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    return [_finite(v) for v in value] if isinstance(value, list | tuple) else value
 
 
 def excerpt(text: str, width: int = 48) -> str:

@@ -233,8 +233,10 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
     ) -> None:
         """Rate a retrieval with ``like`` and/or ``score`` in [0, 1]: its items get the reward
         (``like`` as 1/0, else ``score``); ``score`` (else the like) is the step's quality for
-        the admission gate. ``retrieval``: the :class:`Hits` (or ``retrieval_id``) to rate, by
-        default this object's latest; any of the last 1,000, once, of this memory only.
+        the admission gate; given both, they must agree (a like with ``score >= 0.5``, a dislike
+        with ``score <= 0.5``), else a ``ValueError`` and nothing changes. ``retrieval``: the
+        :class:`Hits` (or ``retrieval_id``) to rate, by default this object's latest; any of the
+        last 1,000, once, of this memory only.
         """
         checked, rated = check_feedback(like, score), self._mine if retrieval is None else retrieval
         if rated is None and not self._local:  # (a plain memory has no other writer: its latest)

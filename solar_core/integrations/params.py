@@ -4,6 +4,7 @@ one."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -11,6 +12,18 @@ from solar_core.engine.memory import SolarMemory
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore
 from solar_core.policies.presets import DEFAULT_POLICY
 from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
+
+
+def user_stacklevel(*packages: str) -> int:
+    """The ``stacklevel`` of a warning that names the first caller outside ``packages`` (top
+    names, e.g. ``"llamaindex_solar"``), ``solar_core`` and pydantic: the user's line, however
+    deep the adapter's calls (a validator runs inside pydantic's constructor)."""
+    skipped = {"solar_core", "pydantic", "pydantic_core", *packages}
+    frame, level = sys._getframe(1), 1
+    while frame.f_back is not None and frame.f_globals.get("__name__", "").split(".")[0] in skipped:
+        frame, level = frame.f_back, level + 1
+    return level
+
 
 BUILD_DEFAULTS: dict[str, Any] = {
     "policy": None,

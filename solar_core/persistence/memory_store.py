@@ -37,6 +37,7 @@ from solar_core.persistence.scope import (
     check_identifier,
     check_part_name,
     named,
+    shown_scope,
 )
 from solar_core.policies.admission.evaluator_gate import Evaluator
 from solar_core.policies.deletion import DeletionPolicy
@@ -935,12 +936,28 @@ class MemoryStore:
 
     def names(self, **parts: str) -> list[str]:
         """The keys of the stored scopes (all, or those with these parts), oldest first. A key
-        is a name to show or keep, not a scope to pass back as it is (a string passed for a
-        scope is a session id): ``store.get(Scope.from_key(key))`` opens its scope."""
+        is a name to keep, not a scope to pass back as it is (a string passed for a scope is a
+        session id): ``store.get(Scope.from_key(key))`` opens its scope. A ``SolarStore``
+        namespace's key encodes its labels: :meth:`shown_names` shows them readably."""
         where = _where(parts)
         with self._lock:
             self._check_open()
             return self._keys(where)
+
+    def shown_names(self, **parts: str) -> list[str]:
+        """:meth:`names` as people read them (and ``solar-memory --scope`` takes them back): a
+        ``SolarStore`` namespace as its labels, ``namespace=users.alice``, not its key.
+
+        >>> from solar_core.persistence.scope import namespace_scope
+        >>> with MemoryStore(":memory:", policy="fifo", capacity=3, embedder="hash") as store:
+        ...     _ = store.get(namespace_scope(("users", "alice"))).add("likes tea")
+        ...     keys, shown = store.names(), store.shown_names()
+        >>> keys
+        ['project=langgraph-store&user=%5B%22users%22%2C%22alice%22%5D']
+        >>> shown
+        ['namespace=users.alice']
+        """
+        return [shown_scope(Scope.from_key(key)) for key in self.names(**parts)]
 
     def names_from(self, prefix: str) -> list[str]:
         """The keys of the stored scopes that begin with ``prefix``, oldest first (a range of

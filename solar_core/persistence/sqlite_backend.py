@@ -54,11 +54,20 @@ class SQLiteBackend(Backend):
         self.read_only = read_only
         if durability not in _DURABILITY:
             raise ValueError(f"durability must be 'normal' or 'full', got {durability!r}")
-        self.path = os.fspath(path)
+        self.path = os.path.expanduser(os.fspath(path))  # "~/agent.db": in the home folder
         self.url = self.path
         self._busy_timeout = busy_timeout
         if self.path != ":memory:" and os.path.isdir(self.path):
             raise PersistenceError(f"{self.path} is a directory, not a database file")
+        folder = os.path.dirname(os.path.abspath(self.path))
+        if self.path != ":memory:" and not read_only and not os.path.isdir(folder):
+            # (not created for you: a mistyped path would start an empty store somewhere new)
+            why = "is not a folder" if os.path.exists(folder) else "does not exist"
+            raise PersistenceError(
+                f"cannot create the database {self.path}: its folder {folder} {why}. Create "
+                f"the folder first (os.makedirs({folder!r}, exist_ok=True) or mkdir -p), or "
+                "give a path in an existing folder"
+            )
         target, uri = self.path, False
         if read_only:
             if self.path == ":memory:" or not os.path.isfile(self.path):

@@ -209,10 +209,16 @@ def check_filter(wanted: object, *, predicate: bool = True) -> Filter:
     checked: dict[str, Any] = {}
     for key, value in wanted.items():
         _check_key(key, "")
-        if key.startswith("$"):
+        if key in OPERATORS:
             raise ValueError(
                 f"a filter's keys name metadata fields, got {key!r}: put the operator under "
                 f"one, e.g. {{'price': {{{key!r}: {shown(value)}}}}}"
+            )
+        if key.startswith("$"):
+            raise ValueError(
+                f"a filter has no {key!r}: its keys name metadata fields, and every one must "
+                "match (and: {'topic': 'billing', 'year': {'$gte': 2024}}); for or, pass a "
+                "predicate: lambda m: m.get('topic') == 'billing' or m.get('year') == 2024"
             )
         checked[key] = checker.read(value, key, 1)
     return checked

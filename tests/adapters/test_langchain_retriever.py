@@ -75,6 +75,17 @@ def test_feedback_rates_the_latest_or_the_given_retrieval() -> None:
         r.feedback(like=True, documents=[Document("made up")])
 
 
+def test_a_like_and_a_score_that_disagree_are_refused_by_the_retriever() -> None:
+    r = retriever(k=1, policy="solar")
+    r.invoke("HTTP 429")
+    before = full_state(r.memory)
+    with pytest.raises(ValueError, match="like=False and score=0.9 disagree"):
+        r.feedback(like=False, score=0.9)
+    assert full_state(r.memory) == before
+    r.feedback(like=False, score=0.1)  # agreeing: rated
+    assert r.memory.get("a").policy["beta"] == 2.0
+
+
 async def test_async_invoke_and_batch() -> None:
     r = retriever(k=1)
     docs = await r.ainvoke("HTTP 429", k=2)

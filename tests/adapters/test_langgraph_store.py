@@ -342,3 +342,18 @@ def test_a_scope_of_the_store_project_made_by_hand_is_no_namespace(tmp_path: Any
     assert solar.list_namespaces() == [("users", "bob")]
     assert [i.key for i in solar.search(())] == ["k"]
     solar.close()
+
+
+def test_a_like_and_a_score_that_disagree_are_refused_by_the_store() -> None:
+    store = SolarStore(index=index(), capacity=5, policy="solar")  # type: ignore[arg-type]
+    ns = ("docs",)
+    store.put(ns, "pizza", {"text": "pizza"})
+    hits = store.search(ns, query="pizza", limit=1)
+    memory = store.memory(ns)
+    assert memory is not None
+    before = memory.get("pizza").policy
+    with pytest.raises(ValueError, match="like=True and score=0.0 disagree"):
+        store.feedback(like=True, score=0.0, retrieval=hits)
+    assert memory.get("pizza").policy == before
+    store.feedback(like=True, score=0.9, retrieval=hits)  # agreeing: rated
+    assert memory.get("pizza").policy["alpha"] == before["alpha"] + 1

@@ -88,3 +88,14 @@ def test_a_namespace_too_long_is_refused_by_name_and_nothing_is_stored() -> None
     assert store.store.names() == [] and store.list_namespaces() == []
     assert store.search(long) == []  # a prefix nothing can be under
     store.close()
+
+
+def test_the_stores_names_show_namespaces_by_their_labels(tmp_path: Path) -> None:
+    store = SolarStore(tmp_path / "s.db", index=index(), capacity=None)
+    store.put(("users", "alice"), "food", {"text": "I like ramen"})
+    store.store.scope(user="bob").add("bob likes tea")
+    keys = store.store.names()
+    assert keys == [namespace_scope(("users", "alice")).key, "user=bob"]  # keys, as before
+    assert store.store.shown_names() == ["namespace=users.alice", "user=bob"]
+    assert store.store.shown_names(user="bob") == ["user=bob"]
+    store.close()

@@ -5,6 +5,7 @@ bound is stored and read back equal."""
 
 from __future__ import annotations
 
+import datetime
 from pathlib import Path
 
 import pytest
@@ -52,3 +53,20 @@ def test_a_value_at_the_bound_is_stored_and_read_back(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match=TOO_MANY):
         again.put(NS, "k", value)
     again.close()
+
+
+@pytest.mark.parametrize("in_a_file", [False, True])
+def test_a_value_that_is_no_json_data_is_refused_alike_in_memory_and_in_a_file(
+    tmp_path: Path, in_a_file: bool
+) -> None:
+    store = SolarStore(str(tmp_path / "store.db") if in_a_file else None, capacity=None)
+    store.put(NS, "kept", {"text": "kept"})
+    with pytest.raises(TypeError) as refused:
+        store.put(NS, "kept", {"text": "t", "day": datetime.date(2024, 6, 1)})
+    message = str(refused.value)
+    assert message.startswith("an item's value must be JSON data"), message
+    assert "persisted" not in message and "date.isoformat()" in message
+    kept = store.get(NS, "kept")
+    assert kept is not None and kept.value == {"text": "kept"}
+    store.put(NS, "kept", {"text": "t", "day": datetime.date(2024, 6, 1).isoformat()})  # the fix
+    store.close()

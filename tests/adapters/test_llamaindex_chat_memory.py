@@ -317,6 +317,13 @@ def test_a_recall_share_too_small_for_any_turn_is_warned_about() -> None:
         SolarChatMemory.from_defaults(token_limit=96, recall_token_ratio=0.3, embedder="hash")
 
 
+def test_the_recall_share_warning_names_the_callers_line() -> None:
+    for build in (SolarChatMemory, SolarChatMemory.from_defaults):
+        with pytest.warns(UserWarning, match="no room for a recalled turn") as caught:
+            build(token_limit=96, recall_token_ratio=0.3, embedder="hash")
+        assert [w.filename for w in caught] == [__file__]
+
+
 def chatted_about_a_dog_and_space() -> SolarChatMemory:
     """A one-turn recall memory after a chat about a dog, space and the filler, in that order."""
     memory = small_memory(top_k=1)

@@ -551,3 +551,31 @@ def test_export_names_a_namespace_as_scopes_lists_it_and_scope_takes_it_back(
     assert status == 0
     assert [json.loads(line)["id"] for line in again.splitlines()] == [exported[0]["id"]]
     assert "langgraph-store" not in listed + jsonl
+
+
+def strict_json(text: str) -> Any:
+    """``text`` read as JSON is: NaN and Infinity are no JSON (Python's reader takes them)."""
+
+    def refuse(constant: str) -> None:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_export_writes_valid_json_for_metadata_holding_nan_or_infinity(tmp_path: Path) -> None:
+    path = str(tmp_path / "store.db")
+    metadata = {"x": float("nan"), "deep": [{"y": float("inf")}, -float("inf")], "z": 1.5}
+    with MemoryStore(path, policy="fifo", capacity=5, embedder="hash") as store:
+        store.scope(user="ann").add("ann likes tea", metadata=metadata)
+    before = fingerprint_of(path)
+    wanted = {"x": None, "deep": [{"y": None}, None], "z": 1.5}
+    status, jsonl = run("export", path)
+    assert status == 0 and strict_json(jsonl)["metadata"] == wanted
+    assert run("export", path, "-o", str(tmp_path / "out.jsonl"))[0] == 0
+    assert strict_json((tmp_path / "out.jsonl").read_text())["metadata"] == wanted
+    assert run("export", path, "--format", "csv", "-o", str(tmp_path / "out.csv"))[0] == 0
+    with open(tmp_path / "out.csv", newline="", encoding="utf-8") as handle:
+        assert strict_json(next(csv.DictReader(handle))["metadata"]) == wanted
+    status, items = run("items", path, "--json")
+    assert status == 0 and strict_json(items)["metadata"] == wanted
+    assert fingerprint_of(path) == before

@@ -69,7 +69,8 @@ def _feedback_op(rng: np.random.Generator) -> Op:
         return Op("feedback", score=float(rng.random()))
     if r < 0.92:
         return Op("feedback", score=float(rng.choice([0.0, 1.0])))
-    return Op("feedback", like=bool(rng.random() < 0.5), score=float(rng.random()))
+    like = bool(rng.random() < 0.5)  # with a score that agrees: at least 0.5 for a like
+    return Op("feedback", like=like, score=float(rng.random()) / 2 + (0.5 if like else 0.0))
 
 
 def make_ops(seed: int, steps: int = STEPS) -> list[Op]:
@@ -649,7 +650,7 @@ def test_feedback_before_any_retrieval_is_rejected(policy: str) -> None:
     for i, vector in enumerate(vectors.reshape(-1, DIM)):
         memory.add(f"experience {i}", embedding=vector)
     assert len(memory) > 0
-    for kwargs in ({"like": True}, {"score": 0.0}, {"like": False, "score": 1.0}):
+    for kwargs in ({"like": True}, {"score": 0.0}, {"like": False, "score": 0.25}):
         before = full_state(memory)
         with pytest.raises(ValueError, match=re.escape("call retrieve() first")):
             memory.feedback(**kwargs)

@@ -85,3 +85,27 @@ def test_only_the_last_thousand_retrievals_are_rateable() -> None:
         memory.retrieve(embedding=onehot(1), k=1)
     with pytest.raises(ValueError, match="only the last 1000"):
         memory.feedback(like=True, retrieval=first)
+
+
+@pytest.mark.parametrize(
+    ("like", "score"), [(True, 0.0), (True, 0.49), (False, 1.0), (False, 0.51)]
+)
+def test_a_like_and_a_score_that_disagree_are_refused_and_change_nothing(
+    like: bool, score: float
+) -> None:
+    memory = two_item_memory()
+    hits = memory.retrieve(embedding=onehot(0), k=1)
+    before = full_state(memory)
+    with pytest.raises(ValueError, match=f"like={like} and score={score} disagree: a like goes"):
+        memory.feedback(like=like, score=score, retrieval=hits)
+    assert full_state(memory) == before
+    memory.feedback(like=like, score=0.5, retrieval=hits)  # 0.5 goes with either
+    assert full_state(memory) != before
+
+
+def test_a_like_and_a_score_that_agree_rate_with_the_like_and_the_score() -> None:
+    memory = SolarMemory("solar", capacity=5, dim=8, seed=0)
+    memory.add("a", embedding=onehot(0), item_id="A")
+    memory.retrieve(embedding=onehot(0), k=1)
+    memory.feedback(like=True, score=0.75)
+    assert memory.get("A").policy["alpha"] == 4.0  # prior 2 + retrieved 1 + the like's 1

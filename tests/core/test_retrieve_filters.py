@@ -3,6 +3,7 @@ retrievals; persisted, a filtered retrieval replays as it ran."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -160,6 +161,27 @@ def test_a_bad_filter_is_refused_with_the_fix_and_changes_nothing(
     with pytest.raises(error, match=says):
         memory.retrieve(embedding=query_all(), filter=bad)  # type: ignore[arg-type]
     assert full_state(memory) == before and memory.stats() == stats
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"$or": [{"topic": "billing"}, {"n": 2}]},
+        {"$and": [{"topic": "billing"}, {"n": 1}]},
+        {"$not": {"topic": "billing"}},
+        {"$eq": 1},
+        {"$gte": "2024"},
+    ],
+)
+def test_the_filters_a_refusal_suggests_are_accepted(bad: dict[str, Any]) -> None:
+    memory = memory_with()
+    with pytest.raises(ValueError) as refused:
+        memory.retrieve(embedding=query_all(), filter=bad)
+    message = str(refused.value)
+    suggested = re.findall(r"\{'.*?\}\}|lambda m: .*$", message)
+    assert suggested, message
+    for text in suggested:
+        memory.retrieve(embedding=query_all(), filter=eval(text))  # accepted as it is shown
 
 
 def test_a_predicate_that_raises_changes_nothing() -> None:

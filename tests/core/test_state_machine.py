@@ -176,7 +176,9 @@ class MemoryMachine(RuleBasedStateMachine):
     def do_feedback(self, like: bool | None, score: float | None) -> None:
         if like is None and score is None:
             self.expect_failure(lambda: self.memory.feedback(), ValueError)
-        elif self.retrieval != "unrated":  # no retrieval since clear(), or already rated
+        elif self.retrieval != "unrated" or (
+            like is not None and score is not None and (score < 0.5 if like else score > 0.5)
+        ):  # no retrieval since clear(), already rated, or a like and a score that disagree
             self.expect_failure(lambda: self.memory.feedback(like=like, score=score), ValueError)
         else:
             beliefs = {item.id: dict(item.policy) for item in self.memory.items()}

@@ -358,6 +358,34 @@ def test_a_read_only_database_says_so_and_how_to_fix_it(tmp_path: Path) -> None:
         assert "read-only" in message and "write permission" in message, message
 
 
+def test_a_path_in_a_missing_folder_names_the_folder_and_creates_nothing(tmp_path: Path) -> None:
+    missing = tmp_path / "no" / "such"
+    for path in (missing / "agent.db", f"sqlite:///{missing}/agent.db"):
+        with pytest.raises(PersistenceError) as caught:
+            MemoryStore(path, policy="fifo", capacity=5, embedder="hash")
+        message = str(caught.value)
+        assert f"its folder {missing} does not exist" in message, message
+        assert "os.makedirs" in message and "unable to open" not in message
+    (tmp_path / "file").write_text("")
+    with pytest.raises(PersistenceError, match=r"its folder .*file is not a folder"):
+        MemoryStore(str(tmp_path / "file" / "agent.db"), embedder="hash")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_a_path_that_starts_with_a_tilde_is_in_the_home_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(PersistenceError, match=f"its folder {tmp_path / 'x'} does not exist"):
+        MemoryStore("~/x/agent.db", embedder="hash")
+    (tmp_path / "x").mkdir()
+    with MemoryStore("~/x/agent.db", policy="fifo", capacity=5, embedder="hash") as store:
+        store.scope(user="ann").add("hi")
+    assert (tmp_path / "x" / "agent.db").is_file() and not Path("~").exists()
+    with MemoryReader("~/x/agent.db") as reader:
+        assert [item.text for item in reader.memory({"user": "ann"}).items()] == ["hi"]
+
+
 # -- fuzzing real snapshots and log rows in worker processes -------------------------------------
 #: cases of each kind here; ``benchmarks/snapshot_fuzz.py`` (the same forgeries, the same
 #: workers) runs 100,000 and reports their time and memory

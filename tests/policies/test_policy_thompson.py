@@ -94,7 +94,7 @@ def test_idle_items_gain_beta_exactly_every_fifth_retrieval() -> None:
         ({"score": 0.25}, 0.25, 0.75),
         ({"score": 1.0}, 1.0, 0.0),
         ({"score": 0.0}, 0.0, 1.0),
-        ({"like": False, "score": 0.75}, 0.0, 1.0),  # the like decides the reward
+        ({"like": False, "score": 0.25}, 0.0, 1.0),  # the like decides the reward
     ],
 )
 def test_feedback_credits_the_items_of_the_latest_retrieval_only(

@@ -133,9 +133,9 @@ def test_a_like_is_score_one_and_a_dislike_score_zero() -> None:
     d = memory.add("y", embedding=onehot(6))
     assert (d.cost, d.regret, d.admitted) == (0.0, 1.0, False)
     memory.retrieve(embedding=onehot(7))
-    memory.feedback(like=True, score=0.25)  # the score is the step's quality
+    memory.feedback(like=True, score=0.75)  # the score is the step's quality
     d = memory.add("z", embedding=onehot(7))
-    assert (d.cost, d.regret, d.admitted) == (0.75, 1.75, False)
+    assert (d.cost, d.regret, d.admitted) == (0.25, 1.25, False)
 
 
 def test_nothing_but_a_store_resets_regret() -> None:
