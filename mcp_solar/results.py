@@ -56,7 +56,10 @@ class Recalled(BaseModel):
 
     id: str
     text: str
-    score: float = Field(description="similarity to the query (higher is closer)")
+    score: float = Field(
+        description="how well it matches, higher is better: cosine + 3 x the share of the "
+        "query's words it holds (-1 to 4; above 1: shared words)"
+    )
     stored_at: str = Field(description="when it was stored, ISO 8601 UTC")
     metadata: dict[str, Any]
 
