@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -16,12 +17,24 @@ from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_vali
 
 from solar_core import Decision, Hit, Hits
 from solar_core.engine.async_calls import in_worker
-from solar_core.integrations.turns import has_words, turn_id, turn_metadata, turn_text
+from solar_core.integrations.turns import (
+    AI,
+    HUMAN,
+    cut,
+    fitting,
+    has_words,
+    turn_id,
+    turn_metadata,
+    turn_text,
+)
 from solar_core.persistence import deferred_retrievals
 from solar_core.retrieval.filters import check_filter
 
 from ._params import SolarChatParams
 from .turns import hits_as_messages, hits_as_text
+
+#: ``max_recall_chars``' default: about 1,000 tokens of recalled text per turn
+DEFAULT_MAX_RECALL_CHARS = 4_000
 
 
 class _Lock:
@@ -60,7 +73,20 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
     likely to ask about it, learning from ratings) decides what is kept and what is evicted;
     the turns recalled are those that match the input best by meaning and by words (hybrid
     retrieval, above a relevance floor: ``retrieval=``, ``min_score=``).
-    ``feedback(like=...)`` rates the last answer.
+    ``feedback(like=...)`` rates the last answer; ``feedback(like=..., recall=hits)`` an earlier
+    one, named by the :attr:`recalled` kept from its turn. :meth:`look` shows what a recall
+    would add, without recording a retrieval the memory learns from.
+
+    What the prompt gets: up to ``k + top_k`` exchanges -- the last ``k`` (the window, exactly
+    as ``ConversationBufferWindowMemory(k=k)`` has them) plus up to ``top_k`` (default 3) older
+    ones recalled for the input, fewer when fewer are relevant enough. So ``k=2`` shows up to 5
+    exchanges; ``top_k=0`` keeps the window memory's prompt exactly (nothing recalled, no
+    retrieval). Recalled text is capped at ``max_recall_chars`` characters per input (default
+    4,000, about 1,000 tokens; ``None``: no limit; the window is never cut): recalled turns are
+    added best first while they fit, one that does not fit is left out (a shorter, less
+    relevant one may still fit), except the best, which is cut to the budget (its longer side
+    ending in "…") rather than dropped. A turn left out is still part of the recall the memory
+    recorded, so a rating of that answer credits it too.
 
     What ``memory_key`` holds: with the default ``recall_key=None`` the recalled turns come first,
     oldest first, followed by the window, in the window memory's own format (a ``Human:/AI:``
@@ -71,12 +97,12 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
 
     Window parameters, as in ``ConversationBufferWindowMemory``: ``chat_memory``, ``k``,
     ``memory_key``, ``human_prefix``, ``ai_prefix``, ``return_messages``, ``input_key``,
-    ``output_key``. SOLAR parameters: ``top_k``, ``recall_key``, ``filter`` (recall only the
-    experiences whose metadata match it, :mod:`solar_core.retrieval.filters`: for a memory shared
-    with components that store experiences with their own metadata), and ``memory=`` or ``policy``,
-    ``capacity``, ``embedder`` (any LangChain ``Embeddings`` too), ``seed``, ``retrieval``,
-    ``min_score``. Every
-    ``load_memory_variables`` with an input is a retrieval the memory learns from.
+    ``output_key``. SOLAR parameters: ``top_k``, ``max_recall_chars``, ``recall_key``, ``filter``
+    (recall only the experiences whose metadata match it, :mod:`solar_core.retrieval.filters`:
+    for a memory shared with components that store experiences with their own metadata), and
+    ``memory=`` or ``policy``, ``capacity``, ``embedder`` (any LangChain ``Embeddings`` too),
+    ``seed``, ``retrieval``, ``min_score``. Every ``load_memory_variables`` with an input is a
+    retrieval the memory learns from.
 
     ``chat_memory`` is the conversation, as in the window memory (an
     ``InMemoryChatMessageHistory`` by default; any ``BaseChatMessageHistory``, e.g. a persistent
@@ -105,6 +131,20 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
         Human: what is 2 + 2?
         AI: 4
         >>> memory.feedback(like=True)  # the recalled 429 turn helped
+
+        A rating that comes late names its turn's recall; a look records nothing:
+
+        >>> hits = memory.recalled  # kept with the answer it served
+        >>> _ = memory.load_memory_variables({"input": "what is 2 + 2 again?"})
+        >>> memory.feedback(like=False, recall=hits)
+        Traceback (most recent call last):
+        ...
+        ValueError: this retrieval already has feedback
+        >>> retrievals = memory.memory.stats()["retrievals"]
+        >>> [hit.metadata["human"] for hit in memory.look("HTTP 429 again")]
+        ['our API returns HTTP 429']
+        >>> memory.memory.stats()["retrievals"] == retrievals
+        True
 
         Seeded with an earlier conversation: its turns are offered at the first input, and the
         older ones are recalled when relevant.
@@ -136,7 +176,9 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
     input_key: str | None = None
     output_key: str | None = None
     top_k: int = Field(default=3, ge=0)
-    """Relevant older turns recalled per input (0: none)."""
+    """Relevant older turns recalled per input (0: none, the window memory's prompt exactly)."""
+    max_recall_chars: int | None = DEFAULT_MAX_RECALL_CHARS
+    """Characters of recalled turns added to the prompt per input (``None``: no limit)."""
     recall_key: str | None = None
     """Where recalled turns go: ``None`` merges them into ``memory_key``."""
     filter: dict[str, Any] | Callable[[Mapping[str, Any]], bool] | None = None
@@ -146,6 +188,11 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
     @classmethod
     def _check_filter(cls, wanted: object) -> object:
         return None if wanted is None else check_filter(wanted)
+
+    @field_validator("max_recall_chars", mode="before")
+    @classmethod
+    def _check_budget(cls, budget: object) -> object:
+        return check_budget(budget)
 
     @model_validator(mode="after")
     def _distinct_keys(self) -> SolarConversationMemory:
@@ -209,15 +256,12 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
         recent = _finished_turns(window)[0]
         hits = Hits([], None)
         if query and self.top_k > 0:
-            exclude = [turn_id(self._text(human, ai)) for _, human, ai in recent]
             # over a store, logged with the turn's save_context: a turn is one transaction
             with deferred_retrievals():
-                hits = self.memory.retrieve(
-                    query, k=self.top_k, exclude=exclude, filter=self.filter
-                )
+                hits = self._retrieve(query, recent, record=True)
         if is_turn:  # a new turn: feedback now rates its recall (or nothing), never an older one
             self._recalled = hits if hits.retrieval_id is not None else None
-        recalled = self._chronological(hits, recent)
+        recalled = self._chronological(self._fit(hits, recent))
         if self.return_messages:
             recall: Any = hits_as_messages(recalled)
         else:
@@ -327,25 +371,54 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
         self._account(messages, end)
 
     # -- SOLAR --------------------------------------------------------------------------------
-    def feedback(self, *, like: bool | None = None, score: float | None = None) -> None:
-        """Rate the last answer: ``like=True/False`` or ``score`` in [0, 1].
+    def feedback(
+        self,
+        *,
+        like: bool | None = None,
+        score: float | None = None,
+        recall: Hits | int | None = None,
+    ) -> None:
+        """Rate an answer: ``like=True/False`` or ``score`` in [0, 1].
 
         The turns recalled for it are credited, so helpful experiences outlive unhelpful ones
         (with the default ``solar-dialogue``, by how the rating differs from the memory's usual
         one: a user who dislikes every answer moves nothing; with ``solar-adaptive``, a dislike
         takes from the best recalled turn the value it earned for this input; with the paper's
         ``solar``, Thompson eviction adds 1 to alpha on a like, to beta on a dislike).
+
+        ``recall``: which answer's recall to rate -- the :attr:`recalled` of that turn (a
+        ``Hits``), or its ``retrieval_id``/``handle`` -- for a rating that arrives after the
+        next question; by default the latest. Any of the memory's last 1,000 recalls, once each;
+        one that is unknown, expired, rated already or another memory's is refused by the memory
+        with a ``ValueError``, and nothing changes.
         """
-        if self._recalled is None:
-            raise ValueError(
-                "nothing to rate: the last turn recalled nothing (no input to search for, "
-                "top_k=0, or no turn since clear())"
-            )
-        self.memory.feedback(like=like, score=score, retrieval=self._recalled)
+        if recall is None:
+            if self._recalled is None:
+                raise ValueError(
+                    "nothing to rate: the last turn recalled nothing (no input to search for, "
+                    "top_k=0, or no turn since clear())"
+                )
+            recall = self._recalled
+        self.memory.feedback(like=like, score=score, retrieval=recall)
+
+    def look(self, query: str) -> Hits:
+        """What the next recall for ``query`` would add to the prompt, best first, recording
+        nothing: no retrieval the policy learns from, nothing to rate (its ``retrieval_id`` is
+        ``None``). The same turns, ``k``, filter, relevance floor, window exclusion and
+        ``max_recall_chars`` as :meth:`load_memory_variables` (turns are shown whole here; the
+        prompt may cut the first one to the budget). Turns added to ``chat_memory`` and not
+        offered yet are not offered by a look."""
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str, got {type(query).__name__}")
+        if not query.strip() or self.top_k == 0:
+            return Hits([], None)
+        recent = _finished_turns(self.buffer_as_messages)[0]
+        return self._retrieve(query, recent, record=False)
 
     @property
     def recalled(self) -> Hits:
-        """What the last ``load_memory_variables`` recalled, best first, with scores and ids."""
+        """What the last ``load_memory_variables`` recalled, best first, with scores and ids:
+        keep it to rate this turn's recall later, ``feedback(like=..., recall=hits)``."""
         return self._recalled if self._recalled is not None else Hits([], None)
 
     @property
@@ -398,15 +471,57 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
                 raise TypeError(f"{where}[{key!r}] must be a str, got {type(values[key]).__name__}")
         return inputs[input_key], outputs[output_key]
 
-    def _chronological(self, hits: Hits, recent: list[tuple[int, str, str]]) -> list[Hit]:
-        """Recalled turns oldest first, so merged with the window they read as one conversation.
+    def _retrieve(self, query: str, recent: list[tuple[int, str, str]], *, record: bool) -> Hits:
+        """The recall for ``query`` (``record=False``: a look), narrowed to the turns the prompt
+        shows (:meth:`_fit`, uncut), with the retrieval's id."""
+        exclude = [turn_id(self._text(human, ai)) for _, human, ai in recent]
+        hits = self.memory.retrieve(
+            query, k=self.top_k, exclude=exclude, filter=self.filter, record=record
+        )
+        shown = {hit.id for hit in self._fit(hits, recent)}
+        return Hits([hit for hit in hits if hit.id in shown], hits.retrieval_id, hits.origin)
 
-        A memory shared with adapters that store turns under other ids may hold a turn twice: it
-        is shown once, and not at all if the window holds it.
-        """
+    def _fit(self, hits: Sequence[Hit], recent: list[tuple[int, str, str]]) -> list[Hit]:
+        """The recalled turns the prompt shows, best first: each once, none the window holds (a
+        memory shared with adapters that store turns under other ids may hold a turn twice),
+        within ``max_recall_chars`` (:func:`~solar_core.integrations.turns.fitting`: the best
+        cut to it if it alone is too long)."""
         seen = {self._text(human, ai) for _, human, ai in recent}
+        unique = []
+        for hit in hits:
+            if hit.text not in seen:
+                seen.add(hit.text)
+                unique.append(hit)
+        texts = [self._shown_text(hit) for hit in unique]
+        budget = self.max_recall_chars
+        shown = [unique[i] for i in fitting([len(text) for text in texts], budget)]
+        if shown and budget is not None and len(texts[0]) > budget:
+            shown[0] = self._cut(shown[0], budget)
+        return shown
+
+    def _shown_text(self, hit: Hit) -> str:
+        human, ai = hit.metadata.get(HUMAN), hit.metadata.get(AI)
+        if isinstance(human, str) and isinstance(ai, str):
+            return self._text(human, ai)
+        return hit.text
+
+    def _cut(self, hit: Hit, size: int) -> Hit:
+        """``hit`` shown in ``size`` characters: a turn's two sides cut to share them."""
+        human, ai = hit.metadata.get(HUMAN), hit.metadata.get(AI)
+        room = size - len(self._text("", ""))
+        if not (isinstance(human, str) and isinstance(ai, str)) or room < 2:  # as a note
+            metadata = {key: v for key, v in hit.metadata.items() if key not in (HUMAN, AI)}
+            return dataclasses.replace(
+                hit, text=cut(self._shown_text(hit), size), metadata=metadata
+            )
+        human = cut(human, max(room // 2, room - len(ai)))
+        ai = cut(ai, room - len(human))
+        metadata = {**hit.metadata, HUMAN: human, AI: ai}
+        return dataclasses.replace(hit, text=self._text(human, ai), metadata=metadata)
+
+    def _chronological(self, hits: list[Hit]) -> list[Hit]:
+        """Recalled turns oldest first, so merged with the window they read as one conversation."""
         steps: dict[str, int] = {}
-        shown = []
         memory = self.memory
         # The hits' steps are read from the memory as the retrieval left it (it caught up with
         # the database), not through get(): with a database behind the memory, each get()
@@ -414,15 +529,21 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
         with memory.lock:
             core = memory.core
             for hit in hits:
-                if hit.text in seen:
-                    continue
-                seen.add(hit.text)
                 try:
                     steps[hit.id] = core.item(hit.id).created_step
                 except KeyError:  # removed by another user of a shared memory since the retrieval
                     steps[hit.id] = 0
-                shown.append(hit)
-        return sorted(shown, key=lambda hit: steps[hit.id])
+        return sorted(hits, key=lambda hit: steps[hit.id])
+
+
+def check_budget(budget: object) -> object:
+    """``max_recall_chars`` checked: a positive int, or ``None`` for no limit."""
+    if budget is not None and (type(budget) is not int or budget < 1):
+        raise ValueError(
+            f"max_recall_chars must be a positive int (characters of recalled text per turn), "
+            f"or None for no limit; got {budget!r}"
+        )
+    return budget
 
 
 def _tail(messages: Sequence[BaseMessage], end: int) -> tuple[tuple[str, str], ...]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import threading
@@ -16,12 +17,20 @@ from langgraph.config import get_config
 from langgraph.runtime import Runtime
 from typing_extensions import NotRequired
 
-from solar_core import CHAT_POLICY, Decision, Hits, SolarMemory
+from solar_core import CHAT_POLICY, Decision, Hit, Hits, SolarMemory
 from solar_core.engine.async_calls import in_worker
 from solar_core.integrations.copies import refused_copy
 from solar_core.integrations.params import build_params, check_not_both
 from solar_core.integrations.sessions import Sessions
-from solar_core.integrations.turns import HEADER, HUMAN, render, turn_metadata, turn_text
+from solar_core.integrations.turns import (
+    HEADER,
+    HUMAN,
+    cut,
+    fitting,
+    render,
+    turn_metadata,
+    turn_text,
+)
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
 from solar_core.persistence.scope import check_part_name
 from solar_core.retrieval.filters import Filter, check_filter
@@ -42,6 +51,8 @@ STORE_PARTS = {
 #: the memory of an unscoped middleware in a ``MemoryStore``: a scope of two parts, which no
 #: scope value can name (a scoped middleware's are one part each, e.g. ``session=default``)
 DEFAULT_SCOPE = Scope(project="langchain_solar", session="default")
+#: ``max_recall_chars``' default: about 1,000 tokens of recalled text per invoke
+DEFAULT_MAX_RECALL_CHARS = 4_000
 
 
 class SolarMemoryState(AgentState[Any]):
@@ -114,6 +125,10 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         retrieval, min_score: how recalls rank and their relevance floor (``"hybrid"`` and
             ``"auto"``: see :mod:`solar_core.retrieval.ranking`).
         top_k: experiences recalled per invoke.
+        max_recall_chars: characters of recalled text added to the system message per invoke
+            (default 4,000; ``None``: no limit). Experiences are added best first while they
+            fit; one that does not fit is left out (a shorter, less relevant one may still fit),
+            except the best, which is cut to the budget (ending in "…") rather than dropped.
         filter: recall only the experiences whose metadata match it
         (:mod:`solar_core.retrieval.filters`:
             ``{"topic": "billing"}``, ``{"n": {"$gte": 2}}``, or a predicate of the metadata),
@@ -169,6 +184,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         retrieval: str = DEFAULT_RETRIEVAL,
         min_score: float | str | None = "auto",
         top_k: int = 3,
+        max_recall_chars: int | None = DEFAULT_MAX_RECALL_CHARS,
         filter: Filter | None = None,
         scope: str | None = None,
         shared: bool = False,
@@ -181,6 +197,13 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         super().__init__()
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be a positive int, got {top_k!r}")
+        if max_recall_chars is not None and (
+            type(max_recall_chars) is not int or max_recall_chars < 1
+        ):
+            raise ValueError(
+                "max_recall_chars must be a positive int (characters of recalled text per "
+                f"invoke), or None for no limit; got {max_recall_chars!r}"
+            )
         if scope is not None and (not isinstance(scope, str) or not scope):
             raise ValueError(f"scope must be a non-empty key name, got {scope!r}")
         if not isinstance(shared, bool):
@@ -216,6 +239,8 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
             check_not_both(memory, build)
         self.filter = None if filter is None else check_filter(filter)
         self.top_k, self.scope, self.header = top_k, scope, header
+        #: characters of recalled text added to the system message per invoke (``None``: all)
+        self.max_recall_chars = max_recall_chars
         #: one memory for every run (``shared=True``, or one ``memory=``), not one per scope
         self.shared = scope is None
         self.human_prefix, self.ai_prefix = human_prefix, ai_prefix
@@ -356,14 +381,48 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         memory = self.memory_for(scope)
         hits = Hits([], None)
         if query:
-            shown = _in_messages(memory, state)
-            hits = memory.retrieve(query, k=self.top_k, exclude=shown, filter=self.filter)
+            hits = self._retrieve(memory, query, _in_messages(memory, state), record=True)
         with self._lock:  # feedback() now rates this invoke's recall, never an older one
             self._last[scope] = (memory, hits)
-        text = render(hits, self.header)
+        text = render(self._fit(hits), self.header)
         # a RetrievalId: an int that remembers its memory, so feedback() for another scope
         # refuses it (after a checkpoint round trip it is a plain int, taken as the scope's)
         return {"solar_memories": text, "solar_retrieval": hits.handle, "solar_scope": scope}
+
+    def _retrieve(
+        self, memory: SolarMemory, query: str, exclude: list[str], *, record: bool
+    ) -> Hits:
+        """The recall for ``query`` (``record=False``: a look), narrowed to the experiences the
+        budget admits (uncut), with the retrieval's id."""
+        hits = memory.retrieve(
+            query, k=self.top_k, exclude=exclude, filter=self.filter, record=record
+        )
+        shown = fitting([len(hit.text) for hit in hits], self.max_recall_chars)
+        return Hits([hits[i] for i in shown], hits.retrieval_id, hits.origin)
+
+    def _fit(self, hits: Hits) -> list[Hit]:
+        """``hits`` as the system message shows them: the best cut to ``max_recall_chars`` if
+        it alone is longer (the others were left out by :meth:`_retrieve`)."""
+        budget = self.max_recall_chars
+        if not hits or budget is None or len(hits[0].text) <= budget:
+            return hits
+        return [dataclasses.replace(hits[0], text=cut(hits[0].text, budget)), *hits[1:]]
+
+    def look(self, query: str, scope: str | None = None) -> Hits:
+        """What the next invoke asking ``query`` would recall for ``scope``, best first,
+        recording nothing: no retrieval the policy learns from, nothing to rate (its
+        ``retrieval_id`` is ``None``). The same ``top_k``, filter, relevance floor and
+        ``max_recall_chars`` as an invoke (experiences shown whole here; the system message may
+        cut the first to the budget), as a new thread would get it (an invoke also leaves out
+        its own thread's turns still in ``messages``). A scope without a memory recalls
+        nothing, and a look creates none."""
+        key = self._key(scope, "look('my question', scope='alice')")
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str, got {type(query).__name__}")
+        memory = self._existing(key)
+        if memory is None or not query.strip():
+            return Hits([], None)
+        return self._retrieve(memory, query.strip(), [], record=False)
 
     def wrap_model_call(
         self,
@@ -423,18 +482,25 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         like: bool | None = None,
         score: float | None = None,
         scope: str | None = None,
-        retrieval: int | None = None,
+        recall: Hits | int | None = None,
+        retrieval: Hits | int | None = None,
     ) -> None:
-        """Rate the memories recalled for ``scope``'s last invoke: ``like`` or ``score`` in [0, 1].
+        """Rate the memories recalled for an invoke of ``scope``: ``like`` or ``score`` in [0, 1].
 
         They are credited as the memory's policy does it (the default ``solar-dialogue``: a
         rating above the memory's usual one raises their value, one below lowers it, and uniform
         ratings move nothing; ``solar-adaptive``: a dislike takes from the best of them the
         value it earned for that input; the paper's ``solar``: Thompson posteriors,
         ``alpha += 1`` on a like, ``beta += 1`` on a dislike), so
-        experiences that help outlive those that do not. When runs of one scope may
-        overlap, pass ``retrieval=result["solar_retrieval"]`` (from the invoke's output state) to
-        rate that very invoke.
+        experiences that help outlive those that do not.
+
+        ``recall``: which invoke to rate, by default the scope's latest -- what
+        :meth:`recalled` returned after it (a ``Hits``), or its retrieval id, e.g.
+        ``result["solar_retrieval"]`` from the invoke's output state: for a rating that
+        arrives after the next question, or runs of one scope that overlap. Any of the
+        memory's last 1,000 recalls, once each; one unknown, expired or rated already is
+        refused by the memory with a ``ValueError``, and nothing changes. ``retrieval=`` is
+        the same argument under its earlier name.
 
         A retrieval id is a number per memory (every scope's count starts at 1), so it is
         checked against ``scope``: the invoke's own ``result["solar_retrieval"]`` (a
@@ -450,7 +516,9 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         memory = self._existing(key)
         if memory is None:
             raise ValueError(f"nothing to rate: {scope!r} has no memory (never used, or forgotten)")
-        target: Hits | int | None = retrieval
+        if recall is not None and retrieval is not None:
+            raise ValueError("pass recall= (or its earlier name retrieval=), not both")
+        target: Hits | int | None = retrieval if recall is None else recall
         if target is None:
             target = self._cached(self._last, key)
             if target is None or (isinstance(target, Hits) and target.retrieval_id is None):
@@ -459,7 +527,8 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
 
     def recalled(self, scope: str | None = None) -> Hits:
         """What ``scope``'s last invoke recalled (and injected), best first (nothing once the
-        scope is forgotten)."""
+        scope is forgotten): keep it to rate that invoke later,
+        ``feedback(like=..., scope=..., recall=hits)``."""
         key = self._key(scope, "recalled(scope='alice')")
         hits: Hits | None = self._cached(self._last, key)
         return hits if hits is not None else Hits([], None)

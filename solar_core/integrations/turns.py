@@ -42,3 +42,20 @@ def render(hits: Sequence[Hit], header: str = HEADER) -> str:
 def bulleted(hits: Sequence[Hit]) -> str:
     """Hits as a bullet list (continuation lines indented), for a system prompt."""
     return "\n".join("- " + hit.text.replace("\n", "\n  ") for hit in hits)
+
+
+def fitting(sizes: Sequence[int], budget: int | None) -> list[int]:
+    """Which recalled texts (their ``sizes``, best first) a budget of characters admits: each
+    while it fits, one too long is left out (a shorter later one may fit); the best is always
+    admitted, cut to the budget if it alone is too long (:func:`cut`). ``None``: all."""
+    kept, room = [], budget
+    for i, size in enumerate(sizes):
+        if room is None or size <= room or i == 0:
+            kept.append(i)
+            room = None if room is None else max(room - size, 0)
+    return kept
+
+
+def cut(text: str, size: int) -> str:
+    """``text`` in at most ``size`` characters: cut, ending in an ellipsis, if it is longer."""
+    return text if len(text) <= size else text[: max(size - 1, 0)] + "…"
