@@ -254,7 +254,7 @@ def parser() -> argparse.ArgumentParser:
         "--peers",
         type=_peers,
         help="growth --history: comma-separated memories, of " + ", ".join(HISTORY_PEERS) + " "
-        "(default all; a peer named here also runs the sizes it skips by default)",
+        "(default all)",
     )
     p.add_argument(
         "--timed",
@@ -531,7 +531,6 @@ def growth(args: argparse.Namespace) -> list[dict[str, Any]]:
             timed=args.timed,
             data=args.data,
             blas_threads=args.blas_threads,
-            forced=args.peers is not None,
             pythons={} if args.mem0_python is None else {"mem0": args.mem0_python},
             progress=bar.advance,
             total=total,

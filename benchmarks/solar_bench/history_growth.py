@@ -37,8 +37,7 @@ the others, whose reads change nothing, through their own write calls, in bulk w
 store has one (the vector stores' ``add_documents``/``insert_nodes``; the same documents a
 ``save_context``/``put`` would store). Each (peer, N) runs in a fresh Python process. A run
 times at most :data:`TIMED` turns and stops early after :data:`BUDGET_S` seconds of timed
-turns (at least :data:`MIN_TIMED`); the ``timed`` column says how many. :data:`SKIP` lists the
-(peer, N) left out by default, with the reason.
+turns (at least :data:`MIN_TIMED`); the ``timed`` column says how many.
 """
 
 from __future__ import annotations
@@ -81,15 +80,6 @@ BUDGET_S = 60.0
 MIN_TIMED = 5
 #: exchanges shown by the store-everything memories (SolarConversationMemory's 5 + 3)
 SHOWN = 8
-#: (peer, N) left out unless asked for by name, and why
-SKIP: dict[tuple[str, int], str] = {
-    (
-        "lc-window-ensemble",
-        100000,
-    ): "BM25Retriever is rebuilt over every stored exchange each turn (~10x the 10k turn)",
-}
-
-
 # --- the conversation -----------------------------------------------------------------------
 
 _NAMES = ("Maya", "Tom", "Priya", "Jonas", "Aiko", "Luis", "Grace", "Omar", "Elena", "Sam")
@@ -633,33 +623,19 @@ def run(
     timed: int = TIMED,
     data: str | Path | None = None,
     blas_threads: int = 1,
-    forced: bool = False,
     pythons: dict[str, str] | None = None,
     progress: Callable[[int], None] = lambda n: None,
     total: Callable[[int], None] = lambda n: None,
 ) -> list[dict[str, Any]]:
-    """Every (peer, N) in its own process; :data:`SKIP` left out unless ``forced``.
+    """Every (peer, N) in its own process.
     ``pythons``: the interpreter of a peer, where not this one (mem0 in a venv of its own)."""
     counts = sorted(set(turns))
     total(len(peers) * len(counts))
     rows: list[dict[str, Any]] = []
     for peer in peers:
         for n in counts:
-            why = None if forced else SKIP.get((peer, n))
-            if why is not None:
-                rows.append(
-                    {
-                        "workload": "growth",
-                        "setting": "history",
-                        "case": peer,
-                        "peer": LABELS[peer],
-                        "stored_turns": n,
-                        "skipped": why,
-                    }
-                )
-            else:
-                python = (pythons or {}).get(peer, sys.executable)
-                rows.append(run_once(peer, n, timed, data, blas_threads, python))
+            python = (pythons or {}).get(peer, sys.executable)
+            rows.append(run_once(peer, n, timed, data, blas_threads, python))
             progress(1)
     return rows
 
