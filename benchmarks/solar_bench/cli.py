@@ -143,6 +143,20 @@ def _positives(text: str) -> list[int]:
     return values
 
 
+#: ``growth --history``'s memories (solar_bench.history_growth.PEERS, not imported at start)
+HISTORY_PEERS = ("solar", "solar-sqlite", "lc-vector", "lc-window-ensemble", "li-vector", "mem0")
+
+
+def _peers(text: str) -> list[str]:
+    names = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [n for n in names if n not in HISTORY_PEERS]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown peer {', '.join(unknown) or text!r}; use of {', '.join(HISTORY_PEERS)}"
+        )
+    return names
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="solar-bench",
@@ -223,6 +237,36 @@ def parser() -> argparse.ArgumentParser:
         type=_positives,
         help="growth: comma-separated numbers of distinct users, each run in a fresh process "
         "(default 1000,5000,20000)",
+    )
+    p.add_argument(
+        "--history",
+        action="store_true",
+        help="growth: instead, the cost of one user's chat turn as the history grows, "
+        "SolarConversationMemory against LangChain's, LlamaIndex's and mem0's memories",
+    )
+    p.add_argument(
+        "--turns",
+        type=_positives,
+        help="growth --history: comma-separated numbers of stored exchanges, each run in a "
+        "fresh process (default 1000,10000,100000)",
+    )
+    p.add_argument(
+        "--peers",
+        type=_peers,
+        help="growth --history: comma-separated memories, of " + ", ".join(HISTORY_PEERS) + " "
+        "(default all)",
+    )
+    p.add_argument(
+        "--timed",
+        type=_positive,
+        default=100,
+        help="growth --history: timed turns per run (at most: a run stops after 60 s of them)",
+    )
+    p.add_argument(
+        "--mem0-python",
+        metavar="PYTHON",
+        help="growth --history: the interpreter that runs the mem0 peer (a venv with mem0ai and "
+        "faiss-cpu; default: this one, which skips mem0 with a note where it is missing)",
     )
     p.add_argument(
         "--modes",
@@ -469,7 +513,8 @@ def persistence(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def growth(args: argparse.Namespace) -> list[dict[str, Any]]:
-    """Resident memory of one process serving N distinct users (MemoryStore, ResponseCache)."""
+    """Resident memory of one process serving N distinct users (MemoryStore, ResponseCache);
+    with ``--history``, the cost of one user's chat turn as the history grows."""
     from . import growth as bench
 
     bar = Progress("growth", 0, unit="runs", enabled=not args.quiet)
@@ -477,6 +522,23 @@ def growth(args: argparse.Namespace) -> list[dict[str, Any]]:
     def total(n: int) -> None:
         bar.total = n
 
+    if args.history:
+        from . import history_growth
+
+        if args.data is not None and not args.data.is_file():
+            raise FileNotFoundError(f"--data {args.data} is not a LoCoMo-format JSON file")
+        rows = history_growth.run(
+            args.turns or list(history_growth.TURNS),
+            args.peers or list(history_growth.PEERS),
+            timed=args.timed,
+            data=args.data,
+            blas_threads=args.blas_threads,
+            pythons={} if args.mem0_python is None else {"mem0": args.mem0_python},
+            progress=bar.advance,
+            total=total,
+        )
+        bar.close()
+        return rows
     rows = bench.run(
         args.users or list(bench.USERS),
         blas_threads=args.blas_threads,
@@ -523,8 +585,14 @@ def render(rows: Sequence[dict[str, Any]], fmt: str, compact: bool = False) -> s
             continue
         if workload == "growth":
             from .growth import render as render_growth
+            from .history_growth import render as render_history
 
-            parts.append(render_growth(mine).rstrip("\n"))
+            users = [r for r in mine if r["setting"] != "history"]
+            history = [r for r in mine if r["setting"] == "history"]
+            if users:
+                parts.append(render_growth(users).rstrip("\n"))
+            if history:
+                parts.append(render_history(history).rstrip("\n"))
             continue
         timed = [r for r in mine if "sentences_per_s" in r]
         mine = [r for r in mine if r not in timed]
