@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from collections.abc import Sequence
+from typing import Annotated, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from solar_core import CHAT_POLICY, SolarMemory
+from solar_core import CHAT_POLICY, Hit, SolarMemory
 from solar_core.integrations.params import MemoryParams
 
 from .embeddings import to_embedder
@@ -31,3 +32,36 @@ class SolarChatParams(SolarParams):
     :data:`~solar_core.policies.presets.CHAT_POLICY`."""
 
     default_policy: ClassVar[str] = CHAT_POLICY
+
+
+DEFAULT_MAX_RECALL_CHARS = 4000
+"""The default ``max_recall_chars`` of the chat memory and the memory block: characters of
+recalled text added to a prompt per turn (about 1,000 tokens)."""
+
+#: the ``max_recall_chars`` setting: a positive ``int`` (not a bool or a float), or ``None`` for no
+#: limit
+MaxRecallChars = Annotated[int, Field(strict=True, ge=1)] | None
+
+
+def within_chars(hits: Sequence[Hit], limit: int | None) -> list[Hit]:
+    """The recalled turns that fit ``limit`` characters of text, added best first while they
+    fit (the first that does not fit ends the recall, as the token budget does): the sum of
+    their texts' lengths, as stored (``"Human: ...\\nAI: ..."``), is at most ``limit``.
+
+    >>> from solar_core import Hit
+    >>> hits = [Hit("a", "x" * 30, 0.9, {}), Hit("b", "y" * 60, 0.8, {}), Hit("c", "z", 0.7, {})]
+    >>> [hit.id for hit in within_chars(hits, 100)], [hit.id for hit in within_chars(hits, 50)]
+    (['a', 'b', 'c'], ['a'])
+    >>> [hit.id for hit in within_chars(hits, None)], within_chars(hits, 10)
+    (['a', 'b', 'c'], [])
+    """
+    if limit is None:
+        return list(hits)
+    kept: list[Hit] = []
+    used = 0
+    for hit in hits:
+        used += len(hit.text)
+        if used > limit:
+            break
+        kept.append(hit)
+    return kept

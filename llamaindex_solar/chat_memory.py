@@ -5,6 +5,7 @@ from __future__ import annotations
 import pickle
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from llama_index.core.base.llms.types import ChatMessage, MessageRole
@@ -29,7 +30,7 @@ from solar_core.integrations.turns import HEADER, render, turn_id, turn_metadata
 from solar_core.persistence import MemoryStore
 from solar_core.retrieval.filters import Filter
 
-from ._params import SolarChatParams
+from ._params import DEFAULT_MAX_RECALL_CHARS, MaxRecallChars, SolarChatParams, within_chars
 from .messages import (
     MessageLike,
     answer_text,
@@ -44,6 +45,8 @@ from .messages import (
 from .retriever import FiltersSetting, solar_filter
 
 MIN_TURN_TOKENS = 16  # a short recalled turn, as rendered: below this the recall never fits
+#: roles ChatMemoryBuffer never lets start its window (when trimming leaves one first)
+_NOT_FIRST = (MessageRole.TOOL, MessageRole.ASSISTANT)
 
 
 class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
@@ -62,8 +65,13 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
     likely to ask about it, learning from ratings) decides what is kept and what is evicted;
     the turns recalled are those that match the question best by meaning and by words (hybrid
     retrieval, above a relevance floor: ``retrieval=``, ``min_score=``).
-    ``feedback(like=...)`` rates the last answer's recalled turns. ``put`` and ``set`` also take
-    mappings of a message's fields (``{"role": "user", "content": "hi"}``).
+    ``feedback(like=...)`` rates the last answer's recalled turns, ``feedback(like=...,
+    recall=hits)`` an earlier answer's (the :attr:`recalled` of its turn); :meth:`look` shows
+    what a query would recall, learning nothing. The recalled turns' text is capped at
+    ``max_recall_chars`` characters (4,000; ``None``: no cap) besides the token share, added
+    best first while they fit. The window is ``ChatMemoryBuffer``'s, found without
+    re-tokenising the whole history. ``put`` and ``set`` also take mappings of a message's
+    fields (``{"role": "user", "content": "hi"}``).
 
     ``filters`` recalls only the experiences whose metadata match: LlamaIndex
     ``MetadataFilters``, as a vector store retriever takes them, or a filter of
@@ -71,9 +79,9 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
     with their own metadata; see :class:`~llamaindex_solar.SolarRetriever` for the operators).
 
     Build it with :meth:`from_defaults`: ``ChatMemoryBuffer``'s parameters plus ``top_k``,
-    ``recall_token_ratio``, ``header``, ``filters``, and ``memory=`` or ``policy``, ``capacity``,
-    ``embedder`` (any LlamaIndex ``BaseEmbedding`` too), ``seed``, ``retrieval`` and
-    ``min_score``. One instance is one
+    ``recall_token_ratio``, ``max_recall_chars``, ``header``, ``filters``, and ``memory=`` or
+    ``policy``, ``capacity``, ``embedder`` (any LlamaIndex ``BaseEmbedding`` too), ``seed``,
+    ``retrieval`` and ``min_score``. One instance is one
     conversation (``chat_store_key``) with its own SOLAR memory, unless you pass the same
     ``memory=`` to several.
 
@@ -140,6 +148,10 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
     recall_token_ratio: float = Field(default=0.3, gt=0.0, lt=1.0)
     """The largest share of ``token_limit`` the recalled turns may take (as ``Memory``'s
     ``chat_history_token_ratio`` splits its budget); the window gets the rest."""
+    max_recall_chars: MaxRecallChars = DEFAULT_MAX_RECALL_CHARS
+    """The most characters of recalled turns' text added to a prompt (``None``: no limit besides
+    the token share): turns are added best first while they fit, so one huge old turn never
+    goes whole into the prompt, and is never tokenised to find out."""
     header: str = HEADER
     """The first line of the recalled-experiences system message."""
     human_prefix: str = "Human"
@@ -238,7 +250,7 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
         **solar: Any,
     ) -> SolarChatMemory:
         """As ``ChatMemoryBuffer.from_defaults``; ``solar``: ``top_k``, ``recall_token_ratio``,
-        ``header``, ``memory`` or ``store`` or
+        ``max_recall_chars``, ``header``, ``memory`` or ``store`` or
         ``policy``/``capacity``/``embedder``/``seed``/``retrieval``/``min_score``. A
         ``chat_history`` (messages, or mappings of their fields) seeds the window (its turns are
         not offered to SOLAR), as do the turns
@@ -285,35 +297,134 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
         """The recalled experiences (one system message, if any) followed by the recent window."""
         history = self.get_all()
         user_index = last_user_index(history)
+        query = self._question(user_index, history, input)
+        plan = self._plan(history, user_index, query, initial_token_count, cache=True)
+        if plan is None:
+            if self._recalled_for != user_index:  # this message recalls nothing to rate
+                self._recalled, self._recalled_for = None, user_index
+            return self._window(history, initial_token_count)
+        if self._recalled_for != user_index:  # the first prompt of a turn is the one that counts
+            ids = {hit.id for hit in plan.shown}
+            self._recalled = record_shown(
+                self.memory,
+                plan.vector,
+                plan.preview,
+                ids,
+                exclude=plan.exclude,
+                query=query,
+                filter=plan.wanted,
+            )
+            self._recalled_for = user_index
+        if not plan.shown:
+            return plan.window
+        recall = ChatMessage(role=MessageRole.SYSTEM, content=render(plan.shown, self.header))
+        return [recall, *plan.window]
+
+    def look(self, query: str) -> Hits:
+        """What the recall for ``query`` would add to the next prompt, recording nothing: the
+        turns :meth:`get` would show for it (the same ``top_k``, filters, relevance floor, token
+        share and ``max_recall_chars``, the same turns of the window skipped), best first, as
+        ``Hits`` with no ``retrieval_id`` (a look is not rated). Nothing is learned: no
+        retrieval is recorded and no item's value moves.
+
+        When the chat history ends with a user message, this is that message's prompt with
+        ``query`` as ``get(input=query)``; otherwise ``query`` counts as the next user message,
+        put first, as an agent puts it before it reads the memory."""
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str, got {type(query).__name__}")
+        history = self.get_all()
+        user_index = last_user_index(history)
+        if not history or history[-1].role != MessageRole.USER:
+            history = [*history, ChatMessage(role=MessageRole.USER, content=query)]
+            user_index = len(history) - 1
+        plan = self._plan(history, user_index, query.strip(), 0, cache=False)
+        if plan is None:
+            return Hits([], None)
+        return Hits(plan.shown, None, plan.preview.origin)
+
+    def _plan(
+        self,
+        history: list[ChatMessage],
+        user_index: int,
+        query: str,
+        initial_token_count: int,
+        *,
+        cache: bool,
+    ) -> _Plan | None:
+        """What the prompt for ``query`` shows: its window, and the recalled turns that fit
+        beside it (``None``: nothing is recalled). Records nothing."""
         budget = min(
             int(self.token_limit * self.recall_token_ratio),
             self.token_limit - initial_token_count,
         )
-        query = self._question(user_index, history, input)
         if not query or self.top_k == 0 or budget <= 0:
-            if self._recalled_for != user_index:  # this message recalls nothing to rate
-                self._recalled, self._recalled_for = None, user_index
-            return super().get(input=input, initial_token_count=initial_token_count, **kwargs)
+            return None
         # The window if the recall took its whole share: turns in it need no recalling.
-        least = super().get(input=input, initial_token_count=initial_token_count + budget, **kwargs)
+        least = self._window(history, initial_token_count + budget)
         in_least = self._turn_ids(least)
         wanted = solar_filter(self.filters)
-        vector, preview = self._preview(user_index, query, in_least, wanted)
+        vector, preview = self._preview(user_index, query, in_least, wanted, cache)
         fitting, tokens = self._fit(preview, budget)
-        used = initial_token_count + tokens
-        window = super().get(input=input, initial_token_count=used, **kwargs)
+        window = self._window(history, initial_token_count + tokens)
         in_window = set(self._turn_ids(window))
         shown = [hit for hit in fitting if hit.id not in in_window]  # the window grew back
-        if self._recalled_for != user_index:  # the first prompt of a turn is the one that counts
-            ids = {hit.id for hit in shown}
-            self._recalled = record_shown(
-                self.memory, vector, preview, ids, exclude=in_least, query=query, filter=wanted
-            )
-            self._recalled_for = user_index
-        if not shown:
-            return window
-        recall = ChatMessage(role=MessageRole.SYSTEM, content=render(shown, self.header))
-        return [recall, *window]
+        return _Plan(window, shown, vector, preview, in_least, wanted)
+
+    def _window(self, history: list[ChatMessage], initial_token_count: int) -> list[ChatMessage]:
+        """``ChatMemoryBuffer.get``'s window of ``history``, found without its cost.
+
+        ``ChatMemoryBuffer.get`` tokenises the whole history, then drops its oldest message (and
+        any assistant or tool messages that would start the window) and tokenises the rest
+        again, until it fits: quadratic in the history's length. Here the same candidate tails
+        are searched from the newest end, doubling, then halving (a longer tail never has fewer
+        tokens), so only tails up to about twice the window are tokenised, counted as
+        ``_token_count_for_messages`` counts them: the same window, in time that does not grow
+        with the history."""
+        if initial_token_count > self.token_limit:
+            raise ValueError("Initial token count exceeds token limit")  # as ChatMemoryBuffer
+        total = len(history)
+        if total <= 1:  # (ChatMemoryBuffer.get returns it whether it fits or not)
+            return history[-1:]
+        room = self.token_limit - initial_token_count
+        # The message counts ChatMemoryBuffer.get tries, shortest first: 1, every count whose
+        # first message is no assistant or tool message, and the whole history; listed as far
+        # as the search needs them.
+        starts = [1]
+        seen = 1
+
+        def start(i: int) -> int | None:
+            nonlocal seen
+            while len(starts) <= i and seen < total:
+                seen += 1
+                if seen == total or history[-seen].role not in _NOT_FIRST:
+                    starts.append(seen)
+            return starts[i] if i < len(starts) else None
+
+        def fits(count: int) -> bool:
+            return self._token_count_for_messages(history[-count:]) <= room
+
+        if not fits(1):  # the shortest tail does not fit: none does
+            return history[-1:]
+        good, bad, step = 0, -1, 1  # starts[good] fits; starts[bad] does not (-1: none found)
+        while bad < 0:  # gallop towards longer tails
+            probe = good + step
+            count = start(probe)
+            if count is None:  # past the whole history: try the whole history
+                probe = len(starts) - 1
+                if probe == good:
+                    break
+                count = starts[probe]
+            if fits(count):
+                good, step = probe, step * 2
+            else:
+                bad = probe
+        while bad - good > 1:  # the longest fitting tail lies in [good, bad)
+            middle = (good + bad) // 2
+            if fits(starts[middle]):
+                good = middle
+            else:
+                bad = middle
+        return history[-starts[good] :]
 
     def _question(self, user_index: int, history: list[ChatMessage], input: str | None) -> str:
         """What the prompt recalls for: the ``input`` the caller passes (LlamaIndex's agents
@@ -327,24 +438,32 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
         return text_of(history[user_index]) if user_index >= 0 else ""
 
     def _preview(
-        self, user_index: int, query: str, exclude: list[str], wanted: Filter | None
+        self,
+        user_index: int,
+        query: str,
+        exclude: list[str],
+        wanted: Filter | None,
+        cache: bool = True,
     ) -> tuple[FloatVector, Hits]:
         """One look per user message and query: agents call ``get`` before every LLM call of a
         turn (the same query each time); a caller asking about another ``input`` at the same
-        point of the chat, or with other ``filters``, gets a look of its own."""
+        point of the chat, or with other ``filters``, gets a look of its own (``cache=False``:
+        a look of its own, kept for no one)."""
         look = self._look
-        if look is not None and look[:3] == (user_index, query, self.filters):
+        if cache and look is not None and look[:3] == (user_index, query, self.filters):
             return look[3], look[4]
         vector = self.memory.embed_query(query)
         preview = self.memory.retrieve(
             query, embedding=vector, k=self.top_k, exclude=exclude, record=False, filter=wanted
         )
-        self._look = (user_index, query, self.filters, vector, preview)
+        if cache:
+            self._look = (user_index, query, self.filters, vector, preview)
         return vector, preview
 
     def _fit(self, hits: Hits, budget: int) -> tuple[list[Hit], int]:
-        """The best hits whose rendering fits ``budget`` tokens (least similar dropped first)."""
-        kept = list(hits)
+        """The best hits that fit ``max_recall_chars`` and whose rendering fits ``budget``
+        tokens (added best first while they fit: the least similar are dropped first)."""
+        kept = within_chars(hits, self.max_recall_chars)
         while kept:
             message = ChatMessage(role=MessageRole.SYSTEM, content=render(kept, self.header))
             tokens = self._token_count_for_messages([message])
@@ -449,8 +568,18 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
         if self._store is not None and self._owns_store:
             self._store.close()
 
-    def feedback(self, *, like: bool | None = None, score: float | None = None) -> None:
-        """Rate the last answer: ``like=True/False`` or ``score`` in [0, 1].
+    def feedback(
+        self,
+        *,
+        like: bool | None = None,
+        score: float | None = None,
+        recall: Hits | int | None = None,
+    ) -> None:
+        """Rate the last answer: ``like=True/False`` or ``score`` in [0, 1]; or an earlier one,
+        named by ``recall``: the ``Hits`` that :attr:`recalled` gave for its turn (or their
+        ``retrieval_id`` or ``handle``), any of the memory's last 1,000 recorded retrievals,
+        once. The SOLAR memory refuses a recall it cannot rate (already rated, too old, made by
+        another memory, or a :meth:`look`), with a ``ValueError``, and nothing changes.
 
         The turns recalled for it are credited as the memory's policy does it (the default
         ``solar-dialogue``: a rating above the memory's usual one raises their value, one below
@@ -461,6 +590,11 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
         credit and nothing happens.
         """
         check_feedback(like, score)  # bad input fails even when there is nothing to credit
+        if recall is not None:
+            if isinstance(recall, Hits) and recall.retrieval_id is None and not recall:
+                return  # that prompt showed no recalled turn: there is nothing to credit
+            self.memory.feedback(like=like, score=score, retrieval=recall)
+            return
         if self._recalled_for < 0:
             raise ValueError("nothing to rate: no user message has been read from memory yet")
         if self._recalled is None or self._recalled.retrieval_id is None:
@@ -483,3 +617,16 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
 
     def _text(self, human: str, ai: str) -> str:
         return turn_text(human, ai, self.human_prefix, self.ai_prefix)
+
+
+@dataclass
+class _Plan:
+    """What one prompt shows: the window, and the recalled turns beside it (of ``preview``, the
+    ``record=False`` retrieval for the query, made with ``exclude`` and ``wanted``)."""
+
+    window: list[ChatMessage]
+    shown: list[Hit]
+    vector: FloatVector
+    preview: Hits
+    exclude: list[str]
+    wanted: Filter | None

@@ -27,7 +27,7 @@ from solar_core.persistence.scope import check_part_name
 from solar_core.retrieval.filters import Filter
 from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
-from ._params import SolarChatParams
+from ._params import DEFAULT_MAX_RECALL_CHARS, MaxRecallChars, SolarChatParams, within_chars
 from .messages import finished_turns, is_answer, last_user_index, last_user_text
 from .retriever import FiltersSetting, solar_filter
 
@@ -91,6 +91,10 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             part of your own too: ``store_part="team"`` keeps ``store.scope(team=...)``
             memories, one per ``session_id``).
         top_k: experiences recalled per user message.
+        max_recall_chars: the most characters of recalled turns' text the block holds per user
+            message (4,000 by default; ``None``: no limit): turns are added best first while
+            they fit, so one huge old turn never goes whole into the prompt. ``Memory``'s token
+            limit applies after it (``atruncate``).
         filters: recall only the experiences whose metadata match: LlamaIndex
             ``MetadataFilters``, as a vector store retriever takes them, or a filter of
             :mod:`solar_core.retrieval.filters` (see :class:`~llamaindex_solar.SolarRetriever` for
@@ -136,6 +140,8 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     description: str | None = "Relevant past experiences recalled from a SOLAR memory."
     priority: int = 1
     top_k: int = Field(default=3, ge=1)
+    max_recall_chars: MaxRecallChars = DEFAULT_MAX_RECALL_CHARS
+    """The most characters of recalled turns' text per user message (``None``: no limit)."""
     human_prefix: str = "Human"
     ai_prefix: str = "AI"
     filters: FiltersSetting = None
@@ -152,6 +158,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     _recalls: dict[str, _Recall] = PrivateAttr(default_factory=dict)
     _epochs: dict[str, int] = PrivateAttr(default_factory=dict)  # bumped when a turn ends
     _decisions: dict[str, Decision] = PrivateAttr(default_factory=dict)
+    _read: dict[str, list[tuple[str, str]]] = PrivateAttr(default_factory=dict)  # turns last read
     _rendered: OrderedDict[str, _Recall] = PrivateAttr(default_factory=OrderedDict)
 
     def __init__(
@@ -233,7 +240,8 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         lock)."""
         if session in self._owners:
             self._forgotten.add(session)
-        for state in (self._offered, self._recalls, self._epochs, self._decisions, self._owners):
+        states = (self._offered, self._recalls, self._epochs, self._decisions, self._owners)
+        for state in (*states, self._read):
             state.pop(session, None)
         for content, recall in list(self._rendered.items()):
             if recall.session == session:
@@ -335,6 +343,8 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         answered = bool(messages) and is_answer(messages[-1])
         memory = self._adopt(session, finished_turns(messages[: max(last_user_index(messages), 0)]))
         assert memory is not None
+        with self._lock:
+            self._read[session] = turns  # what look() skips: the history the LLM sees
         new = self._unoffered(turns, session)
         if answered or new:  # this turn's retrieval is recorded before its turn is offered
             self._commit(session)
@@ -356,7 +366,8 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             preview = memory.retrieve(
                 query, embedding=vector, k=self.top_k, exclude=exclude, record=False, filter=wanted
             )
-            recall = _Recall(key, vector, preview, exclude, [h.id for h in preview])
+            shown = within_chars(preview, self.max_recall_chars)
+            recall = _Recall(key, vector, preview, exclude, [h.id for h in shown])
             recall.session, recall.memory = session, memory
             recall.filters, recall.wanted = filters, wanted
             with self._lock:
@@ -451,17 +462,28 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
 
     # -- SOLAR --------------------------------------------------------------------------------
     def feedback(
-        self, *, like: bool | None = None, score: float | None = None, session_id: str | None = None
+        self,
+        *,
+        like: bool | None = None,
+        score: float | None = None,
+        session_id: str | None = None,
+        recall: Hits | int | None = None,
     ) -> None:
         """Rate the experiences recalled for the session's latest user message: ``like`` or
-        ``score`` in [0, 1]. They are credited as the memory's policy does it (the default
-        ``solar-dialogue``: a rating above the memory's usual one raises their value, one below
-        lowers it, and uniform ratings move nothing; ``solar-adaptive``: a dislike takes from
-        the best of them the value it earned for this message; the paper's ``solar``: Thompson
-        posteriors, ``alpha += 1`` on a like, ``beta += 1`` on a dislike), so experiences that
-        help outlive those that do not. When the prompt showed none, there is nothing to credit
-        and nothing happens. A session without a memory (never read, or forgotten) is refused
-        with a ``ValueError``: feedback never creates one; so is a call without ``session_id``
+        ``score`` in [0, 1]; or those of an earlier one, named by ``recall``: the ``Hits`` that
+        :meth:`recalled` gave for its turn (or their ``retrieval_id`` or ``handle``), any of the
+        session memory's last 1,000 recorded retrievals, once. The session's memory refuses a
+        recall it cannot rate (already rated, too old, another memory's, or a :meth:`look`),
+        with a ``ValueError``, and nothing changes.
+
+        They are credited as the memory's policy does it (the default ``solar-dialogue``: a
+        rating above the memory's usual one raises their value, one below lowers it, and
+        uniform ratings move nothing; ``solar-adaptive``: a dislike takes from the best of them
+        the value it earned for this message; the paper's ``solar``: Thompson posteriors,
+        ``alpha += 1`` on a like, ``beta += 1`` on a dislike), so experiences that help outlive
+        those that do not. When the prompt showed none, there is nothing to credit and nothing
+        happens. A session without a memory (never read, or forgotten) is refused with a
+        ``ValueError``: feedback never creates one; so is a call without ``session_id``
         on a block that serves ``Memory`` sessions (the error names the fix)."""
         check_feedback(like, score)  # bad input fails even when there is nothing to credit
         key = self._named(session_id, "feedback(like=True, session_id='alice')")
@@ -471,21 +493,30 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
                 f"nothing to rate: session {session_id!r} has no memory here (never read, or "
                 "forgotten)"
             )
+        if recall is not None:
+            if isinstance(recall, Hits) and recall.retrieval_id is None and not recall:
+                return  # that prompt showed no recalled turn: there is nothing to credit
+            memory.feedback(like=like, score=score, retrieval=recall)
+            return
         self._commit(key)
         with self._lock:
-            recall = self._recalls.get(key)
-        if recall is None:
+            latest = self._recalls.get(key)
+        if latest is None:
             raise ValueError(f"nothing to rate: no user message of session {key!r} was read yet")
-        if recall.recorded is None or recall.recorded.retrieval_id is None:
+        if latest.recorded is None or latest.recorded.retrieval_id is None:
             return  # the prompt showed no recalled turn: there is nothing to credit
-        memory.feedback(like=like, score=score, retrieval=recall.recorded)
+        memory.feedback(like=like, score=score, retrieval=latest.recorded)
 
     def recalled(self, session_id: str | None = None) -> Hits:
         """What the prompt showed of the session's latest recall, best first (nothing once the
-        session is forgotten)."""
+        session is forgotten), as the recorded retrieval: ``feedback(recall=...)`` rates it
+        later, after other turns. (Its retrieval is recorded here if the next turn has not
+        recorded it yet: ``Memory`` truncates the block before the LLM sees it, so what the
+        prompt showed is known by then.)"""
         key = self._named(session_id, "recalled('alice')")
         if self._current(key) is None:
             return Hits([], None)
+        self._commit(key)
         with self._lock:
             recall = self._recalls.get(key)
         if recall is None:
@@ -493,6 +524,31 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         if recall.recorded is not None and recall.recorded.retrieval_id is not None:
             return recall.recorded
         return Hits(recall.shown_hits(), None)
+
+    def look(self, query: str, session_id: str | None = None) -> Hits:
+        """What the session's next recall would add for ``query``, recording nothing: the turns
+        the block would hold for it as the next user message (the same ``top_k``, filters,
+        relevance floor and ``max_recall_chars``; the turns of the history it last read
+        skipped, as the LLM sees them), best first, as ``Hits`` with no ``retrieval_id`` (a
+        look is not rated). Nothing is learned: no retrieval is recorded and no item's value
+        moves; a session with no memory (never read, or forgotten) gets none and is not
+        created. ``Memory`` may still truncate the block to its token limit."""
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a str, got {type(query).__name__}")
+        key = self._named(session_id, "look('my dog?', session_id='alice')", own_state=False)
+        memory = self._existing(key)
+        query = query.strip()
+        if memory is None or not query:
+            return Hits([], None)
+        with self._lock:
+            read = self._read.get(key, []) if self._owners.get(key) is memory else []
+        exclude = [turn_id(self._text(u, a)) for u, a in read]
+        wanted = solar_filter(self.filters)
+        vector = memory.embed_query(query)
+        preview = memory.retrieve(
+            query, embedding=vector, k=self.top_k, exclude=exclude, record=False, filter=wanted
+        )
+        return Hits(within_chars(preview, self.max_recall_chars), None, preview.origin)
 
     def last_decision(self, session_id: str | None = None) -> Decision | None:
         """Why the session's last offered turn was (or was not) stored (``None`` once the
