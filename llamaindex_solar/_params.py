@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Annotated, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from solar_core import CHAT_POLICY, Hit, SolarMemory
 from solar_core.integrations.params import MemoryParams
+from solar_core.integrations.turns import cut, fitting
 
 from .embeddings import to_embedder
 
@@ -44,24 +46,21 @@ MaxRecallChars = Annotated[int, Field(strict=True, ge=1)] | None
 
 
 def within_chars(hits: Sequence[Hit], limit: int | None) -> list[Hit]:
-    """The recalled turns that fit ``limit`` characters of text, added best first while they
-    fit (the first that does not fit ends the recall, as the token budget does): the sum of
-    their texts' lengths, as stored (``"Human: ...\\nAI: ..."``), is at most ``limit``.
+    """The recalled turns that fit ``limit`` characters of text, by the LangChain adapters'
+    rule (:func:`~solar_core.integrations.turns.fitting`): best first while they fit, one too
+    long left out (a shorter later one may fit), the best always kept, cut to ``limit`` if it
+    alone is longer. Lengths are of the texts as stored (``"Human: ...\\nAI: ..."``).
 
     >>> from solar_core import Hit
     >>> hits = [Hit("a", "x" * 30, 0.9, {}), Hit("b", "y" * 60, 0.8, {}), Hit("c", "z", 0.7, {})]
     >>> [hit.id for hit in within_chars(hits, 100)], [hit.id for hit in within_chars(hits, 50)]
-    (['a', 'b', 'c'], ['a'])
-    >>> [hit.id for hit in within_chars(hits, None)], within_chars(hits, 10)
-    (['a', 'b', 'c'], [])
+    (['a', 'b', 'c'], ['a', 'c'])
+    >>> [hit.id for hit in within_chars(hits, None)], [hit.text for hit in within_chars(hits, 10)]
+    (['a', 'b', 'c'], ['xxxxxxxxx…'])
     """
     if limit is None:
         return list(hits)
-    kept: list[Hit] = []
-    used = 0
-    for hit in hits:
-        used += len(hit.text)
-        if used > limit:
-            break
-        kept.append(hit)
+    kept = [hits[i] for i in fitting([len(hit.text) for hit in hits], limit)]
+    if kept and len(kept[0].text) > limit:
+        kept[0] = replace(kept[0], text=cut(kept[0].text, limit))
     return kept
