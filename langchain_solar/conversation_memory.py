@@ -19,7 +19,9 @@ from solar_core import Decision, Hit, Hits
 from solar_core.engine.async_calls import in_worker
 from solar_core.integrations.turns import (
     AI,
+    DEFAULT_MAX_RECALL_CHARS,
     HUMAN,
+    check_recall_budget,
     cut,
     fitting,
     has_words,
@@ -32,9 +34,6 @@ from solar_core.retrieval.filters import check_filter
 
 from ._params import SolarChatParams
 from .turns import hits_as_messages, hits_as_text
-
-#: ``max_recall_chars``' default: about 1,000 tokens of recalled text per turn
-DEFAULT_MAX_RECALL_CHARS = 4_000
 
 
 class _Lock:
@@ -192,7 +191,7 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
     @field_validator("max_recall_chars", mode="before")
     @classmethod
     def _check_budget(cls, budget: object) -> object:
-        return check_budget(budget)
+        return check_recall_budget(budget, "turn")
 
     @model_validator(mode="after")
     def _distinct_keys(self) -> SolarConversationMemory:
@@ -255,13 +254,14 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
         window = self.buffer_as_messages
         recent = _finished_turns(window)[0]
         hits = Hits([], None)
+        shown: list[Hit] = []
         if query and self.top_k > 0:
             # over a store, logged with the turn's save_context: a turn is one transaction
             with deferred_retrievals():
-                hits = self._retrieve(query, recent, record=True)
+                hits, shown = self._retrieve(query, recent, record=True)
         if is_turn:  # a new turn: feedback now rates its recall (or nothing), never an older one
             self._recalled = hits if hits.retrieval_id is not None else None
-        recalled = self._chronological(self._fit(hits, recent))
+        recalled = self._chronological(shown)
         if self.return_messages:
             recall: Any = hits_as_messages(recalled)
         else:
@@ -413,7 +413,7 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
         if not query.strip() or self.top_k == 0:
             return Hits([], None)
         recent = _finished_turns(self.buffer_as_messages)[0]
-        return self._retrieve(query, recent, record=False)
+        return self._retrieve(query, recent, record=False)[0]
 
     @property
     def recalled(self) -> Hits:
@@ -471,15 +471,20 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
                 raise TypeError(f"{where}[{key!r}] must be a str, got {type(values[key]).__name__}")
         return inputs[input_key], outputs[output_key]
 
-    def _retrieve(self, query: str, recent: list[tuple[int, str, str]], *, record: bool) -> Hits:
+    def _retrieve(
+        self, query: str, recent: list[tuple[int, str, str]], *, record: bool
+    ) -> tuple[Hits, list[Hit]]:
         """The recall for ``query`` (``record=False``: a look), narrowed to the turns the prompt
-        shows (:meth:`_fit`, uncut), with the retrieval's id."""
+        shows (uncut), with the retrieval's id; and those turns as the prompt shows them
+        (:meth:`_fit`: the best cut to the budget)."""
         exclude = [turn_id(self._text(human, ai)) for _, human, ai in recent]
         hits = self.memory.retrieve(
             query, k=self.top_k, exclude=exclude, filter=self.filter, record=record
         )
-        shown = {hit.id for hit in self._fit(hits, recent)}
-        return Hits([hit for hit in hits if hit.id in shown], hits.retrieval_id, hits.origin)
+        shown = self._fit(hits, recent)
+        ids = {hit.id for hit in shown}
+        narrowed = Hits([hit for hit in hits if hit.id in ids], hits.retrieval_id, hits.origin)
+        return narrowed, shown
 
     def _fit(self, hits: Sequence[Hit], recent: list[tuple[int, str, str]]) -> list[Hit]:
         """The recalled turns the prompt shows, best first: each once, none the window holds (a
@@ -534,16 +539,6 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
                 except KeyError:  # removed by another user of a shared memory since the retrieval
                     steps[hit.id] = 0
         return sorted(hits, key=lambda hit: steps[hit.id])
-
-
-def check_budget(budget: object) -> object:
-    """``max_recall_chars`` checked: a positive int, or ``None`` for no limit."""
-    if budget is not None and (type(budget) is not int or budget < 1):
-        raise ValueError(
-            f"max_recall_chars must be a positive int (characters of recalled text per turn), "
-            f"or None for no limit; got {budget!r}"
-        )
-    return budget
 
 
 def _tail(messages: Sequence[BaseMessage], end: int) -> tuple[tuple[str, str], ...]:

@@ -23,8 +23,10 @@ from solar_core.integrations.copies import refused_copy
 from solar_core.integrations.params import build_params, check_not_both
 from solar_core.integrations.sessions import Sessions
 from solar_core.integrations.turns import (
+    DEFAULT_MAX_RECALL_CHARS,
     HEADER,
     HUMAN,
+    check_recall_budget,
     cut,
     fitting,
     render,
@@ -51,8 +53,6 @@ STORE_PARTS = {
 #: the memory of an unscoped middleware in a ``MemoryStore``: a scope of two parts, which no
 #: scope value can name (a scoped middleware's are one part each, e.g. ``session=default``)
 DEFAULT_SCOPE = Scope(project="langchain_solar", session="default")
-#: ``max_recall_chars``' default: about 1,000 tokens of recalled text per invoke
-DEFAULT_MAX_RECALL_CHARS = 4_000
 
 
 class SolarMemoryState(AgentState[Any]):
@@ -197,13 +197,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         super().__init__()
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
             raise ValueError(f"top_k must be a positive int, got {top_k!r}")
-        if max_recall_chars is not None and (
-            type(max_recall_chars) is not int or max_recall_chars < 1
-        ):
-            raise ValueError(
-                "max_recall_chars must be a positive int (characters of recalled text per "
-                f"invoke), or None for no limit; got {max_recall_chars!r}"
-            )
+        check_recall_budget(max_recall_chars, "invoke")
         if scope is not None and (not isinstance(scope, str) or not scope):
             raise ValueError(f"scope must be a non-empty key name, got {scope!r}")
         if not isinstance(shared, bool):

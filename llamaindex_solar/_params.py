@@ -36,10 +36,6 @@ class SolarChatParams(SolarParams):
     default_policy: ClassVar[str] = CHAT_POLICY
 
 
-DEFAULT_MAX_RECALL_CHARS = 4000
-"""The default ``max_recall_chars`` of the chat memory and the memory block: characters of
-recalled text added to a prompt per turn (about 1,000 tokens)."""
-
 #: the ``max_recall_chars`` setting: a positive ``int`` (not a bool or a float), or ``None`` for no
 #: limit
 MaxRecallChars = Annotated[int, Field(strict=True, ge=1)] | None

@@ -26,11 +26,18 @@ from solar_core.basics.validation import FloatVector, check_feedback
 from solar_core.engine.async_calls import in_worker
 from solar_core.integrations.params import BUILD_DEFAULTS, user_stacklevel
 from solar_core.integrations.shown import CallableHits, record_shown
-from solar_core.integrations.turns import HEADER, render, turn_id, turn_metadata, turn_text
+from solar_core.integrations.turns import (
+    DEFAULT_MAX_RECALL_CHARS,
+    HEADER,
+    render,
+    turn_id,
+    turn_metadata,
+    turn_text,
+)
 from solar_core.persistence import MemoryStore
 from solar_core.retrieval.filters import Filter
 
-from ._params import DEFAULT_MAX_RECALL_CHARS, MaxRecallChars, SolarChatParams, within_chars
+from ._params import MaxRecallChars, SolarChatParams, within_chars
 from .messages import (
     MessageLike,
     answer_text,

@@ -21,13 +21,19 @@ from solar_core.integrations.copies import refused_copy
 from solar_core.integrations.params import build_params, check_not_both
 from solar_core.integrations.sessions import Sessions
 from solar_core.integrations.shown import record_shown
-from solar_core.integrations.turns import bulleted, turn_id, turn_metadata, turn_text
+from solar_core.integrations.turns import (
+    DEFAULT_MAX_RECALL_CHARS,
+    bulleted,
+    turn_id,
+    turn_metadata,
+    turn_text,
+)
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
 from solar_core.persistence.scope import check_part_name
 from solar_core.retrieval.filters import Filter
 from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
-from ._params import DEFAULT_MAX_RECALL_CHARS, MaxRecallChars, SolarChatParams, within_chars
+from ._params import MaxRecallChars, SolarChatParams, within_chars
 from .messages import finished_turns, is_answer, last_user_index, last_user_text
 from .retriever import FiltersSetting, solar_filter
 

@@ -29,9 +29,10 @@ from pydantic import Field
 from mcp_solar.auth import SCOPE_KEY, BearerScopes
 from mcp_solar.results import Forgotten, Page, Rated, Recall, Stats, Verdict
 from mcp_solar.service import MAX_IDS, MAX_K, MAX_PAGE, MAX_TEXT, MemoryService, ToolProblem
-from mcp_solar.settings import Settings
+from mcp_solar.settings import DEFAULT_CAPACITY, Settings
 from solar_core.persistence.reader import shown_url
 from solar_core.persistence.scope import Scope, shown_scope
+from solar_core.policies.presets import DEFAULT_POLICY
 
 _T = TypeVar("_T")
 
@@ -251,8 +252,8 @@ def serve(settings: Settings) -> None:
     """Serve until the client goes (stdio) or the process is stopped (HTTP)."""
     service = MemoryService(settings)
     server = build_server(settings, service)
-    policy = settings.policy or "solar-adaptive"
-    capacity = settings.capacity or 1000
+    policy = settings.policy or DEFAULT_POLICY
+    capacity = settings.capacity or DEFAULT_CAPACITY
     where = f"store {shown_url(settings.store)}; new scopes: {policy}, capacity {capacity}"
     try:
         if settings.http:

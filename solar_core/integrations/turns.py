@@ -44,6 +44,21 @@ def bulleted(hits: Sequence[Hit]) -> str:
     return "\n".join("- " + hit.text.replace("\n", "\n  ") for hit in hits)
 
 
+#: every chat adapter's default ``max_recall_chars``: about 1,000 tokens of recalled text a turn
+DEFAULT_MAX_RECALL_CHARS = 4_000
+
+
+def check_recall_budget(budget: object, per: str) -> object:
+    """``max_recall_chars`` checked: a positive int (characters of recalled text ``per`` turn
+    or invoke), or ``None`` for no limit."""
+    if budget is not None and (type(budget) is not int or budget < 1):
+        raise ValueError(
+            f"max_recall_chars must be a positive int (characters of recalled text per {per}), "
+            f"or None for no limit; got {budget!r}"
+        )
+    return budget
+
+
 def fitting(sizes: Sequence[int], budget: int | None) -> list[int]:
     """Which recalled texts (their ``sizes``, best first) a budget of characters admits: each
     while it fits, one too long is left out (a shorter later one may fit); the best is always
