@@ -83,10 +83,10 @@ class MemoryItem:
 class Decision:
     """Why the memory changed, or did not, when a step's experience was offered."""
 
-    step: int  # 1-based index of the step this ``add`` ended
+    step: int  # 1-based index of the step this ``add`` ended (a resize: the last one)
     admitted: bool
-    item_id: str | None  # the new item's id, ``None`` when rejected
-    evicted: str | None  # the id evicted to make room
+    item_id: str | None  # the new item's id, ``None`` when rejected (and for a resize)
+    evicted: str | None  # the id evicted to make room (a resize: to fit its new capacity)
     reason: str  # the admission rule that decided ("always", "bootstrap", "regret > tau", ...)
     cost: float | None = None  # the step cost fed to the admission policy, if it uses one
     regret: float | None = None  # accumulated regret when the decision was taken (before reset)

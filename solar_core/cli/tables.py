@@ -198,7 +198,7 @@ def offered_texts(memory: SolarMemory) -> dict[int, str]:
         # the rows up to the memory's step, none missing (else a snapshot took some since)
         if not ops or ops[-1].seq != journal.seq or ops[-1].seq - ops[0].seq != len(ops) - 1:
             return {}
-        decisions = {d.step: d for d in memory.trace()}
+        decisions = {d.step: d for d in memory.trace() if d.admitted or d.evicted is None}
         step = int(memory.stats()["steps"])  # offers so far: the last one's decision step
         texts = {}
         for op in reversed([op for op in ops if op.kind == "add"]):
@@ -241,9 +241,11 @@ def decisions_table(
     rows = []
     for r in records:
         outcome = f"stored {safe(str(r['item_id']))}" if r["admitted"] else "refused"
+        outcome = "resized" if r["evicted"] and not r["admitted"] else outcome
         evicted = [safe(r["evicted"])] if r["evicted"] else []
         evicted += [f"{safe(i)} ({safe(why)})" for i, why in r["deleted"]]
         text = "(no longer stored)" if r["admitted"] else "(offer no longer logged)"
+        text = "" if outcome == "resized" else text
         text = text if r["text"] is None else excerpt(r["text"], width)
         row = [r["step"], when(r["at"]), outcome, safe(r["reason"])]
         rows.append([*row, number(r["regret"]), number(r["tau"]), ", ".join(evicted), text])

@@ -34,7 +34,8 @@ def timeline(memory: SolarMemory) -> dict[str, list[float]]:
         "steps": [float(d.step) for d in decisions],
         "size": list(accumulate(changes, initial=start))[1:],
         "admitted": list(accumulate(float(d.admitted) for d in decisions)),
-        "refused": list(accumulate(float(not d.admitted) for d in decisions)),
+        # (a resize's evictions are decisions too, refusing nothing)
+        "refused": list(accumulate(float(not d.admitted and not d.evicted) for d in decisions)),
         "evicted": list(accumulate(float(d.evicted is not None) for d in decisions)),
     }
     held = [(float(item.created_step), posterior(item)) for item in memory.items()]

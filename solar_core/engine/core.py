@@ -429,6 +429,34 @@ class MemoryCore:
             listener.removed(item_id, reason)
         return item_id
 
+    def resize(self, capacity: int, rows: int = 0) -> list[Decision]:
+        """Hold at most ``capacity`` items from now on: evict by the policy down to it (each
+        eviction traced, reason ``"resized to <capacity>"``) and tell the policies; returns
+        those decisions. The items that stay keep their slots and all that was learned (the
+        store keeps at least ``rows`` rows: a memory rebuilt from its parameters)."""
+        store, n = self._store, len(self._store.protected)
+        if self.capacity is None:
+            raise ValueError("this memory keeps every item (no capacity): it cannot be resized")
+        if n > capacity:  # checked before anything changes
+            raise ValueError(
+                f"{n} identity items are protected from eviction: the capacity must be at "
+                f"least {n} (remove some of them first)"
+            )
+        # the clock only when something is evicted (read before any change, as steps read it)
+        now, evicted = self.clock() if len(store) > capacity else 0.0, []
+        while len(store) > capacity:
+            victim = self.eviction.victim(self._steps)
+            contenders = tuple([(store.id_at(s), score) for s, score in victim.contenders])
+            item_id, reason = self.drop(victim.slot, "evicted"), f"resized to {capacity}"
+            evicted.append(Decision(self._steps, False, None, item_id, reason))
+            evicted[-1].victim_score, evicted[-1].contenders = victim.score, contenders
+        store.resize(capacity, rows)
+        self.capacity = capacity
+        self.eviction.resized(capacity)
+        self._reserve()
+        self._trace.extend((now, decision) for decision in evicted)
+        return evicted
+
     def remove(self, item_id: str, reason: str = "removed") -> None:
         """Delete ``item_id`` now (not counted as an eviction)."""
         self.drop(self._slot(item_id), reason)
@@ -567,12 +595,15 @@ class MemoryCore:
 
     # -- state --------------------------------------------------------------------------------
     def params(self) -> dict[str, Any]:
-        """What the core was built with, besides its parts (see :mod:`solar_core.basics.state`)."""
+        """What the core was built with, besides its parts (see :mod:`solar_core.basics.state`);
+        ``rows`` once resized below the rows it has (:meth:`resize`)."""
+        rows = self._store.slots
         return {
             "capacity": self.capacity,
             "dim": self.dim,
             "trace_size": self._trace.maxlen,
             "importance_weight": self.importance_weight,
+            **({"rows": rows} if self.capacity is not None and rows > self.capacity else {}),
         }
 
     def _parts(self) -> dict[str, Any]:  # whose state is in this memory's, by prefix

@@ -40,6 +40,7 @@ from solar_core.engine.steps import (
     Offer,
     Rating,
     Removal,
+    Resizing,
     Step,
     StepRunner,
 )
@@ -285,6 +286,20 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         self._run(Clearing())
         self._mine = None  # its retrievals are gone with it
 
+    def resize(self, capacity: int) -> list[Decision]:
+        """Hold at most ``capacity`` items from now on. Growing keeps every item; shrinking
+        evicts by the policy (as a full memory would, each eviction traced with the reason
+        ``"resized to <capacity>"``) and returns those decisions. What was learned of the items
+        that stay is kept. A stored scope's memory is resized by its store (``store.resize``).
+        """
+        capacity = check_k(capacity, "capacity")
+        if not self._local:
+            raise TypeError(
+                "a stored scope's capacity is changed by its store, in one transaction: "
+                "store.resize(scope, capacity) (MemoryStore.resize)"
+            )
+        return cast(list[Decision], self._run(Resizing(capacity)))
+
     def _run(self, step: Step) -> Any:
         """Run ``step`` under the lock, then tell the subscribers what it deleted and stored
         (once it is complete: a callback that raises cannot undo it)."""
@@ -320,6 +335,7 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
             Rating: core.rate,
             Removal: lambda step: core.remove(step.item_id),
             Clearing: lambda step: core.clear(),
+            Resizing: lambda step: core.resize(step.capacity),
             **lifecycle.appliers(),  # its sweeps and renewals
         }
 

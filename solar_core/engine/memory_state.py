@@ -177,6 +177,7 @@ class MemoryCopies:
                 else "this memory has no evaluator gate: pass no evaluator"
             )
         random = read.text("random", sorted(BIT_GENERATORS))
+        rows = read.integer("rows", 1, 1 << 21) if read.has("rows") else 0  # resized down
         try:
             memory = cast(Any, cls)(
                 None,
@@ -191,6 +192,10 @@ class MemoryCopies:
                 **{name: read.value(name) for name in _PASSED},
                 **{name: read.value(name) for name in _READING if read.has(name)},
             )
+            if rows:
+                if capacity is None or rows <= capacity:
+                    raise read.fail(f"rows={rows} needs a capacity below it, got {capacity}")
+                memory._core.resize(capacity, rows)  # (empty: nothing is evicted)
             if gate is not None:
                 if type(gate) is not dict:
                     raise read.fail("evaluator must be the evaluator gate's parameters")

@@ -88,7 +88,14 @@ class Renewal:
     lifetimes: tuple[tuple[str, float, float | None], ...]
 
 
-Step = Lookup | Rating | Offer | Removal | Clearing | Sweep | Renewal
+@dataclass(slots=True)
+class Resizing:
+    """Hold at most ``capacity`` items from now on, evicting by the policy down to it."""
+
+    capacity: int
+
+
+Step = Lookup | Rating | Offer | Removal | Clearing | Sweep | Renewal | Resizing
 
 
 class StepRunner(Protocol):

@@ -79,8 +79,8 @@ class MemoryViews:
 
     @property
     def capacity(self) -> int | None:
-        """The most items kept (``None``: unbounded)."""
-        return self._core.capacity
+        """The most items kept (``None``: unbounded); a stored scope's as of now (resizable)."""
+        return self._read(lambda: self._core.capacity)
 
     @property
     def dim(self) -> int:

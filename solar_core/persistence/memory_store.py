@@ -15,6 +15,7 @@ from functools import partial
 from typing import Any, Final, TypeVar
 
 from solar_core.basics.records import Record
+from solar_core.basics.types import Decision
 from solar_core.basics.validation import FloatVector, check_k, unit_rows
 from solar_core.embedders.embedder import Embedder
 from solar_core.engine.async_calls import in_worker
@@ -357,6 +358,7 @@ class MemoryStore:
         plain_json(memory_params, "memory settings")
         # What the caller left out is only a default for new scopes: an existing scope keeps
         # its own (a database from before a change of the library's defaults keeps working).
+        self._resized: set[str] = set()  # scopes this store resized (see _settle)
         self._given = {
             "policy": policy is not None,
             "capacity": type(capacity) is not _Omitted,
@@ -465,9 +467,12 @@ class MemoryStore:
         false). Else :class:`PersistenceError`, naming the setting and the ways out."""
         stored = check_stored_settings(key, text)
         theirs, mine = stored["params"], self._new_params
+        resized = key in self._resized  # by this store: its capacity is the scope's own now
         for name in sorted({*theirs, *mine}):
-            if name == "dim" or theirs.get(name) == mine.get(name):
-                continue  # (the dimension goes with the embedder, below)
+            if name in ("dim", "rows") or theirs.get(name) == mine.get(name):
+                continue  # (the dimension goes with the embedder, below; rows with capacity)
+            if resized and name in ("capacity", "eviction"):
+                continue
             if self._given.get("params" if name in _POLICY_SETTINGS else name, True):
                 raise PersistenceError(self._mismatch(key, name, theirs.get(name), mine.get(name)))
         if embedder:
@@ -758,39 +763,93 @@ class MemoryStore:
             params["eviction"] = _default_prior(params["eviction"])
             config = {**stored, "params": params, "embedder": self.fingerprint}
             fresh = self._reembedded(key, records, carried, config, vectors)
-            blob = container.dumps(snapshot_params(fresh), fresh.state())
-            items: list[ItemChange] = [
-                (
-                    "put",
-                    item_id,
-                    record.text,
-                    json.dumps(record.metadata),
-                    fresh.vector(item_id).tobytes(),
-                    record.category,
-                    float(record.created_at),
-                    None if record.valid_until is None else float(record.valid_until),
-                    record.step,
-                )
-                for item_id, record in fresh.core.records()
-            ]
-            with self.backend.transaction(write=True):
-                now = self.backend.scope_seqs(row.id, key, lock=True)
-                # Written only over the state it was built from: a step logged meanwhile (by
-                # any process) would be lost; then it starts again from the new state.
-                unchanged = base[2] == row.config and now == (base[0], base[1], row.config)
-                if unchanged:
-                    self.backend.rebuild_scope(
-                        row.id, base[0] + 1, blob, json.dumps(config), items, time.time()
-                    )
-            if unchanged:
-                with self._lock:
-                    memory = self._memories.get(key)
-                    live = None if memory is None else _journal(memory)
-                    if live is not None:
-                        live.recheck()  # our own commit: its token did not move
-                    self._drop_cache(key)  # its answers were cached with the old vectors
+            if self._rebuilt(key, row, base, fresh, config):
                 return True
         raise PersistenceError(f"{_named(key)} kept changing while it was re-embedded: try again")
+
+    def resize(self, scope: Scope | Mapping[str, str] | str, capacity: int) -> list[Decision]:
+        """Change a stored scope's capacity (:meth:`SolarMemory.resize`): growing keeps every
+        item, shrinking evicts by the scope's policy, each eviction traced; what was learned of
+        the items that stay is kept. Returns the evictions' decisions. One transaction, like a
+        step; other processes take the new capacity at their next call. This store opens the
+        scope at its new capacity even if it was given another ``capacity=``.
+
+        >>> store = MemoryStore(":memory:", policy="fifo", capacity=3, embedder="hash", seed=0)
+        >>> for text in ("tea at five", "jazz on fridays", "a cat named Io"):
+        ...     _ = store.scope(user="alice").add(text)
+        >>> [d.evicted for d in store.resize({"user": "alice"}, 2)]
+        ['m1']
+        >>> memory = store.scope(user="alice")
+        >>> memory.capacity, [i.text for i in memory.items()]
+        (2, ['jazz on fridays', 'a cat named Io'])
+        >>> store.close()
+        """
+        wanted = Scope.of(scope)
+        key, capacity = wanted.key, check_k(capacity, "capacity")
+        with self._lock:
+            self._check_open()
+        for _ in range(5):
+            with self.backend.transaction(write=False):
+                row = self.backend.find_scope(key)
+            if row is None:
+                raise ValueError(f"{_named(key)} is not stored: there is nothing to resize")
+            stored = check_stored_settings(key, row.config)
+            journal = self._journal_of(wanted, row.id, row.config, stored, read=True)
+            old = self._built(key, stored, None)
+            journal.attach(old)
+            memory = old.detached()  # the scope as stored, in this process only
+            journal.forgotten()  # read only: it never writes
+            evicted = memory.resize(capacity)  # (a refused capacity raises: nothing written)
+            config = {**stored, "params": _plain(snapshot_params(memory))}
+            base = (journal.seq, journal.snapshot_seq, journal.config_text)
+            if self._rebuilt(key, row, base, memory, config):
+                with self._lock:
+                    self._resized.add(key)
+                return evicted
+        raise PersistenceError(f"{_named(key)} kept changing while it was resized: try again")
+
+    def _rebuilt(
+        self,
+        key: str,
+        row: ScopeRow,
+        base: tuple[int, int, str],
+        fresh: SolarMemory,
+        config: dict[str, Any],
+    ) -> bool:
+        """Replace scope ``key`` (``row``) with ``fresh`` and its ``config``, only if the scope
+        is still at ``base`` (its ``seq``, snapshot ``seq`` and config); whether it was."""
+        blob = container.dumps(snapshot_params(fresh), fresh.state())
+        items: list[ItemChange] = [
+            (
+                "put",
+                item_id,
+                record.text,
+                json.dumps(record.metadata),
+                fresh.vector(item_id).tobytes(),
+                record.category,
+                float(record.created_at),
+                None if record.valid_until is None else float(record.valid_until),
+                record.step,
+            )
+            for item_id, record in fresh.core.records()
+        ]
+        with self.backend.transaction(write=True):
+            now = self.backend.scope_seqs(row.id, key, lock=True)
+            # Written only over the state it was built from: a step logged meanwhile (by any
+            # process) would be lost; then it starts again from the new state.
+            unchanged = base[2] == row.config and now == (base[0], base[1], row.config)
+            if unchanged:
+                self.backend.rebuild_scope(
+                    row.id, base[0] + 1, blob, json.dumps(config), items, time.time()
+                )
+        if unchanged:
+            with self._lock:
+                memory = self._memories.get(key)
+                live = None if memory is None else _journal(memory)
+                if live is not None:
+                    live.recheck()  # our own commit: its token did not move
+                self._drop_cache(key)  # its answers were cached with the old vectors or items
+        return unchanged
 
     def _inconsistent(
         self, scope: Scope, row: ScopeRow, stored: dict[str, Any], blob: bytes

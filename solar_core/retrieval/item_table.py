@@ -34,10 +34,17 @@ class ItemTable:
     """
 
     def __init__(
-        self, dim: int, capacity: int | None, *, neighbours: int = 0, initial_slots: int = 64
+        self,
+        dim: int,
+        capacity: int | None,
+        *,
+        neighbours: int = 0,
+        initial_slots: int | None = None,
     ) -> None:
         self.dim, self.capacity, self._neighbour_k = dim, capacity, neighbours
-        self._initial = capacity if capacity is not None else initial_slots
+        # bounded: as many rows as the capacity, or more once it was resized down (``resize``)
+        rows = (initial_slots or 64) if capacity is None else max(capacity, initial_slots or 0)
+        self._initial = rows
         self._allocate(self._initial)
 
     def _allocate(self, slots: int) -> None:
@@ -223,16 +230,27 @@ class ItemTable:
         # As many rows as before: the policies' per-slot statistics keep their length.
         self._allocate(len(self.matrix))
 
-    def _grow(self) -> None:
+    def _grow(self, new: int = 0) -> None:
         old = self.slots
-        new = max(2 * old, 64)
+        new = new or max(2 * old, 64)
         self.matrix = np.vstack([self.matrix, np.zeros((new - old, self.dim), dtype=np.float32)])
         self.active_full = np.concatenate([self.active_full, np.zeros(new - old, dtype=bool)])
         self._ids += [None] * (new - old)
         self._payloads += [None] * (new - old)
-        self._free = list(range(new - 1, old - 1, -1))
+        self._free = [*range(new - 1, old - 1, -1), *self._free]  # never-used slots first
         if self.neighbours is not None:
             self.neighbours.grow(new)
+
+    def resize(self, capacity: int, rows: int = 0) -> None:
+        """Hold at most ``capacity`` items (no fewer than are stored) in at least ``rows`` rows.
+        The rows grow to the capacity and never shrink: a stored item keeps its slot, so every
+        per-slot statistic stays valid."""
+        if capacity < len(self) or self.capacity is None:
+            raise ValueError(f"cannot resize a table of {len(self)} items to {capacity}")
+        self.capacity = capacity
+        if max(capacity, rows) > self.slots:
+            self._grow(max(capacity, rows))
+        self._initial = self.slots
 
     # -- checks -------------------------------------------------------------------------------
     def check_invariants(self) -> None:
@@ -305,9 +323,9 @@ class ItemTable:
         capacity, initial = self.capacity, self._initial
         vectors = read.array("vectors", np.float32, (None, self.dim))
         written = len(vectors)
-        rows = read.integer("rows", 1, capacity if capacity is not None else MAX_ROWS)
-        if capacity is not None and rows != capacity:
-            raise read.fail(f"rows must equal the capacity {capacity}, got {rows}")
+        rows = read.integer("rows", 1, initial if capacity is not None else MAX_ROWS)
+        if capacity is not None and rows != initial:
+            raise read.fail(f"rows must be {initial} (the capacity, or more once resized)")
         if written > rows or (capacity is None and rows > 2 * max(initial, written)):
             raise read.fail(f"{written} rows written do not stand for {rows}")
         ids = read.listed("ids", written)

@@ -240,8 +240,10 @@ def test_the_core_leaves_the_lifecycle_rules_to_the_lifecycle() -> None:
 
 
 #: the weight the core may carry, in lines (what it holds now, and a little room): a change that
-#: needs more must take as much out elsewhere, or say here why the budget grows
-LINE_BUDGET = {"solar_core": 15_500, "solar_core/persistence": 4_000}
+#: needs more must take as much out elsewhere, or say here why the budget grows. Grown by 180
+#: and 50 for resizing a memory (a capacity that changes in place: the table's rows, the
+#: policies' bounds, the store's one-transaction rebuild), a capability, not a layer.
+LINE_BUDGET = {"solar_core": 15_680, "solar_core/persistence": 4_050}
 
 
 @pytest.mark.parametrize("folder", sorted(LINE_BUDGET))

@@ -226,6 +226,14 @@ class ArcEviction(OrderedEviction, AdmissionPolicy):
             self.t1[slot] = None
         self._into_t2 = self._in_b2 = self._drop_t1_lru = False
 
+    def resized(self, capacity: int) -> None:
+        # The paper's bounds at the new c: the oldest ghosts go (T1 + T2 <= c already holds).
+        self.c, self.p = capacity, min(self.p, float(capacity))
+        while len(self.t1) + len(self.b1) > capacity:
+            self._pop_lru(self.b1)
+        while len(self.t1) + len(self.t2) + len(self.b1) + len(self.b2) > 2 * capacity:
+            self._pop_lru(self.b2 if self.b2 else self.b1)
+
     @staticmethod
     def _pop_lru(lst: dict[str, None]) -> None:
         if lst:

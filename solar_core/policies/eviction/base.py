@@ -193,6 +193,9 @@ class EvictionPolicy(SlotState, ABC):
         """Forget every item."""
         self._empty(slice(None))
 
+    def resized(self, capacity: int) -> None:
+        """The memory now holds at most ``capacity`` items (it evicted down to it first)."""
+
     def describe(self, slot: int) -> Mapping[str, float]:
         """What the policy knows of the item in ``slot``."""
         return {}

@@ -125,6 +125,11 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         super().reserve(slots)
         self._nudge = grow_array(self._nudge, slots, 0.0)
 
+    def resized(self, capacity: int) -> None:
+        # The ring keeps the queries it learned from: its window, made from the old capacity,
+        # becomes a parameter of its own (a memory rebuilt from the parameters has the same).
+        self.fixed_window = self.window
+
     def params(self) -> dict[str, Any]:
         return {"window": plain(self.fixed_window)} | params_of(
             self, "window_per_slot max_window shift fast slow min_rise use_feedback hysteresis"
@@ -386,6 +391,7 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
 
     def on_remove(self, slot: int, evicted: bool) -> None:
         self._version += 1
+        self._weakest = None  # stale now (and a loaded state holds none)
         rows = (self._owner[: self._count] == slot).nonzero()[0]
         if len(rows):
             rows = rows[self._owner_serial[rows] == self._serial[slot]]

@@ -300,6 +300,7 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
 
     def on_remove(self, slot: int, evicted: bool) -> None:
         self._version += 1
+        self._weakest = None  # stale now (and a loaded state holds none)
         self._empty(slot)
 
     def victim(self, step: int) -> Victim:
