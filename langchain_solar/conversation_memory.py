@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import os
 import threading
 import warnings
 from collections.abc import Callable, Mapping, Sequence
@@ -15,8 +16,10 @@ from langchain_core.chat_history import BaseChatMessageHistory, InMemoryChatMess
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, get_buffer_string
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from solar_core import Decision, Hit, Hits
+from solar_core import Decision, Hit, Hits, SolarMemory
 from solar_core.engine.async_calls import in_worker
+from solar_core.integrations.params import build_params
+from solar_core.integrations.shown import CallableHits
 from solar_core.integrations.turns import (
     AI,
     DEFAULT_MAX_RECALL_CHARS,
@@ -29,10 +32,11 @@ from solar_core.integrations.turns import (
     turn_metadata,
     turn_text,
 )
-from solar_core.persistence import deferred_retrievals
+from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope, deferred_retrievals
 from solar_core.retrieval.filters import check_filter
+from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
-from ._params import SolarChatParams
+from ._params import SolarChatParams, memory_or_store
 from .turns import hits_as_messages, hits_as_text
 
 
@@ -103,6 +107,19 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
     ``seed``, ``retrieval``, ``min_score``. Every ``load_memory_variables`` with an input is a
     retrieval the memory learns from.
 
+    Persistence: ``store=`` (a :class:`~solar_core.persistence.MemoryStore`, or a SQLite path /
+    ``postgresql://`` URL opened with ``policy``, ``capacity``, ``embedder``, ``seed``) with
+    ``scope=`` makes the SOLAR memory that scope of the store: a session id
+    (``scope="thread-1"``: ``store.scope(session="thread-1")``) or its parts
+    (``scope={"user": "alice"}``: the memory ``SolarMemoryMiddleware(store=store,
+    scope="user_id")`` keeps for ``"alice"``). ``memory=store.scope(...)`` is the same memory;
+    ``memory=`` and ``store=`` together are refused. A store opened from a path is this
+    memory's: :meth:`close` closes it; a copy (``model_copy``) shares it but never owns it.
+
+    The chat adapters' common verbs: :attr:`recalled` (call it: ``recalled()``), ``.memory``,
+    :meth:`forget` (empties the SOLAR memory, the conversation stays), :meth:`close` (releases a
+    store it opened), and LangChain's :meth:`clear` (the conversation and the experiences).
+
     ``chat_memory`` is the conversation, as in the window memory (an
     ``InMemoryChatMessageHistory`` by default; any ``BaseChatMessageHistory``, e.g. a persistent
     one): ``save_context`` appends each turn to it, ``buffer`` shows its last ``2k`` messages, and
@@ -112,7 +129,7 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
     turns at ``save_context``, the others at the next ``load_memory_variables`` with an input or
     ``save_context``, so a seeded long history is recallable from the first question on. One
     exception: when the SOLAR memory has made steps already as this object is built (a restart,
-    say ``memory=store.scope(session=...)`` with a persistent ``chat_memory``), the turns already
+    say ``store=store, scope="s1"`` with a persistent ``chat_memory``), the turns already
     in ``chat_memory`` count as offered -- the earlier process offered them -- so nothing is
     offered twice, and turns SOLAR rejected or evicted do not come back. Each turn is stored
     under an id made from its text, so the window's turns are never recalled too. What was
@@ -133,7 +150,7 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
 
         A rating that comes late names its turn's recall; a look records nothing:
 
-        >>> hits = memory.recalled  # kept with the answer it served
+        >>> hits = memory.recalled()  # kept with the answer it served
         >>> _ = memory.load_memory_variables({"input": "what is 2 + 2 again?"})
         >>> memory.feedback(like=False, recall=hits)
         Traceback (most recent call last):
@@ -214,10 +231,62 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
     _offered: int = PrivateAttr(default=0)
     _anchor: tuple[tuple[str, str], ...] | None = PrivateAttr(default=None)
     _lock: _Lock = PrivateAttr(default_factory=_Lock)  # one offer of a turn at a time
+    _store: MemoryStore | None = PrivateAttr(default=None)  # given as store=
+    _owns_store: bool = PrivateAttr(default=False)  # opened from a path: close() closes it
 
-    def __init__(self, **data: Any) -> None:
-        super().__init__(**data)
-        self._adopt()
+    def __init__(
+        self,
+        *,
+        memory: SolarMemory | None = None,
+        store: MemoryStore | str | os.PathLike[str] | None = None,
+        scope: Scope | Mapping[str, str] | str | None = None,
+        policy: str | None = None,
+        capacity: int | None = DEFAULT_CAPACITY,
+        embedder: object = None,
+        seed: int | None = None,
+        retrieval: str = DEFAULT_RETRIEVAL,
+        min_score: float | str | None = "auto",
+        **data: Any,
+    ) -> None:
+        """``memory=`` a ready SOLAR memory, or ``store=`` and ``scope=`` (the memory is that
+        scope of the store), or the parameters to build one; ``data``: the fields (the window
+        memory's parameters, ``top_k``, ...). Typed here, so IDEs and type checkers see the
+        building parameters, which are not fields (see the class docstring)."""
+        build = build_params(policy, capacity, embedder, seed, retrieval, min_score)
+        memory_or_store(memory, store, "scope=")
+        if store is None:
+            if scope is not None:
+                raise ValueError(
+                    "scope= names a scope of store=: pass store= too (a MemoryStore, a SQLite "
+                    "path or a postgresql:// URL), or memory=store.scope(...)"
+                )
+            if memory is not None:
+                data["memory"] = memory
+            super().__init__(**build, **data)
+            self._adopt()
+            return
+        if scope is None:
+            raise ValueError(
+                "with store=, pass scope= naming this conversation's memory in it: a session "
+                "id (scope='thread-1'), or its parts (scope={'user': 'alice'}), as "
+                "store.scope(...) names them"
+            )
+        wanted = Scope.of(scope)  # checked before a store is opened
+        opened, owned = type(self).open_store(store, build)
+        try:
+            super().__init__(**data, memory=opened.get(wanted))
+            self._adopt()
+        except BaseException:
+            if owned:
+                opened.close()
+            raise
+        self._store, self._owns_store = opened, owned
+
+    def __copy__(self) -> SolarConversationMemory:
+        """A shallow copy (``model_copy()``) shares the store but never owns it."""
+        twin = super().__copy__()
+        twin._owns_store = False
+        return twin
 
     # -- the window ---------------------------------------------------------------------------
     @property
@@ -297,7 +366,9 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
         await in_worker(self.save_context, inputs, outputs)
 
     def clear(self) -> None:
-        """Forget everything: the conversation (``chat_memory``) and every stored experience."""
+        """LangChain's "clear the memory's contents": the conversation (``chat_memory``) and
+        every stored experience (:meth:`forget`) both go. To keep what the memory learned, clear
+        only ``chat_memory``."""
         with self._lock:
             self.chat_memory.clear()
             self.memory.clear()
@@ -309,6 +380,27 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
     async def aclear(self) -> None:
         # Not BaseChatMemory's: that one only clears chat_memory (SOLAR would keep everything).
         await in_worker(self.clear)
+
+    def forget(self) -> None:
+        """Empty the SOLAR memory: every stored experience goes (with a store, from its scope's
+        rows too); the conversation (``chat_memory``) stays, and its turns are not offered
+        again. :meth:`clear` does both."""
+        with self._lock:
+            self.memory.clear()
+            self._recalled = None
+            self._last_decision = None
+
+    @property
+    def store(self) -> MemoryStore | None:
+        """The :class:`~solar_core.persistence.MemoryStore` given as ``store=``, if any."""
+        return self._store
+
+    def close(self) -> None:
+        """Snapshot and close the store this memory opened from a path (a no-op otherwise: a
+        ``MemoryStore`` passed in is its owner's to close; safe to call twice). The SOLAR memory
+        stops working."""
+        if self._store is not None and self._owns_store:
+            self._store.close()
 
     # -- offering chat_memory's turns ---------------------------------------------------------
     def _adopt(self) -> None:
@@ -386,7 +478,7 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
         takes from the best recalled turn the value it earned for this input; with the paper's
         ``solar``, Thompson eviction adds 1 to alpha on a like, to beta on a dislike).
 
-        ``recall``: which answer's recall to rate -- the :attr:`recalled` of that turn (a
+        ``recall``: which answer's recall to rate -- the ``recalled()`` of that turn (a
         ``Hits``), or its ``retrieval_id``/``handle`` -- for a rating that arrives after the
         next question; by default the latest. Any of the memory's last 1,000 recalls, once each;
         one that is unknown, expired, rated already or another memory's is refused by the memory
@@ -416,10 +508,13 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
         return self._retrieve(query, recent, record=False)[0]
 
     @property
-    def recalled(self) -> Hits:
+    def recalled(self) -> CallableHits:
         """What the last ``load_memory_variables`` recalled, best first, with scores and ids:
-        keep it to rate this turn's recall later, ``feedback(like=..., recall=hits)``."""
-        return self._recalled if self._recalled is not None else Hits([], None)
+        keep it to rate this turn's recall later, ``feedback(like=..., recall=hits)``. Call it,
+        ``memory.recalled()``, as every chat adapter's ``recalled(...)`` (the middleware's takes
+        the scope); read without the call it gives the same hits."""
+        hits = self._recalled if self._recalled is not None else Hits([], None)
+        return CallableHits(hits, hits.retrieval_id, hits.origin)
 
     @property
     def last_decision(self) -> Decision | None:

@@ -113,6 +113,10 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
     once the scope is forgotten -- :meth:`forget`, ``store.forget``/``store.erase``, here or in
     another process -- it is gone too, and rating the scope is refused rather than recreating it.
 
+    The chat adapters' common verbs, here of a named scope: :meth:`recalled`,
+    :meth:`memory_for`, :meth:`forget` (deletes that scope's memory) and :meth:`close`
+    (releases a store the middleware opened; safe to call twice).
+
     Args:
         memory: a ready :class:`~solar_core.SolarMemory`, the one memory of every run (no
             ``scope``; it may be a persistent one, e.g. ``store.scope(user="alice")``).
@@ -312,8 +316,9 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         return self._sessions.store
 
     def close(self) -> None:
-        """Snapshot and close the store this middleware opened from a path (a no-op without
-        one; a ``MemoryStore`` passed in is its owner's to close). Its memories stop working."""
+        """Snapshot and close the store this middleware opened from a path (a no-op otherwise:
+        a ``MemoryStore`` passed in is its owner's to close; safe to call twice). Its memories
+        stop working."""
         self._sessions.close()
 
     def __copy__(self) -> SolarMemoryMiddleware:

@@ -13,12 +13,15 @@ from langchain_core.documents import Document
 from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, PrivateAttr, field_validator
 
-from solar_core import Decision, Hit, Hits
+from solar_core import Decision, Hit, Hits, SolarMemory
 from solar_core.basics.validation import check_k
 from solar_core.engine.async_calls import in_worker
 from solar_core.integrations.batch import OffersTexts
+from solar_core.integrations.params import build_params
 from solar_core.integrations.shown import RETRIEVAL_ID, rate_retrieval
+from solar_core.persistence import DEFAULT_CAPACITY
 from solar_core.retrieval.filters import Filter, check_filter
+from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
 from ._params import SolarParams
 
@@ -104,6 +107,26 @@ class SolarRetriever(OffersTexts, SolarParams, BaseRetriever):
         return given
 
     _last: Hits | None = PrivateAttr(default=None)
+
+    def __init__(
+        self,
+        *,
+        memory: SolarMemory | None = None,
+        policy: str | None = None,
+        capacity: int | None = DEFAULT_CAPACITY,
+        embedder: object = None,
+        seed: int | None = None,
+        retrieval: str = DEFAULT_RETRIEVAL,
+        min_score: float | str | None = "auto",
+        **data: Any,
+    ) -> None:
+        """``memory=`` a ready SOLAR memory, or the parameters to build one (not fields: a
+        retriever rebuilt from its fields keeps its memory); ``data``: the fields (``k``,
+        ``filter``, ...). Typed here, so IDEs and type checkers see them."""
+        build = build_params(policy, capacity, embedder, seed, retrieval, min_score)
+        if memory is not None:
+            data["memory"] = memory
+        super().__init__(**build, **data)
 
     @classmethod
     def from_texts(

@@ -413,10 +413,25 @@ class SolarStore(BaseStore):
         found = (scope_namespace(Scope.from_key(key)) for key in keys)
         return [ns for ns in found if ns is not None and ns[: len(prefix)] == prefix]
 
+    def memory_for(self, namespace: Sequence[str]) -> SolarMemory | None:
+        """The SOLAR memory of ``namespace`` (``None`` if nothing was ever put there: a read
+        never creates a namespace), as the chat adapters' ``memory_for(scope)``: its items,
+        trace and stats, for inspection (expired items stay there until a sweep or the
+        namespace's next ``put`` removes them).
+
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> store = SolarStore(index={"dims": 8, "embed": DeterministicFakeEmbedding(size=8)})
+        >>> store.put(("users", "alice"), "tea", {"text": "green tea"})
+        >>> [item.id for item in store.memory_for(("users", "alice")).items()]
+        ['tea']
+        >>> store.memory_for(("users", "bob")) is None
+        True
+        >>> store.close()
+        """
+        return self.memory(_labels(namespace))
+
     def memory(self, namespace: tuple[str, ...]) -> SolarMemory | None:
-        """The SOLAR memory of ``namespace`` (``None`` if nothing was ever put there): its
-        items, trace and stats, for inspection (expired items stay there until a sweep or the
-        namespace's next ``put`` removes them)."""
+        """:meth:`memory_for`, under its earlier name (the namespace unchecked)."""
         return self.store.existing(namespace_scope(namespace))
 
     def forget(self, namespace: Sequence[str]) -> bool:
@@ -596,7 +611,8 @@ class SolarStore(BaseStore):
                 memory.feedback(like=like, score=score, retrieval=hits)
 
     def close(self) -> None:
-        """Stop the TTL sweeper, close the underlying store (if this object opened it)."""
+        """Stop the TTL sweeper, close the underlying store (if this object opened it; a
+        ``MemoryStore`` passed in is its owner's to close). Safe to call twice."""
         self._closed = True
         self.stop_ttl_sweeper()
         if self._owned:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pickle
 import warnings
 from collections.abc import Callable, Sequence
@@ -21,10 +22,10 @@ from llama_index.core.storage.chat_store.loading import load_chat_store
 from llama_index.core.utils import get_tokenizer
 from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 
-from solar_core import Decision, Hit, Hits
+from solar_core import Decision, Hit, Hits, SolarMemory
 from solar_core.basics.validation import FloatVector, check_feedback
 from solar_core.engine.async_calls import in_worker
-from solar_core.integrations.params import BUILD_DEFAULTS, user_stacklevel
+from solar_core.integrations.params import BUILD_DEFAULTS, build_params, user_stacklevel
 from solar_core.integrations.shown import CallableHits, record_shown
 from solar_core.integrations.turns import (
     DEFAULT_MAX_RECALL_CHARS,
@@ -34,10 +35,12 @@ from solar_core.integrations.turns import (
     turn_metadata,
     turn_text,
 )
-from solar_core.persistence import MemoryStore
+from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope
+from solar_core.persistence.scope import check_identifier, check_part_name
 from solar_core.retrieval.filters import Filter
+from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
-from ._params import MaxRecallChars, SolarChatParams, within_chars
+from ._params import MaxRecallChars, SolarChatParams, memory_or_store, within_chars
 from .messages import (
     MessageLike,
     answer_text,
@@ -93,17 +96,24 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
     ``memory=`` to several.
 
     Persistence: ``store=`` (a :class:`~solar_core.persistence.MemoryStore`, or a SQLite path /
-    ``postgresql://`` URL opened with ``policy``, ``capacity``, ``embedder``, ``seed``) makes the
-    SOLAR memory the store's ``store.scope(session=chat_store_key)``: every step is logged, and
-    a ``SolarChatMemory`` opened later with the same ``chat_store_key`` (another process, after
-    a restart) recalls what earlier ones stored. ``chat_store_key`` must then name the
-    conversation: the default ``"chat_history"`` is refused, as it would silently make every
-    conversation share one persistent memory. Pair it with a persistent ``chat_store`` to keep
-    the window too: the turns already in the chat store when an instance is built count as
-    offered (the earlier process offered them), so a restarted instance makes exactly the
-    steps one that never stopped would have. A store opened from a path is this memory's:
-    :meth:`close` closes it; a copy (``model_copy``) shares it but never owns it. For a memory
-    shared by a user's conversations, pass ``memory=store.scope(user=...)`` instead.
+    ``postgresql://`` URL opened with ``policy``, ``capacity``, ``embedder``, ``seed``) with
+    ``session_id=`` makes the SOLAR memory the store's ``store.scope(session=session_id)``, the
+    memory :class:`~llamaindex_solar.SolarMemoryBlock` keeps for that session
+    (``store_part="user"``: ``store.scope(user=session_id)``, for a memory shared by a user's
+    conversations): every step is logged, and a ``SolarChatMemory`` opened later with the same
+    ``session_id`` (another process, after a restart) recalls what earlier ones stored.
+    Without ``session_id``, a ``chat_store_key`` of yours names the session (the default
+    ``"chat_history"`` is refused, as it would silently make every conversation share one
+    persistent memory). Pair it with a persistent ``chat_store`` (and a ``chat_store_key`` of
+    the conversation's) to keep the window too: the turns already in the chat store when
+    an instance is built count as offered (the earlier process offered them), so a restarted
+    instance makes exactly the steps one that never stopped would have. A store opened from a
+    path is this memory's: :meth:`close` closes it; a copy (``model_copy``) shares it but never
+    owns it. ``memory=`` and ``store=`` together are refused (one of them says which memory).
+
+    The chat adapters' common verbs: :attr:`recalled` (call it: ``recalled()``), ``.memory``,
+    :meth:`forget` (empties the SOLAR memory), :meth:`close` (releases a store it opened),
+    and LlamaIndex's :meth:`reset` (a new conversation, experiences kept).
 
     Example:
         >>> from llama_index.core.base.llms.types import ChatMessage
@@ -127,19 +137,19 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
          'HTTP 429 again']
         >>> memory.feedback(like=True)
 
-        Persistent: a new instance (here in the same process) with the same ``chat_store_key``
+        Persistent: a new instance (here in the same process) with the same ``session_id``
         recalls the turns the first one stored.
 
         >>> import os, tempfile
         >>> tmp = tempfile.TemporaryDirectory()
         >>> path = os.path.join(tmp.name, "agent.db")
         >>> first = SolarChatMemory.from_defaults(
-        ...     store=path, chat_store_key="alice", top_k=1, embedder="hash", seed=0)
+        ...     store=path, session_id="alice", top_k=1, embedder="hash", seed=0)
         >>> first.put(ChatMessage(role="user", content="my locker code is 1234"))
         >>> first.put(ChatMessage(role="assistant", content="Noted."))
         >>> first.close()
         >>> later = SolarChatMemory.from_defaults(
-        ...     store=path, chat_store_key="alice", top_k=1, embedder="hash", seed=0)
+        ...     store=path, session_id="alice", top_k=1, embedder="hash", seed=0)
         >>> later.put(ChatMessage(role="user", content="what is my locker code?"))
         >>> print(later.get()[0].content)
         Relevant past experiences (from memory; they may be outdated):
@@ -178,26 +188,54 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
     _store: MemoryStore | None = PrivateAttr(default=None)
     _owns_store: bool = PrivateAttr(default=False)
 
-    def __init__(self, **data: Any) -> None:
-        store = data.pop("store", None)
+    def __init__(
+        self,
+        *,
+        memory: SolarMemory | None = None,
+        store: MemoryStore | str | os.PathLike[str] | None = None,
+        session_id: str | None = None,
+        store_part: str = "session",
+        policy: str | None = None,
+        capacity: int | None = DEFAULT_CAPACITY,
+        embedder: object = None,
+        seed: int | None = None,
+        retrieval: str = DEFAULT_RETRIEVAL,
+        min_score: float | str | None = "auto",
+        **data: Any,
+    ) -> None:
+        """``memory=`` a ready SOLAR memory, or ``store=`` and ``session_id=`` (the memory is
+        the store's ``store.scope(session=session_id)``; ``store_part``: another part), or the
+        parameters to build one; ``data``: the fields (``token_limit``, ``top_k``, ...). Typed
+        here, so IDEs and type checkers see the building parameters, which are not fields."""
+        build = build_params(policy, capacity, embedder, seed, retrieval, min_score)
+        memory_or_store(memory, store, "session_id=")
+        check_part_name(store_part)
         if store is None:
-            super().__init__(**data)
+            if session_id is not None or store_part != "session":
+                raise ValueError(
+                    "session_id= and store_part= name a scope of store=: pass store= too (a "
+                    "MemoryStore, a SQLite path or a postgresql:// URL), or "
+                    "memory=store.scope(...)"
+                )
+            if memory is not None:
+                data["memory"] = memory
+            super().__init__(**build, **data)
             self._recorded = last_finished_question(self.get_all())
             return
-        if data.get("memory") is not None:
-            raise ValueError("pass memory= or store=, not both")
-        session = data.get("chat_store_key", DEFAULT_CHAT_STORE_KEY)
-        if session == DEFAULT_CHAT_STORE_KEY:
+        key = data.get("chat_store_key", DEFAULT_CHAT_STORE_KEY)
+        if session_id is None and key == DEFAULT_CHAT_STORE_KEY:
             raise ValueError(
-                f"with store=, pass chat_store_key= naming this conversation (e.g. a user or "
-                f"thread id): the default {DEFAULT_CHAT_STORE_KEY!r} would make every "
-                "conversation share one persistent memory"
+                "with store=, pass session_id= naming this conversation's memory (e.g. a user "
+                "or thread id; or pass chat_store_key= naming this conversation): the default "
+                f"chat_store_key {DEFAULT_CHAT_STORE_KEY!r} would make every conversation share "
+                "one persistent memory"
             )
-        build = {name: data.pop(name) for name in list(data) if name in BUILD_DEFAULTS}
-        opened, owned = SolarChatParams.open_store(store, build)
+        if session_id is None:  # the conversation's chat_store_key names it (the earlier form)
+            session_id = key
+        scope = Scope.of({store_part: check_identifier(store_part, session_id)})
+        opened, owned = type(self).open_store(store, build)
         try:
-            data["memory"] = opened.view("session").get(session)
-            super().__init__(**data)
+            super().__init__(**data, memory=opened.get(scope))
             # the turns already in the chat store were offered by the process that put them
             self._recorded = last_finished_question(self.get_all())
         except BaseException:
@@ -220,8 +258,8 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
             raise TypeError(
                 "pickling a SolarChatMemory whose SOLAR memory is stored is refused: a copy's "
                 "writes would never reach its scope. Pickle to_dict() instead and rebuild it "
-                "with SolarChatMemory.from_dict(data, store=...), which reopens the "
-                "chat_store_key's memory"
+                "with SolarChatMemory.from_dict(data, store=..., session_id=...), which reopens "
+                "the session's memory"
             )
         state: dict[str, Any] = super().__getstate__()
         if "memory" not in state["__dict__"]:
@@ -254,14 +292,26 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
         chat_store_key: str = DEFAULT_CHAT_STORE_KEY,
         token_limit: int | None = None,
         tokenizer_fn: Callable[[str], list[Any]] | None = None,
+        *,
+        memory: SolarMemory | None = None,
+        store: MemoryStore | str | os.PathLike[str] | None = None,
+        session_id: str | None = None,
+        store_part: str = "session",
+        policy: str | None = None,
+        capacity: int | None = DEFAULT_CAPACITY,
+        embedder: object = None,
+        seed: int | None = None,
+        retrieval: str = DEFAULT_RETRIEVAL,
+        min_score: float | str | None = "auto",
         **solar: Any,
     ) -> SolarChatMemory:
-        """As ``ChatMemoryBuffer.from_defaults``; ``solar``: ``top_k``, ``recall_token_ratio``,
-        ``max_recall_chars``, ``header``, ``memory`` or ``store`` or
-        ``policy``/``capacity``/``embedder``/``seed``/``retrieval``/``min_score``. A
-        ``chat_history`` (messages, or mappings of their fields) seeds the window (its turns are
-        not offered to SOLAR), as do the turns
-        already in ``chat_store``."""
+        """As ``ChatMemoryBuffer.from_defaults``, plus ``memory=``, or ``store=`` with
+        ``session_id=`` (and ``store_part=``), or the parameters to build a SOLAR memory
+        (``policy``, ``capacity``, ``embedder``, ``seed``, ``retrieval``, ``min_score``);
+        ``solar``: the other fields (``top_k``, ``recall_token_ratio``, ``max_recall_chars``,
+        ``header``, ``filters``, ...). A ``chat_history`` (messages, or mappings of their fields)
+        seeds the window (its turns are not offered to SOLAR), as do the turns already in
+        ``chat_store``."""
         if llm is not None:
             token_limit = token_limit or int(
                 llm.metadata.context_window * DEFAULT_TOKEN_LIMIT_RATIO
@@ -270,22 +320,33 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
             token_limit = DEFAULT_TOKEN_LIMIT
         if chat_store is None:  # not `or`: a chat store with a length is falsy when empty
             chat_store = SimpleChatStore()
-        memory = cls(
+        built = cls(
             token_limit=token_limit,
             tokenizer_fn=tokenizer_fn if tokenizer_fn is not None else get_tokenizer(),
             chat_store=chat_store,
             chat_store_key=chat_store_key,
+            memory=memory,
+            store=store,
+            session_id=session_id,
+            store_part=store_part,
+            policy=policy,
+            capacity=capacity,
+            embedder=embedder,
+            seed=seed,
+            retrieval=retrieval,
+            min_score=min_score,
             **solar,
         )
         if chat_history is not None:
-            memory.set(chat_history)
-        return memory
+            built.set(chat_history)
+        return built
 
     @classmethod
     def from_dict(cls, data: dict[str, Any], **kwargs: Any) -> SolarChatMemory:
         """Rebuild from :meth:`to_dict`. The SOLAR memory is not part of that form: pass
-        ``memory=`` to reattach one, ``store=`` to reopen the ``chat_store_key``'s persistent one
-        (or ``policy=``... to start a new one). The turns in the serialised history count as
+        ``memory=`` to reattach one, ``store=`` to reopen the session's persistent one (with the
+        ``session_id=`` it was built with; without one, the ``chat_store_key`` names it), or
+        ``policy=``... to start a new one. The turns in the serialised history count as
         offered already: the rebuilt memory offers only the turns that finish after."""
         if not kwargs.keys() & {"memory", "store", *BUILD_DEFAULTS}:
             raise ValueError(
@@ -558,7 +619,8 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
         self._after_set([])
 
     def forget(self) -> None:
-        """Empty the SOLAR memory: every stored experience goes (the chat history stays)."""
+        """Empty the SOLAR memory: every stored experience goes (with a store, from its scope's
+        rows too); the chat history stays (:meth:`reset` empties that)."""
         self.memory.clear()
         self._look, self._recalled, self._recalled_for = None, None, -1
         self._last_decision = None
@@ -570,8 +632,9 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
         return self._store
 
     def close(self) -> None:
-        """Snapshot and close the store this memory opened from a path (a no-op without one; a
-        ``MemoryStore`` passed in is its owner's to close). The SOLAR memory stops working."""
+        """Snapshot and close the store this memory opened from a path (a no-op otherwise: a
+        ``MemoryStore`` passed in is its owner's to close; safe to call twice). The SOLAR memory
+        stops working."""
         if self._store is not None and self._owns_store:
             self._store.close()
 
@@ -611,9 +674,8 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
     @property
     def recalled(self) -> CallableHits:
         """What the prompt showed of the recall for the latest user message, best first: call
-        it, ``memory.recalled()``, as the memory block's and the LangChain middleware's
-        ``recalled()``. (Read without the call it gives the same hits, as it did when it was
-        an attribute.)"""
+        it, ``memory.recalled()``, as every chat adapter's ``recalled(...)`` (the memory block's
+        takes the session). Read without the call it gives the same hits."""
         hits = self._recalled if self._recalled is not None else Hits([], None)
         return CallableHits(hits, hits.retrieval_id, hits.origin)
 

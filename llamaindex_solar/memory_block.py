@@ -84,6 +84,10 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
     the session is forgotten -- :meth:`forget`, ``store.forget``/``store.erase``, here or in
     another process -- it goes too, and rating the session is refused rather than recreating it.
 
+    The chat adapters' common verbs, here of a named session: :meth:`recalled`,
+    :meth:`memory_for`, :meth:`forget` (deletes that session's memory) and :meth:`close`
+    (releases a store the block opened; safe to call twice).
+
     Args:
         memory: one :class:`~solar_core.SolarMemory` for every session (else one per session,
             built from ``policy``, ``capacity``, ``embedder``, ``seed``, ``retrieval``,
@@ -303,8 +307,9 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         return self._sessions.store
 
     def close(self) -> None:
-        """Snapshot and close the store this block opened from a path (a no-op without one; a
-        ``MemoryStore`` passed in is its owner's to close). Its memories stop working."""
+        """Snapshot and close the store this block opened from a path (a no-op otherwise: a
+        ``MemoryStore`` passed in is its owner's to close; safe to call twice). Its memories stop
+        working."""
         self._sessions.close()
 
     def _session(self, session_id: object) -> str:
