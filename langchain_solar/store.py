@@ -456,6 +456,30 @@ class SolarStore(BaseStore):
                     del self._decisions[put]
             return self.store.forget(namespace_scope(labels))
 
+    def resize(self, namespace: Sequence[str], capacity: int) -> list[Decision]:
+        """Change ``namespace``'s capacity in place: growing keeps every item, shrinking evicts
+        by the policy (each eviction traced); returns the evictions' decisions (see
+        :meth:`MemoryStore.resize <solar_core.persistence.MemoryStore.resize>`). A namespace
+        never written to is a ``ValueError``.
+
+        >>> from langchain_core.embeddings import DeterministicFakeEmbedding
+        >>> store = SolarStore(
+        ...     index={"dims": 8, "embed": DeterministicFakeEmbedding(size=8)}, policy="fifo"
+        ... )
+        >>> for key in ("tea", "jazz", "cat"):
+        ...     store.put(("users", "alice"), key, {"text": key})
+        >>> [d.evicted for d in store.resize(("users", "alice"), 2)]
+        ['tea']
+        >>> sorted(item.key for item in store.search(("users", "alice")))
+        ['cat', 'jazz']
+        >>> store.close()
+        """
+        labels = _labels(namespace)
+        _validate_namespace(labels)
+        with self._lock:
+            self._latest.pop(labels, None)  # a search's hits may be evicted: none to rate
+            return self.store.resize(namespace_scope(labels), capacity)
+
     def reembed(self, namespace: Sequence[str]) -> bool:
         """Re-embed ``namespace``'s items with this store's embedder: the migration for a
         namespace written with another embedder, which this store refuses to open (the error
