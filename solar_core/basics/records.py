@@ -185,6 +185,8 @@ class Record:
     category: str = "context"
     importance: float = 0.5
     valid_until: float | None = None
+    seen: int = 1  # offers of it: 1, and one more for each repeat (``solar_core.retrieval.repeats``)
+    last_seen: float | None = None  # when it was last repeated (``None``: never)
 
 
 @dataclass(slots=True)

@@ -77,6 +77,8 @@ class MemoryItem:
     category: str = "context"
     importance: float = 0.5
     valid_until: float | None = None
+    seen: int = 1  # how often it was offered: once, plus its repeats
+    last_seen: float | None = None  # when it was last repeated (``None``: never)
 
 
 @dataclass(slots=True)

@@ -30,6 +30,7 @@ from solar_core.policies.deletion import DeletionPolicy
 from solar_core.policies.eviction import EvictionPolicy, Victim
 from solar_core.retrieval.item_table import ItemTable
 from solar_core.retrieval.ranking import rank
+from solar_core.retrieval.repeats import CANDIDATES, normalise, repeats_normal
 
 #: how many recent retrievals stay rateable by feedback(retrieval=...)
 FEEDBACK_WINDOW = 1000
@@ -124,8 +125,10 @@ class MemoryCore:
         trace_size: int = 1000,
         importance_weight: float = 0.0,
         identity: str = "",
+        repeats: bool = False,
     ) -> None:
         self.admission, self.eviction, self.deletion = admission, eviction, deletion
+        self.repeats = repeats  # a repeated text refreshes its stored item (``_repeat_of``)
         self.capacity, self.dim, self.importance_weight = capacity, dim, importance_weight
         self.rng = rng if rng is not None else np.random.default_rng()
         self.clock = clock  # where the time is read (a persisted memory records each reading)
@@ -208,7 +211,7 @@ class MemoryCore:
             info.update(self.deletion.describe(slot))
         # the metadata is the caller's copy: changing it changes no item
         made = (item_id, r.text, read_copy(r.metadata), r.step, r.created_at, info)
-        return MemoryItem(*made, r.category, r.importance, r.valid_until)
+        return MemoryItem(*made, r.category, r.importance, r.valid_until, r.seen, r.last_seen)
 
     # -- retrieval ------------------------------------------------------------------------------
     def retrieve(self, lookup: Lookup) -> Hits:
@@ -330,8 +333,13 @@ class MemoryCore:
                 raise ValueError(
                     f"an item with id {item_id!r} is already stored, with a different text"
                 )
+        repeated = None
+        if self.repeats and again is None and replaced is None and len(store):
+            repeated = self._repeat_of(offer)
         now = self.clock()  # before any change: a failing clock must leave the memory as it was
         step = self._steps + 1
+        if repeated is not None:
+            return self._repeat(repeated, step, now)
         candidate = None
         if replaced is not None:
             # One step, so never lost between: the old item goes as removed, the new one is
@@ -360,12 +368,47 @@ class MemoryCore:
             decision = Decision(step, False, None, None, *verdict[1:])
         else:
             decision = self._insert(offer, verdict, candidate, step, now)
+        return self._end(decision, step, now)
+
+    def _end(self, decision: Decision, step: int, now: float) -> Decision:
+        """End an offer's step: the deletion policy's sweep, then the trace."""
         if self.deletion is not None:
             swept = self.deletion.sweep(step)
             if swept:
                 decision.deleted = tuple([(self.drop(slot, "deleted"), why) for slot, why in swept])
         self._trace.append((now, decision))  # the step's time, read before anything changed
         return decision
+
+    def _repeat_of(self, offer: Offer) -> tuple[int, FloatVector] | None:
+        """The slot of the stored item ``offer`` repeats (:mod:`~solar_core.retrieval.repeats`)
+        and the offer's vector, or ``None``. Read only: the same normalised words are found by
+        a look-up, a near-identical wording among the few nearest stored items by cosine."""
+        store, vector = self._store, offer.unit()
+        normal = normalise(offer.text)
+        slot = store.normal_slot(normal)
+        if slot is None:
+            near, _ = store.nearest(vector, CANDIDATES)
+            texts = store.normal_texts()
+            slot = next((s for s in near.tolist() if repeats_normal(normal, texts[s])), None)
+        return None if slot is None else (slot, vector)
+
+    def _repeat(self, repeated: tuple[int, FloatVector], step: int, now: float) -> Decision:
+        """The offer repeats the item in a slot: no second slot; that item is observed again
+        (its policy learns of it as of an item a retrieval returned, with the offer as the
+        query) and counts the repeat. The decision names it (reason ``"repeat"``)."""
+        slot, vector = repeated
+        store = self._store
+        record: Record = store.payload_at(slot)
+        record.seen, record.last_seen = record.seen + 1, now
+        self._steps, self._pending_score = step, None
+        self._reoffered += 1
+        slots = np.array([slot], dtype=np.int64)
+        for listener in self._hear_retrieved:
+            listener.retrieved([record])
+        self.eviction.on_retrieve(slots, step, vector, [float(store.matrix[slot].dot(vector))])
+        if self.deletion is not None:
+            self.deletion.on_retrieve(slots, step)
+        return self._end(Decision(step, False, store.id_at(slot), None, "repeat"), step, now)
 
     def _insert(
         self, offer: Offer, verdict: Verdict, candidate: Candidate | None, step: int, now: float
@@ -603,6 +646,7 @@ class MemoryCore:
             "dim": self.dim,
             "trace_size": self._trace.maxlen,
             "importance_weight": self.importance_weight,
+            "repeats": self.repeats,
             **({"rows": rows} if self.capacity is not None and rows > self.capacity else {}),
         }
 
@@ -637,6 +681,8 @@ class MemoryCore:
             "item.step": np.asarray(column("step", 0), dtype=np.int64),
             "item.created_at": np.asarray(column("created_at", 0.0), dtype=np.float64),
             "item.importance": np.asarray(column("importance", 0.0), dtype=np.float64),
+            "item.seen": np.asarray(column("seen", 0), dtype=np.int64),
+            "item.last_seen": column("last_seen"),
             "trace.time": np.asarray([at for at, _ in self._trace], dtype=np.float64),
             **_decision_columns([decision for _, decision in self._trace]),
             "found.time": np.asarray([at for at, _, _ in found], dtype=np.float64),
@@ -719,6 +765,8 @@ class MemoryCore:
         steps = read.array("item.step", np.int64, (high,), lo=0, hi=MOST_COUNT).tolist()
         created = read.array("item.created_at", np.float64, (high,)).tolist()
         importance = read.array("item.importance", np.float64, (high,), lo=0.0, hi=1.0).tolist()
+        seen = read.array("item.seen", np.int64, (high,), lo=0, hi=MOST_COUNT).tolist()
+        last_seen = read.listed("item.last_seen", high)
         used = store.active_mask
         records: dict[int, Record] = {}
         for slot in range(high):
@@ -735,12 +783,16 @@ class MemoryCore:
                 raise read.fail(f"the item in slot {slot} has no known category")
             if valid is not None and not (_number(valid) and math.isfinite(valid)):
                 raise read.fail(f"the item in slot {slot} has a bad valid_until {valid!r}")
+            last = last_seen[slot]
+            if seen[slot] < 1 or last is not None and not (_number(last) and math.isfinite(last)):
+                raise read.fail(f"the item in slot {slot} has bad repeat counts")
             try:
                 meta = copy_metadata(metadata[slot], f"the metadata of the item in slot {slot}")
             except ValueError as err:
                 raise read.fail(str(err)) from None
             records[slot] = Record(
-                text, meta, steps[slot], created[slot], categories[slot], importance[slot], valid
+                *(text, meta, steps[slot], created[slot], categories[slot], importance[slot]),
+                *(valid, seen[slot], None if last is None else float(last)),
             )
         return records
 

@@ -82,6 +82,9 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         ttl_days: age at which :meth:`Lifecycle.expire` removes context items.
         trace_retention_days: ``{"decision": days, "retrieval": days}`` (30 each by default).
         trace_size: how many recent decisions :meth:`trace` keeps.
+        repeats: a text that repeats a stored one (the same words, or a near-identical
+            wording: :mod:`solar_core.retrieval.repeats`) refreshes that item instead of taking
+            a second slot (``False``: each offer is judged on its own, as in the paper).
         **policy_params: the preset's policies' parameters (e.g. ``novelty_bonus=0.0``).
 
     All public methods are thread-safe (one lock). Bad input raises ``ValueError``/``TypeError``
@@ -126,12 +129,15 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         importance_weight: float = 0.0,
         ttl_days: float = 7.0,
         trace_retention_days: Mapping[str, float] | None = None,
+        repeats: bool = True,
         **policy_params: Any,
     ) -> None:
         capacity = check_capacity(capacity)
         self.k = check_k(k)
         self.retrieval, self.min_score = retrieval, min_score  # checked (Setting)
         check_k(trace_size, "trace_size")
+        if type(repeats) is not bool:
+            raise TypeError(f"repeats must be True or False, got {repeats!r}")
         if not callable(clock):
             raise TypeError(f"clock must be callable, got {type(clock).__name__}")
         importance_weight = check_weight(importance_weight, "importance_weight")
@@ -157,6 +163,7 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
             trace_size=trace_size,
             importance_weight=importance_weight,
             identity=secrets.token_hex(16),  # random: no two memories share it; kept as state
+            repeats=repeats,
         )
         self.lifecycle = Lifecycle(
             self._core, ttl_days=ttl_days, retention_days=trace_retention_days
