@@ -55,16 +55,7 @@ import numpy as np
 import numpy.typing as npt
 
 from solar_bench.dialogue import load_dialogues
-from solar_bench.repeat_rule import (
-    MIN_CONTENT,
-    Canon,
-    _ratio_at_least,
-    canon,
-    jaccard_guarded,
-    normalise,
-    ratio_guarded,
-    same_canon,
-)
+from solar_bench.repeat_rule import _ratio_at_least, jaccard_guarded, ratio_guarded
 from solar_bench.rewording import (
     KINDS,
     LOOK_ALIKE_KINDS,
@@ -73,6 +64,7 @@ from solar_bench.rewording import (
     reword,
     reword_kind,
 )
+from solar_core.retrieval.repeats import MIN_CONTENT, Canon, canon, normalise, same_canon
 
 F32 = npt.NDArray[np.float32]
 THRESHOLDS = (0.9, 0.95, 0.98)

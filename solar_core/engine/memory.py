@@ -8,6 +8,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
+from datetime import datetime
 from types import EllipsisType
 from typing import Any, cast
 
@@ -18,10 +19,12 @@ from solar_core.basics.records import copy_metadata
 from solar_core.basics.types import Decision, Hits
 from solar_core.basics.validation import (
     FloatVector,
+    check_as_of,
     check_capacity,
     check_exclude,
     check_feedback,
     check_k,
+    check_key,
     check_offer,
     check_text,
     check_weight,
@@ -197,6 +200,8 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         exclude: Collection[str] = (),
         filter: Filter | None = None,
         min_score: float | str | None | EllipsisType = ...,
+        as_of: float | datetime | None = None,
+        include_superseded: bool = False,
     ) -> Hits:
         """The ``k`` stored items that best match ``query`` (or ``embedding``), best first, as
         the memory's ``retrieval`` ranks them, none below ``min_score`` (``None``: no floor).
@@ -204,6 +209,9 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         A retrieval event the policy learns from and :meth:`feedback` rates; ``record=False``
         only looks. ``exclude``: ids never to return; ``filter``: only items whose metadata
         match it (:mod:`solar_core.retrieval.filters`, e.g. ``{"topic": "billing"}``).
+        Facts with a key (:meth:`add`): only the current item of each key, unless
+        ``include_superseded`` (then the superseded ones come after the current ones);
+        ``as_of`` (clock seconds or a ``datetime``): the items that were current then.
         """
         if k is None:
             k = self.k
@@ -212,10 +220,14 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         if exclude:
             exclude = check_exclude(exclude)
         wanted = None if filter is None else compile_filter(filter)  # checked once per query
+        at = None if as_of is None else check_as_of(as_of)
+        if type(include_superseded) is not bool:
+            raise TypeError(f"include_superseded must be True or False, got {include_superseded!r}")
         row, scale = input_vector(self._embedder, self._core.dim, query, embedding, "query")
         retrieval, chosen = self.retrieval, self.min_score if min_score is ... else min_score
         floor, gate = ranking.floor_for(chosen, retrieval, query)
         lookup = Lookup(scaled(row, scale), query, k, record, exclude, retrieval, floor, gate)
+        lookup.as_of, lookup.superseded = at, include_superseded
         if wanted is not None:
             return self._filtered(lookup, wanted)
         result: Hits = self._run(lookup if self._local else self._runner.check(lookup))
@@ -264,19 +276,27 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         category: str = "context",
         valid_until: float | None = None,
         update: bool = False,
+        key: str | None = None,
     ) -> Decision:
         """Offer this step's experience; the policy decides whether to store it. Ends the step.
 
         ``category`` (``"identity"``, ``"knowledge"``, ``"context"``) sets its importance and
         lifecycle; ``valid_until`` (a clock time): when it expires. A stored ``item_id`` with the
         same text stores nothing (reason ``"already stored"``: a retry is safe); with another
-        text it is an error, unless ``update=True`` replaces the item in one step.
+        text it is an error, unless ``update=True`` replaces the item in one step. ``key``
+        names the fact it states (``"alice/home"``): stored without asking the gate, it
+        supersedes the current item of that key, which stays readable (``include_superseded``,
+        ``as_of``) and is the first to go when room is needed. A text that repeats a current
+        stored one (``repeats``) refreshes it instead of taking a second slot.
         """
         text = check_text(text)
         meta = check_offer(metadata, item_id, category, valid_until, update)
+        key = check_key(key)
         embedded = text if embedding is None else None  # (checked once: just above)
         row, scale = input_vector(self._embedder, self._core.dim, embedded, embedding, "text")
-        offer: Step = Offer(text, row, scale, meta, item_id, category, valid_until, None, update)
+        offer: Step = Offer(
+            text, row, scale, meta, item_id, category, valid_until, None, update, key
+        )
         offer = offer if self._local else self._runner.check(offer)
         assert isinstance(offer, Offer)
         if self._prepares:  # outside the lock: it may call an LLM

@@ -12,7 +12,7 @@ import numpy.typing as npt
 from solar_core.basics.state import State, StateReader, part_of, prefixed
 from solar_core.retrieval.lexical import LexicalIndex
 from solar_core.retrieval.neighbours import NEG_INF, NeighbourIndex
-from solar_core.retrieval.repeats import normalise
+from solar_core.retrieval.repeats import Canon, canon
 
 #: the most rows an unbounded store's state may claim (the validation's capacity bound)
 MAX_ROWS = 1 << 21
@@ -62,30 +62,30 @@ class ItemTable:
         )
         self._lexical: LexicalIndex | None = None
         self._normal: dict[str, int] | None = None  # normalised text -> slot (repeats)
-        self._normals: dict[int, str] = {}  # slot -> its text normalised
+        self._canons: dict[int, Canon] = {}  # slot -> what the repeat rule compares
 
     def normal_slot(self, normal: str) -> int | None:
         """The slot of the latest stored item whose text normalises to ``normal``, if any
         (:mod:`solar_core.retrieval.repeats`); the look-up is built on first use, then kept."""
         if self._normal is None:
-            self._normal, self._normals = {}, {}
+            self._normal, self._canons = {}, {}
             for slot in self._slot_of.values():
-                self._note_normal(slot)
+                self._note_canon(slot)
         return self._normal.get(normal)
 
-    def normal_texts(self) -> dict[int, str]:
-        """Each stored item's text normalised, by slot (once :meth:`normal_slot` was used)."""
-        return self._normals
+    def canons(self) -> dict[int, Canon]:
+        """Each stored text's :class:`Canon`, by slot (once :meth:`normal_slot` was used)."""
+        return self._canons
 
-    def _note_normal(self, slot: int) -> None:
+    def _note_canon(self, slot: int) -> None:
         if self._normal is not None and (text := _text_of(self._payloads[slot])) is not None:
-            normal = self._normals[slot] = normalise(text)
-            self._normal[normal] = slot
+            made = self._canons[slot] = canon(text)
+            self._normal[made.norm] = slot
 
-    def _drop_normal(self, slot: int) -> None:
-        if self._normal is not None and (normal := self._normals.pop(slot, None)) is not None:
-            if self._normal.get(normal) == slot:  # (an older item of the same words, rare,
-                del self._normal[normal]  # is still found among the nearest by cosine)
+    def _drop_canon(self, slot: int) -> None:
+        if self._normal is not None and (made := self._canons.pop(slot, None)) is not None:
+            if self._normal.get(made.norm) == slot:  # (an older item of the same words, rare,
+                del self._normal[made.norm]  # is still found among the nearest by cosine)
 
     @property
     def lexical(self) -> LexicalIndex:
@@ -232,7 +232,7 @@ class ItemTable:
             self.neighbours.on_insert(self, slot, sims)
         if self._lexical is not None and (text := _text_of(payload)) is not None:
             self._lexical.add(slot, text)
-        self._note_normal(slot)
+        self._note_canon(slot)
         return slot
 
     def remove(self, slot: int) -> str:
@@ -251,7 +251,7 @@ class ItemTable:
             self.neighbours.on_remove(self, slot)
         if self._lexical is not None:
             self._lexical.remove(slot)
-        self._drop_normal(slot)
+        self._drop_canon(slot)
         return item_id
 
     def clear(self) -> None:

@@ -6,17 +6,7 @@ import random
 
 import pytest
 
-from solar_bench.repeat_rule import (
-    KNOWN_WORDS,
-    MIN_CONTENT,
-    canon,
-    canonical_words,
-    is_repeat,
-    is_typo,
-    normalise,
-    same_canon,
-    same_normalised,
-)
+from solar_bench.repeat_rule import same_normalised
 from solar_bench.rewording import (
     KINDS,
     LOOK_ALIKE_KINDS,
@@ -26,6 +16,16 @@ from solar_bench.rewording import (
     reword,
     reword_as,
     reword_kind,
+)
+from solar_core.retrieval.repeats import (
+    KNOWN_WORDS,
+    MIN_CONTENT,
+    canon,
+    canonical_words,
+    is_repeat,
+    is_typo,
+    normalise,
+    same_canon,
 )
 
 #: a text every kind of rewording applies to (contractions, articles, a filler, long words)
