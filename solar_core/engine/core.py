@@ -361,7 +361,8 @@ class MemoryCore:
                     f"an item with id {item_id!r} is already stored, with a different text"
                 )
         repeated = old = None
-        if self.repeats and again is None and replaced is None and len(store):
+        # (an update names the item it writes, as LangGraph's keys do: never a repeat)
+        if self.repeats and again is None and not offer.update and len(store):
             repeated = self._repeat_of(offer)
         if offer.key is not None and again is None and repeated is None:
             old = self._current_of(offer.key)
@@ -435,9 +436,9 @@ class MemoryCore:
         store, vector, key = self._store, offer.unit(), offer.key
         payloads = store.slot_lists()[1]
 
-        def same(slot: int) -> bool:  # a current item of the same key (or both keyless)
+        def same(slot: int) -> bool:  # a current item (of the same key, for a keyed offer)
             record: Record = payloads[slot]
-            return record.key == key and record.superseded_at is None
+            return record.superseded_at is None and (key is None or record.key == key)
 
         made = canon(offer.text)
         slot = store.normal_slot(made.norm)

@@ -287,7 +287,8 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         names the fact it states (``"alice/home"``): stored without asking the gate, it
         supersedes the current item of that key, which stays readable (``include_superseded``,
         ``as_of``) and is the first to go when room is needed. A text that repeats a current
-        stored one (``repeats``) refreshes it instead of taking a second slot.
+        stored one (``repeats``) refreshes it instead of taking a second slot (never an
+        ``update``: it writes the item it names).
         """
         text = check_text(text)
         meta = check_offer(metadata, item_id, category, valid_until, update)

@@ -19,7 +19,10 @@ from solar_core.engine.steps import StepRunner
 
 _T = TypeVar("_T")
 #: an exported item's fields, in order
-_EXPORTED = "id text metadata category importance created_at valid_until policy".split()
+_EXPORTED = (
+    "id text metadata category importance created_at valid_until policy seen last_seen key "
+    "superseded_at superseded_by"
+).split()
 
 
 class MemoryViews:
