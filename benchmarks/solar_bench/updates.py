@@ -733,13 +733,14 @@ class Setup:
 
 
 def setups(ks: Sequence[int]) -> list[Setup]:
-    """``unlimited``, then at each K the chat default plain, with keys, with the extractor.
+    """``unlimited`` plain and with keys, then at each K the chat default plain, with keys,
+    with the extractor.
 
     >>> [(s.label, s.capacity) for s in setups([100])]  # doctest: +NORMALIZE_WHITESPACE
-    [('unlimited', None), ('solar-dialogue', 100), ('solar-dialogue + keys', 100),
-     ('solar-dialogue + extractor', 100)]
+    [('unlimited', None), ('unlimited + keys', None), ('solar-dialogue', 100),
+     ('solar-dialogue + keys', 100), ('solar-dialogue + extractor', 100)]
     """
-    out = [Setup("unlimited", None)]
+    out = [Setup("unlimited", None), Setup("unlimited", None, "keys")]
     for k in ks:
         out += [Setup(CHAT_POLICY, k, feed) for feed in ("plain", "keys", "extractor")]
     return out
@@ -798,13 +799,17 @@ def ask_facts(
     memory: SolarMemory, questions: Sequence[FactQuestion], vector: Vectors, as_of: bool
 ) -> dict[str, list[Verdict]]:
     """Each question asked as a look (top-5), judged: ``{"current": [...], "as_of": [...]}``.
-    ``as_of``: a question about a past day is asked with ``retrieve(..., as_of=its time)``
-    (the rows with keys); otherwise every question is asked plainly."""
+    ``as_of`` (the rows with keys): a question is asked with its chain's key as a filter
+    (``filter={"key": ...}``: an application that keys its facts knows which one a question is
+    about), a past day's with ``as_of=`` its time too; otherwise every question is asked
+    plainly."""
     verdicts: dict[str, list[Verdict]] = {"current": [], "as_of": []}
     for q in questions:
         extra: dict[str, Any] = {}
-        if as_of and q.as_of is not None:
-            extra["as_of"] = q.as_of
+        if as_of:  # an application that keys facts asks by the key the question is about
+            extra["filter"] = {"key": q.chain.key}
+            if q.as_of is not None:
+                extra["as_of"] = q.as_of
         hits = memory.retrieve(q.text, embedding=vector(q.text), record=False, **extra)
         kind = "current" if q.as_of is None else "as_of"
         verdicts[kind].append(judge(q.answer, q.wrong, [h.text for h in hits]))

@@ -303,22 +303,45 @@ def check_key(key: object) -> str | None:
     return key
 
 
-def check_as_of(as_of: object) -> float | None:
+def fact_key(key: object, metadata: dict[str, Any]) -> str | None:
+    """An offer's key (:func:`check_key`): ``key=``, else its metadata's ``"key"``; the key is
+    then in its metadata too (``filter={"key": ...}`` finds a fact's values). Both given, they
+    must agree.
+
+    >>> meta = {}
+    >>> fact_key("ana/home", meta), meta
+    ('ana/home', {'key': 'ana/home'})
+    >>> fact_key(None, {"key": "ana/job"})
+    'ana/job'
+    """
+    given = metadata.get("key")
+    if key is not None and given is not None and given != key:
+        raise ValueError(f"key={key!r} and the metadata's key {given!r} differ: pass one of them")
+    checked = check_key(key if key is not None else given)
+    if checked is not None:
+        metadata["key"] = checked
+    return checked
+
+
+def check_as_of(as_of: object, include_superseded: object = False) -> tuple[float | None, bool]:
     """A retrieval's ``as_of``: ``None``, a clock time in seconds (a finite number, as
-    ``time.time()`` gives) or a ``datetime`` (a naive one is local time).
+    ``time.time()`` gives) or a ``datetime`` (a naive one is local time); and its
+    ``include_superseded``, a bool.
 
     >>> from datetime import datetime, timezone
     >>> check_as_of(datetime(2023, 5, 1, tzinfo=timezone.utc))
-    1682899200.0
+    (1682899200.0, False)
     >>> check_as_of("yesterday")
     Traceback (most recent call last):
     ...
     TypeError: as_of must be a time: clock seconds (a number, as time.time() gives) or a ...
     """
+    if type(include_superseded) is not bool:
+        raise TypeError(f"include_superseded must be True or False, got {include_superseded!r}")
     if as_of is None:
-        return None
+        return None, include_superseded
     if isinstance(as_of, datetime):
-        return as_of.timestamp()
+        return as_of.timestamp(), include_superseded
     if isinstance(as_of, bool) or not isinstance(as_of, int | float):
         raise TypeError(
             "as_of must be a time: clock seconds (a number, as time.time() gives) or a "
@@ -326,7 +349,7 @@ def check_as_of(as_of: object) -> float | None:
         )
     if not math.isfinite(as_of):
         raise ValueError(f"as_of must be a finite clock time, got {as_of!r}")
-    return float(as_of)
+    return float(as_of), include_superseded
 
 
 def check_offer(

@@ -178,13 +178,16 @@ def items_table(records: list[dict[str, Any]], now: float, width: int = 48) -> s
     stats = list(dict.fromkeys(name for r in records for name in r["policy"]))
     expiring = any(r["valid_until"] is not None for r in records)
     keyed = any(r["key"] is not None for r in records)  # facts: the key and what replaced it
-    header = ["id", "category", "importance", *map(safe, stats), "retrieved", "seen", "age"]
+    repeated = any(r["seen"] > 1 for r in records)  # how often an item was said
+    header = ["id", "category", "importance", *map(safe, stats), "retrieved"]
+    header += ["seen", "age"] if repeated else ["age"]
     header += ["expires in"] if expiring else []
     header += ["key", "superseded"] if keyed else []
     rows = []
     for r in records:
         row = [safe(r["id"]), safe(r["category"]), number(r["importance"])]
-        row += [*(number(r["policy"].get(name)) for name in stats), r["retrieved"], r["seen"]]
+        row += [*(number(r["policy"].get(name)) for name in stats), r["retrieved"]]
+        row += [r["seen"]] if repeated else []
         row.append(age(r["age_seconds"]))
         if expiring:
             until = r["valid_until"]

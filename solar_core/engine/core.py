@@ -366,21 +366,23 @@ class MemoryCore:
             repeated = self._repeat_of(offer)
         if offer.key is not None and again is None and repeated is None:
             old = self._current_of(offer.key)
+            old = None if old == replaced else old  # an update of the fact itself replaces it
         now = self.clock()  # before any change: a failing clock must leave the memory as it was
         step = self._steps + 1
         if repeated is not None:
             return self._repeat(repeated, step, now)
         candidate = None
-        if offer.key is not None and again is None:
-            # A fact with a key is the caller's own: stored without asking the gate (as an
-            # update is), the item it supersedes the first to go if room is needed.
-            verdict = KEYED
-        elif replaced is not None:
+        full = store.full and store.evictable == 0 and not self._stale
+        if replaced is not None:
             # One step, so never lost between: the old item goes as removed, the new one is
             # stored without asking the gate (the key was kept already) and evicts nothing.
             self.drop(replaced, "removed")
             verdict = UPDATED
-        elif store.protected and again is None and store.full and store.evictable == 0:
+        elif offer.key is not None and again is None and (old is not None or not full):
+            # A fact with a key is the caller's own: stored without asking the gate (as an
+            # update is), the item it supersedes the first to go if room is needed.
+            verdict = KEYED
+        elif store.protected and again is None and full:
             # Only identity items left: refused before the gate sees it, so no gate state
             # (regret, ...) moves for an impossible store.
             verdict = FULL

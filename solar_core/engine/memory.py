@@ -24,10 +24,10 @@ from solar_core.basics.validation import (
     check_exclude,
     check_feedback,
     check_k,
-    check_key,
     check_offer,
     check_text,
     check_weight,
+    fact_key,
     scaled,
 )
 from solar_core.engine.async_calls import AsyncCalls
@@ -220,14 +220,12 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         if exclude:
             exclude = check_exclude(exclude)
         wanted = None if filter is None else compile_filter(filter)  # checked once per query
-        at = None if as_of is None else check_as_of(as_of)
-        if type(include_superseded) is not bool:
-            raise TypeError(f"include_superseded must be True or False, got {include_superseded!r}")
+        at, superseded = check_as_of(as_of, include_superseded)
         row, scale = input_vector(self._embedder, self._core.dim, query, embedding, "query")
         retrieval, chosen = self.retrieval, self.min_score if min_score is ... else min_score
         floor, gate = ranking.floor_for(chosen, retrieval, query)
         lookup = Lookup(scaled(row, scale), query, k, record, exclude, retrieval, floor, gate)
-        lookup.as_of, lookup.superseded = at, include_superseded
+        lookup.as_of, lookup.superseded = at, superseded
         if wanted is not None:
             return self._filtered(lookup, wanted)
         result: Hits = self._run(lookup if self._local else self._runner.check(lookup))
@@ -284,20 +282,16 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         lifecycle; ``valid_until`` (a clock time): when it expires. A stored ``item_id`` with the
         same text stores nothing (reason ``"already stored"``: a retry is safe); with another
         text it is an error, unless ``update=True`` replaces the item in one step. ``key``
-        names the fact it states (``"alice/home"``): stored without asking the gate, it
-        supersedes the current item of that key, which stays readable (``include_superseded``,
-        ``as_of``) and is the first to go when room is needed. A text that repeats a current
-        stored one (``repeats``) refreshes it instead of taking a second slot (never an
-        ``update``: it writes the item it names).
+        (or ``metadata["key"]``) names the fact it states, e.g. ``"alice/home"``: see "Facts
+        that stay current" in the guide. A repeat of a stored text refreshes it (``repeats``).
         """
         text = check_text(text)
         meta = check_offer(metadata, item_id, category, valid_until, update)
-        key = check_key(key)
+        key = fact_key(key, meta)
         embedded = text if embedding is None else None  # (checked once: just above)
         row, scale = input_vector(self._embedder, self._core.dim, embedded, embedding, "text")
-        offer: Step = Offer(
-            text, row, scale, meta, item_id, category, valid_until, None, update, key
-        )
+        offer: Step = Offer(text, row, scale, meta, item_id, category, valid_until, None, update)
+        offer.key = key
         offer = offer if self._local else self._runner.check(offer)
         assert isinstance(offer, Offer)
         if self._prepares:  # outside the lock: it may call an LLM
@@ -315,11 +309,10 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         self._mine = None  # its retrievals are gone with it
 
     def resize(self, capacity: int) -> list[Decision]:
-        """Hold at most ``capacity`` items from now on. Growing keeps every item; shrinking
-        evicts by the policy (as a full memory would, each eviction traced with the reason
-        ``"resized to <capacity>"``) and returns those decisions. What was learned of the items
-        that stay is kept. A stored scope's memory is resized by its store (``store.resize``).
-        """
+        """Hold at most ``capacity`` items from now on: growing keeps every item, shrinking
+        evicts by the policy, each eviction traced (reason ``"resized to <capacity>"``) and
+        returned; what was learned of the items that stay is kept. (A stored scope's memory
+        is resized by its store: ``store.resize``.)"""
         capacity = check_k(capacity, "capacity")
         if not self._local:
             raise TypeError(

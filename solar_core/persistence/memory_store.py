@@ -77,6 +77,7 @@ EVICTED_LOG = 32
 #: a scope's parameters that a store given no policy parameters leaves as the scope's own
 _POLICY_SETTINGS = frozenset(
     {"eviction", "admission", "trace_size", "importance_weight", "ttl_days", "trace_retention_days"}
+    | {"repeats"}
 )
 
 #: what a re-embedded memory keeps of the old one besides its items (see ``_reembedded``)
