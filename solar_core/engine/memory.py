@@ -290,8 +290,9 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         key = fact_key(key, meta)
         embedded = text if embedding is None else None  # (checked once: just above)
         row, scale = input_vector(self._embedder, self._core.dim, embedded, embedding, "text")
-        offer: Step = Offer(text, row, scale, meta, item_id, category, valid_until, None, update)
-        offer.key = key
+        made = Offer(text, row, scale, meta, item_id, category, valid_until, None, update)
+        made.key = key
+        offer: Step = made
         offer = offer if self._local else self._runner.check(offer)
         assert isinstance(offer, Offer)
         if self._prepares:  # outside the lock: it may call an LLM
