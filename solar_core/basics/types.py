@@ -101,3 +101,4 @@ class Decision:
     # items the deletion policy removed at the end of this step, (id, reason), in order
     deleted: tuple[tuple[str, str], ...] = ()
     superseded: str | None = None  # the item of the same key this one took over from
+    extraction: str | None = None  # what an extractor made of the offer (its facts, or why none)

@@ -370,7 +370,7 @@ class MemoryCore:
         now = self.clock()  # before any change: a failing clock must leave the memory as it was
         step = self._steps + 1
         if repeated is not None:
-            return self._repeat(repeated, step, now)
+            return self._repeat(repeated, step, now, offer)
         candidate = None
         full = store.full and store.evictable == 0 and not self._stale
         if replaced is not None:
@@ -404,7 +404,7 @@ class MemoryCore:
             decision = Decision(step, False, None, None, *verdict[1:])
         else:
             decision = self._insert(offer, verdict, candidate, step, now, old)
-        return self._end(decision, step, now)
+        return self._end(decision, step, now, offer)
 
     def _current_of(self, key: str) -> int | None:
         """The slot of the current item of ``key``, if any (a scan: only keyed offers ask)."""
@@ -422,8 +422,12 @@ class MemoryCore:
             return Victim(min(self._stale, key=lambda s: (payloads[s].superseded_at, s)))
         return self.eviction.victim(step)
 
-    def _end(self, decision: Decision, step: int, now: float) -> Decision:
+    def _end(
+        self, decision: Decision, step: int, now: float, offer: Offer | None = None
+    ) -> Decision:
         """End an offer's step: the deletion policy's sweep, then the trace."""
+        if offer is not None:
+            decision.extraction = offer.extraction
         if self.deletion is not None:
             swept = self.deletion.sweep(step)
             if swept:
@@ -451,7 +455,9 @@ class MemoryCore:
             slot = next(found, None)
         return None if slot is None else (slot, vector)
 
-    def _repeat(self, repeated: tuple[int, FloatVector], step: int, now: float) -> Decision:
+    def _repeat(
+        self, repeated: tuple[int, FloatVector], step: int, now: float, offer: Offer
+    ) -> Decision:
         """The offer repeats the item in a slot: no second slot; that item is observed again
         (its policy learns of it as of an item a retrieval returned, with the offer as the
         query) and counts the repeat. The decision names it (reason ``"repeat"``)."""
@@ -467,7 +473,7 @@ class MemoryCore:
         self.eviction.on_retrieve(slots, step, vector, [float(store.matrix[slot].dot(vector))])
         if self.deletion is not None:
             self.deletion.on_retrieve(slots, step)
-        return self._end(Decision(step, False, store.id_at(slot), None, "repeat"), step, now)
+        return self._end(Decision(step, False, store.id_at(slot), None, "repeat"), step, now, offer)
 
     def _insert(
         self,
@@ -1007,6 +1013,7 @@ def _decision_columns(rows: list[Decision]) -> State:
         "trace.contenders": [[list(pair) for pair in d.contenders] for d in rows],
         "trace.deleted": [[list(pair) for pair in d.deleted] for d in rows],
         "trace.superseded": [d.superseded for d in rows],
+        "trace.extraction": [d.extraction for d in rows],
     }
 
 
@@ -1023,9 +1030,10 @@ def _decisions(read: StateReader, n: int) -> list[Decision]:
         raise read.fail("trace.numbers holds a value that is not finite")
     contenders, deleted = read.listed("trace.contenders", n), read.listed("trace.deleted", n)
     superseded = read.listed("trace.superseded", n)
+    notes = read.listed("trace.extraction", n)
     if not (
         all(type(v) is str for v in reasons)
-        and all(v is None or type(v) is str for v in (*items, *evicted, *superseded))
+        and all(v is None or type(v) is str for v in (*items, *evicted, *superseded, *notes))
         and all(_pairs(c, (int, float)) and all(_number(v) for _, v in c) for c in contenders)
         and all(_pairs(d, (str,)) for d in deleted)
     ):
@@ -1040,6 +1048,7 @@ def _decisions(read: StateReader, n: int) -> list[Decision]:
                 tuple((j, float(v)) for j, v in contenders[i]),
                 tuple((j, v) for j, v in deleted[i]),
                 superseded[i],
+                notes[i],
             )
         )
     return out

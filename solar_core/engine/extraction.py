@@ -19,8 +19,10 @@ from __future__ import annotations
 import contextvars
 import json
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple, Protocol
+
+from solar_core.basics.types import Decision
 
 #: the most facts one answer may hold (after duplicates are collapsed)
 MAX_FACTS = 20
@@ -427,3 +429,66 @@ def check_extract_mode(mode: object) -> str:
     if not isinstance(mode, str) or mode not in ("beside", "instead"):
         raise ValueError(f'extract must be "beside" or "instead", got {mode!r}')
     return mode
+
+
+#: how long a memory waits for its extractor by default, in seconds
+EXTRACT_TIMEOUT = 30.0
+
+
+class Extraction(NamedTuple):
+    """What a memory does with the text it is offered: ask ``extractor`` (anything
+    :func:`as_extractor` takes) for its facts, within ``timeout`` seconds, and offer them with
+    their keys ``"beside"`` the text or ``"instead"`` of it (:meth:`of` checks them)."""
+
+    extractor: Extractor
+    mode: str = "beside"
+    timeout: float | None = EXTRACT_TIMEOUT
+
+    @classmethod
+    def of(
+        cls, extractor: object, mode: object = "beside", timeout: object = EXTRACT_TIMEOUT
+    ) -> Extraction | None:
+        """The checked extraction (``None`` for no extractor).
+
+        >>> Extraction.of(lambda exchange: [], "instead").mode
+        'instead'
+        >>> Extraction.of(None) is None
+        True
+        """
+        if extractor is None:
+            return None
+        return cls(as_extractor(extractor), check_extract_mode(mode), check_timeout(timeout))
+
+
+def offer_extracted(
+    offer: Callable[..., Decision], extraction: Extraction, text: str, metadata: dict[str, Any]
+) -> Decision:
+    """Offer ``text``'s facts with their keys (``offer(fact, metadata, key=..., item_id=None)``),
+    then the text (``offer(text, metadata, extraction=note)``) unless ``extraction.mode``
+    is ``"instead"`` and facts were found; the text's decision (else the first fact's) says
+    what the extractor made of it, in ``Decision.extraction``: the facts' ids, or why none came
+    (a failed or malformed answer: the text is offered then, whatever the mode). With no fact
+    in ``"instead"`` mode nothing is offered and the decision (not traced, no step) says so.
+    The extractor runs before any lock is taken: the write path never waits on it inside the
+    memory.
+
+    >>> from solar_core import SolarMemory
+    >>> memory = SolarMemory("fifo", capacity=5, embedder="hash", seed=0,
+    ...     extractor=lambda text: [("Ana lives in Rome", "ana/home")])
+    >>> decision = memory.add("Ana: we moved to Rome!")
+    >>> decision.extraction, [(i.text, i.key) for i in memory.items()]
+    ('facts: m1', [('Ana lives in Rome', 'ana/home'), ('Ana: we moved to Rome!', None)])
+    """
+    facts, failed = extract(extraction.extractor, text, extraction.timeout)
+    # a fact is an item of its own: its key, the text's metadata, no id of the text's
+    decisions = [offer(fact.text, dict(metadata), key=fact.key, item_id=None) for fact in facts]
+    ids = [d.item_id for d in decisions if d.item_id is not None]
+    note = f"failed: {failed}; the text was offered" if failed else f"facts: {', '.join(ids)}"
+    if not facts and not failed:
+        note = "no facts"
+    if extraction.mode == "instead" and not failed:
+        if not decisions:
+            return Decision(0, False, None, None, "no facts extracted", extraction=note)
+        decisions[0].extraction = note
+        return decisions[0]
+    return offer(text, metadata, extraction=note)

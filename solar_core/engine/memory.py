@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from types import EllipsisType
 from typing import Any, cast
 
@@ -33,6 +34,7 @@ from solar_core.basics.validation import (
 from solar_core.engine.async_calls import AsyncCalls
 from solar_core.engine.core import MemoryCore
 from solar_core.engine.events import Subscribers
+from solar_core.engine.extraction import Extraction, offer_extracted
 from solar_core.engine.inputs import input_vector, resolve_for_memory
 from solar_core.engine.lifecycle import Lifecycle
 from solar_core.engine.memory_state import MemoryCopies
@@ -88,6 +90,9 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         repeats: a text that repeats a stored one (the same words, or a near-identical
             wording: :mod:`solar_core.retrieval.repeats`) refreshes that item instead of taking
             a second slot (``False``: each offer is judged on its own, as in the paper).
+        extractor, extract: a LangChain chat model, a LlamaIndex LLM or a callable that turns
+            an offered text into facts with keys, offered ``"beside"`` it or ``"instead"`` of
+            it (:mod:`solar_core.engine.extraction`; a run-time part, as the evaluator is).
         **policy_params: the preset's policies' parameters (e.g. ``novelty_bonus=0.0``).
 
     All public methods are thread-safe (one lock). Bad input raises ``ValueError``/``TypeError``
@@ -133,6 +138,8 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         ttl_days: float = 7.0,
         trace_retention_days: Mapping[str, float] | None = None,
         repeats: bool = True,
+        extractor: object = None,
+        extract: str = "beside",
         **policy_params: Any,
     ) -> None:
         capacity = check_capacity(capacity)
@@ -172,6 +179,7 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
             self._core, ttl_days=ttl_days, retention_days=trace_retention_days
         )
         self._wire()
+        self.extraction = Extraction.of(extractor, extract)  # (copies and reopenings: none)
 
     def _wire(self) -> None:
         """The run-time parts around the state: lock, subscriptions, the step runner."""
@@ -287,13 +295,24 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         """
         text = check_text(text)
         meta = check_offer(metadata, item_id, category, valid_until, update)
-        key = fact_key(key, meta)
+        given: dict[str, Any] = {"item_id": item_id, "category": category}
+        given.update(valid_until=valid_until, update=update, key=key, embedding=embedding)
+        if self.extraction is not None and key is None and not update and embedding is None:
+            return offer_extracted(partial(self._offer, given=given), self.extraction, text, meta)
+        return self._offer(text, meta, given)
+
+    def _offer(
+        self, text: str, metadata: dict[str, Any], given: dict[str, Any], **more: Any
+    ) -> Decision:
+        """One checked offer: ``add``'s arguments ``given``, as ``more`` changes them."""
+        given = {**given, **more}
+        key, embedding = fact_key(given["key"], metadata), given["embedding"]
         embedded = text if embedding is None else None  # (checked once: just above)
         row, scale = input_vector(self._embedder, self._core.dim, embedded, embedding, "text")
-        made = Offer(text, row, scale, meta, item_id, category, valid_until, None, update)
-        made.key = key
-        offer: Step = made
-        offer = offer if self._local else self._runner.check(offer)
+        made = Offer(text, row, scale, metadata, given["item_id"], given["category"])
+        made.valid_until, made.update, made.key = given["valid_until"], given["update"], key
+        made.extraction = given.get("extraction")
+        offer: Step = made if self._local else self._runner.check(made)
         assert isinstance(offer, Offer)
         if self._prepares:  # outside the lock: it may call an LLM
             gate = cast(EvaluatorGate, self._core.admission)
@@ -360,24 +379,6 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
             Resizing: lambda step: core.resize(step.capacity),
             **lifecycle.appliers(),  # its sweeps and renewals
         }
-
-    def subscribe(
-        self,
-        callback: Callable[[str, str, FloatVector, dict[str, Any]], None] | None = None,
-        *,
-        on_delete: Callable[[list[str], str], None] | None = None,
-    ) -> None:
-        """Call ``callback(item_id, text, unit_vector, metadata)`` after every stored item, and
-        ``on_delete(item_ids, reason)`` after every step that took items out (either may be
-        ``None``), under the lock, before the changing call returns: keep them short. Not state.
-        ``reason``: ``"evicted"``, ``"removed"``, ``"cleared"``, ``"expired"``, ``"deleted"``;
-        persisted also ``"forgotten"`` and ``"reloaded"`` (DESIGN.md). Deletions are told
-        before the stored item, other processes' steps' too."""
-        Subscribers.check(callback, on_delete)
-        with self._lock:
-            self._events.add(callback, on_delete)
-            if self._events not in self._core.listeners:
-                self._core.listen(self._events)
 
     # -- for wrappers (persistence): the parts around the state (their getters: MemoryViews) --
     def use_runner(self, runner: StepRunner) -> None:

@@ -58,6 +58,7 @@ class Offer:
     prepared: object = None
     update: bool = False
     key: str | None = None
+    extraction: str | None = None  # what an extractor made of it (its decision says so)
 
     def unit(self) -> FloatVector:
         return scaled(self.row, self.scale)

@@ -503,6 +503,8 @@ class Journal(StepListener):
                 storable(step.item_id, "item_id")
             if step.key is not None:
                 storable(step.key, "key")
+            if step.extraction is not None:
+                storable(step.extraction, "extraction")
             meta = self.plain_metadata(step.metadata)
             return replace(step, row=step.unit(), scale=None, metadata=meta)
         if isinstance(step, Lookup) and step.record:
@@ -572,6 +574,8 @@ class Journal(StepListener):
                 args["update"] = True
             if step.key is not None:
                 args["key"] = step.key
+            if step.extraction is not None:
+                args["extraction"] = step.extraction
 
             def store() -> _T:
                 decision = apply(offer)

@@ -94,6 +94,7 @@ def _add(args: dict[str, Any]) -> None:
     key = args.get("key", "key")
     _need(_is(key, str) and bool(key.strip()), f"key {key!r}")
     storable(key, "key")
+    _need(_is(args.get("extraction", ""), str), "an extraction note that is not a str")
     check_text(args["text"])
     storable(args["text"], "text")
     item_id = args["id"]
@@ -185,8 +186,9 @@ KINDS: dict[str, Kind] = {
             a["verdict"],
             a.get("update", False),
             a.get("key"),
+            a.get("extraction"),
         ),
-        optional="update key",
+        optional="update key extraction",
         vector=True,
     ),
     "remove": _kind("id", _remove, lambda a, v: Removal(a["id"])),

@@ -38,7 +38,11 @@ def test_a_repeat_refreshes_the_stored_item(again: str) -> None:
     memory.add("Caroline: the weather was lovely at the beach today")
     clock.now = 2_000.0
     decision = memory.add(again)
-    assert (decision.admitted, decision.reason, decision.item_id) == (False, "repeat", first.item_id)
+    assert (decision.admitted, decision.reason, decision.item_id) == (
+        False,
+        "repeat",
+        first.item_id,
+    )
     assert len(memory) == 2
     item = memory.get(first.item_id)
     assert (item.text, item.seen, item.last_seen) == (FACT, 2, 2_000.0)
