@@ -39,6 +39,7 @@ def test_instead_keeps_only_the_facts_and_nothing_for_small_talk() -> None:
     memory = memory_with(lambda text: next(answers), extract="instead")
     decision = memory.add(TURN)
     assert [i.text for i in memory.items()] == ["The user lives in Paris"]
+    assert decision.item_id == memory.items()[0].id and decision.extraction is not None
     nothing = memory.add("Human: thanks!\nAI: You're welcome.")
     assert not nothing.admitted and nothing.reason == "no facts extracted"
     assert len(memory) == 1 and len(memory.trace()) == 1
