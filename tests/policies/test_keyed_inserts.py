@@ -17,7 +17,7 @@ def test_a_keyed_fact_after_a_refused_offer_is_valued_as_itself(policy: str) -> 
         memory.add(f"distinct note number {i} about subject {i * 7} and more {i}")
         memory.retrieve(f"subject {i * 7}")
     refused = None
-    for i in range(40):  # offers until the gate refuses one
+    for _ in range(40):  # offers until the gate refuses one
         decision = memory.add("ok")
         if not decision.admitted:
             refused = decision
