@@ -29,9 +29,16 @@ from solar_core.policies.admission import AdmissionPolicy, AlwaysAdmit, Candidat
 from solar_core.policies.admission.base import ALWAYS
 from solar_core.policies.deletion import DeletionPolicy
 from solar_core.policies.eviction import EvictionPolicy, Victim
-from solar_core.retrieval.item_table import ItemTable
+from solar_core.retrieval.item_table import ItemTable, Offered
 from solar_core.retrieval.ranking import rank
-from solar_core.retrieval.repeats import CANDIDATES, canon, same_canon
+from solar_core.retrieval.repeats import (
+    CANDIDATES,
+    SKETCH_SLACK,
+    canon,
+    normalise,
+    same_canon,
+    sketch,
+)
 
 #: how many recent retrievals stay rateable by feedback(retrieval=...)
 FEEDBACK_WINDOW = 1000
@@ -144,6 +151,7 @@ class MemoryCore:
         self._id_counter = self._retrieval_seq = 0
         self.identity = identity  # who made its rating handles (``Hits.origin``)
         self._stale: set[int] = set()  # slots of superseded items (made again from the records)
+        self._offered: Offered | None = None  # what the repeats' look-up made of the offer
         self.listeners = ()
         self.reset_counters()
 
@@ -351,7 +359,7 @@ class MemoryCore:
         """Decide on ``offer``: store it (evicting if full) or refuse it. Ends the step."""
         text, item_id = offer.text, offer.item_id
         store = self._store
-        again = replaced = None
+        again = replaced = self._offered = None
         if offer.update and item_id is not None and item_id in store:
             replaced = store.slot_of(item_id)  # an update: the new item takes the old one's room
         elif item_id is not None and item_id in store:
@@ -426,6 +434,7 @@ class MemoryCore:
         self, decision: Decision, step: int, now: float, offer: Offer | None = None
     ) -> Decision:
         """End an offer's step: the deletion policy's sweep, then the trace."""
+        self._offered = None  # (the offer's parse: its insert, if any, has taken it)
         if offer is not None:
             decision.extraction = offer.extraction
         if self.deletion is not None:
@@ -440,19 +449,25 @@ class MemoryCore:
         and the offer's vector, or ``None``. Read only: the same normalised words are found by
         a look-up, a near-identical wording among the few nearest stored items by cosine."""
         store, vector, key = self._store, offer.unit(), offer.key
+        offer.row, offer.scale = vector, None  # made once: the gate and the insert read it
         payloads = store.slot_lists()[1]
 
         def same(slot: int) -> bool:  # a current item (of the same key, for a keyed offer)
             record: Record = payloads[slot]
             return record.superseded_at is None and (key is None or record.key == key)
 
-        made = canon(offer.text)
-        slot = store.normal_slot(made.norm)
+        norm = normalise(offer.text)
+        slot = store.normal_slot(norm)
+        self._offered = (norm, None, None)  # (what is made of it is kept for its insert)
         if slot is None or not same(slot):
-            near, _ = store.nearest(vector, CANDIDATES)
-            canons = store.canons()
-            found = (s for s in near.tolist() if same(s) and same_canon(made, canons[s]))
-            slot = next(found, None)
+            nearest = store.nearest_slots(vector, CANDIDATES)
+            mine = sketch(norm)  # the rule parses the offer only for a candidate this close
+            near = [s for s in nearest if len(mine ^ store.sketch_at(s)) <= SKETCH_SLACK]
+            made = canon(offer.text, norm) if near else None
+            self._offered, slot = (norm, mine, made), None
+            if made is not None:
+                found = (s for s in near if same(s) and same_canon(made, store.canon_at(s)))
+                slot = next(found, None)
         return None if slot is None else (slot, vector)
 
     def _repeat(
@@ -511,7 +526,7 @@ class MemoryCore:
             offer.text, offer.metadata, step, now, offer.category, 1.0, offer.valid_until
         )
         record.key = offer.key
-        slot = store.insert(new_id, vector, record, sims)
+        slot = store.insert(new_id, vector, record, sims, self._offered)
         if len(store.matrix) != allocated:  # an unbounded store grew
             self._reserve()
         eviction.on_insert(slot, step)
