@@ -109,7 +109,7 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
     ``load_memory_variables`` with an input is a retrieval the memory learns from.
 
     Facts: ``extractor=`` (a LangChain chat model or LLM, a LlamaIndex LLM, or a callable:
-    :mod:`solar_core.engine.extraction`) reads each turn offered (``Human: ...\nAI: ...``) and
+    :mod:`solar_core.engine.extraction`) reads each turn offered (``Human: ...\\nAI: ...``) and
     names the lasting facts it states, each with a key (``"user/home"``); they are stored
     ``extract="beside"`` the turn (default) or ``"instead"`` of it, and a newer fact with the
     same key supersedes the older one, so a recall shows the current value. Recalled facts come

@@ -153,7 +153,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         header: the line introducing the memories in the system message.
         human_prefix, ai_prefix: how a stored turn labels its two sides.
         extractor, extract: a model that reads each finished turn (the text stored for it,
-            ``"Human: ...\nAI: ..."``) and names the lasting facts it states, each with a key
+            ``"Human: ...\\nAI: ..."``) and names the lasting facts it states, each with a key
             (``"user/home"``), so that a newer fact supersedes the older one: a LangChain chat
             model or LLM, a LlamaIndex LLM, or a callable (:mod:`solar_core.engine.extraction`).
             Its facts are stored ``"beside"`` the turn (default) or ``"instead"`` of it; a

@@ -102,7 +102,7 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
 
     Facts: ``extractor=`` (a LlamaIndex LLM, a LangChain chat model or LLM, or a callable:
     :mod:`solar_core.engine.extraction`) reads each finished turn as it is offered
-    (``Human: ...\nAI: ...``) and names the lasting facts it states, each with a key
+    (``Human: ...\\nAI: ...``) and names the lasting facts it states, each with a key
     (``"user/home"``); they are stored ``extract="beside"`` the turn (default) or ``"instead"``
     of it, and a newer fact with the same key supersedes the older one, so a recall shows the
     current value. A failed extraction stores the turn; :attr:`last_decision` (its
@@ -116,8 +116,9 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
     ``extractor``) with ``session_id=`` makes the SOLAR memory the store's
     ``store.scope(session=session_id)``, the memory :class:`~llamaindex_solar.SolarMemoryBlock`
     keeps for that session (``store_part="user"``: ``store.scope(user=session_id)``, for a
-    memory shared by a user's conversations): every step is logged, and a ``SolarChatMemory`` opened later with the same
-    ``session_id`` (another process, after a restart) recalls what earlier ones stored.
+    memory shared by a user's conversations): every step is logged, and a ``SolarChatMemory``
+    opened later with the same ``session_id`` (another process, after a restart) recalls what
+    earlier ones stored.
     Without ``session_id``, a ``chat_store_key`` of yours names the session (the default
     ``"chat_history"`` is refused, as it would silently make every conversation share one
     persistent memory). Pair it with a persistent ``chat_store`` (and a ``chat_store_key`` of

@@ -116,7 +116,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             the operators); for a memory shared with components that store experiences with their
             own metadata.
         extractor, extract: a model that reads each turn the block offers (the text stored
-            for it, ``"Human: ...\nAI: ..."``) and names the lasting facts it states, each with
+            for it, ``"Human: ...\\nAI: ..."``) and names the lasting facts it states, each with
             a key (``"user/home"``), so that a newer fact supersedes the older one: a LlamaIndex
             LLM, a LangChain chat model or LLM, or a callable
             (:mod:`solar_core.engine.extraction`). Its facts are stored ``"beside"`` the turn

@@ -270,6 +270,27 @@ def test_an_agent_keeps_each_users_current_facts() -> None:
     assert decision is not None and decision.extraction == "no facts"
 
 
+async def test_an_async_agent_keeps_the_current_fact() -> None:
+    mw = SolarMemoryMiddleware(
+        scope="user_id",
+        embedder="hash",
+        seed=0,
+        top_k=2,
+        extractor=chat_extractor([*TALK, QUESTION]),
+    )
+    agent = create_agent(
+        model(*(AIMessage(a) for _, a, _ in [*TALK, QUESTION])),
+        middleware=[mw],
+        context_schema=UserContext,
+    )
+    out: dict[str, Any] = {}
+    for question, _, _ in [*TALK, QUESTION]:
+        out = await agent.ainvoke(ask(question), context=UserContext("alice"))
+    assert "- The user lives in Lyon" in out["solar_memories"]
+    assert PARIS[0] not in out["solar_memories"]
+    check_facts_stay_current(mw.memory_for("alice"))
+
+
 def test_an_agents_failed_extraction_stores_the_turn_and_says_why() -> None:
     mw = SolarMemoryMiddleware(shared=True, embedder="hash", seed=0, extractor=down)
     agent_talk(mw, "alice", TALK[:1])
