@@ -34,7 +34,7 @@ def turn_sides(hit: Hit) -> tuple[str, str] | None:
     a fact (it has a key) -- an extractor's fact carries the metadata of the turn it came from,
     but what it says is its own text.
 
-    >>> turn_sides(Hit("t1", "Human: hi\nAI: hello", 0.9, {"human": "hi", "ai": "hello"}))
+    >>> turn_sides(Hit("t1", "Human: hi\\nAI: hello", 0.9, {"human": "hi", "ai": "hello"}))
     ('hi', 'hello')
     >>> turn_sides(Hit("m2", "Ana lives in Rome", 0.9, {"human": "hi", "ai": "hello",
     ...                                                  "key": "ana/home"})) is None
