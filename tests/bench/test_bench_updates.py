@@ -337,7 +337,8 @@ def test_the_rows_with_keys_run_only_with_the_key_api() -> None:
     )
     labels = [s.label for s in bench.setups([100])]
     assert labels == [
-        "unlimited", "solar-dialogue", "solar-dialogue + keys", "solar-dialogue + extractor"
+        "unlimited", "unlimited + keys", "solar-dialogue", "solar-dialogue + keys",
+        "solar-dialogue + extractor",
     ]  # fmt: skip
     assert Setup("solar-dialogue", 100, "keys").keyed and not Setup("unlimited", None).keyed
 
@@ -354,7 +355,7 @@ def test_fact_records_run_the_memories_there_are() -> None:
     recs, notes = bench.fact_records(convs, hashed(), [5], [1, 2])
     ran = list(dict.fromkeys(r["policy"] for r in recs))
     if bench.missing_key_api() is None:
-        assert notes == [] and len(ran) == 4
+        assert notes == [] and len(ran) == 5
     else:
         assert ran == ["unlimited", "solar-dialogue"]
         assert len(notes) == 1 and "pending the key API" in notes[0]
