@@ -28,9 +28,11 @@ class SolarParams(MemoryParams, BaseModel):
 
 class SolarChatParams(SolarParams):
     """:class:`SolarParams` of a chat memory: ``policy=None`` is
-    :data:`~solar_core.policies.presets.CHAT_POLICY`."""
+    :data:`~solar_core.policies.presets.CHAT_POLICY`; ``extractor=`` and ``extract=`` are
+    building parameters too (:data:`~solar_core.integrations.params.EXTRACT_DEFAULTS`)."""
 
     default_policy: ClassVar[str] = CHAT_POLICY
+    extracts: ClassVar[bool] = True  # extractor= and extract= build the memory too
 
 
 def memory_or_store(memory: object, store: object, scope: str) -> None:

@@ -18,7 +18,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_vali
 
 from solar_core import Decision, Hit, Hits, SolarMemory
 from solar_core.engine.async_calls import in_worker
-from solar_core.integrations.params import build_params
+from solar_core.integrations.params import build_params, extract_params
 from solar_core.integrations.shown import CallableHits
 from solar_core.integrations.turns import (
     AI,
@@ -30,6 +30,7 @@ from solar_core.integrations.turns import (
     has_words,
     turn_id,
     turn_metadata,
+    turn_sides,
     turn_text,
 )
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope, deferred_retrievals
@@ -104,12 +105,23 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
     (recall only the experiences whose metadata match it, :mod:`solar_core.retrieval.filters`:
     for a memory shared with components that store experiences with their own metadata), and
     ``memory=`` or ``policy``, ``capacity``, ``embedder`` (any LangChain ``Embeddings`` too),
-    ``seed``, ``retrieval``, ``min_score``. Every ``load_memory_variables`` with an input is a
-    retrieval the memory learns from.
+    ``seed``, ``retrieval``, ``min_score``, ``extractor``, ``extract``. Every
+    ``load_memory_variables`` with an input is a retrieval the memory learns from.
+
+    Facts: ``extractor=`` (a LangChain chat model or LLM, a LlamaIndex LLM, or a callable:
+    :mod:`solar_core.engine.extraction`) reads each turn offered (``Human: ...\\nAI: ...``) and
+    names the lasting facts it states, each with a key (``"user/home"``); they are stored
+    ``extract="beside"`` the turn (default) or ``"instead"`` of it, and a newer fact with the
+    same key supersedes the older one, so a recall shows the current value. Recalled facts come
+    as notes (a ``SystemMessage`` with ``return_messages=True``). A failed extraction stores the
+    turn; :attr:`last_decision` (its ``extraction``) says why. The extractor goes to the memory
+    this object builds, or to the store it opens from a path; beside ``memory=`` or a
+    ``MemoryStore`` it is refused: give it to ``SolarMemory(..., extractor=...)`` or
+    ``MemoryStore(..., extractor=...)`` instead. See "Facts that stay current" in the guide.
 
     Persistence: ``store=`` (a :class:`~solar_core.persistence.MemoryStore`, or a SQLite path /
-    ``postgresql://`` URL opened with ``policy``, ``capacity``, ``embedder``, ``seed``) with
-    ``scope=`` makes the SOLAR memory that scope of the store: a session id
+    ``postgresql://`` URL opened with ``policy``, ``capacity``, ``embedder``, ``seed``,
+    ``extractor``) with ``scope=`` makes the SOLAR memory that scope of the store: a session id
     (``scope="thread-1"``: ``store.scope(session="thread-1")``) or its parts
     (``scope={"user": "alice"}``: the memory ``SolarMemoryMiddleware(store=store,
     scope="user_id")`` keeps for ``"alice"``). ``memory=store.scope(...)`` is the same memory;
@@ -246,13 +258,17 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
         seed: int | None = None,
         retrieval: str = DEFAULT_RETRIEVAL,
         min_score: float | str | None = "auto",
+        extractor: object = None,
+        extract: str = "beside",
         **data: Any,
     ) -> None:
         """``memory=`` a ready SOLAR memory, or ``store=`` and ``scope=`` (the memory is that
-        scope of the store), or the parameters to build one; ``data``: the fields (the window
-        memory's parameters, ``top_k``, ...). Typed here, so IDEs and type checkers see the
-        building parameters, which are not fields (see the class docstring)."""
+        scope of the store), or the parameters to build one (``extractor=``/``extract=``
+        among them); ``data``: the fields (the window memory's parameters, ``top_k``, ...).
+        Typed here, so IDEs and type checkers see the building parameters, which are not
+        fields (see the class docstring)."""
         build = build_params(policy, capacity, embedder, seed, retrieval, min_score)
+        build.update(extract_params(extractor, extract))
         memory_or_store(memory, store, "scope=")
         if store is None:
             if scope is not None:
@@ -600,20 +616,19 @@ class SolarConversationMemory(SolarChatParams, BaseChatMemory):
         return shown
 
     def _shown_text(self, hit: Hit) -> str:
-        human, ai = hit.metadata.get(HUMAN), hit.metadata.get(AI)
-        if isinstance(human, str) and isinstance(ai, str):
-            return self._text(human, ai)
-        return hit.text
+        sides = turn_sides(hit)
+        return hit.text if sides is None else self._text(*sides)
 
     def _cut(self, hit: Hit, size: int) -> Hit:
         """``hit`` shown in ``size`` characters: a turn's two sides cut to share them."""
-        human, ai = hit.metadata.get(HUMAN), hit.metadata.get(AI)
+        sides = turn_sides(hit)
         room = size - len(self._text("", ""))
-        if not (isinstance(human, str) and isinstance(ai, str)) or room < 2:  # as a note
+        if sides is None or room < 2:  # as a note
             metadata = {key: v for key, v in hit.metadata.items() if key not in (HUMAN, AI)}
             return dataclasses.replace(
                 hit, text=cut(self._shown_text(hit), size), metadata=metadata
             )
+        human, ai = sides
         human = cut(human, max(room // 2, room - len(ai)))
         ai = cut(ai, room - len(human))
         metadata = {**hit.metadata, HUMAN: human, AI: ai}

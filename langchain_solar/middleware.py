@@ -20,7 +20,12 @@ from typing_extensions import NotRequired
 from solar_core import CHAT_POLICY, Decision, Hit, Hits, SolarMemory
 from solar_core.engine.async_calls import in_worker
 from solar_core.integrations.copies import refused_copy
-from solar_core.integrations.params import build_params, check_not_both
+from solar_core.integrations.params import (
+    build_params,
+    check_not_both,
+    extract_params,
+    extraction_of,
+)
 from solar_core.integrations.sessions import Sessions
 from solar_core.integrations.turns import (
     DEFAULT_MAX_RECALL_CHARS,
@@ -122,7 +127,8 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
             ``scope``; it may be a persistent one, e.g. ``store.scope(user="alice")``).
         store: a :class:`~solar_core.persistence.MemoryStore` (its settings apply; its owner
             closes it), or a SQLite path / ``postgresql://`` URL to open one with ``policy``,
-            ``capacity``, ``embedder`` and ``seed`` (owned: call :meth:`close`).
+            ``capacity``, ``embedder``, ``seed`` and ``extractor`` (owned: call
+            :meth:`close`).
         policy, capacity, embedder, seed: how to build each memory (``policy=None`` is
             :data:`~solar_core.policies.presets.CHAT_POLICY`, ``solar-dialogue``; ``embedder`` may
             be any LangChain ``Embeddings``; it is loaded once and shared by all scopes).
@@ -146,6 +152,15 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         feedback_tool: add the ``rate_memories`` tool.
         header: the line introducing the memories in the system message.
         human_prefix, ai_prefix: how a stored turn labels its two sides.
+        extractor, extract: a model that reads each finished turn (the text stored for it,
+            ``"Human: ...\\nAI: ..."``) and names the lasting facts it states, each with a key
+            (``"user/home"``), so that a newer fact supersedes the older one: a LangChain chat
+            model or LLM, a LlamaIndex LLM, or a callable (:mod:`solar_core.engine.extraction`).
+            Its facts are stored ``"beside"`` the turn (default) or ``"instead"`` of it; a
+            failed extraction stores the turn, and :meth:`last_decision` says why. Given to
+            every memory the middleware builds, or to the store it opens from a path; refused
+            beside ``memory=`` or a ``MemoryStore``, which have their own
+            (``SolarMemory(..., extractor=...)``, ``MemoryStore(..., extractor=...)``).
 
     Example:
         >>> mw = SolarMemoryMiddleware(embedder="hash", seed=0, scope="user_id")
@@ -197,6 +212,8 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         header: str = HEADER,
         human_prefix: str = "Human",
         ai_prefix: str = "AI",
+        extractor: object = None,
+        extract: str = "beside",
     ) -> None:
         super().__init__()
         if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
@@ -227,6 +244,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
                     "store= and scope="
                 )
         build = build_params(policy, capacity, embedder, seed, retrieval, min_score)
+        build.update(extract_params(extractor, extract))
         if memory is not None:
             if not isinstance(memory, SolarMemory):
                 raise TypeError(f"memory must be a SolarMemory, got {type(memory).__name__}")
@@ -235,6 +253,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
             if store is not None:
                 raise ValueError("pass memory= or store=, not both")
             check_not_both(memory, build)
+        extraction = extraction_of(build)  # checked before a store is opened
         self.filter = None if filter is None else check_filter(filter)
         self.top_k, self.scope, self.header = top_k, scope, header
         #: characters of recalled text added to the system message per invoke (``None``: all)
@@ -260,6 +279,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
                 seed=seed,
                 retrieval=retrieval,
                 min_score=min_score,
+                extraction=extraction,
             )
         else:
             single = memory if memory is not None else SolarChatParams.build_memory(**build)
@@ -470,7 +490,7 @@ class SolarMemoryMiddleware(AgentMiddleware[SolarMemoryState, Any, Any]):
         with self._lock:
             self._decisions[scope] = (memory, decision)
         turns = [i for i in state.get("solar_turns", []) if i in memory]  # forget evicted ones
-        if decision.item_id is not None:
+        if decision.item_id is not None and _is_turn(memory, decision.item_id, text):
             turns.append(decision.item_id)
         return {"solar_turns": turns}
 
@@ -580,6 +600,17 @@ def _in_messages(memory: SolarMemory, state: SolarMemoryState) -> list[str]:
             except KeyError:  # evicted meanwhile by another run of this scope
                 pass
     return shown
+
+
+def _is_turn(memory: SolarMemory, item_id: str, text: str) -> bool:
+    """Whether the item an offer's decision names is the turn ``text`` (with an extractor in
+    ``"instead"`` mode it is the turn's first fact: no turn was stored)."""
+    if memory.extraction is None:
+        return True
+    try:
+        return memory.get(item_id).text == text
+    except KeyError:  # evicted meanwhile by another run of this scope
+        return False
 
 
 def _final_answer(state: SolarMemoryState) -> str:

@@ -44,6 +44,10 @@ class SolarRetriever(OffersTexts, SolarParams, BaseRetriever):
     its memory, so another retriever's ``feedback`` refuses these documents instead of rating its
     own retrieval of the same number (once serialised it is a plain int, and unchecked).
 
+    A ``"key"`` in a document's metadata names the fact it states (``"ana/home"``): a newer
+    document with the same key supersedes the older one, which retrievals then leave out (see
+    "Facts that stay current" in the guide); ``filter={"key": "ana/home"}`` finds it.
+
     ``k`` is a field and also an ``invoke`` argument: ``retriever.invoke(query, k=1)``.
     ``record=False`` makes calls look only (no learning, nothing to rate).
 

@@ -8,14 +8,15 @@ from collections.abc import Sequence
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 
 from solar_core import Hit
-from solar_core.integrations.turns import AI, HUMAN, turn_text
+from solar_core.integrations.turns import turn_sides, turn_text
 
 
 def hit_messages(hit: Hit) -> list[BaseMessage]:
-    """A recalled turn as the messages it was made of; other experiences as a system note."""
-    human, ai = hit.metadata.get(HUMAN), hit.metadata.get(AI)
-    if isinstance(human, str) and isinstance(ai, str):
-        return [HumanMessage(content=human), AIMessage(content=ai)]
+    """A recalled turn as the messages it was made of; other experiences (an extractor's
+    facts too) as a system note."""
+    sides = turn_sides(hit)
+    if sides is not None:
+        return [HumanMessage(content=sides[0]), AIMessage(content=sides[1])]
     return [SystemMessage(content=hit.text)]
 
 
@@ -27,9 +28,6 @@ def hits_as_text(hits: Sequence[Hit], human_prefix: str = "Human", ai_prefix: st
     """Recalled experiences as one string: recorded turns in the buffer's ``Human:/AI:`` form."""
     lines = []
     for hit in hits:
-        human, ai = hit.metadata.get(HUMAN), hit.metadata.get(AI)
-        if isinstance(human, str) and isinstance(ai, str):
-            lines.append(turn_text(human, ai, human_prefix, ai_prefix))
-        else:
-            lines.append(hit.text)
+        sides = turn_sides(hit)
+        lines.append(hit.text if sides is None else turn_text(*sides, human_prefix, ai_prefix))
     return "\n".join(lines)

@@ -25,7 +25,12 @@ from pydantic import ConfigDict, Field, PrivateAttr, model_validator
 from solar_core import Decision, Hit, Hits, SolarMemory
 from solar_core.basics.validation import FloatVector, check_feedback
 from solar_core.engine.async_calls import in_worker
-from solar_core.integrations.params import BUILD_DEFAULTS, build_params, user_stacklevel
+from solar_core.integrations.params import (
+    BUILD_DEFAULTS,
+    build_params,
+    extract_params,
+    user_stacklevel,
+)
 from solar_core.integrations.shown import CallableHits, record_shown
 from solar_core.integrations.turns import (
     DEFAULT_MAX_RECALL_CHARS,
@@ -91,17 +96,29 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
     Build it with :meth:`from_defaults`: ``ChatMemoryBuffer``'s parameters plus ``top_k``,
     ``recall_token_ratio``, ``max_recall_chars``, ``header``, ``filters``, and ``memory=`` or
     ``policy``, ``capacity``, ``embedder`` (any LlamaIndex ``BaseEmbedding`` too), ``seed``,
-    ``retrieval`` and ``min_score``. One instance is one
+    ``retrieval``, ``min_score``, ``extractor`` and ``extract``. One instance is one
     conversation (``chat_store_key``) with its own SOLAR memory, unless you pass the same
     ``memory=`` to several.
 
+    Facts: ``extractor=`` (a LlamaIndex LLM, a LangChain chat model or LLM, or a callable:
+    :mod:`solar_core.engine.extraction`) reads each finished turn as it is offered
+    (``Human: ...\\nAI: ...``) and names the lasting facts it states, each with a key
+    (``"user/home"``); they are stored ``extract="beside"`` the turn (default) or ``"instead"``
+    of it, and a newer fact with the same key supersedes the older one, so a recall shows the
+    current value. A failed extraction stores the turn; :attr:`last_decision` (its
+    ``extraction``) says why. The extractor goes to the memory this object builds, or to the
+    store it opens from a path; beside ``memory=`` or a ``MemoryStore`` it is refused: give it
+    to ``SolarMemory(..., extractor=...)`` or ``MemoryStore(..., extractor=...)`` instead. See
+    "Facts that stay current" in the guide.
+
     Persistence: ``store=`` (a :class:`~solar_core.persistence.MemoryStore`, or a SQLite path /
-    ``postgresql://`` URL opened with ``policy``, ``capacity``, ``embedder``, ``seed``) with
-    ``session_id=`` makes the SOLAR memory the store's ``store.scope(session=session_id)``, the
-    memory :class:`~llamaindex_solar.SolarMemoryBlock` keeps for that session
-    (``store_part="user"``: ``store.scope(user=session_id)``, for a memory shared by a user's
-    conversations): every step is logged, and a ``SolarChatMemory`` opened later with the same
-    ``session_id`` (another process, after a restart) recalls what earlier ones stored.
+    ``postgresql://`` URL opened with ``policy``, ``capacity``, ``embedder``, ``seed``,
+    ``extractor``) with ``session_id=`` makes the SOLAR memory the store's
+    ``store.scope(session=session_id)``, the memory :class:`~llamaindex_solar.SolarMemoryBlock`
+    keeps for that session (``store_part="user"``: ``store.scope(user=session_id)``, for a
+    memory shared by a user's conversations): every step is logged, and a ``SolarChatMemory``
+    opened later with the same ``session_id`` (another process, after a restart) recalls what
+    earlier ones stored.
     Without ``session_id``, a ``chat_store_key`` of yours names the session (the default
     ``"chat_history"`` is refused, as it would silently make every conversation share one
     persistent memory). Pair it with a persistent ``chat_store`` (and a ``chat_store_key`` of
@@ -201,13 +218,17 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
         seed: int | None = None,
         retrieval: str = DEFAULT_RETRIEVAL,
         min_score: float | str | None = "auto",
+        extractor: object = None,
+        extract: str = "beside",
         **data: Any,
     ) -> None:
         """``memory=`` a ready SOLAR memory, or ``store=`` and ``session_id=`` (the memory is
         the store's ``store.scope(session=session_id)``; ``store_part``: another part), or the
-        parameters to build one; ``data``: the fields (``token_limit``, ``top_k``, ...). Typed
-        here, so IDEs and type checkers see the building parameters, which are not fields."""
+        parameters to build one (``extractor=``/``extract=`` among them); ``data``: the fields
+        (``token_limit``, ``top_k``, ...). Typed here, so IDEs and type checkers see the
+        building parameters, which are not fields."""
         build = build_params(policy, capacity, embedder, seed, retrieval, min_score)
+        build.update(extract_params(extractor, extract))
         memory_or_store(memory, store, "session_id=")
         check_part_name(store_part)
         if store is None:
@@ -303,11 +324,14 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
         seed: int | None = None,
         retrieval: str = DEFAULT_RETRIEVAL,
         min_score: float | str | None = "auto",
+        extractor: object = None,
+        extract: str = "beside",
         **solar: Any,
     ) -> SolarChatMemory:
         """As ``ChatMemoryBuffer.from_defaults``, plus ``memory=``, or ``store=`` with
         ``session_id=`` (and ``store_part=``), or the parameters to build a SOLAR memory
-        (``policy``, ``capacity``, ``embedder``, ``seed``, ``retrieval``, ``min_score``);
+        (``policy``, ``capacity``, ``embedder``, ``seed``, ``retrieval``, ``min_score``,
+        ``extractor``, ``extract``);
         ``solar``: the other fields (``top_k``, ``recall_token_ratio``, ``max_recall_chars``,
         ``header``, ``filters``, ...). A ``chat_history`` (messages, or mappings of their fields)
         seeds the window (its turns are not offered to SOLAR), as do the turns already in
@@ -335,6 +359,8 @@ class SolarChatMemory(SolarChatParams, ChatMemoryBuffer):
             seed=seed,
             retrieval=retrieval,
             min_score=min_score,
+            extractor=extractor,
+            extract=extract,
             **solar,
         )
         if chat_history is not None:

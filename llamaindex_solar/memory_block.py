@@ -18,7 +18,12 @@ from solar_core import CHAT_POLICY, Decision, Hit, Hits, SolarMemory
 from solar_core.basics.validation import FloatVector, check_feedback
 from solar_core.engine.async_calls import in_worker
 from solar_core.integrations.copies import refused_copy
-from solar_core.integrations.params import build_params, check_not_both
+from solar_core.integrations.params import (
+    build_params,
+    check_not_both,
+    extract_params,
+    extraction_of,
+)
 from solar_core.integrations.sessions import Sessions
 from solar_core.integrations.shown import record_shown
 from solar_core.integrations.turns import (
@@ -96,7 +101,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             all sessions).
         store: a :class:`~solar_core.persistence.MemoryStore` (its settings apply; its owner
             closes it), or a SQLite path / ``postgresql://`` URL to open one with ``policy``,
-            ``capacity``, ``embedder`` and ``seed`` (owned: call :meth:`close`).
+            ``capacity``, ``embedder``, ``seed`` and ``extractor`` (owned: call :meth:`close`).
         store_part: with ``store``, the scope part a ``session_id`` names (``session``; a
             part of your own too: ``store_part="team"`` keeps ``store.scope(team=...)``
             memories, one per ``session_id``).
@@ -110,6 +115,16 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
             :mod:`solar_core.retrieval.filters` (see :class:`~llamaindex_solar.SolarRetriever` for
             the operators); for a memory shared with components that store experiences with their
             own metadata.
+        extractor, extract: a model that reads each turn the block offers (the text stored
+            for it, ``"Human: ...\\nAI: ..."``) and names the lasting facts it states, each with
+            a key (``"user/home"``), so that a newer fact supersedes the older one: a LlamaIndex
+            LLM, a LangChain chat model or LLM, or a callable
+            (:mod:`solar_core.engine.extraction`). Its facts are stored ``"beside"`` the turn
+            (default) or ``"instead"`` of it; a failed extraction stores the turn, and
+            :meth:`last_decision` says why. Given to every session's memory the block builds,
+            or to the store it opens from a path; refused beside ``memory=`` or a
+            ``MemoryStore``, which have their own (``SolarMemory(..., extractor=...)``,
+            ``MemoryStore(..., extractor=...)``).
         name, description, priority: as for every memory block (``priority`` 1 by default, so
             the block can be truncated rather than crowd out the chat history).
 
@@ -183,11 +198,15 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
         retrieval: str = DEFAULT_RETRIEVAL,
         min_score: float | str | None = "auto",
         store_part: str = "session",
+        extractor: object = None,
+        extract: str = "beside",
         **fields: Any,
     ) -> None:
         build = build_params(policy, capacity, embedder, seed, retrieval, min_score)
+        build.update(extract_params(extractor, extract))
         check_part_name(store_part)
         check_not_both(memory, build)
+        extraction = extraction_of(build)  # checked before a store is opened
         if memory is not None and not isinstance(memory, SolarMemory):
             raise TypeError(f"memory must be a SolarMemory, got {type(memory).__name__}")
         if memory is not None and store is not None:
@@ -207,6 +226,7 @@ class SolarMemoryBlock(BaseMemoryBlock[str]):
                 seed=seed,
                 retrieval=retrieval,
                 min_score=min_score,
+                extraction=extraction,
             )
 
     def __copy__(self) -> SolarMemoryBlock:

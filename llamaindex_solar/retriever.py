@@ -54,7 +54,9 @@ class SolarRetriever(OffersTexts, BaseRetriever):
     :class:`~solar_core.basics.types.RetrievalId`: an ``int`` that remembers its memory, so another
     retriever's ``feedback`` refuses these nodes instead of rating its own retrieval of the same
     number (once serialised it is a plain int, and unchecked). ``record=False`` makes calls
-    look only.
+    look only. A ``"key"`` in a node's metadata names the fact it states (``"ana/home"``): a
+    newer node with the same key supersedes the older one, which retrievals then leave out (see
+    "Facts that stay current" in the guide).
 
     Args:
         memory: a ready :class:`~solar_core.SolarMemory`, or ``policy``, ``capacity``,

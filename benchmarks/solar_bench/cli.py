@@ -4,10 +4,10 @@
                            [--format table|csv|json] [--out FILE] [--plot FILE.png] [--data PATH]
 
 Workloads: cycling | working-set | drift | noise-static | noise-stream | locomo | dialogue |
-latency | regagent | response-cache | persistence | growth | demo.
-``--data`` is a LoCoMo-format JSON file for ``locomo``, ``dialogue`` (and ``demo``), or the
-reference implementation's ``solar_synthetic`` folder to replay its workload files for a
-synthetic workload.
+latency | regagent | response-cache | persistence | growth | updates | demo.
+``--data`` is a LoCoMo-format JSON file for ``locomo``, ``dialogue``, ``updates`` (and
+``demo``), or the reference implementation's ``solar_synthetic`` folder to replay its workload
+files for a synthetic workload.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ WORKLOADS = (
     "response-cache",
     "persistence",
     "growth",
+    "updates",
     "demo",
 )
 #: the paper's order: baselines, then the learned policies, then the no-eviction reference
@@ -284,6 +285,19 @@ def parser() -> argparse.ArgumentParser:
         "hybrid, the library's; rows of another are labelled SETTING/RANKING); latency: "
         "rankings timed beside vector-only, with texts (default: vector-only alone)",
     )
+    p.add_argument(
+        "--workload",
+        dest="updates_workload",
+        choices=("facts", "repeats"),
+        default="facts",
+        help="updates: facts (statements of facts that change, injected into the conversations; "
+        "default) or repeats (30%% of the turns said again, reworded)",
+    )
+    p.add_argument(
+        "--per-conversation",
+        action="store_true",
+        help="updates: also one row per conversation (over the seeds)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     return p
 
@@ -395,6 +409,40 @@ def dialogue(args: argparse.Namespace) -> list[dict[str, Any]]:
     )
     bar.close()
     return report.aggregate(recs)
+
+
+def updates(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Facts that change over time (``--workload facts``) or turns said again (``repeats``),
+    streamed into the library's memories (``solar_bench.updates``)."""
+    from . import updates as bench
+
+    if args.data is None or not args.data.is_file():
+        raise SystemExit("solar-bench updates: --data must name a LoCoMo-format JSON file")
+    if args.embedder != "static":
+        raise SystemExit(
+            "solar-bench updates: the memories are the library's defaults, whose salience prior "
+            "reads the static embedder's vectors: --embedder static only"
+        )
+    convs = bench.load_conversations(args.data)
+    part = args.updates_workload
+    if part == "facts":
+        ks = args.k or list(bench.FACTS_K)
+        streams = [bench.fact_stream(c, seed) for c in convs for seed in args.seeds]
+        texts = bench.fact_texts(streams)
+        texts += [t.text for c in convs for t in c.turns]
+        vector = _vector_lookup(args, list(dict.fromkeys(texts)))
+        bar = Progress("updates", bench.facts_total(convs, ks, args.seeds), enabled=not args.quiet)
+        recs, notes = bench.fact_records(convs, vector, ks, args.seeds, bar.advance)
+    else:
+        ks = args.k or list(bench.REPEATS_K)
+        dialogues = [c.dialogue for c in convs]
+        repeated = [bench.repeat_stream(d, seed) for d in dialogues for seed in args.seeds]
+        vector = _vector_lookup(args, bench.repeat_texts([*dialogues, *repeated]))
+        total = bench.repeats_total(dialogues, ks, args.seeds)
+        bar = Progress("updates repeats", total, enabled=not args.quiet)
+        recs, notes = bench.repeat_records(dialogues, vector, ks, args.seeds, bar.advance)
+    bar.close()
+    return [*bench.aggregate(recs, args.per_conversation), *bench.skipped(notes, part)]
 
 
 def latency(args: argparse.Namespace, quick: bool = False, dim: int = 384) -> list[dict[str, Any]]:
@@ -578,6 +626,11 @@ def render(rows: Sequence[dict[str, Any]], fmt: str, compact: bool = False) -> s
 
             parts.append(render_cache(mine).rstrip("\n"))
             continue
+        if workload == "updates":
+            from .updates import render as render_updates
+
+            parts.append(render_updates(mine).rstrip("\n"))
+            continue
         if workload == "persistence":
             from .persistence import render as render_persistence
 
@@ -737,6 +790,8 @@ def _main(args: argparse.Namespace) -> int:
         rows = persistence(args)
     elif name == "growth":
         rows = growth(args)
+    elif name == "updates":
+        rows = updates(args)
     else:
         rows = synthetic(args, name)
     # the demo's tables each with a title, a legend and a takeaway

@@ -185,6 +185,13 @@ class Record:
     category: str = "context"
     importance: float = 0.5
     valid_until: float | None = None
+    seen: int = (
+        1  # offers of it: 1, and one more for each repeat (``solar_core.retrieval.repeats``)
+    )
+    last_seen: float | None = None  # when it was last repeated (``None``: never)
+    key: str | None = None  # the fact it states: a newer item of the same key supersedes it
+    superseded_at: float | None = None  # when a newer item of its key took over (``None``: current)
+    superseded_by: str | None = None  # that item's id
 
 
 @dataclass(slots=True)

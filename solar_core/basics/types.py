@@ -77,6 +77,11 @@ class MemoryItem:
     category: str = "context"
     importance: float = 0.5
     valid_until: float | None = None
+    seen: int = 1  # how often it was offered: once, plus its repeats
+    last_seen: float | None = None  # when it was last repeated (``None``: never)
+    key: str | None = None  # the fact it states (``add(key=...)``)
+    superseded_at: float | None = None  # when a newer item of its key took over (``None``: current)
+    superseded_by: str | None = None  # that item's id
 
 
 @dataclass(slots=True)
@@ -95,3 +100,5 @@ class Decision:
     contenders: tuple[tuple[str, float], ...] = ()  # the lowest-scored (id, score), victim first
     # items the deletion policy removed at the end of this step, (id, reason), in order
     deleted: tuple[tuple[str, str], ...] = ()
+    superseded: str | None = None  # the item of the same key this one took over from
+    extraction: str | None = None  # what an extractor made of the offer (its facts, or why none)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import numpy as np
@@ -273,6 +274,82 @@ def check_feedback(like: object, score: object) -> tuple[float, float]:
         )
     reward = float(bool(like)) if like is not None else float(value)  # type: ignore[arg-type]
     return reward, value if value is not None else reward
+
+
+#: the longest fact key (``add(key=...)``): a name, not a text
+MAX_KEY = 200
+
+
+def check_key(key: object) -> str | None:
+    """A fact's key: ``None``, or a non-blank ``str`` of at most :data:`MAX_KEY` characters.
+
+    >>> check_key("alice/home"), check_key(None)
+    ('alice/home', None)
+    >>> check_key(7)
+    Traceback (most recent call last):
+    ...
+    TypeError: key must be a str naming the fact (e.g. "alice/home"), got int
+    """
+    if key is None:
+        return None
+    if type(key) is not str:
+        raise TypeError(
+            f'key must be a str naming the fact (e.g. "alice/home"), got {type(key).__name__}'
+        )
+    if not key.strip() or len(key) > MAX_KEY:
+        raise ValueError(
+            f"key must be a non-blank name of at most {MAX_KEY} characters, got {key!r}"
+        )
+    return key
+
+
+def fact_key(key: object, metadata: dict[str, Any]) -> str | None:
+    """An offer's key (:func:`check_key`): ``key=``, else its metadata's ``"key"``; the key is
+    then in its metadata too (``filter={"key": ...}`` finds a fact's values). Both given, they
+    must agree.
+
+    >>> meta = {}
+    >>> fact_key("ana/home", meta), meta
+    ('ana/home', {'key': 'ana/home'})
+    >>> fact_key(None, {"key": "ana/job"})
+    'ana/job'
+    """
+    given = metadata.get("key")
+    if key is not None and given is not None and given != key:
+        raise ValueError(f"key={key!r} and the metadata's key {given!r} differ: pass one of them")
+    checked = check_key(key if key is not None else given)
+    if checked is not None:
+        metadata["key"] = checked
+    return checked
+
+
+def check_as_of(as_of: object, include_superseded: object = False) -> tuple[float | None, bool]:
+    """A retrieval's ``as_of``: ``None``, a clock time in seconds (a finite number, as
+    ``time.time()`` gives) or a ``datetime`` (a naive one is local time); and its
+    ``include_superseded``, a bool.
+
+    >>> from datetime import datetime, timezone
+    >>> check_as_of(datetime(2023, 5, 1, tzinfo=timezone.utc))
+    (1682899200.0, False)
+    >>> check_as_of("yesterday")
+    Traceback (most recent call last):
+    ...
+    TypeError: as_of must be a time: clock seconds (a number, as time.time() gives) or a ...
+    """
+    if type(include_superseded) is not bool:
+        raise TypeError(f"include_superseded must be True or False, got {include_superseded!r}")
+    if as_of is None:
+        return None, include_superseded
+    if isinstance(as_of, datetime):
+        return as_of.timestamp(), include_superseded
+    if isinstance(as_of, bool) or not isinstance(as_of, int | float):
+        raise TypeError(
+            "as_of must be a time: clock seconds (a number, as time.time() gives) or a "
+            f"datetime, got {type(as_of).__name__}"
+        )
+    if not math.isfinite(as_of):
+        raise ValueError(f"as_of must be a finite clock time, got {as_of!r}")
+    return float(as_of), include_superseded
 
 
 def check_offer(

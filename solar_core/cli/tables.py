@@ -163,6 +163,11 @@ def item_records(memory: SolarMemory, now: float, sort: str = "stored") -> list[
             "created_at": item.created_at,
             "age_seconds": now - item.created_at,
             "valid_until": item.valid_until,
+            "seen": item.seen,
+            "last_seen": item.last_seen,
+            "key": item.key,
+            "superseded_at": item.superseded_at,
+            "superseded_by": item.superseded_by,
         }
         for item in items
     ]
@@ -172,16 +177,25 @@ def items_table(records: list[dict[str, Any]], now: float, width: int = 48) -> s
     """The ``items`` table: each of the policy's statistics gets a column."""
     stats = list(dict.fromkeys(name for r in records for name in r["policy"]))
     expiring = any(r["valid_until"] is not None for r in records)
-    header = ["id", "category", "importance", *map(safe, stats), "retrieved", "age"]
+    keyed = any(r["key"] is not None for r in records)  # facts: the key and what replaced it
+    repeated = any(r["seen"] > 1 for r in records)  # how often an item was said
+    header = ["id", "category", "importance", *map(safe, stats), "retrieved"]
+    header += ["seen", "age"] if repeated else ["age"]
     header += ["expires in"] if expiring else []
+    header += ["key", "superseded"] if keyed else []
     rows = []
     for r in records:
         row = [safe(r["id"]), safe(r["category"]), number(r["importance"])]
         row += [*(number(r["policy"].get(name)) for name in stats), r["retrieved"]]
+        row += [r["seen"]] if repeated else []
         row.append(age(r["age_seconds"]))
         if expiring:
             until = r["valid_until"]
             row.append("" if until is None else "expired" if until <= now else age(until - now))
+        if keyed:
+            by, at = r["superseded_by"], r["superseded_at"]
+            gone = "" if by is None else f"by {safe(by)}, {age(now - at)} ago"
+            row += ["" if r["key"] is None else safe(r["key"]), gone]
         rows.append([*row, excerpt(r["text"], width)])
     return table([*header, "text"], rows)
 
@@ -225,7 +239,7 @@ def decision_records(memory: SolarMemory, last: int | None = None) -> list[dict[
         record["at"] = checked_time(entry["at"], f"the time of decision {record['step']}")
         record["contenders"] = [list(c) for c in record["contenders"]]
         record["deleted"] = [list(d) for d in record["deleted"]]
-        if record["admitted"]:
+        if record["admitted"] or record["reason"] == "repeat":  # (a repeat: the item it refreshed)
             record["text"] = texts.get(str(record["item_id"]))
         else:
             record["text"] = offered.get(int(record["step"]))
@@ -244,6 +258,9 @@ def decisions_table(
         outcome = "resized" if r["evicted"] and not r["admitted"] else outcome
         evicted = [safe(r["evicted"])] if r["evicted"] else []
         evicted += [f"{safe(i)} ({safe(why)})" for i, why in r["deleted"]]
+        if r["superseded"]:  # a fact with a key: the one it replaced stays, no longer current
+            evicted.append(f"superseded {safe(r['superseded'])}")
+        outcome = f"repeats {safe(str(r['item_id']))}" if r["reason"] == "repeat" else outcome
         text = "(no longer stored)" if r["admitted"] else "(offer no longer logged)"
         text = "" if outcome == "resized" else text
         text = text if r["text"] is None else excerpt(r["text"], width)

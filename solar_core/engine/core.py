@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import replace
 from functools import partial
 from itertools import pairwise
 from typing import Any
@@ -28,13 +29,23 @@ from solar_core.policies.admission import AdmissionPolicy, AlwaysAdmit, Candidat
 from solar_core.policies.admission.base import ALWAYS
 from solar_core.policies.deletion import DeletionPolicy
 from solar_core.policies.eviction import EvictionPolicy, Victim
-from solar_core.retrieval.item_table import ItemTable
+from solar_core.retrieval.item_table import ItemTable, Offered
 from solar_core.retrieval.ranking import rank
+from solar_core.retrieval.repeats import (
+    CANDIDATES,
+    SKETCH_SLACK,
+    canon,
+    normalise,
+    same_canon,
+    sketch,
+)
 
 #: how many recent retrievals stay rateable by feedback(retrieval=...)
 FEEDBACK_WINDOW = 1000
 #: the verdict on an update (``add(..., update=True)`` of a stored id): stored in place
 UPDATED = Verdict(True, "updated")
+#: a fact with a key: the caller's own, stored without asking the gate
+KEYED = Verdict(True, "key")
 #: the verdict on an offer when only protected (identity) items are stored and the memory is full
 FULL = Verdict(False, "full of protected items")
 
@@ -61,15 +72,15 @@ class _OfferCandidate(Candidate):
     """An offer's candidate: its metadata (copied), vector, similarities and victim are made when
     a policy first reads them."""
 
-    __slots__ = ("_offer", "_store", "_eviction", "_step")
+    __slots__ = ("_offer", "_store", "_pick", "_step")
 
     def __init__(
-        self, offer: Offer, store: ItemTable, eviction: EvictionPolicy, step: int, score: Any
+        self, offer: Offer, store: ItemTable, pick: Callable[[int], Victim], step: int, score: Any
     ) -> None:
         self.size, self.capacity, self.score = len(store), store.capacity, score
         self.text, self.prepared, self.stored, self.refused = offer.text, offer.prepared, None, None
         self._vector = self._similarities = self._victim = None
-        self._offer, self._store, self._eviction, self._step = offer, store, eviction, step
+        self._offer, self._store, self._pick, self._step = offer, store, pick, step
 
     @property
     def metadata(self) -> Mapping[str, Any]:  # type: ignore[override]
@@ -90,7 +101,7 @@ class _OfferCandidate(Candidate):
     @property
     def victim(self) -> Victim | None:
         if self._victim is None and self.capacity is not None and self.size >= self.capacity:
-            self._victim = self._eviction.victim(self._step)
+            self._victim = self._pick(self._step)
         return self._victim
 
 
@@ -124,8 +135,10 @@ class MemoryCore:
         trace_size: int = 1000,
         importance_weight: float = 0.0,
         identity: str = "",
+        repeats: bool = False,
     ) -> None:
         self.admission, self.eviction, self.deletion = admission, eviction, deletion
+        self.repeats = repeats  # a repeated text refreshes its stored item (``_repeat_of``)
         self.capacity, self.dim, self.importance_weight = capacity, dim, importance_weight
         self.rng = rng if rng is not None else np.random.default_rng()
         self.clock = clock  # where the time is read (a persisted memory records each reading)
@@ -137,6 +150,8 @@ class MemoryCore:
         self._retrieval_trace: deque[tuple[float, str | None, list[Hit]]] = deque(maxlen=trace_size)
         self._id_counter = self._retrieval_seq = 0
         self.identity = identity  # who made its rating handles (``Hits.origin``)
+        self._stale: set[int] = set()  # slots of superseded items (made again from the records)
+        self._offered: Offered | None = None  # what the repeats' look-up made of the offer
         self.listeners = ()
         self.reset_counters()
 
@@ -208,7 +223,10 @@ class MemoryCore:
             info.update(self.deletion.describe(slot))
         # the metadata is the caller's copy: changing it changes no item
         made = (item_id, r.text, read_copy(r.metadata), r.step, r.created_at, info)
-        return MemoryItem(*made, r.category, r.importance, r.valid_until)
+        return MemoryItem(
+            *made, r.category, r.importance, r.valid_until, r.seen, r.last_seen,
+            r.key, r.superseded_at, r.superseded_by,
+        )  # fmt: skip
 
     # -- retrieval ------------------------------------------------------------------------------
     def retrieve(self, lookup: Lookup) -> Hits:
@@ -216,7 +234,12 @@ class MemoryCore:
         recorded, a retrieval event that credits exactly the returned items."""
         vector, store = lookup.vector, self._store
         weights = self._importance_weights() if self.importance_weight > 0.0 else None
+        if lookup.as_of is not None or self._stale:
+            lookup = replace(lookup, exclude={*lookup.exclude, *self._not_current(lookup)})
         slots, scores, cosine = rank(store, lookup, weights)
+        if lookup.superseded and self._stale and len(slots):  # superseded ones after the rest
+            order = sorted(range(len(slots)), key=lambda i: int(slots[i]) in self._stale)
+            slots, scores = slots[order], [scores[i] for i in order]
         ids, payloads = store.slot_lists()
         listed = slots.tolist()
         records: list[Record] = [payloads[s] for s in listed]
@@ -247,6 +270,21 @@ class MemoryCore:
         if len(self._recent) > FEEDBACK_WINDOW:
             self._recent.popitem(last=False)
         return Hits(hits, self._retrieval_seq, self.identity)
+
+    def _not_current(self, lookup: Lookup) -> list[str]:
+        """The ids a lookup leaves out by time: superseded items (unless it asks for them) and,
+        ``as_of`` a time, the items stored after it or superseded by then."""
+        ids, payloads = self._store.slot_lists()
+        at = lookup.as_of
+        if at is None:
+            return [] if lookup.superseded else [str(ids[s]) for s in self._stale]
+        out = []
+        for slot in self._store.active_slots().tolist():
+            r: Record = payloads[slot]
+            gone = r.superseded_at is not None and r.superseded_at <= at and not lookup.superseded
+            if r.created_at > at or gone:
+                out.append(str(ids[slot]))
+        return out
 
     def _importance_weights(self) -> npt.NDArray[np.float64]:  # 1 for empty slots
         store, w = self._store, self.importance_weight
@@ -321,7 +359,7 @@ class MemoryCore:
         """Decide on ``offer``: store it (evicting if full) or refuse it. Ends the step."""
         text, item_id = offer.text, offer.item_id
         store = self._store
-        again = replaced = None
+        again = replaced = self._offered = None
         if offer.update and item_id is not None and item_id in store:
             replaced = store.slot_of(item_id)  # an update: the new item takes the old one's room
         elif item_id is not None and item_id in store:
@@ -330,22 +368,36 @@ class MemoryCore:
                 raise ValueError(
                     f"an item with id {item_id!r} is already stored, with a different text"
                 )
+        repeated = old = None
+        # (an update names the item it writes, as LangGraph's keys do: never a repeat)
+        if self.repeats and again is None and not offer.update and len(store):
+            repeated = self._repeat_of(offer)
+        if offer.key is not None and again is None and repeated is None:
+            old = self._current_of(offer.key)
+            old = None if old == replaced else old  # an update of the fact itself replaces it
         now = self.clock()  # before any change: a failing clock must leave the memory as it was
         step = self._steps + 1
+        if repeated is not None:
+            return self._repeat(repeated, step, now, offer)
         candidate = None
+        full = store.full and store.evictable == 0 and not self._stale
         if replaced is not None:
             # One step, so never lost between: the old item goes as removed, the new one is
             # stored without asking the gate (the key was kept already) and evicts nothing.
             self.drop(replaced, "removed")
             verdict = UPDATED
-        elif store.protected and again is None and store.full and store.evictable == 0:
+        elif offer.key is not None and again is None and (old is not None or not full):
+            # A fact with a key is the caller's own: stored without asking the gate (as an
+            # update is), the item it supersedes the first to go if room is needed.
+            verdict = KEYED
+        elif store.protected and again is None and full:
             # Only identity items left: refused before the gate sees it, so no gate state
             # (regret, ...) moves for an impossible store.
             verdict = FULL
         elif type(self.admission) is AlwaysAdmit:
             verdict = ALWAYS  # what it returns for every candidate: skip building one
         else:
-            candidate = _OfferCandidate(offer, store, self.eviction, step, self._pending_score)
+            candidate = _OfferCandidate(offer, store, self._victim, step, self._pending_score)
             candidate.stored = again
             verdict = self.admission.admit(candidate)
         self._steps = step
@@ -359,7 +411,32 @@ class MemoryCore:
             self._rejected += 1
             decision = Decision(step, False, None, None, *verdict[1:])
         else:
-            decision = self._insert(offer, verdict, candidate, step, now)
+            decision = self._insert(offer, verdict, candidate, step, now, old)
+        return self._end(decision, step, now, offer)
+
+    def _current_of(self, key: str) -> int | None:
+        """The slot of the current item of ``key``, if any (a scan: only keyed offers ask)."""
+        payloads = self._store.slot_lists()[1]
+        for slot in self._store.active_slots().tolist():
+            r: Record = payloads[slot]
+            if r.key == key and r.superseded_at is None:
+                return int(slot)
+        return None
+
+    def _victim(self, step: int) -> Victim:
+        """What leaves when room is needed: the longest-superseded item, else the policy's."""
+        if self._stale:
+            payloads = self._store.slot_lists()[1]
+            return Victim(min(self._stale, key=lambda s: (payloads[s].superseded_at, s)))
+        return self.eviction.victim(step)
+
+    def _end(
+        self, decision: Decision, step: int, now: float, offer: Offer | None = None
+    ) -> Decision:
+        """End an offer's step: the deletion policy's sweep, then the trace."""
+        self._offered = None  # (the offer's parse: its insert, if any, has taken it)
+        if offer is not None:
+            decision.extraction = offer.extraction
         if self.deletion is not None:
             swept = self.deletion.sweep(step)
             if swept:
@@ -367,19 +444,77 @@ class MemoryCore:
         self._trace.append((now, decision))  # the step's time, read before anything changed
         return decision
 
+    def _repeat_of(self, offer: Offer) -> tuple[int, FloatVector] | None:
+        """The slot of the stored item ``offer`` repeats (:mod:`~solar_core.retrieval.repeats`)
+        and the offer's vector, or ``None``. Read only: the same normalised words are found by
+        a look-up, a near-identical wording among the few nearest stored items by cosine."""
+        store, vector, key = self._store, offer.unit(), offer.key
+        offer.row, offer.scale = vector, None  # made once: the gate and the insert read it
+        payloads = store.slot_lists()[1]
+
+        def same(slot: int) -> bool:  # a current item (of the same key, for a keyed offer)
+            record: Record = payloads[slot]
+            return record.superseded_at is None and (key is None or record.key == key)
+
+        norm = normalise(offer.text)
+        slot = store.normal_slot(norm)
+        self._offered = (norm, None, None)  # (what is made of it is kept for its insert)
+        if slot is None or not same(slot):
+            nearest = store.nearest_slots(vector, CANDIDATES)
+            mine = sketch(norm)  # the rule parses the offer only for a candidate this close
+            near = [s for s in nearest if len(mine ^ store.sketch_at(s)) <= SKETCH_SLACK]
+            made = canon(offer.text, norm) if near else None
+            self._offered, slot = (norm, mine, made), None
+            if made is not None:
+                found = (s for s in near if same(s) and same_canon(made, store.canon_at(s)))
+                slot = next(found, None)
+        return None if slot is None else (slot, vector)
+
+    def _repeat(
+        self, repeated: tuple[int, FloatVector], step: int, now: float, offer: Offer
+    ) -> Decision:
+        """The offer repeats the item in a slot: no second slot; that item is observed again
+        (its policy learns of it as of an item a retrieval returned, with the offer as the
+        query) and counts the repeat. The decision names it (reason ``"repeat"``)."""
+        slot, vector = repeated
+        store = self._store
+        record: Record = store.payload_at(slot)
+        record.seen, record.last_seen = record.seen + 1, now
+        self._steps, self._pending_score = step, None
+        self._reoffered += 1
+        slots = np.array([slot], dtype=np.int64)
+        for listener in self._hear_retrieved:
+            listener.retrieved([record])
+        self.eviction.on_retrieve(slots, step, vector, [float(store.matrix[slot].dot(vector))])
+        if self.deletion is not None:
+            self.deletion.on_retrieve(slots, step)
+        return self._end(Decision(step, False, store.id_at(slot), None, "repeat"), step, now, offer)
+
     def _insert(
-        self, offer: Offer, verdict: Verdict, candidate: Candidate | None, step: int, now: float
+        self,
+        offer: Offer,
+        verdict: Verdict,
+        candidate: Candidate | None,
+        step: int,
+        now: float,
+        supersedes: int | None = None,
     ) -> Decision:
         store, eviction = self._store, self.eviction
         new_id = offer.item_id if offer.item_id is not None else self._new_id()
         victim: Victim | None = None
-        evicted = None
+        evicted = superseded = None
         contenders: tuple[tuple[str, float], ...] = ()
+        if supersedes is not None:  # it stops being current now, and is no longer protected
+            old: Record = store.payload_at(supersedes)
+            old.superseded_at, old.superseded_by = now, new_id
+            superseded = store.id_at(supersedes)
+            self._stale.add(supersedes)
+            store.protected.discard(supersedes)
         # What the policies made of the candidate is reused: its vector, its similarities and
         # its victim (the item the gate compared it with, if it asked, is the one that leaves).
         vector, sims, chosen = (None, None, None) if candidate is None else candidate.made()
         while store.full:
-            victim = chosen if chosen is not None else eviction.victim(step)
+            victim = chosen if chosen is not None else self._victim(step)
             chosen = None
             contenders = tuple([(store.id_at(s), score) for s, score in victim.contenders])
             evicted = self.drop(victim.slot, "evicted")
@@ -390,7 +525,8 @@ class MemoryCore:
         record = Record(
             offer.text, offer.metadata, step, now, offer.category, 1.0, offer.valid_until
         )
-        slot = store.insert(new_id, vector, record, sims)
+        record.key = offer.key
+        slot = store.insert(new_id, vector, record, sims, self._offered)
         if len(store.matrix) != allocated:  # an unbounded store grew
             self._reserve()
         eviction.on_insert(slot, step)
@@ -400,7 +536,9 @@ class MemoryCore:
         for listener in self._hear_stored:
             listener.stored(new_id, record, vector)
         score = victim.score if victim is not None else None
-        return Decision(step, True, new_id, evicted, *verdict[1:], score, contenders)
+        decision = Decision(step, True, new_id, evicted, *verdict[1:], score, contenders)
+        decision.superseded = superseded
+        return decision
 
     def _new_id(self) -> str:
         while True:
@@ -413,6 +551,7 @@ class MemoryCore:
         """Take the item in ``slot`` out: ``"evicted"``, ``"removed"``, ``"deleted"`` (by the
         deletion policy) or ``"expired"``; returns its id."""
         item_id = self._store.remove(slot)
+        self._stale.discard(slot)
         self.eviction.on_remove(slot, reason == "evicted")
         if self.deletion is not None:
             self.deletion.on_remove(slot)
@@ -445,7 +584,7 @@ class MemoryCore:
         # the clock only when something is evicted (read before any change, as steps read it)
         now, evicted = self.clock() if len(store) > capacity else 0.0, []
         while len(store) > capacity:
-            victim = self.eviction.victim(self._steps)
+            victim = self._victim(self._steps)
             contenders = tuple([(store.id_at(s), score) for s, score in victim.contenders])
             item_id, reason = self.drop(victim.slot, "evicted"), f"resized to {capacity}"
             evicted.append(Decision(self._steps, False, None, item_id, reason))
@@ -490,6 +629,7 @@ class MemoryCore:
         for listener in self._hear_cleared:
             listener.cleared(ids)
         self._store.clear()
+        self._stale.clear()
         self.eviction.clear()
         if self.deletion is not None:
             self.deletion.clear()
@@ -508,10 +648,16 @@ class MemoryCore:
         """Fill this new, empty memory with ``items`` (id, record, unit vector), in order, each
         at its own time with its importance; ``continuation`` (:meth:`continuation`) carries on
         another memory's ids, retrievals and random draws. No decision is traced."""
-        admission, deletion, clock = self.admission, self.deletion, self.clock
+        admission, deletion, clock, repeats = (
+            self.admission,
+            self.deletion,
+            self.clock,
+            self.repeats,
+        )
         # Every item was admitted once: not judged again by the gate, nor swept by a deletion
-        # policy (it would drop items it never saw retrieved) while the memory fills.
-        self.admission, self.deletion = AlwaysAdmit(), None
+        # policy (it would drop items it never saw retrieved) while the memory fills, nor
+        # taken for a repeat of another.
+        self.admission, self.deletion, self.repeats = AlwaysAdmit(), None, False
         try:
             for item_id, r, vector in items:
                 self.clock = partial(float, r.created_at)  # the item's own time
@@ -520,9 +666,20 @@ class MemoryCore:
                 )
                 if not self.offer(offer).admitted:  # pragma: no cover - the old capacity, ids
                     raise ValueError(f"{item_id!r} could not be put back")
-                self._store.payload_at(self._store.slot_of(item_id)).importance = r.importance
+                slot = self._store.slot_of(item_id)
+                put: Record = self._store.payload_at(slot)
+                put.importance, put.seen, put.last_seen = r.importance, r.seen, r.last_seen
+                put.key, put.superseded_at, put.superseded_by = (
+                    r.key,
+                    r.superseded_at,
+                    r.superseded_by,
+                )
+                if r.superseded_at is not None:
+                    self._stale.add(slot)
+                    self._store.protected.discard(slot)
         finally:
             self.admission, self.deletion, self.clock = admission, deletion, clock
+            self.repeats = repeats
         if deletion is not None:  # it learns of the items now, each as stored at its step
             deletion.reserve(self._store.slots)
             for item_id, record in self.records():
@@ -603,6 +760,7 @@ class MemoryCore:
             "dim": self.dim,
             "trace_size": self._trace.maxlen,
             "importance_weight": self.importance_weight,
+            "repeats": self.repeats,
             **({"rows": rows} if self.capacity is not None and rows > self.capacity else {}),
         }
 
@@ -637,6 +795,9 @@ class MemoryCore:
             "item.step": np.asarray(column("step", 0), dtype=np.int64),
             "item.created_at": np.asarray(column("created_at", 0.0), dtype=np.float64),
             "item.importance": np.asarray(column("importance", 0.0), dtype=np.float64),
+            "item.seen": np.asarray(column("seen", 0), dtype=np.int64),
+            "item.last_seen": column("last_seen"),
+            **{f"item.{name}": column(name) for name in ("key", "superseded_at", "superseded_by")},
             "trace.time": np.asarray([at for at, _ in self._trace], dtype=np.float64),
             **_decision_columns([decision for _, decision in self._trace]),
             "found.time": np.asarray([at for at, _, _ in found], dtype=np.float64),
@@ -685,6 +846,7 @@ class MemoryCore:
         payloads = store.slot_lists()[1]
         for slot, record in records.items():
             payloads[slot] = record
+        self._stale = {slot for slot, r in records.items() if r.superseded_at is not None}
         for name, value in counters.items():
             setattr(self, "_" + name, value)
         self._score_sum, self._pending_score, self.identity = score_sum, pending, identity
@@ -719,6 +881,10 @@ class MemoryCore:
         steps = read.array("item.step", np.int64, (high,), lo=0, hi=MOST_COUNT).tolist()
         created = read.array("item.created_at", np.float64, (high,)).tolist()
         importance = read.array("item.importance", np.float64, (high,), lo=0.0, hi=1.0).tolist()
+        seen = read.array("item.seen", np.int64, (high,), lo=0, hi=MOST_COUNT).tolist()
+        last_seen = read.listed("item.last_seen", high)
+        keys, since = read.listed("item.key", high), read.listed("item.superseded_at", high)
+        by = read.listed("item.superseded_by", high)
         used = store.active_mask
         records: dict[int, Record] = {}
         for slot in range(high):
@@ -735,12 +901,24 @@ class MemoryCore:
                 raise read.fail(f"the item in slot {slot} has no known category")
             if valid is not None and not (_number(valid) and math.isfinite(valid)):
                 raise read.fail(f"the item in slot {slot} has a bad valid_until {valid!r}")
+            last, key, at, after = last_seen[slot], keys[slot], since[slot], by[slot]
+            if seen[slot] < 1 or last is not None and not (_number(last) and math.isfinite(last)):
+                raise read.fail(f"the item in slot {slot} has bad repeat counts")
+            if not (
+                (key is None or type(key) is str and key)
+                and (at is None) == (after is None)
+                and (at is None or key is not None and _number(at) and math.isfinite(at))
+                and (after is None or type(after) is str)
+            ):
+                raise read.fail(f"the item in slot {slot} has a bad key or supersession")
             try:
                 meta = copy_metadata(metadata[slot], f"the metadata of the item in slot {slot}")
             except ValueError as err:
                 raise read.fail(str(err)) from None
             records[slot] = Record(
-                text, meta, steps[slot], created[slot], categories[slot], importance[slot], valid
+                *(text, meta, steps[slot], created[slot], categories[slot], importance[slot]),
+                *(valid, seen[slot], None if last is None else float(last)),
+                *(key, None if at is None else float(at), after),
             )
         return records
 
@@ -849,6 +1027,8 @@ def _decision_columns(rows: list[Decision]) -> State:
         ).reshape(len(rows), 4),
         "trace.contenders": [[list(pair) for pair in d.contenders] for d in rows],
         "trace.deleted": [[list(pair) for pair in d.deleted] for d in rows],
+        "trace.superseded": [d.superseded for d in rows],
+        "trace.extraction": [d.extraction for d in rows],
     }
 
 
@@ -864,9 +1044,11 @@ def _decisions(read: StateReader, n: int) -> list[Decision]:
     if not np.isfinite(numbers[given]).all():
         raise read.fail("trace.numbers holds a value that is not finite")
     contenders, deleted = read.listed("trace.contenders", n), read.listed("trace.deleted", n)
+    superseded = read.listed("trace.superseded", n)
+    notes = read.listed("trace.extraction", n)
     if not (
         all(type(v) is str for v in reasons)
-        and all(v is None or type(v) is str for v in (*items, *evicted))
+        and all(v is None or type(v) is str for v in (*items, *evicted, *superseded, *notes))
         and all(_pairs(c, (int, float)) and all(_number(v) for _, v in c) for c in contenders)
         and all(_pairs(d, (str,)) for d in deleted)
     ):
@@ -880,6 +1062,8 @@ def _decisions(read: StateReader, n: int) -> list[Decision]:
                 *(cost, regret, tau, victim),
                 tuple((j, float(v)) for j, v in contenders[i]),
                 tuple((j, v) for j, v in deleted[i]),
+                superseded[i],
+                notes[i],
             )
         )
     return out

@@ -8,6 +8,8 @@ import threading
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import replace
+from datetime import datetime
+from functools import partial
 from types import EllipsisType
 from typing import Any, cast
 
@@ -18,6 +20,7 @@ from solar_core.basics.records import copy_metadata
 from solar_core.basics.types import Decision, Hits
 from solar_core.basics.validation import (
     FloatVector,
+    check_as_of,
     check_capacity,
     check_exclude,
     check_feedback,
@@ -25,11 +28,13 @@ from solar_core.basics.validation import (
     check_offer,
     check_text,
     check_weight,
+    fact_key,
     scaled,
 )
 from solar_core.engine.async_calls import AsyncCalls
 from solar_core.engine.core import MemoryCore
 from solar_core.engine.events import Subscribers
+from solar_core.engine.extraction import Extraction, offer_extracted
 from solar_core.engine.inputs import input_vector, resolve_for_memory
 from solar_core.engine.lifecycle import Lifecycle
 from solar_core.engine.memory_state import MemoryCopies
@@ -82,6 +87,12 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         ttl_days: age at which :meth:`Lifecycle.expire` removes context items.
         trace_retention_days: ``{"decision": days, "retrieval": days}`` (30 each by default).
         trace_size: how many recent decisions :meth:`trace` keeps.
+        repeats: a text that repeats a stored one (the same words, or a near-identical
+            wording: :mod:`solar_core.retrieval.repeats`) refreshes that item instead of taking
+            a second slot (``False``: each offer is judged on its own, as in the paper).
+        extractor, extract: a LangChain chat model, a LlamaIndex LLM or a callable that turns
+            an offered text into facts with keys, offered ``"beside"`` it or ``"instead"`` of
+            it (:mod:`solar_core.engine.extraction`; a run-time part, as the evaluator is).
         **policy_params: the preset's policies' parameters (e.g. ``novelty_bonus=0.0``).
 
     All public methods are thread-safe (one lock). Bad input raises ``ValueError``/``TypeError``
@@ -126,12 +137,17 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         importance_weight: float = 0.0,
         ttl_days: float = 7.0,
         trace_retention_days: Mapping[str, float] | None = None,
+        repeats: bool = True,
+        extractor: object = None,
+        extract: str = "beside",
         **policy_params: Any,
     ) -> None:
         capacity = check_capacity(capacity)
         self.k = check_k(k)
         self.retrieval, self.min_score = retrieval, min_score  # checked (Setting)
         check_k(trace_size, "trace_size")
+        if type(repeats) is not bool:
+            raise TypeError(f"repeats must be True or False, got {repeats!r}")
         if not callable(clock):
             raise TypeError(f"clock must be callable, got {type(clock).__name__}")
         importance_weight = check_weight(importance_weight, "importance_weight")
@@ -157,11 +173,13 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
             trace_size=trace_size,
             importance_weight=importance_weight,
             identity=secrets.token_hex(16),  # random: no two memories share it; kept as state
+            repeats=repeats,
         )
         self.lifecycle = Lifecycle(
             self._core, ttl_days=ttl_days, retention_days=trace_retention_days
         )
         self._wire()
+        self.extraction = Extraction.of(extractor, extract)  # (copies and reopenings: none)
 
     def _wire(self) -> None:
         """The run-time parts around the state: lock, subscriptions, the step runner."""
@@ -190,6 +208,8 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         exclude: Collection[str] = (),
         filter: Filter | None = None,
         min_score: float | str | None | EllipsisType = ...,
+        as_of: float | datetime | None = None,
+        include_superseded: bool = False,
     ) -> Hits:
         """The ``k`` stored items that best match ``query`` (or ``embedding``), best first, as
         the memory's ``retrieval`` ranks them, none below ``min_score`` (``None``: no floor).
@@ -197,6 +217,9 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         A retrieval event the policy learns from and :meth:`feedback` rates; ``record=False``
         only looks. ``exclude``: ids never to return; ``filter``: only items whose metadata
         match it (:mod:`solar_core.retrieval.filters`, e.g. ``{"topic": "billing"}``).
+        Facts with a key (:meth:`add`): only the current item of each key, unless
+        ``include_superseded`` (then the superseded ones come after the current ones);
+        ``as_of`` (clock seconds or a ``datetime``): the items that were current then.
         """
         if k is None:
             k = self.k
@@ -205,10 +228,12 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         if exclude:
             exclude = check_exclude(exclude)
         wanted = None if filter is None else compile_filter(filter)  # checked once per query
+        at, superseded = check_as_of(as_of, include_superseded)
         row, scale = input_vector(self._embedder, self._core.dim, query, embedding, "query")
         retrieval, chosen = self.retrieval, self.min_score if min_score is ... else min_score
         floor, gate = ranking.floor_for(chosen, retrieval, query)
         lookup = Lookup(scaled(row, scale), query, k, record, exclude, retrieval, floor, gate)
+        lookup.as_of, lookup.superseded = at, superseded
         if wanted is not None:
             return self._filtered(lookup, wanted)
         result: Hits = self._run(lookup if self._local else self._runner.check(lookup))
@@ -257,20 +282,37 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         category: str = "context",
         valid_until: float | None = None,
         update: bool = False,
+        key: str | None = None,
     ) -> Decision:
         """Offer this step's experience; the policy decides whether to store it. Ends the step.
 
         ``category`` (``"identity"``, ``"knowledge"``, ``"context"``) sets its importance and
         lifecycle; ``valid_until`` (a clock time): when it expires. A stored ``item_id`` with the
         same text stores nothing (reason ``"already stored"``: a retry is safe); with another
-        text it is an error, unless ``update=True`` replaces the item in one step.
+        text it is an error, unless ``update=True`` replaces the item in one step. ``key``
+        (or ``metadata["key"]``) names the fact it states, e.g. ``"alice/home"``: see "Facts
+        that stay current" in the guide. A repeat of a stored text refreshes it (``repeats``).
         """
         text = check_text(text)
         meta = check_offer(metadata, item_id, category, valid_until, update)
+        given: dict[str, Any] = {"item_id": item_id, "category": category}
+        given.update(valid_until=valid_until, update=update, key=key, embedding=embedding)
+        if self.extraction is not None and key is None and not update and embedding is None:
+            return offer_extracted(partial(self._offer, given=given), self.extraction, text, meta)
+        return self._offer(text, meta, given)
+
+    def _offer(
+        self, text: str, metadata: dict[str, Any], given: dict[str, Any], **more: Any
+    ) -> Decision:
+        """One checked offer: ``add``'s arguments ``given``, as ``more`` changes them."""
+        given = {**given, **more}
+        key, embedding = fact_key(given["key"], metadata), given["embedding"]
         embedded = text if embedding is None else None  # (checked once: just above)
         row, scale = input_vector(self._embedder, self._core.dim, embedded, embedding, "text")
-        offer: Step = Offer(text, row, scale, meta, item_id, category, valid_until, None, update)
-        offer = offer if self._local else self._runner.check(offer)
+        made = Offer(text, row, scale, metadata, given["item_id"], given["category"])
+        made.valid_until, made.update, made.key = given["valid_until"], given["update"], key
+        made.extraction = given.get("extraction")
+        offer: Step = made if self._local else self._runner.check(made)
         assert isinstance(offer, Offer)
         if self._prepares:  # outside the lock: it may call an LLM
             gate = cast(EvaluatorGate, self._core.admission)
@@ -287,11 +329,10 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         self._mine = None  # its retrievals are gone with it
 
     def resize(self, capacity: int) -> list[Decision]:
-        """Hold at most ``capacity`` items from now on. Growing keeps every item; shrinking
-        evicts by the policy (as a full memory would, each eviction traced with the reason
-        ``"resized to <capacity>"``) and returns those decisions. What was learned of the items
-        that stay is kept. A stored scope's memory is resized by its store (``store.resize``).
-        """
+        """Hold at most ``capacity`` items from now on: growing keeps every item, shrinking
+        evicts by the policy, each eviction traced (reason ``"resized to <capacity>"``) and
+        returned; what was learned of the items that stay is kept. (A stored scope's memory
+        is resized by its store: ``store.resize``.)"""
         capacity = check_k(capacity, "capacity")
         if not self._local:
             raise TypeError(
@@ -338,24 +379,6 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
             Resizing: lambda step: core.resize(step.capacity),
             **lifecycle.appliers(),  # its sweeps and renewals
         }
-
-    def subscribe(
-        self,
-        callback: Callable[[str, str, FloatVector, dict[str, Any]], None] | None = None,
-        *,
-        on_delete: Callable[[list[str], str], None] | None = None,
-    ) -> None:
-        """Call ``callback(item_id, text, unit_vector, metadata)`` after every stored item, and
-        ``on_delete(item_ids, reason)`` after every step that took items out (either may be
-        ``None``), under the lock, before the changing call returns: keep them short. Not state.
-        ``reason``: ``"evicted"``, ``"removed"``, ``"cleared"``, ``"expired"``, ``"deleted"``;
-        persisted also ``"forgotten"`` and ``"reloaded"`` (DESIGN.md). Deletions are told
-        before the stored item, other processes' steps' too."""
-        Subscribers.check(callback, on_delete)
-        with self._lock:
-            self._events.add(callback, on_delete)
-            if self._events not in self._core.listeners:
-                self._core.listen(self._events)
 
     # -- for wrappers (persistence): the parts around the state (their getters: MemoryViews) --
     def use_runner(self, runner: StepRunner) -> None:

@@ -178,6 +178,7 @@ class MemoryCopies:
             )
         random = read.text("random", sorted(BIT_GENERATORS))
         rows = read.integer("rows", 1, 1 << 21) if read.has("rows") else 0  # resized down
+        repeats = read.flag("repeats") if read.has("repeats") else False  # (stored before it)
         try:
             memory = cast(Any, cls)(
                 None,
@@ -189,6 +190,7 @@ class MemoryCopies:
                 admission=admission,
                 eviction=eviction,
                 deletion=deletion,
+                repeats=repeats,
                 **{name: read.value(name) for name in _PASSED},
                 **{name: read.value(name) for name in _READING if read.has(name)},
             )

@@ -28,6 +28,8 @@ class Lookup:
     retrieval: str = "vector"
     floor: float | None = None
     gate: bool = False
+    as_of: float | None = None  # only the items current then (``None``: now)
+    superseded: bool = False  # superseded items too, ranked below the current ones
 
 
 @dataclass(slots=True)
@@ -43,7 +45,8 @@ class Rating:
 class Offer:
     """An experience offered for storage. ``row`` times ``scale`` (``None``: 1) is its unit
     vector, made only if the offer needs it. ``prepared``: an evaluator's verdict, given outside
-    the lock. ``update``: an item stored under ``item_id`` is replaced by this one."""
+    the lock. ``update``: an item stored under ``item_id`` is replaced by this one. ``key``:
+    the fact it states; it supersedes the current item of that key."""
 
     text: str
     row: FloatVector
@@ -54,6 +57,8 @@ class Offer:
     valid_until: float | None = None
     prepared: object = None
     update: bool = False
+    key: str | None = None
+    extraction: str | None = None  # what an extractor made of it (its decision says so)
 
     def unit(self) -> FloatVector:
         return scaled(self.row, self.scale)

@@ -19,7 +19,10 @@ from solar_core.engine.steps import StepRunner
 
 _T = TypeVar("_T")
 #: an exported item's fields, in order
-_EXPORTED = "id text metadata category importance created_at valid_until policy".split()
+_EXPORTED = (
+    "id text metadata category importance created_at valid_until policy seen last_seen key "
+    "superseded_at superseded_by"
+).split()
 
 
 class MemoryViews:
@@ -45,6 +48,24 @@ class MemoryViews:
     def lock(self) -> threading.RLock:
         """The lock every step and read holds."""
         return self._lock
+
+    def subscribe(
+        self,
+        callback: Callable[[str, str, FloatVector, dict[str, Any]], None] | None = None,
+        *,
+        on_delete: Callable[[list[str], str], None] | None = None,
+    ) -> None:
+        """Call ``callback(item_id, text, unit_vector, metadata)`` after every stored item, and
+        ``on_delete(item_ids, reason)`` after every step that took items out (either may be
+        ``None``), under the lock, before the changing call returns: keep them short. Not state.
+        ``reason``: ``"evicted"``, ``"removed"``, ``"cleared"``, ``"expired"``, ``"deleted"``;
+        persisted also ``"forgotten"`` and ``"reloaded"`` (DESIGN.md). Deletions are told
+        before the stored item, other processes' steps' too."""
+        Subscribers.check(callback, on_delete)
+        with self._lock:
+            self._events.add(callback, on_delete)
+            if self._events not in self._core.listeners:
+                self._core.listen(self._events)
 
     @property
     def events(self) -> Subscribers:

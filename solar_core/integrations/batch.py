@@ -10,7 +10,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from solar_core.basics.types import Decision
-from solar_core.basics.validation import FloatVector, check_metadata, check_text, unit_vector
+from solar_core.basics.validation import (
+    FloatVector,
+    check_key,
+    check_metadata,
+    check_text,
+    unit_vector,
+)
 from solar_core.engine.memory import SolarMemory
 from solar_core.persistence.journal import Journal
 from solar_core.persistence.logged_steps import storable
@@ -27,7 +33,10 @@ def offer_batch(
     """Offer each text as one step's experience (what retrievers' ``add_texts`` do), embedded
     in one batch. All or nothing: every element is checked (as a database behind the memory
     would store it) before the first is offered; the error names it (``texts[1]: ...``).
-    Re-offering a stored id with the same text stores nothing. In a batch that names some items
+    Re-offering a stored id with the same text stores nothing. A ``"key"`` in an element's
+    metadata makes it a keyed fact (``memory.add(..., metadata={"key": ...})``): it supersedes
+    the stored fact of that key, and a later element of the batch with the key supersedes it.
+    In a batch that names some items
     the unnamed get a UUID (never a name used later in the batch). ``reserved`` metadata keys
     (an adapter's own on retrieved items) are refused."""
     if isinstance(texts, str):
@@ -48,6 +57,7 @@ def offer_batch(
             if persisted:
                 _storable(text, "text")
             checked = check_metadata(meta)
+            check_key(checked.get("key"))  # a "key" names the fact the text states
             if taken := reserved.intersection(checked):
                 raise ValueError(
                     f"metadata key {sorted(taken)[0]!r} is reserved: retrieved items carry "

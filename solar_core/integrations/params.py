@@ -8,6 +8,7 @@ import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from solar_core.engine.extraction import Extraction, check_extract_mode
 from solar_core.engine.memory import SolarMemory
 from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore
 from solar_core.policies.presets import DEFAULT_POLICY
@@ -35,6 +36,11 @@ BUILD_DEFAULTS: dict[str, Any] = {
 }
 
 
+#: the chat adapters' parameters for an extractor (:mod:`solar_core.engine.extraction`), which
+#: they pass on to the memory or store they build, beside :data:`BUILD_DEFAULTS`
+EXTRACT_DEFAULTS: dict[str, Any] = {"extractor": None, "extract": "beside"}
+
+
 def build_params(
     policy: str | None,
     capacity: int | None,
@@ -48,15 +54,59 @@ def build_params(
     return dict(zip(BUILD_DEFAULTS, values, strict=True))
 
 
-def _given(build: Mapping[str, Any]) -> str:
-    """The names of the building parameters not left at their defaults, or ``""``."""
-    return ", ".join(sorted(name for name, value in build.items() if value != BUILD_DEFAULTS[name]))
+def extract_params(extractor: object, extract: str) -> dict[str, Any]:
+    """A chat adapter's ``extractor=`` and ``extract=``, by name (:data:`EXTRACT_DEFAULTS`), to
+    join its :func:`build_params`. ``extract`` is checked now, and refused without an
+    ``extractor`` (it says what to do with an extractor's facts: alone it would do nothing).
+
+    >>> extract_params(None, "beside")
+    {'extractor': None, 'extract': 'beside'}
+    >>> extract_params(None, "instead")
+    Traceback (most recent call last):
+    ...
+    ValueError: extract='instead' says what to do with an extractor's facts: pass extractor= too
+    """
+    check_extract_mode(extract)
+    if extractor is None and extract != EXTRACT_DEFAULTS["extract"]:
+        raise ValueError(
+            f"extract={extract!r} says what to do with an extractor's facts: pass extractor= too"
+        )
+    return {"extractor": extractor, "extract": extract}
+
+
+def extraction_of(build: Mapping[str, Any]) -> Extraction | None:
+    """The checked :class:`~solar_core.engine.extraction.Extraction` of an adapter's
+    parameters (``None``: no extractor), for memories it builds without ``SolarMemory(...)``."""
+    return Extraction.of(build.get("extractor"), build.get("extract", EXTRACT_DEFAULTS["extract"]))
+
+
+_DEFAULTS = {**BUILD_DEFAULTS, **EXTRACT_DEFAULTS}
+_EXTRACTING = "extractor=/extract="
+
+
+def _given(build: Mapping[str, Any]) -> list[str]:
+    """The names of the building parameters not left at their defaults, sorted."""
+    given = []
+    for name, value in build.items():
+        default = _DEFAULTS[name]
+        if value is not default if default is None else value != default:
+            given.append(name)
+    return sorted(given)
 
 
 def check_not_both(memory: object, build: dict[str, Any]) -> None:
-    """A ready memory plus parameters that would build another is a contradiction: refuse it."""
-    if memory is not None and (given := _given(build)):
-        raise ValueError(f"pass memory= or the parameters to build one ({given}), not both")
+    """A ready memory plus parameters that would build another is a contradiction: refuse it.
+    An extractor beside it would change a memory the caller owns: refused too, naming where
+    the extractor goes."""
+    if memory is None or not (given := _given(build)):
+        return
+    if EXTRACT_DEFAULTS.keys() & set(given):
+        raise ValueError(
+            f"memory= is a ready SolarMemory: {_EXTRACTING} would change it. Give the memory "
+            "its extractor where it is built -- SolarMemory(..., extractor=..., extract=...), "
+            "or MemoryStore(..., extractor=...) for a store's scope -- and pass memory= alone"
+        )
+    raise ValueError(f"pass memory= or the parameters to build one ({', '.join(given)}), not both")
 
 
 class MemoryParams:
@@ -66,12 +116,15 @@ class MemoryParams:
 
     #: the policy of a memory built with ``policy=None`` (chat adapters: ``CHAT_POLICY``)
     default_policy: ClassVar[str] = DEFAULT_POLICY
+    #: whether ``extractor=``/``extract=`` are building parameters too (the chat adapters)
+    extracts: ClassVar[bool] = False
 
     if TYPE_CHECKING:  # the adapter's pydantic field, always set after __init__
         memory: SolarMemory
 
     def __init__(self, **data: Any) -> None:
-        build = {name: data.pop(name) for name in list(data) if name in BUILD_DEFAULTS}
+        names = {**BUILD_DEFAULTS, **EXTRACT_DEFAULTS} if self.extracts else BUILD_DEFAULTS
+        build = {name: data.pop(name) for name in list(data) if name in names}
         check_not_both(data.get("memory"), build)
         if data.get("memory") is None:
             data["memory"] = self.build_memory(**build)
@@ -91,7 +144,8 @@ class MemoryParams:
 
     @classmethod
     def build_memory(cls, **build: Any) -> SolarMemory:
-        """A memory built from the parameters ``build`` (names of :data:`BUILD_DEFAULTS`)."""
+        """A memory built from the parameters ``build`` (names of :data:`BUILD_DEFAULTS`, and
+        of :data:`EXTRACT_DEFAULTS`: the memory gets the extractor)."""
         settings = cls._settings(build)
         policy = settings.pop("policy")
         return SolarMemory(cls.default_policy if policy is None else policy, **settings)
@@ -108,13 +162,23 @@ class MemoryParams:
     @classmethod
     def open_store(cls, store: object, build: dict[str, Any]) -> tuple[MemoryStore, bool]:
         """An adapter's ``store=``: ``(the MemoryStore, whether the adapter owns it)``: a
-        ``MemoryStore`` as given (building parameters beside it refused); a path or database
-        URL opened with the ``build`` parameters (the adapter closes it)."""
+        ``MemoryStore`` as given (building parameters beside it refused, an extractor too: the
+        store's scopes have the store's, ``MemoryStore(..., extractor=...)``); a path or
+        database URL opened with the ``build`` parameters, extractor included (the adapter
+        closes it)."""
         if isinstance(store, MemoryStore):
-            if given := _given(build):
+            given = _given(build)
+            if EXTRACT_DEFAULTS.keys() & set(given):
+                raise ValueError(
+                    f"store= is a MemoryStore with its own settings: {_EXTRACTING} would change "
+                    "the scopes it holds. Give the store the extractor, MemoryStore(..., "
+                    "extractor=..., extract=...), which every scope uses; or pass store= a path "
+                    "or URL, which the adapter opens with its extractor"
+                )
+            if given:
                 raise ValueError(
                     "store= is a MemoryStore with its own settings: pass it or the parameters to "
-                    f"open one ({given}), not both"
+                    f"open one ({', '.join(given)}), not both"
                 )
             return store, False
         if isinstance(store, str | os.PathLike):

@@ -4,8 +4,11 @@ session of any name, not even ``"default"``."""
 
 from __future__ import annotations
 
+import threading
+import weakref
 from typing import Any
 
+from solar_core.engine.extraction import Extraction
 from solar_core.engine.memory import SolarMemory
 from solar_core.engine.scoped_memories import ScopedMemories
 from solar_core.persistence import MemoryStore, Scope
@@ -17,7 +20,9 @@ UNNAMED = "default"
 
 class Sessions:
     """One memory per session key, made on first use; ``unnamed``: what holds the unnamed
-    session's memory, and its name there (a table's :data:`UNNAMED`, a store's default scope)."""
+    session's memory, and its name there (a table's :data:`UNNAMED`, a store's default scope);
+    ``extraction``: what each memory made in this process does with what it is offered (a
+    store's scopes have the store's, a shared memory its own)."""
 
     def __init__(
         self,
@@ -25,9 +30,14 @@ class Sessions:
         unnamed: tuple[ScopedMemories, str] | tuple[MemoryStore, Scope],
         store: MemoryStore | None = None,
         owns_store: bool = False,
+        extraction: Extraction | None = None,
     ) -> None:
         self._named, self._unnamed = named, unnamed
         self._store, self.owns_store = store, owns_store
+        self._extraction = extraction
+        # the memories given the extraction (once: a caller may change one's afterwards)
+        self._extracting: weakref.WeakSet[SolarMemory] = weakref.WeakSet()
+        self._lock = threading.Lock()
 
     @classmethod
     def shared(cls, memory: SolarMemory) -> Sessions:
@@ -36,11 +46,27 @@ class Sessions:
         return cls(named, (named, UNNAMED))
 
     @classmethod
-    def in_process(cls, policy: str | None, capacity: int | None, **settings: Any) -> Sessions:
-        """A memory per session in this process, all sharing one embedder."""
+    def in_process(
+        cls,
+        policy: str | None,
+        capacity: int | None,
+        *,
+        extraction: Extraction | None = None,
+        **settings: Any,
+    ) -> Sessions:
+        """A memory per session in this process, all sharing one embedder (and ``extraction``,
+        set on each memory as it is made).
+
+        >>> from solar_core.engine.extraction import Extraction
+        >>> sessions = Sessions.in_process("fifo", 5, embedder="hash", seed=0,
+        ...     extraction=Extraction.of(lambda text: [("Ana lives in Rome", "ana/home")]))
+        >>> _ = sessions.get("ana").add("Ana: we moved to Rome!")
+        >>> [(item.text, item.key) for item in sessions.get("ana").items()]
+        [('Ana lives in Rome', 'ana/home'), ('Ana: we moved to Rome!', None)]
+        """
         named = ScopedMemories(policy, capacity, **settings)
         unnamed = ScopedMemories(policy, capacity, **{**settings, "embedder": named.embedder})
-        return cls(named, (unnamed, UNNAMED))
+        return cls(named, (unnamed, UNNAMED), extraction=extraction)
 
     @classmethod
     def stored(
@@ -66,6 +92,11 @@ class Sessions:
         """The memory of session ``key`` (``""``: the unnamed one), made on first use."""
         holder, name = self._holder(key)
         memory: SolarMemory = holder.get(name)
+        if self._extraction is not None:
+            with self._lock:  # before any caller offers it a text: under the lock
+                if memory not in self._extracting:
+                    memory.extraction = self._extraction
+                    self._extracting.add(memory)
         return memory
 
     def existing(self, key: str) -> SolarMemory | None:
@@ -93,4 +124,6 @@ class Sessions:
 
     def unowned(self) -> Sessions:
         """The same sessions, never closing the store (for an adapter's shallow copy)."""
-        return Sessions(self._named, self._unnamed, self._store, False)
+        twin = Sessions(self._named, self._unnamed, self._store, False, self._extraction)
+        twin._extracting, twin._lock = self._extracting, self._lock  # the same memories
+        return twin

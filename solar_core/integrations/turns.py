@@ -29,6 +29,23 @@ def turn_metadata(human: str, ai: str, **extra: Any) -> dict[str, Any]:
     return {**extra, HUMAN: human, AI: ai}
 
 
+def turn_sides(hit: Hit) -> tuple[str, str] | None:
+    """A recalled turn's two sides, or ``None`` for another experience: one without them, or
+    a fact (it has a key) -- an extractor's fact carries the metadata of the turn it came from,
+    but what it says is its own text.
+
+    >>> turn_sides(Hit("t1", "Human: hi\\nAI: hello", 0.9, {"human": "hi", "ai": "hello"}))
+    ('hi', 'hello')
+    >>> turn_sides(Hit("m2", "Ana lives in Rome", 0.9, {"human": "hi", "ai": "hello",
+    ...                                                  "key": "ana/home"})) is None
+    True
+    """
+    human, ai = hit.metadata.get(HUMAN), hit.metadata.get(AI)
+    if isinstance(human, str) and isinstance(ai, str) and hit.metadata.get("key") is None:
+        return human, ai
+    return None
+
+
 def turn_id(text: str) -> str:
     """A stable id for a stored turn's text: the same exchange recorded twice is one item."""
     return "turn-" + hashlib.blake2b(text.encode(), digest_size=8).hexdigest()

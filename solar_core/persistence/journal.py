@@ -501,6 +501,10 @@ class Journal(StepListener):
             storable(step.text, "text")
             if step.item_id is not None:
                 storable(step.item_id, "item_id")
+            if step.key is not None:
+                storable(step.key, "key")
+            if step.extraction is not None:
+                storable(step.extraction, "extraction")
             meta = self.plain_metadata(step.metadata)
             return replace(step, row=step.unit(), scale=None, metadata=meta)
         if isinstance(step, Lookup) and step.record:
@@ -542,6 +546,10 @@ class Journal(StepListener):
             args.update(exclude=list(step.exclude), ranking=step.retrieval, floor=step.floor)
             if step.gate:  # (a row without it replays as before: ungated)
                 args["gate"] = True
+            if step.as_of is not None:  # (likewise: logged only when set)
+                args["as_of"] = step.as_of
+            if step.superseded:
+                args["superseded"] = True
             if _DEFERRED.get():
                 return self._hold(memory, args, step.vector, lambda: apply(step))
             return self._logged(memory, "retrieve", args, step.vector, lambda: apply(step))
@@ -564,6 +572,10 @@ class Journal(StepListener):
             args["verdict"] = step.prepared
             if step.update:  # (a row without it replays as before: a plain offer)
                 args["update"] = True
+            if step.key is not None:
+                args["key"] = step.key
+            if step.extraction is not None:
+                args["extraction"] = step.extraction
 
             def store() -> _T:
                 decision = apply(offer)

@@ -67,6 +67,9 @@ def _retrieve(args: dict[str, Any]) -> None:
     floor = args["floor"]
     _need(floor is None or _is(floor, float) and math.isfinite(floor), f"floor {floor!r}")
     _need(args.get("gate", True) is True, "a gate that is not true")  # logged only when set
+    _need(args.get("superseded", True) is True, "a superseded flag that is not true")
+    at = args.get("as_of")
+    _need(at is None or _is(at, float, int) and math.isfinite(at), f"as_of {at!r}")
     if args["query"] is not None:
         check_text(args["query"], "query")
     check_k(args["k"])  # (as retrieve checks it: any int from 1)
@@ -88,6 +91,10 @@ def _add(args: dict[str, Any]) -> None:
     _need(_is(args["metadata"], dict) and _is(args["category"], str), "metadata or category")
     _need(_is(args["verdict"], bool, type(None)), f"verdict {args['verdict']!r}")
     _need(args.get("update", True) is True, "an update that is not true")  # logged when set
+    key = args.get("key", "key")
+    _need(_is(key, str) and bool(key.strip()), f"key {key!r}")
+    storable(key, "key")
+    _need(_is(args.get("extraction", ""), str), "an extraction note that is not a str")
     check_text(args["text"])
     storable(args["text"], "text")
     item_id = args["id"]
@@ -154,8 +161,10 @@ KINDS: dict[str, Kind] = {
             a["ranking"],
             a["floor"],
             a.get("gate", False),
+            a.get("as_of"),
+            a.get("superseded", False),
         ),
-        optional="gate",
+        optional="gate as_of superseded",
         vector=True,
     ),
     "feedback": _kind(
@@ -176,8 +185,10 @@ KINDS: dict[str, Kind] = {
             a["valid_until"],
             a["verdict"],
             a.get("update", False),
+            a.get("key"),
+            a.get("extraction"),
         ),
-        optional="update",
+        optional="update key extraction",
         vector=True,
     ),
     "remove": _kind("id", _remove, lambda a, v: Removal(a["id"])),

@@ -19,6 +19,7 @@ from solar_core.basics.types import Decision
 from solar_core.basics.validation import FloatVector, check_k, unit_rows
 from solar_core.embedders.embedder import Embedder
 from solar_core.engine.async_calls import in_worker
+from solar_core.engine.extraction import Extraction
 from solar_core.engine.memory import SolarMemory
 from solar_core.engine.response_cache import ResponseCache
 from solar_core.persistence import container
@@ -77,6 +78,7 @@ EVICTED_LOG = 32
 #: a scope's parameters that a store given no policy parameters leaves as the scope's own
 _POLICY_SETTINGS = frozenset(
     {"eviction", "admission", "trace_size", "importance_weight", "ttl_days", "trace_retention_days"}
+    | {"repeats"}
 )
 
 #: what a re-embedded memory keeps of the old one besides its items (see ``_reembedded``)
@@ -296,7 +298,7 @@ class MemoryStore:
             :meth:`reembed` migrates it.
         seed: each scope's generator is seeded from it and the scope's key (random if ``None``);
             the seed is stored, so a scope's run is reproducible either way.
-        clock, evaluator: of every scope (see :class:`~solar_core.SolarMemory`).
+        clock, evaluator, extractor, extract: of every scope (see :class:`~solar_core.SolarMemory`).
         deletion: a zero-argument factory of a :class:`~solar_core.policies.deletion.DeletionPolicy`
             (each scope needs its own), e.g. ``lambda: HistoryDeletion()``.
         snapshot_every: steps between full snapshots of a scope (the most a reopening replays).
@@ -342,6 +344,8 @@ class MemoryStore:
         durability: str = "normal",
         max_open_scopes: int = DEFAULT_MAX_OPEN_SCOPES,
         default_policy: str = DEFAULT_POLICY,
+        extractor: object = None,
+        extract: str = "beside",
         **memory_params: Any,
     ) -> None:
         if deletion is not None and (
@@ -359,6 +363,7 @@ class MemoryStore:
         # What the caller left out is only a default for new scopes: an existing scope keeps
         # its own (a database from before a change of the library's defaults keeps working).
         self._resized: set[str] = set()  # scopes this store resized (see _settle)
+        self._extraction = Extraction.of(extractor, extract)  # every scope's, a run-time part
         self._given = {
             "policy": policy is not None,
             "capacity": type(capacity) is not _Omitted,
@@ -446,13 +451,15 @@ class MemoryStore:
         params = {**config["params"], "k": self.k}
         params.update(retrieval=self.retrieval, min_score=self.min_score)
         try:
-            return SolarMemory.from_params(
+            memory = SolarMemory.from_params(
                 params,
                 embedder=embedder,
                 clock=self._clock,
                 evaluator=self._evaluator,
                 seed=int(config["seed"]),
             )
+            memory.extraction = self._extraction
+            return memory
         except (TypeError, ValueError) as err:
             raise PersistenceError(
                 f"{_named(key)} was created with settings this version of solar-memory cannot "

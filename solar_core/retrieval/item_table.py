@@ -12,6 +12,11 @@ import numpy.typing as npt
 from solar_core.basics.state import State, StateReader, part_of, prefixed
 from solar_core.retrieval.lexical import LexicalIndex
 from solar_core.retrieval.neighbours import NEG_INF, NeighbourIndex
+from solar_core.retrieval.repeats import Canon, canon, normalise, sketch
+
+#: what the repeats' look-up made of an offered text: normalised, its sketch, its parse (each
+#: ``None`` where not made)
+Offered = tuple[str | None, frozenset[str] | None, Canon | None]
 
 #: the most rows an unbounded store's state may claim (the validation's capacity bound)
 MAX_ROWS = 1 << 21
@@ -60,6 +65,61 @@ class ItemTable:
             NeighbourIndex(self._neighbour_k, slots) if self._neighbour_k > 0 else None
         )
         self._lexical: LexicalIndex | None = None
+        self._normal: dict[str, int] | None = None  # normalised text -> slot (repeats)
+        self._norms: dict[int, str] = {}  # slot -> its text normalised
+        self._sketches: dict[int, frozenset[str]] = {}  # slot -> its words' sketch
+        self._canons: dict[int, Canon] = {}  # slot -> what the repeat rule compares, once asked
+
+    def normal_slot(self, normal: str) -> int | None:
+        """The slot of the latest stored item whose text normalises to ``normal``, if any
+        (:mod:`solar_core.retrieval.repeats`); the look-up is built on first use, then kept."""
+        if self._normal is None:
+            self._normal = {}
+            for slot in self._slot_of.values():
+                self._note_canon(slot)
+        return self._normal.get(normal)
+
+    def canon_at(self, slot: int) -> Canon:
+        """The :class:`Canon` of the text in ``slot`` (made when first asked, then kept)."""
+        made = self._canons.get(slot)
+        if made is None:
+            made = self._canons[slot] = canon(
+                _text_of(self._payloads[slot]) or "", self._norms[slot]
+            )
+        return made
+
+    def sketch_at(self, slot: int) -> frozenset[str]:
+        """The :func:`~solar_core.retrieval.repeats.sketch` of the text in ``slot`` (made when
+        first asked, then kept: most items leave before an offer is compared with them)."""
+        drawn = self._sketches.get(slot)
+        if drawn is None:
+            drawn = self._sketches[slot] = sketch(self._norms[slot])
+        return drawn
+
+    def nearest_slots(self, vector: npt.NDArray[np.float32], k: int) -> list[int]:
+        """The slots of the ``k`` stored items most similar to ``vector``, in no order."""
+        if len(self._slot_of) <= k:
+            return list(self._slot_of.values())
+        sims = self.similarities(vector)
+        m = len(sims)
+        return sims.argpartition(m - k)[m - k :].tolist()  # type: ignore[no-any-return]
+
+    def _note_canon(self, slot: int, made: Offered | None = None) -> None:
+        if self._normal is not None and (text := _text_of(self._payloads[slot])) is not None:
+            normal, drawn, parsed = (None, None, None) if made is None else made
+            normal = self._norms[slot] = normalise(text) if normal is None else normal
+            self._normal[normal] = slot
+            if drawn is not None:
+                self._sketches[slot] = drawn
+            if parsed is not None:  # the offer's, made already
+                self._canons[slot] = parsed
+
+    def _drop_canon(self, slot: int) -> None:
+        self._canons.pop(slot, None)
+        self._sketches.pop(slot, None)
+        if self._normal is not None and (normal := self._norms.pop(slot, None)) is not None:
+            if self._normal.get(normal) == slot:  # (an older item of the same words, rare,
+                del self._normal[normal]  # is still found among the nearest by cosine)
 
     @property
     def lexical(self) -> LexicalIndex:
@@ -188,9 +248,11 @@ class ItemTable:
         vector: npt.NDArray[np.float32],
         payload: Any,
         sims: npt.NDArray[np.float32] | None = None,
+        made: Offered | None = None,
     ) -> int:
         """Store a unit ``vector`` under ``item_id``; return its slot. ``sims`` (its
-        :meth:`similarities`, if the caller has them) saves the neighbour index a product."""
+        :meth:`similarities`, if the caller has them) saves the neighbour index a product,
+        ``made`` (what the repeats' look-up made of its text) that look-up the work again."""
         if self.full:
             raise RuntimeError("store is full: evict before inserting")
         if item_id in self._slot_of:
@@ -206,6 +268,7 @@ class ItemTable:
             self.neighbours.on_insert(self, slot, sims)
         if self._lexical is not None and (text := _text_of(payload)) is not None:
             self._lexical.add(slot, text)
+        self._note_canon(slot, made)
         return slot
 
     def remove(self, slot: int) -> str:
@@ -224,6 +287,7 @@ class ItemTable:
             self.neighbours.on_remove(self, slot)
         if self._lexical is not None:
             self._lexical.remove(slot)
+        self._drop_canon(slot)
         return item_id
 
     def clear(self) -> None:

@@ -38,7 +38,7 @@ from langchain_solar import (  # noqa: E402
 from llamaindex_solar import SolarChatMemory, SolarMemoryBlock  # noqa: E402
 from llamaindex_solar import SolarRetriever as IndexRetriever  # noqa: E402
 from solar_core import CHAT_POLICY, Hits  # noqa: E402
-from solar_core.integrations.params import BUILD_DEFAULTS  # noqa: E402
+from solar_core.integrations.params import BUILD_DEFAULTS, EXTRACT_DEFAULTS  # noqa: E402
 from solar_core.persistence import MemoryStore, PersistenceError, Scope  # noqa: E402
 from solar_core.persistence.scope import namespace_scope  # noqa: E402
 from tests.support.langchain_agents import UserContext, ask, model  # noqa: E402
@@ -390,6 +390,17 @@ def test_the_building_parameters_are_in_the_signature(name: str) -> None:
     if name != "langchain_solar.SolarStore":  # a listing: its own retrieval and floor defaults
         for param, default in BUILD_DEFAULTS.items():
             assert parameters[param].default == default, (name, param)
+    # the chat adapters read turns: an extractor turns them into facts (the others store
+    # what they are given)
+    extracts = name not in ("langchain_solar.SolarRetriever", "llamaindex_solar.SolarRetriever")
+    extracts = extracts and name != "langchain_solar.SolarStore"
+    for param, default in EXTRACT_DEFAULTS.items():
+        assert (param in parameters) == extracts, (name, param)
+        if extracts:
+            assert parameters[param].kind == inspect.Parameter.KEYWORD_ONLY, (name, param)
+            assert parameters[param].default == default, (name, param)
+    if extracts:
+        assert str(parameters["extract"].annotation) == "str", name
 
 
 SNIPPET = """
@@ -411,6 +422,11 @@ def correct(memory: SolarMemory) -> None:
     IndexRetriever(similarity_top_k=1, capacity=100, policy="fifo", embedder="hash", seed=0)
     SolarMemoryMiddleware(scope="user_id", capacity=100, policy="fifo", seed=0)
     SolarMemoryBlock(top_k=1, capacity=100, policy="fifo", embedder="hash", seed=0)
+    SolarConversationMemory(extractor=lambda text: [], extract="instead")
+    SolarMemoryMiddleware(scope="user_id", extractor=lambda text: [], extract="beside")
+    SolarChatMemory(token_limit=100, extractor=lambda text: [], extract="instead")
+    SolarChatMemory.from_defaults(extractor=lambda text: [], extract="instead")
+    SolarMemoryBlock(extractor=lambda text: [], extract="instead")
     store = SolarStore(capacity=100, policy="fifo", embedder="hash", seed=0)
     found: SolarMemory | None = store.memory_for(("users", "alice"))
     hits: Hits = SolarConversationMemory().recalled()
@@ -429,6 +445,12 @@ def wrong() -> None:
     SolarMemoryMiddleware(capacity="x")  # wrong
     SolarMemoryBlock(capacity="x")  # wrong
     SolarStore(capacity="x")  # wrong
+    SolarConversationMemory(extract=1)  # wrong
+    SolarMemoryMiddleware(scope="user_id", extract=None)  # wrong
+    SolarChatMemory(token_limit=100, extract=1)  # wrong
+    SolarChatMemory.from_defaults(extract=1)  # wrong
+    SolarMemoryBlock(extract=True)  # wrong
+    IndexRetriever(extractor=lambda text: [])  # wrong
 """
 
 

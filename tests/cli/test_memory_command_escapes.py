@@ -75,6 +75,7 @@ def write_escape_store(path: str) -> None:
         seed=0,
         prior="dialogue-text",
         feedback_weight=20,
+        repeats=False,  # each offer judged: the texts come back on purpose
     )
     carol = dialogue.scope(user="carol")
     for i in range(6):

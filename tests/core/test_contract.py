@@ -27,6 +27,7 @@ from solar_core import (
     UnknownItemError,
     available_policies,
 )
+from solar_core.retrieval.repeats import normalise
 from tests.support.memories import full_state, topic_vectors, unit
 
 CAPACITY = 10
@@ -180,7 +181,7 @@ def test_stream_keeps_capacity_invariants_and_counters(policy: str, seed: int) -
             counts["steps"] += 1
             decision = result
             assert decision.step == counts["steps"]
-            assert decision.admitted or not always_admits
+            assert decision.admitted or not always_admits or decision.reason == "repeat"
             if decision.admitted:
                 counts["admitted"] += 1
                 assert decision.item_id is not None and decision.item_id not in model
@@ -194,6 +195,10 @@ def test_stream_keeps_capacity_invariants_and_counters(policy: str, seed: int) -
                     assert cap is None or size_before < cap, "full memory grew without eviction"
                 model[decision.item_id] = op.text
                 assert memory.get(decision.item_id).text == op.text
+            elif decision.reason == "repeat":  # the same words as a stored item: refreshed
+                counts["reoffered"] += 1  # (counted with the re-offers of a stored id)
+                assert normalise(model[str(decision.item_id)]) == normalise(op.text)
+                assert decision.evicted is None and len(memory) == size_before
             else:
                 counts["rejected"] += 1
                 assert decision.item_id is None and decision.evicted is None
@@ -208,14 +213,18 @@ def test_stream_keeps_capacity_invariants_and_counters(policy: str, seed: int) -
         stats = memory.stats()
         assert stats["size"] == len(model)
         assert stats["admitted"] - stats["evicted"] - stats["removed"] == stats["size"]
-        assert stats["admitted"] + stats["rejected"] == stats["steps"]
+        assert stats["admitted"] + stats["rejected"] + stats["reoffered"] == stats["steps"]
     stats = memory.stats()
-    for key in ("steps", "retrievals", "feedbacks", "admitted", "rejected", "evicted", "removed"):
+    for key in (
+        *("steps", "retrievals", "feedbacks", "admitted", "rejected", "evicted", "removed"),
+        "reoffered",
+    ):
         assert stats[key] == counts[key], key
     assert stats["capacity"] == cap and stats["policy"] == policy
     assert len(memory.trace()) == counts["steps"]
     # The stream must have exercised what it claims to test.
     assert counts["removed"] > 0
+    assert counts["reoffered"] > 0  # re-offered texts still stored are refreshed, not stored again
     if cap is None:
         assert counts["evicted"] == 0
     else:
@@ -335,7 +344,7 @@ def test_clear_empties_and_the_memory_stays_usable(policy: str) -> None:
     stats = memory.stats()
     assert stats["steps"] == steps
     assert stats["admitted"] - stats["evicted"] - stats["removed"] == len(memory) > 0
-    assert stats["admitted"] + stats["rejected"] == steps
+    assert stats["admitted"] + stats["rejected"] + stats["reoffered"] == steps
 
 
 # -- bad input: a clear error and no change at all ------------------------------------------------

@@ -30,6 +30,7 @@ from solar_core import (
     UnknownItemError,
     available_policies,
 )
+from solar_core.retrieval.repeats import normalise
 from tests.support.memories import full_state, unit
 from tests.support.profiles import examples
 
@@ -146,6 +147,11 @@ class MemoryMachine(RuleBasedStateMachine):
         self.steps += 1
         self.since_clear += 1
         assert decision.step == self.steps
+        if decision.reason == "repeat":  # the same words as a stored item: that one refreshed
+            assert not decision.admitted and decision.item_id in self.model
+            assert normalise(self.memory.get(decision.item_id).text) == normalise(text)
+            assert decision.evicted is None and len(self.memory) == size_before
+            return
         if not decision.admitted:
             assert decision.item_id is None and decision.evicted is None
             assert PRESETS[self.policy].admission is not AlwaysAdmit

@@ -147,7 +147,9 @@ POLICIES: dict[str, tuple[Callable[[], EvictionPolicy], Callable[[int], Any]]] =
 @pytest.mark.parametrize("name", list(POLICIES))
 def test_hit_for_hit_on_topic_traces(name: str, capacity: int, seed: int) -> None:
     make_policy, make_cache = POLICIES[name]
-    memory = SolarMemory(eviction=make_policy(), capacity=capacity, dim=DIM, seed=seed)
+    memory = SolarMemory(
+        eviction=make_policy(), capacity=capacity, dim=DIM, seed=seed, repeats=False
+    )
     hits = run(memory, make_cache(capacity), topic_trace(seed))
     assert hits > 100  # the trace does exercise the retrieval side
     assert memory.stats()["evicted"] > 100
@@ -158,7 +160,9 @@ def test_hit_for_hit_on_topic_traces(name: str, capacity: int, seed: int) -> Non
 @pytest.mark.parametrize("name", list(POLICIES))
 def test_hit_for_hit_on_tie_heavy_traces(name: str, capacity: int, seed: int) -> None:
     make_policy, make_cache = POLICIES[name]
-    memory = SolarMemory(eviction=make_policy(), capacity=capacity, dim=DIM, seed=seed)
+    memory = SolarMemory(
+        eviction=make_policy(), capacity=capacity, dim=DIM, seed=seed, repeats=False
+    )
     run(memory, make_cache(capacity), levelled_trace(seed, memory))
     assert memory.stats()["evicted"] > 60
 
@@ -166,7 +170,9 @@ def test_hit_for_hit_on_tie_heavy_traces(name: str, capacity: int, seed: int) ->
 @pytest.mark.parametrize("seed", SEEDS)
 def test_lfu_recency_single_hits(seed: int) -> None:
     """k = 1: no simultaneous hits, so their touch order cannot matter."""
-    memory = SolarMemory(eviction=LfuEviction(tie_break="recency"), capacity=8, dim=DIM)
+    memory = SolarMemory(
+        eviction=LfuEviction(tie_break="recency"), capacity=8, dim=DIM, repeats=False
+    )
     assert run(memory, cachetools.LFUCache(8), topic_trace(seed, single_hits=True)) > 100
 
 
@@ -178,7 +184,7 @@ def test_presets_use_the_same_policies(name: str) -> None:
         "lru": cachetools.LRUCache(6),
         "lfu": LfuInsertionReference(6),
     }[name]
-    run(SolarMemory(name, capacity=6, dim=DIM, seed=0), cache, topic_trace(11))
+    run(SolarMemory(name, capacity=6, dim=DIM, seed=0, repeats=False), cache, topic_trace(11))
 
 
 def test_the_policies_disagree_on_the_traces() -> None:
@@ -186,7 +192,7 @@ def test_the_policies_disagree_on_the_traces() -> None:
     for trace in ("topic", "levelled"):
         evictions = {}
         for name in ["fifo", "lru", "lfu"]:
-            memory = SolarMemory(name, capacity=5, dim=DIM, seed=0)
+            memory = SolarMemory(name, capacity=5, dim=DIM, seed=0, repeats=False)
             events = topic_trace(0, 200) if trace == "topic" else levelled_trace(0, memory, 60)
             n = 0
             evicted = []

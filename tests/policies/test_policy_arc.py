@@ -37,7 +37,10 @@ class Arc:
 
     def __init__(self, capacity: int) -> None:
         self.policy = ArcEviction(capacity)
-        self.memory = SolarMemory(eviction=self.policy, capacity=capacity, dim=DIM, seed=0)
+        # repeats=False: the reference ARC keys requests by content, a repeat is a request
+        self.memory = SolarMemory(
+            eviction=self.policy, capacity=capacity, dim=DIM, seed=0, repeats=False
+        )
         self.offers: dict[str, int] = {}
 
     def add(self, text: str) -> str | None:

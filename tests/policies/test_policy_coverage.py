@@ -242,7 +242,7 @@ def test_the_gate_needs_its_eviction_policy() -> None:
     m = SolarMemory(eviction=CoverageEviction(), capacity=2, dim=3)
     for v in ([1, 0, 0], [0, 1, 0], [0, 0, 1]):
         m.retrieve(embedding=v)
-        m.add("x", embedding=v)
+        m.add(f"x{v}", embedding=v)
     assert len(m) == 2
     m.check_invariants()
 

@@ -78,7 +78,7 @@ def test_bootstrap_size(capacity: int | None, size: int) -> None:
 
 @pytest.mark.parametrize(("capacity", "stored"), [(20, 10), (30, 15), (80, 25), (None, 25)])
 def test_with_zero_cost_only_the_bootstrap_is_stored(capacity: int | None, stored: int) -> None:
-    memory = SolarMemory("solar", capacity=capacity, dim=32, seed=0)
+    memory = SolarMemory("solar", capacity=capacity, dim=32, seed=0, repeats=False)
     decisions = [scored_step(memory, 1.0, onehot(i % 32)) for i in range(stored + 15)]
     assert [d.reason for d in decisions] == ["bootstrap"] * stored + ["regret <= tau"] * 15
     assert len(memory) == stored
@@ -86,7 +86,9 @@ def test_with_zero_cost_only_the_bootstrap_is_stored(capacity: int | None, store
 
 
 def test_below_the_bootstrap_size_a_full_memory_still_admits_everything() -> None:
-    memory = SolarMemory("solar", capacity=4, dim=32, seed=0)  # bootstrap 5 > capacity
+    memory = SolarMemory(
+        "solar", capacity=4, dim=32, seed=0, repeats=False
+    )  # bootstrap 5 > capacity
     decisions = [scored_step(memory, 1.0, onehot(i)) for i in range(12)]
     assert all(d.admitted and d.reason == "bootstrap" for d in decisions)
     assert [d.evicted is not None for d in decisions] == [False] * 4 + [True] * 8
@@ -104,7 +106,7 @@ def test_tau0_is_sqrt5_until_30_costs() -> None:
 
 
 def test_regret_accumulates_one_minus_score_and_every_store_resets_it() -> None:
-    memory = SolarMemory("solar", capacity=10, dim=32, seed=0)  # bootstrap 5
+    memory = SolarMemory("solar", capacity=10, dim=32, seed=0, repeats=False)  # bootstrap 5
     boot = [scored_step(memory, 0.1, onehot(i)) for i in range(5)]
     assert [(d.reason, d.cost, d.regret) for d in boot] == [
         ("bootstrap", pytest.approx(0.9), pytest.approx(0.9))
@@ -121,7 +123,7 @@ def test_regret_accumulates_one_minus_score_and_every_store_resets_it() -> None:
 
 
 def test_a_like_is_score_one_and_a_dislike_score_zero() -> None:
-    memory = SolarMemory("solar", capacity=10, dim=32, seed=0)
+    memory = SolarMemory("solar", capacity=10, dim=32, seed=0, repeats=False)
     for i in range(5):
         scored_step(memory, 1.0, onehot(i))
     memory.retrieve(embedding=onehot(5))
@@ -139,7 +141,7 @@ def test_a_like_is_score_one_and_a_dislike_score_zero() -> None:
 
 
 def test_nothing_but_a_store_resets_regret() -> None:
-    memory = SolarMemory("solar", capacity=10, dim=32, seed=0)
+    memory = SolarMemory("solar", capacity=10, dim=32, seed=0, repeats=False)
     for i in range(5):
         scored_step(memory, 1.0, onehot(i))
     assert scored_step(memory, 0.0, onehot(5)).regret == 1.0
@@ -155,7 +157,7 @@ def test_nothing_but_a_store_resets_regret() -> None:
 
 
 def test_without_feedback_the_cost_is_the_information_gain() -> None:
-    memory = SolarMemory("solar", capacity=10, dim=32, seed=0)
+    memory = SolarMemory("solar", capacity=10, dim=32, seed=0, repeats=False)
     costs = [memory.add(f"t{i}", embedding=onehot(i)).cost for i in range(5)]
     assert costs == [1.0, 0.6, 0.6, 0.6, 0.6]  # empty memory: 1; orthogonal: 0.6 * 1 - 0.4 * 0
     d = memory.add("dup", embedding=onehot(0))  # a duplicate: novelty 0
@@ -178,7 +180,7 @@ def test_without_feedback_the_cost_is_the_information_gain() -> None:
 
 
 def test_feedback_on_an_ended_step_does_not_set_the_next_cost() -> None:
-    memory = SolarMemory("solar", capacity=10, dim=32, seed=0)
+    memory = SolarMemory("solar", capacity=10, dim=32, seed=0, repeats=False)
     memory.retrieve(embedding=onehot(0))
     memory.add("a", embedding=onehot(0))  # step 1 ends without feedback
     memory.feedback(score=0.0)  # rates step 1's retrieval, after the fact
@@ -274,7 +276,7 @@ def test_decisions_match_the_spec_on_a_random_trace(seed: int, capacity: int | N
     rng = np.random.default_rng(seed)
     dim = 24
     centres = np.stack([unit(rng.normal(size=dim)) for _ in range(6)])
-    memory = SolarMemory("solar", capacity=capacity, dim=dim, seed=seed)
+    memory = SolarMemory("solar", capacity=capacity, dim=dim, seed=seed, repeats=False)
     ref = ReferenceGate()
     for step in range(1, 151):
         vector = unit(centres[int(rng.integers(6))] + 0.4 * rng.normal(size=dim))

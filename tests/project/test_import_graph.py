@@ -242,8 +242,11 @@ def test_the_core_leaves_the_lifecycle_rules_to_the_lifecycle() -> None:
 #: the weight the core may carry, in lines (what it holds now, and a little room): a change that
 #: needs more must take as much out elsewhere, or say here why the budget grows. Grown by 180
 #: and 50 for resizing a memory (a capacity that changes in place: the table's rows, the
-#: policies' bounds, the store's one-transaction rebuild), a capability, not a layer.
-LINE_BUDGET = {"solar_core": 15_680, "solar_core/persistence": 4_050}
+#: policies' bounds, the store's one-transaction rebuild), a capability, not a layer; by 1,570
+#: and 30 for facts that stay current: the measured repeat rule (400), the extractor's
+#: prompt, parsing and time limit (500), keys, supersession and as_of through the core, its
+#: state and its log (500), the adapters' extractor and fact display (150).
+LINE_BUDGET = {"solar_core": 17_250, "solar_core/persistence": 4_080}
 
 
 @pytest.mark.parametrize("folder", sorted(LINE_BUDGET))

@@ -63,6 +63,7 @@ _SKIP = {
     # one gone since is any record no slot holds
     "records",
     "_lexical",  # the keyword index: made again from the texts when first asked for
+    *("_normal", "_norms", "_canons", "_sketches"),  # the repeats' look-up, likewise
     # the core's listeners: run-time wiring, in whichever order the memory was assembled
     *("_listeners", "_hear_stored", "_hear_retrieved", "_hear_removed", "_hear_cleared"),
 }

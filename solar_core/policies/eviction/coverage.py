@@ -333,6 +333,12 @@ class CoverageEviction(EvictionPolicy, AdmissionPolicy):
         return Victim(slot, value)
 
     def _admit(self, candidate: Candidate) -> Verdict:
+        verdict = self._judge(candidate)
+        if not verdict.admitted:  # no insert follows: a keyed or updated one must not read it
+            self._pending = None
+        return verdict
+
+    def _judge(self, candidate: Candidate) -> Verdict:
         if candidate.refused is not None:
             return Verdict(False, candidate.refused)
         vector = candidate.vector

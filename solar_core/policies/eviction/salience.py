@@ -224,6 +224,12 @@ class SalienceEviction(EvictionPolicy, AdmissionPolicy):
         return score
 
     def _admit(self, candidate: Candidate) -> Verdict:
+        verdict = self._judge(candidate)
+        if not verdict.admitted:  # no insert follows: a keyed or updated one must not read it
+            self._pending = None
+        return verdict
+
+    def _judge(self, candidate: Candidate) -> Verdict:
         vector = candidate.vector if self.prior is not None and self.prior.reads_vectors else None
         salience = self._salience(candidate.text, vector)  # every offer is context for the next
         self._pending = (self._seq + 1, salience)
