@@ -33,13 +33,3 @@ class SolarChatParams(SolarParams):
 
     default_policy: ClassVar[str] = CHAT_POLICY
     extracts: ClassVar[bool] = True  # extractor= and extract= build the memory too
-
-
-def memory_or_store(memory: object, store: object, scope: str) -> None:
-    """A chat memory's ``memory=`` beside ``store=`` (with ``scope``, how it names its scope of
-    the store) says twice which memory it uses: refused, naming either fix."""
-    if memory is not None and store is not None:
-        raise ValueError(
-            "pass memory= or store=, not both: memory= a ready SolarMemory (e.g. "
-            f"store.scope(...)), or store= with {scope} (the adapter opens that scope itself)"
-        )

@@ -18,7 +18,7 @@ from pydantic import ConfigDict, Field, PrivateAttr, field_validator, model_vali
 
 from solar_core import Decision, Hit, Hits, SolarMemory
 from solar_core.engine.async_calls import in_worker
-from solar_core.integrations.params import build_params, extract_params
+from solar_core.integrations.params import build_params, extract_params, memory_or_store
 from solar_core.integrations.shown import CallableHits
 from solar_core.integrations.turns import (
     AI,
@@ -37,7 +37,7 @@ from solar_core.persistence import DEFAULT_CAPACITY, MemoryStore, Scope, deferre
 from solar_core.retrieval.filters import check_filter
 from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
-from ._params import SolarChatParams, memory_or_store
+from ._params import SolarChatParams
 from .turns import hits_as_messages, hits_as_text
 
 

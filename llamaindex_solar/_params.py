@@ -38,16 +38,6 @@ class SolarChatParams(SolarParams):
     extracts: ClassVar[bool] = True  # extractor= and extract= build the memory too
 
 
-def memory_or_store(memory: object, store: object, scope: str) -> None:
-    """A chat memory's ``memory=`` beside ``store=`` (with ``scope``, how it names its scope of
-    the store) says twice which memory it uses: refused, naming either fix."""
-    if memory is not None and store is not None:
-        raise ValueError(
-            "pass memory= or store=, not both: memory= a ready SolarMemory (e.g. "
-            f"store.scope(...)), or store= with {scope} (the adapter opens that scope itself)"
-        )
-
-
 #: the ``max_recall_chars`` setting: a positive ``int`` (not a bool or a float), or ``None`` for no
 #: limit
 MaxRecallChars = Annotated[int, Field(strict=True, ge=1)] | None

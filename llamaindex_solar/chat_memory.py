@@ -29,6 +29,7 @@ from solar_core.integrations.params import (
     BUILD_DEFAULTS,
     build_params,
     extract_params,
+    memory_or_store,
     user_stacklevel,
 )
 from solar_core.integrations.shown import CallableHits, record_shown
@@ -45,7 +46,7 @@ from solar_core.persistence.scope import check_identifier, check_part_name
 from solar_core.retrieval.filters import Filter
 from solar_core.retrieval.ranking import DEFAULT_RETRIEVAL
 
-from ._params import MaxRecallChars, SolarChatParams, memory_or_store, within_chars
+from ._params import MaxRecallChars, SolarChatParams, within_chars
 from .messages import (
     MessageLike,
     answer_text,

@@ -109,6 +109,16 @@ def check_not_both(memory: object, build: dict[str, Any]) -> None:
     raise ValueError(f"pass memory= or the parameters to build one ({', '.join(given)}), not both")
 
 
+def memory_or_store(memory: object, store: object, scope: str) -> None:
+    """A chat memory's ``memory=`` beside ``store=`` (with ``scope``, how it names its scope of
+    the store) says twice which memory it uses: refused, naming either fix."""
+    if memory is not None and store is not None:
+        raise ValueError(
+            "pass memory= or store=, not both: memory= a ready SolarMemory (e.g. "
+            f"store.scope(...)), or store= with {scope} (the adapter opens that scope itself)"
+        )
+
+
 class MemoryParams:
     """How a pydantic adapter's ``memory`` field gets built (a mixin before ``BaseModel``):
     from ``memory=`` *or* the parameters to build one (:data:`BUILD_DEFAULTS`), which are not
