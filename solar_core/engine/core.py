@@ -37,6 +37,7 @@ from solar_core.retrieval.repeats import (
     canon,
     normalise,
     same_canon,
+    same_context,
     sketch,
 )
 
@@ -454,7 +455,13 @@ class MemoryCore:
 
         def same(slot: int) -> bool:  # a current item (of the same key, for a keyed offer)
             record: Record = payloads[slot]
-            return record.superseded_at is None and (key is None or record.key == key)
+            return (
+                record.superseded_at is None
+                and (key is None or record.key == key)
+                and record.category == offer.category
+                and record.valid_until == offer.valid_until
+                and same_context(record.metadata, record.text, offer.metadata, offer.text)
+            )
 
         norm = normalise(offer.text)
         slot = store.normal_slot(norm)
@@ -578,8 +585,8 @@ class MemoryCore:
             raise ValueError("this memory keeps every item (no capacity): it cannot be resized")
         if n > capacity:  # checked before anything changes
             raise ValueError(
-                f"{n} identity items are protected from eviction: the capacity must be at "
-                f"least {n} (remove some of them first)"
+                f"{n} items are protected from eviction (identity items and current facts "
+                f"with a key): the capacity must be at least {n} (remove some of them first)"
             )
         # the clock only when something is evicted (read before any change, as steps read it)
         now, evicted = self.clock() if len(store) > capacity else 0.0, []

@@ -482,8 +482,10 @@ def offer_extracted(
     facts, failed = extract(extraction.extractor, text, extraction.timeout)
     # a fact is an item of its own: its key, the text's metadata, no id of the text's
     decisions = [offer(fact.text, dict(metadata), key=fact.key, item_id=None) for fact in facts]
-    ids = [d.item_id for d in decisions if d.item_id is not None]
+    ids = [str(d.item_id) for d in decisions if d.admitted or d.reason == "repeat"]
     note = f"failed: {failed}; the text was offered" if failed else f"facts: {', '.join(ids)}"
+    if facts and not ids and not failed:
+        note = f"facts: none stored ({decisions[0].reason})"
     if not facts and not failed:
         note = "no facts"
     if extraction.mode == "instead" and not failed:

@@ -174,6 +174,7 @@ class Lifecycle(StepListener):
             item_id
             for item_id, r in memory.records()
             if (context and r.category == "context" and now - r.created_at >= self.ttl_days * DAY)
+            and (r.key is None or r.superseded_at is not None)  # a current fact does not age out
             or (r.valid_until is not None and now >= r.valid_until)
         ]
         for item_id in doomed:

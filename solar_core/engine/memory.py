@@ -289,15 +289,15 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         ``category`` (``"identity"``, ``"knowledge"``, ``"context"``) sets its importance and
         lifecycle; ``valid_until`` (a clock time): when it expires. A stored ``item_id`` with the
         same text stores nothing (reason ``"already stored"``: a retry is safe); with another
-        text it is an error, unless ``update=True`` replaces the item in one step. ``key``
-        (or ``metadata["key"]``) names the fact it states, e.g. ``"alice/home"``: see "Facts
-        that stay current" in the guide. A repeat of a stored text refreshes it (``repeats``).
-        """
+        text it is an error, unless ``update=True`` replaces the item in one step. ``key`` (or
+        ``metadata["key"]``) names the fact it states (``"alice/home"``); a repeat refreshes the
+        stored text: see "Facts that stay current" in the guide."""
         text = check_text(text)
         meta = check_offer(metadata, item_id, category, valid_until, update)
         given: dict[str, Any] = {"item_id": item_id, "category": category}
         given.update(valid_until=valid_until, update=update, key=key, embedding=embedding)
-        if self.extraction is not None and key is None and not update and embedding is None:
+        plain = key is meta.get("key") is None and not update and embedding is None  # no fact yet
+        if self.extraction is not None and plain:
             return offer_extracted(partial(self._offer, given=given), self.extraction, text, meta)
         return self._offer(text, meta, given)
 
@@ -307,7 +307,7 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         """One checked offer: ``add``'s arguments ``given``, as ``more`` changes them."""
         given = {**given, **more}
         key, embedding = fact_key(given["key"], metadata), given["embedding"]
-        embedded = text if embedding is None else None  # (checked once: just above)
+        embedded = text if embedding is None else None  # (the text is checked: by add)
         row, scale = input_vector(self._embedder, self._core.dim, embedded, embedding, "text")
         made = Offer(text, row, scale, metadata, given["item_id"], given["category"])
         made.valid_until, made.update, made.key = given["valid_until"], given["update"], key

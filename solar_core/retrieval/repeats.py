@@ -34,9 +34,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Container
+from collections.abc import Container, Mapping
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 import numpy as np
 
@@ -201,6 +202,7 @@ class Canon:
     numbers: tuple[str, ...]  # in order
     negations: tuple[str, ...]  # in order
     content: int  # words outside FUNCTION_WORDS
+    marks: tuple[str, ...] = ()  # what normalising drops but says something (:func:`marks`)
 
 
 _LONG_STEMS = frozenset(w for w in _NOT_STEMS if len(w) > 3)
@@ -227,6 +229,28 @@ def sketch(norm: str) -> frozenset[str]:
     return frozenset(long)
 
 
+#: characters normalising drops that say something: any but letters, digits, spaces and the
+#: light punctuation a rewording changes (a "#", "@", "%", "$", "+", "/", "²" ... must match)
+_SYMBOL = re.compile(r"""[^\w\s.,!?;:'"…’‘“”()\[\]\-–—]""")
+#: a sign on a number ("-5", "+3"): normalising would drop it
+_SIGNED = re.compile(r"(?<![\w.])[-−+](?=\d)")
+#: punctuation inside a word ("3.5", "ana.smith@acme.com", "e-mail"; not an apostrophe)
+_INSIDE = re.compile(r"(?<=\w)[^\w\s'’]+(?=\w)")
+
+
+def marks(text: str) -> tuple[str, ...]:
+    """The marks two repeats must share: the symbols normalising drops (sorted), then the
+    punctuation inside words and the signs of signed numbers, each in order.
+
+    >>> marks("It is -5 degrees, a 5% raise"), marks("It is 5 degrees; a 5 raise!")
+    (('%', '-'), ())
+    >>> marks("ana.smith@acme.com"), marks("ana@smith.acme.com")
+    (('@', '.', '@', '.'), ('@', '@', '.', '.'))
+    """
+    found, inside, signs = _SYMBOL.findall(text), _INSIDE.findall(text), _SIGNED.findall(text)
+    return (*sorted(found), *inside, *signs) if found or inside or signs else ()
+
+
 def canon(text: str, norm: str | None = None) -> Canon:
     """The :class:`Canon` of ``text`` (``norm``: its :func:`normalise`, if made already).
 
@@ -251,7 +275,8 @@ def canon(text: str, norm: str | None = None) -> Canon:
             numbers.append(word)  # (_is_number, inline: every word of every offer)
         content += word not in FUNCTION_WORDS
     ignored.sort()
-    return Canon(norm, tuple(core), tuple(ignored), tuple(numbers), tuple(negations), content)
+    made = (tuple(core), tuple(ignored), tuple(numbers), tuple(negations), content, marks(text))
+    return Canon(norm, *made)
 
 
 class _KnownWords(Container[str]):
@@ -316,6 +341,8 @@ def is_typo(a: str, b: str) -> bool:
         return False
     if a[0] != b[0] or a[-1] != b[-1] or not (a.isalpha() and b.isalpha()):
         return False
+    if not (a.isascii() and b.isascii()):  # (the known words are English: 海阳 is no typo)
+        return False
     if a in NUMBER_WORDS or b in NUMBER_WORDS or a in NEGATIONS or b in NEGATIONS:
         return False
     i = 0
@@ -356,6 +383,8 @@ def same_canon(
     >>> same_canon(a, b), same_canon(a, b, known=None)
     (False, True)
     """
+    if a.marks != b.marks:  # a sign, a "#", an "@" or a "%" more or less: another fact
+        return False
     if a.norm == b.norm:
         return True
     if a.content < min_content or b.content < min_content:
@@ -369,7 +398,12 @@ def same_canon(
     while i < n:
         if x[i] == y[i] or same_word(x[i], y[i]):
             i += 1
-        elif i + 1 < n and same_word(x[i], y[i + 1]) and same_word(x[i + 1], y[i]):
+        elif (
+            i + 1 < n
+            and same_word(x[i], y[i + 1])
+            and same_word(x[i + 1], y[i])
+            and (x[i] in FUNCTION_WORDS or x[i + 1] in FUNCTION_WORDS)  # an order of names counts
+        ):
             edits += 1
             i += 2
         elif (
@@ -385,6 +419,26 @@ def same_canon(
         if edits > MAX_EDITS:
             return False
     return edits + _ignored_edits(a.ignored, b.ignored) <= MAX_EDITS
+
+
+def same_context(a: Mapping[str, Any], text_a: str, b: Mapping[str, Any], text_b: str) -> bool:
+    """Whether two items' metadata say the same of them: equal values under every name but
+    ``"key"`` (a fact's key is compared apart), where a string each text contains (a chat
+    turn's sides, made from its text) says nothing more than the text.
+
+    >>> same_context({"human": "hi"}, "Human: hi", {"human": "hi!"}, "Human: hi!")
+    True
+    >>> same_context({"user": "alice"}, "product photo", {"user": "bob"}, "product photo")
+    False
+    """
+    for name in a.keys() | b.keys():
+        x, y = a.get(name), b.get(name)
+        if x == y or name == "key":
+            continue
+        if type(x) is str and type(y) is str and x in text_a and y in text_b:
+            continue
+        return False
+    return True
 
 
 def is_repeat(new: str, old: str) -> bool:

@@ -132,7 +132,7 @@ def test_protected_items_bound_how_far_a_memory_shrinks() -> None:
     for i in range(3):
         memory.add(f"context {i}")
     state = memory.state()
-    with pytest.raises(ValueError, match="3 identity items.*at least 3"):
+    with pytest.raises(ValueError, match="3 items are protected.*at least 3"):
         memory.resize(2)
     assert deep_diff(state, memory.state()) is None and memory.capacity == 6
     evicted = memory.resize(3)

@@ -108,7 +108,7 @@ def test_a_refused_resize_leaves_the_database_as_it_was(
     store = store_of(url, policy="fifo", capacity=6)
     with pytest.raises(error, match="capacity"):
         store.resize({"user": "alice"}, capacity)  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="3 identity items"):
+    with pytest.raises(ValueError, match="3 items are protected"):
         store.resize({"user": "alice"}, 2)
     store.close()
     assert Path(url).read_bytes() == before
