@@ -82,7 +82,7 @@ def make_ops(seed: int, steps: int = STEPS) -> list[Op]:
     """
     rng = np.random.default_rng(seed)
     centres, items = topic_vectors(N_TOPICS, steps, dim=DIM, spread=0.15, seed=seed)
-    offered: list[tuple[str, np.ndarray, int]] = []
+    offered: list[tuple[str, np.ndarray, int, int]] = []
     ops: list[Op] = []
     for step in range(steps):
         topic = int((step // 50 + rng.integers(0, 3)) % N_TOPICS)
@@ -94,12 +94,16 @@ def make_ops(seed: int, steps: int = STEPS) -> list[Op]:
             if rng.random() < 0.6:
                 ops.append(_feedback_op(rng))
                 rated = True
-        if offered and rng.random() < 0.15:
-            text, vector, topic = offered[int(rng.integers(len(offered)))]
+        if offered and rng.random() < 0.15:  # the same experience again, metadata and all
+            text, vector, topic, first = offered[int(rng.integers(len(offered)))]
         else:
-            text, vector = f"step {step}: a fact about topic {topic}", items[topic, step]
-            offered.append((text, vector, topic))
-        ops.append(Op("add", vector=vector, text=text, metadata={"step": step, "topic": topic}))
+            text, vector, first = (
+                f"step {step}: a fact about topic {topic}",
+                items[topic, step],
+                step,
+            )
+            offered.append((text, vector, topic, first))
+        ops.append(Op("add", vector=vector, text=text, metadata={"step": first, "topic": topic}))
         if retrieved and not rated and rng.random() < 0.1:
             ops.append(_feedback_op(rng))  # late feedback: the step has already ended
         if rng.random() < 0.05:
