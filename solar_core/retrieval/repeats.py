@@ -433,12 +433,23 @@ def same_context(a: Mapping[str, Any], text_a: str, b: Mapping[str, Any], text_b
     """
     for name in a.keys() | b.keys():
         x, y = a.get(name), b.get(name)
-        if x == y or name == "key":
+        if name == "key" or _equal(x, y):
             continue
         if type(x) is str and type(y) is str and x in text_a and y in text_b:
             continue
         return False
     return True
+
+
+def _equal(x: object, y: object) -> bool:
+    """Equal values of one type; a value that will not compare (an array, an object whose
+    ``==`` raises) is equal to itself only: a repeat is never decided by an error."""
+    if x is y:
+        return True
+    try:
+        return type(x) is type(y) and bool(x == y)
+    except Exception:  # noqa: BLE001 - any failure to compare means: not the same
+        return False
 
 
 def is_repeat(new: str, old: str) -> bool:
