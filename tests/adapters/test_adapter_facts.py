@@ -30,10 +30,7 @@ from langchain_core.runnables import RunnableLambda  # noqa: E402
 from llama_index.core.agent.workflow import FunctionAgent  # noqa: E402
 from llama_index.core.base.llms.types import (  # noqa: E402
     CompletionResponse,
-    CompletionResponseGen,
-    LLMMetadata,
 )
-from llama_index.core.llms import CustomLLM  # noqa: E402
 from llama_index.core.memory import Memory  # noqa: E402
 from llama_index.core.schema import TextNode  # noqa: E402
 
@@ -49,7 +46,7 @@ from solar_core import SolarMemory  # noqa: E402
 from solar_core.persistence import MemoryStore  # noqa: E402
 from tests.support.langchain_agents import UserContext, ask, model  # noqa: E402
 from tests.support.langchain_fakes import PromptRecorder  # noqa: E402
-from tests.support.llamaindex_fakes import as_text, scripted_llm  # noqa: E402
+from tests.support.llamaindex_fakes import ScriptedLLM, as_text, scripted_llm  # noqa: E402
 
 # The classic chains warn on construction (deprecated upstream): the adapter serves code that
 # still uses them.
@@ -80,26 +77,6 @@ def answers(turns: list[tuple[str, str, list[tuple[str, str]]]]) -> list[str]:
 def chat_extractor(turns: list[tuple[str, str, list[tuple[str, str]]]]) -> FakeListChatModel:
     """A LangChain chat model as the extractor: one fixed answer per turn, in turn."""
     return FakeListChatModel(responses=answers(turns))
-
-
-class ScriptedLLM(CustomLLM):
-    """A LlamaIndex LLM as the extractor (``complete``): fixed answers, and the prompts it got."""
-
-    answers: list[str]
-    prompts: list[str] = []
-
-    @property
-    def metadata(self) -> LLMMetadata:
-        return LLMMetadata()
-
-    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        self.prompts.append(prompt)
-        return CompletionResponse(text=self.answers[len(self.prompts) - 1])
-
-    def stream_complete(
-        self, prompt: str, formatted: bool = False, **kwargs: Any
-    ) -> CompletionResponseGen:
-        raise NotImplementedError
 
 
 class DownLLM(ScriptedLLM):

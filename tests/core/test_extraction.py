@@ -16,8 +16,8 @@ from langchain_core.language_models import FakeListChatModel, FakeListLLM, Gener
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.output_parsers import StrOutputParser
 from langchain_core.runnables import RunnableLambda
-from llama_index.core.base.llms.types import CompletionResponse, CompletionResponseGen, LLMMetadata
-from llama_index.core.llms import CustomLLM, MockLLM
+from llama_index.core.base.llms.types import CompletionResponse
+from llama_index.core.llms import MockLLM
 
 from solar_core.engine import extraction
 from solar_core.engine.extraction import (
@@ -32,6 +32,7 @@ from solar_core.engine.extraction import (
     extract,
     parse_facts,
 )
+from tests.support.llamaindex_fakes import ScriptedLLM
 
 EXCHANGE = "Human: I'm Caroline. We moved to Paris last month.\nAI: Congratulations!"
 ANSWER = '[{"fact": "Caroline lives in Paris", "key": "caroline/home"}]'
@@ -262,26 +263,6 @@ def test_the_answer_text_is_read_from_any_message_shape() -> None:
 
 
 # -- LlamaIndex: LLMs, through complete ---------------------------------------------------------
-
-
-class ScriptedLLM(CustomLLM):
-    """LlamaIndex's extension point for a custom LLM: fixed answers, and the prompts it got."""
-
-    answers: list[str]
-    prompts: list[str] = []
-
-    @property
-    def metadata(self) -> LLMMetadata:
-        return LLMMetadata()
-
-    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
-        self.prompts.append(prompt)
-        return CompletionResponse(text=self.answers[len(self.prompts) - 1])
-
-    def stream_complete(
-        self, prompt: str, formatted: bool = False, **kwargs: Any
-    ) -> CompletionResponseGen:
-        raise NotImplementedError
 
 
 def test_a_llamaindex_llm_is_asked_the_prompt_with_the_exchange() -> None:

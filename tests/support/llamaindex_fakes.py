@@ -1,5 +1,6 @@
-"""Test doubles built from LlamaIndex's own mocks: a scripted function-calling LLM that records
-what it was sent, and a deterministic embedding model."""
+"""Test doubles built from LlamaIndex's own mocks and extension points: a scripted
+function-calling LLM that records what it was sent, a completion LLM with fixed answers, and a
+deterministic embedding model."""
 
 from __future__ import annotations
 
@@ -7,7 +8,14 @@ from collections.abc import Iterable
 from typing import Any
 
 from llama_index.core.base.embeddings.base import BaseEmbedding
-from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
+from llama_index.core.base.llms.types import (
+    ChatMessage,
+    CompletionResponse,
+    CompletionResponseGen,
+    LLMMetadata,
+    ToolCallBlock,
+)
+from llama_index.core.llms import CustomLLM
 from llama_index.core.llms.mock import MockFunctionCallingLLMWithChatMemoryOfLastCall
 from pydantic import PrivateAttr
 
@@ -55,3 +63,23 @@ class HashEmbedding(BaseEmbedding):
 
     def _get_text_embedding(self, text: str) -> list[float]:
         return [float(x) for x in self._inner.embed([text])[0]]
+
+
+class ScriptedLLM(CustomLLM):
+    """LlamaIndex's extension point for a custom LLM: fixed answers, and the prompts it got."""
+
+    answers: list[str]
+    prompts: list[str] = []
+
+    @property
+    def metadata(self) -> LLMMetadata:
+        return LLMMetadata()
+
+    def complete(self, prompt: str, formatted: bool = False, **kwargs: Any) -> CompletionResponse:
+        self.prompts.append(prompt)
+        return CompletionResponse(text=self.answers[len(self.prompts) - 1])
+
+    def stream_complete(
+        self, prompt: str, formatted: bool = False, **kwargs: Any
+    ) -> CompletionResponseGen:
+        raise NotImplementedError
