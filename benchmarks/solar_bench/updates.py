@@ -17,8 +17,7 @@ The memories: ``unlimited`` (every turn, hybrid ranking); ``solar-dialogue`` at 
 adapters build); the same with **keys** (each injected statement offered with
 ``key="Speaker/attribute"``, questions about a past day asked with ``as_of=``), and with the
 :func:`scripted_extractor` beside the turns (the raw turn, then each fact it extracts with its
-key). The rows with keys need ``SolarMemory.add(key=)`` and ``retrieve(as_of=)``
-(:func:`missing_key_api`): without them they are skipped with a note.
+key).
 
 ``--workload repeats``: 30 % of a conversation's turns said again, lightly reworded
 (:func:`solar_bench.rewording.reword`), 3 to 50 turns later, under the original's dia_id
@@ -46,7 +45,6 @@ True
 
 from __future__ import annotations
 
-import inspect
 import json
 import random
 import re
@@ -691,26 +689,6 @@ def judge(answer: str, wrong: Iterable[str], texts: Sequence[str]) -> Verdict:
 # -- the memories
 
 
-def missing_key_api() -> str | None:
-    """Why the rows with keys cannot run (``None``: they can): ``SolarMemory.add`` needs a
-    ``key`` parameter and ``SolarMemory.retrieve`` an ``as_of`` one."""
-    lacking = [
-        f"{method}({name}=)"
-        for method, name in (("add", "key"), ("retrieve", "as_of"))
-        if name not in inspect.signature(getattr(SolarMemory, method)).parameters
-    ]
-    if not lacking:
-        return None
-    return f"pending the key API: this solar_core's SolarMemory has no {' and no '.join(lacking)}"
-
-
-def missing_repeats_api() -> str | None:
-    """Why the ``repeats=`` rows cannot run (``None``: they can)."""
-    if "repeats" in inspect.signature(SolarMemory.__init__).parameters:
-        return None
-    return "pending the repeats parameter: this solar_core's SolarMemory(...) has no repeats="
-
-
 @dataclass(frozen=True)
 class Setup:
     """A memory of the ``facts`` rows: its policy and capacity, and how it is fed (``plain``:
@@ -885,10 +863,8 @@ def fact_records(
     seeds: Sequence[int],
     progress: Callable[[], None] = lambda: None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """One record per (memory, conversation, seed) that can run, and the notes of those that
-    cannot (the rows with keys, without the key API)."""
-    why = missing_key_api()
-    runnable = [s for s in setups(ks) if not (s.keyed and why)]
+    """One record per (memory, conversation, seed), and the notes (none: every row runs)."""
+    runnable = setups(ks)
     out: list[dict[str, Any]] = []
     plain: dict[tuple[Any, ...], float] = {}
     for conv in convs:
@@ -908,15 +884,12 @@ def fact_records(
                     _record("facts", setup.label, setup.capacity, conv.sample_id, seed, metrics)
                 )
                 progress()
-    pending = ", ".join(f"{s.label} K={s.capacity}" for s in setups(ks) if s.keyed)
-    return out, [] if why is None else [f"{pending}: {why}"]
+    return out, []
 
 
 def facts_total(convs: Sequence[Conversation], ks: Sequence[int], seeds: Sequence[int]) -> int:
     """How many runs :func:`fact_records` makes (for a progress bar)."""
-    why = missing_key_api()
-    runnable = [s for s in setups(ks) if not (s.keyed and why)]
-    return sum(bool(c.turns and c.questions) for c in convs) * len(seeds) * len(runnable)
+    return sum(bool(c.turns and c.questions) for c in convs) * len(seeds) * len(setups(ks))
 
 
 # -- turns said again
@@ -980,23 +953,46 @@ def run_repeats(
     """``solar-dialogue`` at ``capacity`` through the dialogue (``repeats``: the constructor's
     ``repeats=``; ``None``: not passed): ``score`` (evidence recall@5, ``end``), ``mean_size``,
     ``us_per_turn`` (median step: retrieval and offer, embedding excluded)."""
+    return run_repeats_together(dialogue, vector, capacity, seed, [repeats])[0]
+
+
+def run_repeats_together(
+    dialogue: Dialogue,
+    vector: Vectors,
+    capacity: int,
+    seed: int,
+    flags: Sequence[bool | None],
+) -> list[dict[str, float]]:
+    """:func:`run_repeats` of each of ``flags``, in lockstep: every memory takes a turn before
+    the next turn, in an order that alternates, so that the machine's slow moments fall on
+    each alike and the step times compare (the thread's CPU time: another process's work is
+    not counted)."""
     dim = len(vector(dialogue.turns[0].text))
-    extra: dict[str, Any] = {} if repeats is None else {"repeats": repeats}
-    memory = SolarMemory(CHAT_POLICY, capacity, dim=dim, k=TOP, seed=seed, **extra)
-    times, sizes = [], []
-    clock = time.perf_counter_ns
-    for turn in dialogue.turns:
+    memories = []
+    for flag in flags:
+        extra: dict[str, Any] = {} if flag is None else {"repeats": flag}
+        memories.append(SolarMemory(CHAT_POLICY, capacity, dim=dim, k=TOP, seed=seed, **extra))
+    times: list[list[int]] = [[] for _ in flags]
+    sizes: list[list[int]] = [[] for _ in flags]
+    clock = time.thread_time_ns
+    for i, turn in enumerate(dialogue.turns):
         v = vector(turn.text)
-        start = clock()
-        memory.retrieve(turn.text, embedding=v)
-        memory.add(turn.text, embedding=v, metadata={"dia_id": turn.dia_id})
-        times.append(clock() - start)
-        sizes.append(len(memory))
-    return {
-        "score": own_recall(memory, dialogue.questions, vector),
-        "mean_size": float(np.mean(sizes)),
-        "us_per_turn": float(np.median(times)) / 1000.0,
-    }
+        order = range(len(flags)) if i % 2 == 0 else range(len(flags) - 1, -1, -1)
+        for j in order:
+            memory = memories[j]
+            start = clock()
+            memory.retrieve(turn.text, embedding=v)
+            memory.add(turn.text, embedding=v, metadata={"dia_id": turn.dia_id})
+            times[j].append(clock() - start)
+            sizes[j].append(len(memory))
+    return [
+        {
+            "score": own_recall(memory, dialogue.questions, vector),
+            "mean_size": float(np.mean(sizes[j])),
+            "us_per_turn": float(np.median(times[j])) / 1000.0,
+        }
+        for j, memory in enumerate(memories)
+    ]
 
 
 #: the ``repeats`` rows: (stream, label, ``repeats=``), the reference first
@@ -1004,17 +1000,12 @@ REFERENCE = "no repeats (reference)"
 
 
 def repeat_variants() -> tuple[list[tuple[str, str, bool | None]], list[str]]:
-    """The rows that can run and the notes of those that cannot: the reference (the memory as
-    built by default on the conversation without repeats), then on the conversation with
-    repeats ``repeats=True`` and ``repeats=False`` if the parameter exists, else the memory as
-    built today."""
-    why = missing_repeats_api()
+    """The rows and their notes (none): the reference (the memory as built by default on the
+    conversation without repeats), then ``repeats=True`` and ``repeats=False`` on the
+    conversation with repeats."""
     rows: list[tuple[str, str, bool | None]] = [("plain", REFERENCE, None)]
-    if why is None:
-        rows += [("repeated", "repeats=True", True), ("repeated", "repeats=False", False)]
-        return rows, []
-    rows.append(("repeated", "no repeats= (today)", None))
-    return rows, [f"repeats=True, repeats=False: {why}"]
+    rows += [("repeated", "repeats=True", True), ("repeated", "repeats=False", False)]
+    return rows, []
 
 
 def repeat_texts(streams: Iterable[Dialogue]) -> list[str]:
@@ -1035,8 +1026,9 @@ def repeat_records(
     seeds: Sequence[int],
     progress: Callable[[], None] = lambda: None,
 ) -> tuple[list[dict[str, Any]], list[str]]:
-    """One record per (K, row, conversation, seed), the rows of one (K, conversation, seed)
-    run one after the other (their step times measured side by side), and the notes."""
+    """One record per (K, row, conversation, seed), the rows of one stream of one (K,
+    conversation, seed) run in lockstep (their step times measured side by side), and the
+    notes."""
     variants, notes = repeat_variants()
     out: list[dict[str, Any]] = []
     for capacity in ks:
@@ -1044,15 +1036,18 @@ def repeat_records(
             if not dialogue.turns or not dialogue.questions:
                 continue
             for seed in seeds:
-                repeated = repeat_stream(dialogue, seed)
-                for stream, label, flag in variants:
-                    source = dialogue if stream == "plain" else repeated
-                    metrics = run_repeats(source, vector, capacity, seed, flag)
-                    metrics["turns"] = float(len(source.turns))
-                    out.append(
-                        _record("repeats", label, capacity, dialogue.sample_id, seed, metrics)
+                streams = {"plain": dialogue, "repeated": repeat_stream(dialogue, seed)}
+                for stream, source in streams.items():  # the variants of a stream in lockstep
+                    rows = [(label, flag) for name, label, flag in variants if name == stream]
+                    runs = run_repeats_together(
+                        source, vector, capacity, seed, [flag for _, flag in rows]
                     )
-                    progress()
+                    for (label, _), metrics in zip(rows, runs, strict=True):
+                        metrics["turns"] = float(len(source.turns))
+                        out.append(
+                            _record("repeats", label, capacity, dialogue.sample_id, seed, metrics)
+                        )
+                        progress()
     return out, notes
 
 

@@ -227,6 +227,8 @@ def _items(reader: MemoryReader, args: argparse.Namespace, out: TextIO) -> None:
         records = records[: args.limit]  # (None: all)
         table = tables.items_table(records, now, args.width) if records else ""
     shown = f"{len(records)} items" if len(records) == held else f"{len(records)} of {held} items"
+    past = sum(r["superseded_at"] is not None for r in records)
+    shown += f" ({past} superseded, kept for as_of)" if past else ""
     _listed(out, args, records, f"{tables.safe(shown_scope(scope))}: {shown}", table)
 
 

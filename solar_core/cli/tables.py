@@ -143,7 +143,7 @@ SORTS = ("stored", *_SORTS)
 def item_records(memory: SolarMemory, now: float, sort: str = "stored") -> list[dict[str, Any]]:
     """One plain record per stored item: what ``items`` and ``export`` show."""
     counts = Counter(i for retrieval in memory.retrieval_trace() for i in retrieval["ids"])
-    items = memory.items()
+    items = memory.items(include_superseded=True)  # past values of keys too
     for item in items:
         checked_time(item.created_at, f"the creation time of item {item.id!r}")
         checked_time(item.valid_until, f"the valid_until of item {item.id!r}")
@@ -230,7 +230,7 @@ def offered_texts(memory: SolarMemory) -> dict[int, str]:
 
 def decision_records(memory: SolarMemory, last: int | None = None) -> list[dict[str, Any]]:
     """The traced decisions, oldest first, with the texts still stored or logged."""
-    texts = {item.id: item.text for item in memory.items()}
+    texts = {item.id: item.text for item in memory.items(include_superseded=True)}
     timed = memory.export()["decisions"][-last if last else 0 :]  # (None: all)
     offered = offered_texts(memory) if any(not e["admitted"] for e in timed) else {}
     out = []

@@ -12,18 +12,19 @@ from __future__ import annotations
 import math
 from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import replace
 from functools import partial
 from itertools import pairwise
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 import numpy.typing as npt
 
-from solar_core.basics.records import CATEGORIES, Record, Retrieval, copy_metadata, read_copy
+from solar_core.basics.records import Record, Retrieval, copy_metadata, read_copy
 from solar_core.basics.state import MOST_COUNT, State, StateReader, part_of, prefixed
 from solar_core.basics.types import Decision, Hit, Hits, MemoryItem, UnknownItemError
 from solar_core.basics.validation import FloatVector
+from solar_core.engine.history import History
+from solar_core.engine.record_state import number, read_records, record_columns
 from solar_core.engine.steps import Lookup, Offer, Rating, Renewal
 from solar_core.policies.admission import AdmissionPolicy, AlwaysAdmit, Candidate, Verdict
 from solar_core.policies.admission.base import ALWAYS
@@ -39,6 +40,7 @@ from solar_core.retrieval.repeats import (
     same_canon,
     same_context,
     sketch,
+    word_key,
 )
 
 #: how many recent retrievals stay rateable by feedback(retrieval=...)
@@ -151,7 +153,7 @@ class MemoryCore:
         self._retrieval_trace: deque[tuple[float, str | None, list[Hit]]] = deque(maxlen=trace_size)
         self._id_counter = self._retrieval_seq = 0
         self.identity = identity  # who made its rating handles (``Hits.origin``)
-        self._stale: set[int] = set()  # slots of superseded items (made again from the records)
+        self._history = History(capacity, dim)  # superseded values, out of the slots
         self._offered: Offered | None = None  # what the repeats' look-up made of the offer
         self.listeners = ()
         self.reset_counters()
@@ -161,6 +163,7 @@ class MemoryCore:
         # policy; expired: by the lifecycle; removals: every item taken out (stale retrievals)
         self._steps = self._retrievals = self._admitted = self._rejected = self._reoffered = 0
         self._evicted = self._removed = self._deleted = self._expired = self._feedbacks = 0
+        self._superseded = 0  # items that left the slots for the history
         self._removals = 0
         self._score_sum = 0.0
         self._recent: OrderedDict[int, Retrieval] = OrderedDict()  # rateable retrievals
@@ -200,10 +203,16 @@ class MemoryCore:
         """Every stored id, oldest insert first."""
         return self._store.ids()
 
-    def records(self) -> list[tuple[str, Record]]:
-        """Every stored ``(id, record)``, oldest insert first."""
+    def records(self, past: bool = False) -> list[tuple[str, Record]]:
+        """Every stored ``(id, record)``, oldest insert first (``past``: then the superseded
+        values of the history, the longest-superseded first)."""
         store = self._store
-        return [(i, store.payload_at(store.slot_of(i))) for i in store.ids()]
+        records = [(i, store.payload_at(store.slot_of(i))) for i in store.ids()]
+        return records + [(i, r) for i, r, _ in self._history.entries()] if past else records
+
+    def past_ids(self) -> list[str]:
+        """The ids of the superseded values the history keeps, the longest-superseded first."""
+        return self._history.ids()
 
     def _slot(self, item_id: object) -> int:
         if not isinstance(item_id, str):
@@ -213,15 +222,21 @@ class MemoryCore:
         return self._store.slot_of(item_id)
 
     def vector(self, item_id: str) -> FloatVector:
-        """A copy of the stored unit vector of ``item_id``."""
+        """A copy of the stored unit vector of ``item_id`` (a superseded value's too)."""
+        if isinstance(item_id, str) and item_id in self._history:
+            past: FloatVector = self._history.get(item_id)[1].copy()
+            return past
         return self._store.vector(self._slot(item_id))
 
     def item(self, item_id: str) -> MemoryItem:
-        slot = self._slot(item_id)
-        r: Record = self._store.payload_at(slot)
-        info = dict(self.eviction.describe(slot))
-        if self.deletion is not None:
-            info.update(self.deletion.describe(slot))
+        r: Record
+        if isinstance(item_id, str) and item_id in self._history:
+            r, info = self._history.get(item_id)[0], {}  # no policy knows a past value
+        else:
+            slot = self._slot(item_id)
+            r, info = self._store.payload_at(slot), dict(self.eviction.describe(slot))
+            if self.deletion is not None:
+                info.update(self.deletion.describe(slot))
         # the metadata is the caller's copy: changing it changes no item
         made = (item_id, r.text, read_copy(r.metadata), r.step, r.created_at, info)
         return MemoryItem(
@@ -234,14 +249,12 @@ class MemoryCore:
         """The ``k`` items that best match the lookup (:mod:`solar_core.retrieval.ranking`); if
         recorded, a retrieval event that credits exactly the returned items."""
         vector, store = lookup.vector, self._store
-        weights = self._importance_weights() if self.importance_weight > 0.0 else None
-        if lookup.as_of is not None or self._stale:
-            lookup = replace(lookup, exclude={*lookup.exclude, *self._not_current(lookup)})
-        slots, scores, cosine = rank(store, lookup, weights)
-        if lookup.superseded and self._stale and len(slots):  # superseded ones after the rest
-            order = sorted(range(len(slots)), key=lambda i: int(slots[i]) in self._stale)
-            slots, scores = slots[order], [scores[i] for i in order]
-        ids, payloads = store.slot_lists()
+        if lookup.as_of is not None or (lookup.superseded and len(self._history)):
+            (table, slots, scores), cosine = self._rank_past(lookup), False
+        else:
+            weights = self._importance_weights() if self.importance_weight > 0.0 else None
+            table, (slots, scores, cosine) = store, rank(store, lookup, weights)
+        ids, payloads = table.slot_lists()
         listed = slots.tolist()
         records: list[Record] = [payloads[s] for s in listed]
         hits = [
@@ -251,13 +264,16 @@ class MemoryCore:
         if not lookup.record:
             return Hits(hits, None, self.identity)
         now = self.clock()  # before any change: a failing clock leaves the memory as it was
-        for listener in self._hear_retrieved:
-            listener.retrieved(records)
         # The trace keeps hits of its own: a caller changing those it got changes no snapshot.
         traced = [
             Hit(hit.id, hit.text, hit.score, rec.metadata.copy(), hit.rank)
             for hit, rec in zip(hits, records, strict=True)
         ]
+        if table is not store:  # credit goes to the items held, not to past values
+            held = [store.slot_of(hit.id) for hit in hits if hit.id in store]
+            slots, records = np.asarray(held, np.int64), [store.payload_at(s) for s in held]
+        for listener in self._hear_retrieved:
+            listener.retrieved(records)
         self._retrieval_trace.append((now, lookup.query, traced))
         step = self._steps + 1
         # policies learn from similarity, not from what ranked the hits
@@ -272,20 +288,46 @@ class MemoryCore:
             self._recent.popitem(last=False)
         return Hits(hits, self._retrieval_seq, self.identity)
 
-    def _not_current(self, lookup: Lookup) -> list[str]:
-        """The ids a lookup leaves out by time: superseded items (unless it asks for them) and,
-        ``as_of`` a time, the items stored after it or superseded by then."""
-        ids, payloads = self._store.slot_lists()
-        at = lookup.as_of
-        if at is None:
-            return [] if lookup.superseded else [str(ids[s]) for s in self._stale]
-        out = []
-        for slot in self._store.active_slots().tolist():
-            r: Record = payloads[slot]
-            gone = r.superseded_at is not None and r.superseded_at <= at and not lookup.superseded
-            if r.created_at > at or gone:
-                out.append(str(ids[slot]))
-        return out
+    def _rank_past(self, lookup: Lookup) -> tuple[ItemTable, npt.NDArray[np.int64], list[float]]:
+        """Rank a look-up into the past (``as_of``, or asking for superseded values) in a table
+        of its own: the items held that were stored by then, and the history's values current
+        then (or, asked for, superseded by then too: those rank after the rest)."""
+        table, at = self._past_table(lookup), lookup.as_of
+        weights = None
+        if self.importance_weight > 0.0:
+            w, payloads = self.importance_weight, table.slot_lists()[1]
+            weights = np.asarray([1.0 - w + w * r.importance for r in payloads[: len(table)]])
+        slots, scores, _ = rank(table, lookup, weights)
+        if lookup.superseded and len(slots):
+            payloads = table.slot_lists()[1]
+
+            def late(i: int) -> bool:  # superseded by then
+                since = payloads[int(slots[i])].superseded_at
+                return since is not None and (at is None or since <= at)
+
+            order = sorted(range(len(slots)), key=late)
+            slots, scores = slots[order], [scores[i] for i in order]
+        return table, slots, scores
+
+    def _past_table(self, lookup: Lookup) -> ItemTable:
+        """A table of what a look-up into the past may return (:meth:`_rank_past`): made for
+        the look-up, as such look-ups are rare (a copy of the items' rows and records)."""
+        at, store = lookup.as_of, self._store
+        ids, payloads = store.slot_lists()
+        chosen = [
+            (ids[slot], payloads[slot], store.matrix[slot])
+            for slot in store.active_slots().tolist()
+            if at is None or payloads[slot].created_at <= at
+        ]
+        for item_id, r, vector in self._history.entries():
+            since = cast(float, r.superseded_at)
+            current = lookup.superseded or since > cast(float, at)
+            if (at is None or r.created_at <= at) and current:
+                chosen.append((item_id, r, vector))
+        table = ItemTable(self.dim, None, initial_slots=max(1, len(chosen)))
+        for item_id, r, vector in chosen:
+            table.insert(item_id, vector, r)
+        return table
 
     def _importance_weights(self) -> npt.NDArray[np.float64]:  # 1 for empty slots
         store, w = self._store, self.importance_weight
@@ -369,6 +411,11 @@ class MemoryCore:
                 raise ValueError(
                     f"an item with id {item_id!r} is already stored, with a different text"
                 )
+        elif item_id is not None and item_id in self._history and not offer.update:
+            raise ValueError(
+                f"{item_id!r} is the id of a superseded value: offer this one under another id, "
+                "or remove that value first"
+            )
         repeated = old = None
         # (an update names the item it writes, as LangGraph's keys do: never a repeat)
         if self.repeats and again is None and not offer.update and len(store):
@@ -381,15 +428,18 @@ class MemoryCore:
         if repeated is not None:
             return self._repeat(repeated, step, now, offer)
         candidate = None
-        full = store.full and store.evictable == 0 and not self._stale
+        full = store.full and store.evictable == 0
         if replaced is not None:
             # One step, so never lost between: the old item goes as removed, the new one is
             # stored without asking the gate (the key was kept already) and evicts nothing.
             self.drop(replaced, "removed")
             verdict = UPDATED
+        elif offer.update and item_id in self._history:  # it names a past value: that gives way
+            self._history.remove(cast(str, item_id))
+            verdict = UPDATED
         elif offer.key is not None and again is None and (old is not None or not full):
             # A fact with a key is the caller's own: stored without asking the gate (as an
-            # update is), the item it supersedes the first to go if room is needed.
+            # update is); the item it supersedes leaves its slot for the history.
             verdict = KEYED
         elif store.protected and again is None and full:
             # Only identity items left: refused before the gate sees it, so no gate state
@@ -398,7 +448,8 @@ class MemoryCore:
         elif type(self.admission) is AlwaysAdmit:
             verdict = ALWAYS  # what it returns for every candidate: skip building one
         else:
-            candidate = _OfferCandidate(offer, store, self._victim, step, self._pending_score)
+            pick, score = self.eviction.victim, self._pending_score
+            candidate = _OfferCandidate(offer, store, pick, step, score)
             candidate.stored = again
             verdict = self.admission.admit(candidate)
         self._steps = step
@@ -424,13 +475,6 @@ class MemoryCore:
                 return int(slot)
         return None
 
-    def _victim(self, step: int) -> Victim:
-        """What leaves when room is needed: the longest-superseded item, else the policy's."""
-        if self._stale:
-            payloads = self._store.slot_lists()[1]
-            return Victim(min(self._stale, key=lambda s: (payloads[s].superseded_at, s)))
-        return self.eviction.victim(step)
-
     def _end(
         self, decision: Decision, step: int, now: float, offer: Offer | None = None
     ) -> Decision:
@@ -447,8 +491,9 @@ class MemoryCore:
 
     def _repeat_of(self, offer: Offer) -> tuple[int, FloatVector] | None:
         """The slot of the stored item ``offer`` repeats (:mod:`~solar_core.retrieval.repeats`)
-        and the offer's vector, or ``None``. Read only: the same normalised words are found by
-        a look-up, a near-identical wording among the few nearest stored items by cosine."""
+        and the offer's vector, or ``None``. Read only: the same normalised text is found among
+        the texts of its word key, a near-identical wording among the few nearest stored items
+        by cosine (their similarities are those its retrieval just computed, if it was one)."""
         store, vector, key = self._store, offer.unit(), offer.key
         offer.row, offer.scale = vector, None  # made once: the gate and the insert read it
         payloads = store.slot_lists()[1]
@@ -463,15 +508,20 @@ class MemoryCore:
                 and same_context(record.metadata, record.text, offer.metadata, offer.text)
             )
 
-        norm = normalise(offer.text)
-        slot = store.normal_slot(norm)
-        self._offered = (norm, None, None)  # (what is made of it is kept for its insert)
-        if slot is None or not same(slot):
+        text = offer.text
+        words, norm, slot = word_key(text), None, None
+        same_words = store.same_words(words)  # every stored text that normalises as this one
+        if same_words:
+            norm = normalise(text)
+            found = (s for s in reversed(same_words) if store.norm_at(s) == norm and same(s))
+            slot = next(found, None)
+        self._offered = (words, norm, None, None)  # (what is made of it is kept for its insert)
+        if slot is None:
             nearest = store.nearest_slots(vector, CANDIDATES)
-            mine = sketch(norm)  # the rule parses the offer only for a candidate this close
-            near = [s for s in nearest if len(mine ^ store.sketch_at(s)) <= SKETCH_SLACK]
-            made = canon(offer.text, norm) if near else None
-            self._offered, slot = (norm, mine, made), None
+            mine = sketch(words)  # the rule parses the offer only for a candidate this close
+            near = [s for s in nearest if (mine ^ store.sketch_at(s)).bit_count() <= SKETCH_SLACK]
+            made = canon(text, norm) if near else None
+            self._offered = (words, norm if made is None else made.norm, mine, made)
             if made is not None:
                 found = (s for s in near if same(s) and same_canon(made, store.canon_at(s)))
                 slot = next(found, None)
@@ -511,17 +561,13 @@ class MemoryCore:
         victim: Victim | None = None
         evicted = superseded = None
         contenders: tuple[tuple[str, float], ...] = ()
-        if supersedes is not None:  # it stops being current now, and is no longer protected
-            old: Record = store.payload_at(supersedes)
-            old.superseded_at, old.superseded_by = now, new_id
-            superseded = store.id_at(supersedes)
-            self._stale.add(supersedes)
-            store.protected.discard(supersedes)
+        if supersedes is not None:  # it stops being current now: out of the slots
+            superseded = self._supersede(supersedes, now, new_id)
         # What the policies made of the candidate is reused: its vector, its similarities and
         # its victim (the item the gate compared it with, if it asked, is the one that leaves).
         vector, sims, chosen = (None, None, None) if candidate is None else candidate.made()
         while store.full:
-            victim = chosen if chosen is not None else self._victim(step)
+            victim = chosen if chosen is not None else eviction.victim(step)
             chosen = None
             contenders = tuple([(store.id_at(s), score) for s, score in victim.contenders])
             evicted = self.drop(victim.slot, "evicted")
@@ -547,10 +593,21 @@ class MemoryCore:
         decision.superseded = superseded
         return decision
 
+    def _supersede(self, slot: int, now: float, by: str) -> str:
+        """The item in ``slot`` stops being current: it leaves the slots for the history (whose
+        longest-superseded value goes if it is full). Returns its id."""
+        record: Record = self._store.payload_at(slot)
+        record.superseded_at, record.superseded_by = now, by
+        vector = self._store.vector(slot)
+        item_id = self.drop(slot, "superseded")
+        self._history.keep(item_id, record, vector)
+        return item_id
+
     def _new_id(self) -> str:
         while True:
             self._id_counter += 1
-            if f"m{self._id_counter}" not in self._store:
+            made = f"m{self._id_counter}"
+            if made not in self._store and made not in self._history:
                 return f"m{self._id_counter}"
 
     # -- deletions ------------------------------------------------------------------------------
@@ -558,7 +615,6 @@ class MemoryCore:
         """Take the item in ``slot`` out: ``"evicted"``, ``"removed"``, ``"deleted"`` (by the
         deletion policy) or ``"expired"``; returns its id."""
         item_id = self._store.remove(slot)
-        self._stale.discard(slot)
         self.eviction.on_remove(slot, reason == "evicted")
         if self.deletion is not None:
             self.deletion.on_remove(slot)
@@ -569,6 +625,8 @@ class MemoryCore:
             self._deleted += 1
         elif reason == "expired":
             self._expired += 1
+        elif reason == "superseded":
+            self._superseded += 1
         else:
             self._removed += 1
         for listener in self._hear_removed:
@@ -591,12 +649,13 @@ class MemoryCore:
         # the clock only when something is evicted (read before any change, as steps read it)
         now, evicted = self.clock() if len(store) > capacity else 0.0, []
         while len(store) > capacity:
-            victim = self._victim(self._steps)
+            victim = self.eviction.victim(self._steps)
             contenders = tuple([(store.id_at(s), score) for s, score in victim.contenders])
             item_id, reason = self.drop(victim.slot, "evicted"), f"resized to {capacity}"
             evicted.append(Decision(self._steps, False, None, item_id, reason))
             evicted[-1].victim_score, evicted[-1].contenders = victim.score, contenders
         store.resize(capacity, rows)
+        self._history.resize(capacity)  # as many past values as items
         self.capacity = capacity
         self.eviction.resized(capacity)
         self._reserve()
@@ -604,7 +663,10 @@ class MemoryCore:
         return evicted
 
     def remove(self, item_id: str, reason: str = "removed") -> None:
-        """Delete ``item_id`` now (not counted as an eviction)."""
+        """Delete ``item_id`` now (not counted as an eviction); a superseded value too."""
+        if isinstance(item_id, str) and item_id in self._history:
+            self._history.remove(item_id)  # (it holds no slot: no policy knows it)
+            return
         self.drop(self._slot(item_id), reason)
 
     def renew(self, renewal: Renewal) -> list[str]:
@@ -636,7 +698,7 @@ class MemoryCore:
         for listener in self._hear_cleared:
             listener.cleared(ids)
         self._store.clear()
-        self._stale.clear()
+        self._history.clear()
         self.eviction.clear()
         if self.deletion is not None:
             self.deletion.clear()
@@ -667,6 +729,9 @@ class MemoryCore:
         self.admission, self.deletion, self.repeats = AlwaysAdmit(), None, False
         try:
             for item_id, r, vector in items:
+                if r.superseded_at is not None:  # a past value: back into the history
+                    self._history.keep(item_id, r, vector)
+                    continue
                 self.clock = partial(float, r.created_at)  # the item's own time
                 offer = Offer(
                     r.text, vector, None, dict(r.metadata), item_id, r.category, r.valid_until
@@ -676,14 +741,7 @@ class MemoryCore:
                 slot = self._store.slot_of(item_id)
                 put: Record = self._store.payload_at(slot)
                 put.importance, put.seen, put.last_seen = r.importance, r.seen, r.last_seen
-                put.key, put.superseded_at, put.superseded_by = (
-                    r.key,
-                    r.superseded_at,
-                    r.superseded_by,
-                )
-                if r.superseded_at is not None:
-                    self._stale.add(slot)
-                    self._store.protected.discard(slot)
+                put.key = r.key
         finally:
             self.admission, self.deletion, self.clock = admission, deletion, clock
             self.repeats = repeats
@@ -732,7 +790,7 @@ class MemoryCore:
         return {
             "size": len(self._store),
             "capacity": self.capacity,
-            **{name: getattr(self, "_" + name) for name in _COUNTERS[:9]},  # steps ... expired
+            **{name: getattr(self, "_" + name) for name in _COUNTERS[:10]},  # ... superseded
             # paper Eq. 1: N = steps whose cache changed; every admission changes it
             "modifications": self._admitted,
             "store_rate": self._admitted / steps if steps else 0.0,
@@ -752,6 +810,8 @@ class MemoryCore:
         if self.deletion is not None:
             self.deletion.check_invariants()
         expected = self._admitted - self._evicted - self._removed - self._deleted - self._expired
+        expected -= self._superseded
+        self._history.check_invariants(dict.fromkeys(self._store.ids()))
         if expected != len(self._store):
             raise AssertionError(f"counters say {expected} items, store has {len(self._store)}")
         if self._admitted + self._rejected + self._reoffered != self._steps:
@@ -773,6 +833,7 @@ class MemoryCore:
 
     def _parts(self) -> dict[str, Any]:  # whose state is in this memory's, by prefix
         parts: dict[str, Any] = {"store": self._store, "eviction": self.eviction}
+        parts["history"] = self._history
         if not self._one_policy():
             parts["admission"] = self.admission
         if self.deletion is not None:
@@ -786,10 +847,6 @@ class MemoryCore:
         Item metadata and traced hits are JSON values as a stored memory holds them."""
         store = self._store
         records: list[Record | None] = store.slot_lists()[1][: store.high_water]
-
-        def column(name: str, fill: Any = None) -> list[Any]:  # ``fill`` in empty slots
-            return [fill if r is None else getattr(r, name) for r in records]
-
         found = self._retrieval_trace
         state: State = {
             **{name: getattr(self, "_" + name) for name in _COUNTERS},
@@ -797,14 +854,7 @@ class MemoryCore:
             "pending_score": self._pending_score,
             "origin": self.identity,  # who made its rating handles
             "rng": _plain(self.rng.bit_generator.state),
-            **{f"item.{name}": column(name) for name in ("text", "metadata", "category")},
-            "item.valid_until": column("valid_until"),
-            "item.step": np.asarray(column("step", 0), dtype=np.int64),
-            "item.created_at": np.asarray(column("created_at", 0.0), dtype=np.float64),
-            "item.importance": np.asarray(column("importance", 0.0), dtype=np.float64),
-            "item.seen": np.asarray(column("seen", 0), dtype=np.int64),
-            "item.last_seen": column("last_seen"),
-            **{f"item.{name}": column(name) for name in ("key", "superseded_at", "superseded_by")},
+            **record_columns(records, "item."),
             "trace.time": np.asarray([at for at, _ in self._trace], dtype=np.float64),
             **_decision_columns([decision for _, decision in self._trace]),
             "found.time": np.asarray([at for at, _, _ in found], dtype=np.float64),
@@ -833,7 +883,9 @@ class MemoryCore:
         pending = read.number("pending_score", 0.0, 1.0, optional=True)
         identity = read.text("origin")
         rng = read.mapping("rng")
-        records = self._read_records(read, store)
+        records = read_records(read, store.active_mask.tolist(), "item.")
+        if any(r.superseded_at is not None for r in records.values()):
+            raise read.fail("a superseded value holds a slot (the history keeps those)")
         limit = self._trace.maxlen or 0
         times = read.array("trace.time", np.float64, (None,))
         found_times = read.array("found.time", np.float64, (None,))
@@ -853,7 +905,6 @@ class MemoryCore:
         payloads = store.slot_lists()[1]
         for slot, record in records.items():
             payloads[slot] = record
-        self._stale = {slot for slot, r in records.items() if r.superseded_at is not None}
         for name, value in counters.items():
             setattr(self, "_" + name, value)
         self._score_sum, self._pending_score, self.identity = score_sum, pending, identity
@@ -875,59 +926,6 @@ class MemoryCore:
             self.check_invariants()
         except AssertionError as err:
             raise read.fail(f"the loaded state breaks an invariant: {err}") from None
-
-    def _read_records(self, read: StateReader, store: ItemTable) -> dict[int, Record]:
-        """The items' records by slot, checked against the store's used slots."""
-        high = store.high_water
-        texts = read.listed("item.text", high)
-        metadata = read.value("item.metadata")  # checked as add() checks it, below
-        if type(metadata) is not list or len(metadata) != high:
-            raise read.fail(f"item.metadata must be a list of {high}")
-        categories = read.listed("item.category", high)
-        until = read.listed("item.valid_until", high)
-        steps = read.array("item.step", np.int64, (high,), lo=0, hi=MOST_COUNT).tolist()
-        created = read.array("item.created_at", np.float64, (high,)).tolist()
-        importance = read.array("item.importance", np.float64, (high,), lo=0.0, hi=1.0).tolist()
-        seen = read.array("item.seen", np.int64, (high,), lo=0, hi=MOST_COUNT).tolist()
-        last_seen = read.listed("item.last_seen", high)
-        keys, since = read.listed("item.key", high), read.listed("item.superseded_at", high)
-        by = read.listed("item.superseded_by", high)
-        used = store.active_mask
-        records: dict[int, Record] = {}
-        for slot in range(high):
-            text, valid = texts[slot], until[slot]
-            if not used[slot]:
-                if text is not None or metadata[slot] is not None:
-                    raise read.fail(f"empty slot {slot} holds an item")
-                continue
-            if type(text) is not str or not text.strip():
-                raise read.fail(f"the item in slot {slot} has no text")
-            if type(metadata[slot]) is not dict:
-                raise read.fail(f"the metadata of the item in slot {slot} is not a mapping")
-            if categories[slot] not in CATEGORIES:
-                raise read.fail(f"the item in slot {slot} has no known category")
-            if valid is not None and not (_number(valid) and math.isfinite(valid)):
-                raise read.fail(f"the item in slot {slot} has a bad valid_until {valid!r}")
-            last, key, at, after = last_seen[slot], keys[slot], since[slot], by[slot]
-            if seen[slot] < 1 or last is not None and not (_number(last) and math.isfinite(last)):
-                raise read.fail(f"the item in slot {slot} has bad repeat counts")
-            if not (
-                (key is None or type(key) is str and key)
-                and (at is None) == (after is None)
-                and (at is None or key is not None and _number(at) and math.isfinite(at))
-                and (after is None or type(after) is str)
-            ):
-                raise read.fail(f"the item in slot {slot} has a bad key or supersession")
-            try:
-                meta = copy_metadata(metadata[slot], f"the metadata of the item in slot {slot}")
-            except ValueError as err:
-                raise read.fail(str(err)) from None
-            records[slot] = Record(
-                *(text, meta, steps[slot], created[slot], categories[slot], importance[slot]),
-                *(valid, seen[slot], None if last is None else float(last)),
-                *(key, None if at is None else float(at), after),
-            )
-        return records
 
     def _read_rateable(
         self, read: StateReader, counters: Mapping[str, int], records: Mapping[int, Record]
@@ -973,12 +971,11 @@ class MemoryCore:
 #: the core's counters, stored by these names (each an int attribute ``_name``)
 _COUNTERS = (
     *("steps", "retrievals", "admitted", "rejected", "reoffered", "evicted", "removed"),
-    *("deleted", "expired", "feedbacks", "removals", "id_counter", "retrieval_seq"),
+    *("deleted", "expired", "superseded", "feedbacks", "removals", "id_counter"),
+    "retrieval_seq",
 )
 #: the record a rateable retrieval holds for an item gone since: no slot ever holds it
 _GONE = Record("(gone)", {}, 0, 0.0)
-#: the largest int a float holds
-_LARGEST = int(np.finfo(np.float64).max)
 
 
 def _plain(value: Any) -> Any:
@@ -988,11 +985,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, np.ndarray | np.generic):
         return value.tolist()
     return value
-
-
-def _number(value: object) -> bool:
-    """A number a float holds (an int past the floats' range is none)."""
-    return type(value) is float or (type(value) is int and abs(value) <= _LARGEST)
 
 
 def _pairs(value: object, second: tuple[type, ...]) -> bool:
@@ -1056,7 +1048,7 @@ def _decisions(read: StateReader, n: int) -> list[Decision]:
     if not (
         all(type(v) is str for v in reasons)
         and all(v is None or type(v) is str for v in (*items, *evicted, *superseded, *notes))
-        and all(_pairs(c, (int, float)) and all(_number(v) for _, v in c) for c in contenders)
+        and all(_pairs(c, (int, float)) and all(number(v) for _, v in c) for c in contenders)
         and all(_pairs(d, (str,)) for d in deleted)
     ):
         raise read.fail("the traced decisions do not hold together")

@@ -129,7 +129,7 @@ class Lifecycle(StepListener):
     def stored(self, item_id: str, record: Record, vector: FloatVector) -> None:
         record.importance = INITIAL_IMPORTANCE[record.category]
         # never evicted to make room (the store skips it): an identity item, and a current
-        # fact with a key (superseded, it loses that and is the first to go)
+        # fact with a key (superseded, it leaves the slots for the history)
         if record.category == "identity" or record.key is not None:
             store = self._core.store
             store.protected.add(store.slot_of(item_id))

@@ -218,7 +218,7 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         only looks. ``exclude``: ids never to return; ``filter``: only items whose metadata
         match it (:mod:`solar_core.retrieval.filters`, e.g. ``{"topic": "billing"}``).
         Facts with a key (:meth:`add`): only the current item of each key, unless
-        ``include_superseded`` (then the superseded ones come after the current ones);
+        ``include_superseded`` (then the past values come after the current ones);
         ``as_of`` (clock seconds or a ``datetime``): the items that were current then.
         """
         if k is None:
@@ -244,7 +244,7 @@ class SolarMemory(MemoryViews, AsyncCalls, MemoryCopies):
         """Run ``lookup`` leaving out the items ``wanted`` refuses, read under the step's lock."""
         with self._lock:
             self._sync()  # a persisted memory: other processes' items are judged too
-            exclude = left_out(self._core.records(), wanted, lookup.exclude)
+            exclude = left_out(self._core.records(True), wanted, lookup.exclude)
             step: Step = replace(lookup, exclude=exclude)
             result: Hits = self._run(step if self._local else self._runner.check(step))
         self._mine = result if lookup.record else self._mine

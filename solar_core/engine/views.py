@@ -58,7 +58,8 @@ class MemoryViews:
         """Call ``callback(item_id, text, unit_vector, metadata)`` after every stored item, and
         ``on_delete(item_ids, reason)`` after every step that took items out (either may be
         ``None``), under the lock, before the changing call returns: keep them short. Not state.
-        ``reason``: ``"evicted"``, ``"removed"``, ``"cleared"``, ``"expired"``, ``"deleted"``;
+        ``reason``: ``"evicted"``, ``"removed"``, ``"cleared"``, ``"expired"``, ``"deleted"``,
+        ``"superseded"`` (a keyed fact's older value, which leaves for the history);
         persisted also ``"forgotten"`` and ``"reloaded"`` (DESIGN.md). Deletions are told
         before the stored item, other processes' steps' too."""
         Subscribers.check(callback, on_delete)
@@ -157,9 +158,29 @@ class MemoryViews:
                 return  # before a scope's first write: a rating changes nothing, refuses nothing
             self._core.resolve_retrieval(retrieval)
 
-    def items(self) -> list[MemoryItem]:
-        """Every stored item, oldest insert first."""
-        return self._read(lambda: [self._core.item(i) for i in self._core.ids()])
+    def items(self, include_superseded: bool = False) -> list[MemoryItem]:
+        """Every stored item, oldest insert first; ``include_superseded``: then the superseded
+        values of keyed facts the memory keeps (outside its capacity), the longest-superseded
+        first.
+
+        >>> from solar_core import SolarMemory
+        >>> memory = SolarMemory("fifo", capacity=2, embedder="hash")
+        >>> _ = memory.add("Ana lives in Paris", key="ana/home")
+        >>> _ = memory.add("Ana lives in Lyon", key="ana/home")
+        >>> [i.text for i in memory.items()], len(memory)
+        (['Ana lives in Lyon'], 1)
+        >>> [(i.text, i.superseded_by) for i in memory.items(include_superseded=True)]
+        [('Ana lives in Lyon', None), ('Ana lives in Paris', 'm2')]
+        """
+        if type(include_superseded) is not bool:
+            raise TypeError(f"include_superseded must be True or False, got {include_superseded!r}")
+
+        def read() -> list[MemoryItem]:  # the core as caught up (a reload makes another)
+            core = self._core
+            past = core.past_ids() if include_superseded else []
+            return [core.item(i) for i in (*core.ids(), *past)]
+
+        return self._read(read)
 
     def vector(self, item_id: str) -> FloatVector:
         """A copy of the stored unit vector of ``item_id``."""

@@ -762,7 +762,7 @@ class MemoryStore:
                 old = self._built(key, stored, None)
                 journal.attach(old)
                 journal.forgotten()  # read only: it never writes
-                records = old.core.records()
+                records = old.core.records(past=True)  # past values: re-embedded too
                 carried = (*old.core.continuation(), old.lifecycle.last_decay)
                 base = (journal.seq, journal.snapshot_seq, journal.config_text)
             params = {**stored["params"], "dim": self.dim}

@@ -12,11 +12,11 @@ import numpy.typing as npt
 from solar_core.basics.state import State, StateReader, part_of, prefixed
 from solar_core.retrieval.lexical import LexicalIndex
 from solar_core.retrieval.neighbours import NEG_INF, NeighbourIndex
-from solar_core.retrieval.repeats import Canon, canon, normalise, sketch
+from solar_core.retrieval.repeats import Canon, canon, normalise, sketch, word_key
 
-#: what the repeats' look-up made of an offered text: normalised, its sketch, its parse (each
-#: ``None`` where not made)
-Offered = tuple[str | None, frozenset[str] | None, Canon | None]
+#: what the repeats' look-up made of an offered text: its :func:`~solar_core.retrieval.repeats.
+#: word_key`, normalised, its sketch, its parse (each but the first ``None`` where not made)
+Offered = tuple[tuple[str, ...], str | None, int | None, Canon | None]
 
 #: the most rows an unbounded store's state may claim (the validation's capacity bound)
 MAX_ROWS = 1 << 21
@@ -65,61 +65,80 @@ class ItemTable:
             NeighbourIndex(self._neighbour_k, slots) if self._neighbour_k > 0 else None
         )
         self._lexical: LexicalIndex | None = None
-        self._normal: dict[str, int] | None = None  # normalised text -> slot (repeats)
+        # The repeats' look-up (:mod:`solar_core.retrieval.repeats`), built on first use: the
+        # slots by word key (texts that normalise alike share one), then per slot what was made
+        # of its text, each when first asked (most items leave before an offer is compared).
+        self._by_words: dict[tuple[str, ...], list[int]] | None = None
+        self._keys: dict[int, tuple[str, ...]] = {}  # slot -> its text's word key
         self._norms: dict[int, str] = {}  # slot -> its text normalised
-        self._sketches: dict[int, frozenset[str]] = {}  # slot -> its words' sketch
-        self._canons: dict[int, Canon] = {}  # slot -> what the repeat rule compares, once asked
+        self._sketches: dict[int, int] = {}  # slot -> its words' sketch
+        self._canons: dict[int, Canon] = {}  # slot -> what the repeat rule compares
+        self._last_sims: tuple[bytes, npt.NDArray[np.float32]] | None = None  # similarities
 
-    def normal_slot(self, normal: str) -> int | None:
-        """The slot of the latest stored item whose text normalises to ``normal``, if any
-        (:mod:`solar_core.retrieval.repeats`); the look-up is built on first use, then kept."""
-        if self._normal is None:
-            self._normal = {}
+    def same_words(self, key: tuple[str, ...]) -> list[int]:
+        """The slots whose texts have the word key ``key``, oldest first: every stored text
+        that normalises as an offer does is among those of its key."""
+        if self._by_words is None:
+            self._by_words = {}
             for slot in self._slot_of.values():
                 self._note_canon(slot)
-        return self._normal.get(normal)
+        return self._by_words.get(key, [])
+
+    def norm_at(self, slot: int) -> str:
+        """The text in ``slot`` normalised (made when first asked, then kept)."""
+        made = self._norms.get(slot)
+        if made is None:
+            made = self._norms[slot] = normalise(_text_of(self._payloads[slot]) or "")
+        return made
 
     def canon_at(self, slot: int) -> Canon:
         """The :class:`Canon` of the text in ``slot`` (made when first asked, then kept)."""
         made = self._canons.get(slot)
         if made is None:
-            made = self._canons[slot] = canon(
-                _text_of(self._payloads[slot]) or "", self._norms[slot]
-            )
+            text = _text_of(self._payloads[slot]) or ""
+            made = self._canons[slot] = canon(text, self.norm_at(slot))
         return made
 
-    def sketch_at(self, slot: int) -> frozenset[str]:
+    def sketch_at(self, slot: int) -> int:
         """The :func:`~solar_core.retrieval.repeats.sketch` of the text in ``slot`` (made when
-        first asked, then kept: most items leave before an offer is compared with them)."""
+        first asked, then kept)."""
         drawn = self._sketches.get(slot)
         if drawn is None:
-            drawn = self._sketches[slot] = sketch(self._norms[slot])
+            drawn = self._sketches[slot] = sketch(self._keys[slot])
         return drawn
 
     def nearest_slots(self, vector: npt.NDArray[np.float32], k: int) -> list[int]:
         """The slots of the ``k`` stored items most similar to ``vector``, in no order."""
         if len(self._slot_of) <= k:
             return list(self._slot_of.values())
-        sims = self.similarities(vector)
+        last = self._last_sims  # (read only here: no copy)
+        sims = last[1] if last is not None and last[0] == vector.tobytes() else None
+        if sims is None:
+            sims = self.similarities(vector)
         m = len(sims)
         return sims.argpartition(m - k)[m - k :].tolist()  # type: ignore[no-any-return]
 
     def _note_canon(self, slot: int, made: Offered | None = None) -> None:
-        if self._normal is not None and (text := _text_of(self._payloads[slot])) is not None:
-            normal, drawn, parsed = (None, None, None) if made is None else made
-            normal = self._norms[slot] = normalise(text) if normal is None else normal
-            self._normal[normal] = slot
+        if self._by_words is not None and (text := _text_of(self._payloads[slot])) is not None:
+            key, normal, drawn, parsed = made or (word_key(text), None, None, None)
+            self._keys[slot] = key
+            self._by_words.setdefault(key, []).append(slot)
+            if normal is not None:  # what the offer made already
+                self._norms[slot] = normal
             if drawn is not None:
                 self._sketches[slot] = drawn
-            if parsed is not None:  # the offer's, made already
+            if parsed is not None:
                 self._canons[slot] = parsed
 
     def _drop_canon(self, slot: int) -> None:
         self._canons.pop(slot, None)
         self._sketches.pop(slot, None)
-        if self._normal is not None and (normal := self._norms.pop(slot, None)) is not None:
-            if self._normal.get(normal) == slot:  # (an older item of the same words, rare,
-                del self._normal[normal]  # is still found among the nearest by cosine)
+        self._norms.pop(slot, None)
+        if self._by_words is not None and (key := self._keys.pop(slot, None)) is not None:
+            slots = self._by_words[key]
+            slots.remove(slot)
+            if not slots:
+                del self._by_words[key]
 
     @property
     def lexical(self) -> LexicalIndex:
@@ -199,12 +218,19 @@ class ItemTable:
 
     # -- search -------------------------------------------------------------------------------
     def similarities(self, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
-        """Cosine similarity of ``vector`` to every used slot; ``-inf`` for empty slots."""
+        """Cosine similarity of ``vector`` to every used slot; ``-inf`` for empty slots (a new
+        array). The last vector's are kept until the table changes: a chat turn is looked up,
+        then offered, and its offer's look-ups (repeats, a gate) read them again."""
+        last, given = self._last_sims, vector.tobytes()
+        if last is not None and last[0] == given:
+            kept: npt.NDArray[np.float32] = last[1].copy()
+            return kept
         high = self.high_water
         used = self.matrix if high == len(self.matrix) else self.matrix[:high]
         sims: npt.NDArray[np.float32] = used.dot(vector)
         if len(self._slot_of) < high:
             sims[~self.active_mask] = NEG_INF
+        self._last_sims = (given, sims.copy())
         return sims
 
     def top_k(
@@ -260,6 +286,7 @@ class ItemTable:
         if not self._free:
             self._grow()
         slot = self._free.pop()
+        self._last_sims = None
         self.matrix[slot], self.active_full[slot] = vector, True
         self._ids[slot], self._payloads[slot], self._slot_of[item_id] = item_id, payload, slot
         if slot >= self.high_water:
@@ -275,6 +302,7 @@ class ItemTable:
         """Free ``slot``; return the id it held."""
         item_id = self.id_at(slot)
         del self._slot_of[item_id]
+        self._last_sims = None
         self.active_full[slot], self._ids[slot], self._payloads[slot] = False, None, None
         self.protected.discard(slot)
         self._free.append(slot)

@@ -60,10 +60,16 @@ def words(text: str) -> list[str]:
     >>> words("What's my dog's name? Max!")
     ['dog', 'name', 'max']
     """
-    return list(_words(text))
+    return list(word_tuple(text))
 
 
-def _words(text: str) -> tuple[str, ...]:  # cached: a chat turn is looked up, then stored
+def word_tuple(text: str) -> tuple[str, ...]:
+    """:func:`words` as a tuple, cached: a chat turn is looked up, then stored (and its repeats
+    looked up: :func:`~solar_core.retrieval.repeats.word_key`).
+
+    >>> word_tuple("What's my dog's name? Max!")
+    ('dog', 'name', 'max')
+    """
     return _cached_words(text) if len(text) <= _CACHED_LENGTH else _split(text)
 
 
@@ -104,7 +110,7 @@ class LexicalIndex:
         """Index ``text`` as the item in ``slot`` (a slot already indexed is replaced)."""
         if slot in self._terms:
             self.remove(slot)
-        found = _words(text)
+        found = word_tuple(text)
         counts: dict[str, int] = {}
         for word in found:  # (a Counter costs more than the loop on a turn's dozen words)
             counts[word] = counts.get(word, 0) + 1

@@ -36,12 +36,15 @@ import unicodedata
 from collections import Counter
 from collections.abc import Container, Mapping
 from dataclasses import dataclass
+from functools import reduce
 from importlib import resources
+from operator import or_
 from typing import Any
 
 import numpy as np
 
 from solar_core.embedders.static_embedder import WEIGHTS
+from solar_core.retrieval.lexical import word_tuple
 
 #: how many stored texts, nearest by cosine, an offer is compared with (the original was among
 #: the 5 nearest for every light rewording of the dev conversations' turns)
@@ -205,28 +208,60 @@ class Canon:
     marks: tuple[str, ...] = ()  # what normalising drops but says something (:func:`marks`)
 
 
-_LONG_STEMS = frozenset(w for w in _NOT_STEMS if len(w) > 3)
-#: the most a :func:`sketch` of two repeats can differ by (each of the rule's two edits changes
-#: at most two of its words, and a ``cannot`` one more): a cheap test before the rule's parse
+#: a negative contraction's stem of four letters or more -> the word it contracts
+_STEMS = {stem: word for stem, word in _NOT_STEMS.items() if len(stem) > 3}
+#: the most bits two repeats' :func:`sketch` es can differ in: the words it keeps differ by at
+#: most five (a typo changes two, a misspelt filler one, a changed one two, a ``cannot`` one,
+#: in at most :data:`MAX_EDITS` edits; the other edits change no word it keeps), and two sets
+#: differ in no more bits than in words: a cheap test before the rule's parse
 SKETCH_SLACK = 5
+#: the bits of a :func:`sketch`
+SKETCH_BITS = 256
 
 
-def sketch(norm: str) -> frozenset[str]:
-    """The words of a normalised text that the rule never sets aside: of four letters or more,
-    no filler, negative contractions reduced to their stem (``doesn t`` -> ``does``). Two texts
-    whose sketches differ by more than :data:`SKETCH_SLACK` words are not repeats: a set
-    difference rejects nearly every candidate before the rule parses the offer.
+def word_key(text: str) -> tuple[str, ...]:
+    """The keyword index's words (:func:`~solar_core.retrieval.lexical.words`) of ``text``
+    normalised: texts equal after :func:`normalise` have the same key, so a look-up by key
+    finds every exact repeat. An ASCII text's key is its own words (normalising changes no
+    letter or digit of it, only what separates them), which the keyword index has cached when
+    the text was just looked up: a chat turn recalls, then is offered.
 
-    >>> sorted(sketch(normalise("I really couldn't find the keys, honestly")))
-    ['could', 'find', 'keys']
+    >>> word_key("What's my dog's name? Max!") == word_key("  what s MY dog s name max")
+    True
+    >>> word_key("It’s “ﬁne”") == word_key("It's fine")
+    True
     """
-    long = {w for w in norm.split() if len(w) > 3}
-    long -= FILLERS
-    if not long.isdisjoint(_LONG_STEMS):
-        stems = long & _LONG_STEMS
-        long -= stems
-        long |= {_NOT_STEMS[w] for w in stems}
-    return frozenset(long)
+    return word_tuple(text) if text.isascii() else word_tuple(normalise(text))
+
+
+class _Bits(dict[str, int]):
+    """A word -> its :func:`sketch` bit (0 for a word the sketch leaves out), filled as words
+    are met (at most :data:`_TABLE_CHARS` remembered)."""
+
+    def __missing__(self, word: str) -> int:
+        kept = len(word) > 3 and word not in FILLERS
+        bit = 1 << (hash(_STEMS.get(word, word)) % SKETCH_BITS) if kept else 0
+        if len(self) < _TABLE_CHARS:
+            self[word] = bit
+        return bit
+
+
+_BITS = _Bits()
+
+
+def sketch(key: tuple[str, ...]) -> int:
+    """The words of a :func:`word_key` that the rule never sets aside (of four letters or more,
+    no filler, negative contractions reduced to their stem: ``mustn t`` -> ``must``), each set
+    as one of :data:`SKETCH_BITS` bits by its hash. Two texts whose sketches differ in more than
+    :data:`SKETCH_SLACK` bits are not repeats: one ``^`` rejects nearly every candidate before
+    the rule parses the offer. (A bit that differs has a word of one text and not the other,
+    so two sketches differ in at most as many bits as the texts' words.)
+
+    >>> one = sketch(word_key("I really mustn't lose the keys, honestly"))
+    >>> one == sketch(word_key("I must not lose keys")), bin(one).count("1") <= 3
+    (True, True)
+    """
+    return reduce(or_, map(_BITS.__getitem__, key), 0)
 
 
 #: characters normalising drops that say something: any but letters, digits, spaces and the

@@ -103,7 +103,8 @@ def current_facts(memory: SolarMemory) -> list[tuple[str, str | None]]:
 
 def every_fact(memory: SolarMemory) -> list[tuple[str, str | None, bool]]:
     """Every fact the memory holds, superseded too: ``(text, key, superseded)``."""
-    return [(i.text, i.key, i.superseded_at is not None) for i in memory.items() if i.key]
+    every = memory.items(include_superseded=True)
+    return [(i.text, i.key, i.superseded_at is not None) for i in every if i.key]
 
 
 def turns_stored(memory: SolarMemory) -> list[str]:
@@ -113,7 +114,7 @@ def turns_stored(memory: SolarMemory) -> list[str]:
 def check_facts_stay_current(memory: SolarMemory) -> None:
     """After :data:`TALK`: the Lyon fact superseded the Paris one, which stays readable."""
     assert current_facts(memory) == [LYON]
-    assert every_fact(memory) == [(*PARIS, True), (*LYON, False)]
+    assert every_fact(memory) == [(*LYON, False), (*PARIS, True)]
     found = memory.retrieve(HOME, filter={"key": "user/home"}, record=False)
     assert [hit.text for hit in found] == [LYON[0]]
     history = memory.retrieve(HOME, filter={"key": "user/home"}, include_superseded=True)

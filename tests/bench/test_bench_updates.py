@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 import json
 import random
 from pathlib import Path
@@ -327,14 +326,7 @@ def test_only_past_days_are_asked_with_as_of_and_only_where_asked_to() -> None:
             assert kw.get("as_of") == (q.as_of if as_of else None)
 
 
-def test_the_rows_with_keys_run_only_with_the_key_api() -> None:
-    add = inspect.signature(SolarMemory.add).parameters
-    retrieve = inspect.signature(SolarMemory.retrieve).parameters
-    has = "key" in add and "as_of" in retrieve
-    assert (bench.missing_key_api() is None) == has
-    assert (bench.missing_repeats_api() is None) == (
-        "repeats" in inspect.signature(SolarMemory.__init__).parameters
-    )
+def test_the_rows() -> None:
     labels = [s.label for s in bench.setups([100])]
     assert labels == [
         "unlimited", "unlimited + keys", "solar-dialogue", "solar-dialogue + keys",
@@ -354,12 +346,7 @@ def test_fact_records_run_the_memories_there_are() -> None:
     convs = conversations_from(raw())
     recs, notes = bench.fact_records(convs, hashed(), [5], [1, 2])
     ran = list(dict.fromkeys(r["policy"] for r in recs))
-    if bench.missing_key_api() is None:
-        assert notes == [] and len(ran) == 5
-    else:
-        assert ran == ["unlimited", "solar-dialogue"]
-        assert len(notes) == 1 and "pending the key API" in notes[0]
-        assert "solar-dialogue + keys K=5" in notes[0]
+    assert notes == [] and len(ran) == 5
     assert len(recs) == len(ran) * 2 == bench.facts_total(convs, [5], [1, 2])
     for r in recs:
         for name in ("current_first", "current_stale_above", "current_in_top", "recall"):

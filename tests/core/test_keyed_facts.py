@@ -1,7 +1,9 @@
 """Facts with a key: ``add(text, key=...)`` supersedes the current item of that key. The older
 one stays readable with the time it stopped being current, is left out of retrievals unless
-asked for (then ranked below the current ones), is what ``as_of`` returns for a time it was
-current, and is the first to go when room is needed. Bad input changes nothing."""
+asked for (then ranked below the current ones), and is what ``as_of`` returns for a time it
+was current. It leaves the memory's slots at once for the history of past values, which holds
+as many as the memory holds items, outside its capacity: the longest-superseded goes first.
+Bad input changes nothing."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from typing import Any
 import pytest
 
 from solar_core import SolarMemory
+from solar_core.basics.types import UnknownItemError
 from tests.support.persistence import deep_diff
 
 
@@ -63,17 +66,55 @@ def test_retrievals_return_the_current_fact_and_the_older_ones_when_asked() -> N
     assert [h.id for h in memory.retrieve(query, as_of=when, min_score=None)] == [berlin]
 
 
-def test_a_superseded_item_is_the_first_to_go_when_room_is_needed() -> None:
+def test_a_superseded_item_leaves_the_slots_for_the_history_at_once() -> None:
     clock = Clock()
     memory = memory_at(clock, policy="lru", capacity=3)
     old = memory.add("my name is Ana", key="me/name", category="identity").item_id
     memory.add("I like tea")
     clock.now = 2_000.0
-    memory.add("my name is Ana Lopez now", key="me/name", category="identity")
-    memory.retrieve("tea")  # "I like tea" is the most recently used: LRU would evict the name
+    new = memory.add("my name is Ana Lopez now", key="me/name", category="identity")
+    assert (new.superseded, new.evicted, len(memory)) == (old, None, 2)  # no slot for the old
     decision = memory.add("the weather is fine")
-    assert decision.evicted == old  # superseded (and no longer protected): it goes first
-    assert "I like tea" in texts(memory.items())
+    assert decision.evicted is None and len(memory) == 3  # the room the old one left
+    kept = ["I like tea", "my name is Ana Lopez now", "the weather is fine"]
+    assert texts(memory.items()) == kept
+    assert [i.id for i in memory.items(include_superseded=True)][-1] == old
+    assert memory.get(old).superseded_at == 2_000.0 and memory.stats()["superseded"] == 1
+    memory.check_invariants()
+
+
+def test_the_history_keeps_as_many_past_values_as_the_memory_holds_items() -> None:
+    clock = Clock()
+    memory = memory_at(clock, policy="fifo", capacity=2)
+    ids = []
+    for i in range(5):
+        clock.now += 10.0
+        ids.append(memory.add(f"the office is on floor {i} of the tower", key="office").item_id)
+    past = [i.id for i in memory.items(include_superseded=True)][1:]
+    assert past == ids[2:4]  # the two latest past values; the longest-superseded went first
+    assert [h.id for h in memory.retrieve("office floor", as_of=1_035.0)] == [ids[2]]
+    assert memory.retrieve("office floor", as_of=1_015.0) == []  # its value then is gone
+    memory.remove(ids[2])  # a past value can be forgotten
+    assert [i.id for i in memory.items(include_superseded=True)] == [ids[4], ids[3]]
+    with pytest.raises(UnknownItemError):
+        memory.get(ids[2])
+    memory.clear()
+    assert memory.items(include_superseded=True) == []
+
+
+def test_an_id_of_a_past_value_is_never_reused() -> None:
+    clock = Clock()
+    memory = memory_at(clock, policy="fifo", capacity=2)
+    old = memory.add("Ana lives in Paris", key="ana/home", item_id="home-1").item_id
+    memory.add("Ana lives in Lyon", key="ana/home")
+    with pytest.raises(ValueError, match="superseded value"):
+        memory.add("Ana likes tea", item_id=old)
+    assert [i.text for i in memory.items(include_superseded=True)] == [
+        "Ana lives in Lyon",
+        "Ana lives in Paris",
+    ]
+    fresh = [memory.add(f"note {i} on the weekend plans").item_id for i in range(5)]
+    assert old not in fresh and len(set(fresh)) == 5
 
 
 def test_repeats_refresh_only_a_current_item_of_the_same_key() -> None:
@@ -143,12 +184,27 @@ def test_bad_keys_and_times_are_refused_and_nothing_changes(
     assert deep_diff(state, memory.state()) is None
 
 
-def test_resizing_evicts_superseded_items_first() -> None:
+def test_resizing_trims_the_history_to_the_new_capacity() -> None:
     clock = Clock()
     memory = memory_at(clock, policy="fifo", capacity=5)
-    old = memory.add("the office is in Lyon", key="office").item_id
+    ids = [memory.add("the office is in Lyon", key="office").item_id]
     for i in range(3):
         memory.add(f"note {i} about lunch plans and the team")
-    clock.now = 2_000.0
+    for town in ("Nantes", "Brest"):
+        clock.now += 1_000.0
+        ids.append(memory.add(f"the office moved to {town}", key="office").item_id)
+    assert memory.resize(4) == []  # 4 items held: the past values take no slot
+    assert [i.id for i in memory.items(include_superseded=True)][4:] == ids[:2]
+    evicted = [d.evicted for d in memory.resize(1)]
+    assert len(evicted) == 3 and ids[2] in memory  # the current fact is kept
+    assert [i.id for i in memory.items(include_superseded=True)] == [ids[2], ids[1]]
+    memory.check_invariants()
+
+
+def test_subscribers_hear_that_a_value_was_superseded() -> None:
+    memory = memory_at(Clock(), policy="fifo", capacity=3)
+    gone: list[tuple[list[str], str]] = []
+    memory.subscribe(lambda *_: None, on_delete=lambda ids, why: gone.append((ids, why)))
+    old = memory.add("the office is in Lyon", key="office").item_id
     memory.add("the office moved to Nantes", key="office")
-    assert [d.evicted for d in memory.resize(4)] == [old]
+    assert gone == [([old], "superseded")]  # (a watching cache drops its answers on it)

@@ -73,7 +73,7 @@ def test_a_refused_fact_is_named_in_the_note() -> None:
     assert decision.extraction == "facts: none stored (full of protected items)"
 
 
-def test_a_current_fact_does_not_age_out_but_a_superseded_one_does() -> None:
+def test_a_current_fact_does_not_age_out_and_a_superseded_one_stays_in_the_history() -> None:
     now = [0.0]
     m = SolarMemory("fifo", capacity=10, embedder="hash", seed=0, clock=lambda: now[0])
     old = m.add("Ana lives in Berlin", key="ana/home").item_id
@@ -82,4 +82,5 @@ def test_a_current_fact_does_not_age_out_but_a_superseded_one_does() -> None:
     chat = m.add("Ana said hello").item_id
     now[0] = 30 * 86_400.0
     expired = m.lifecycle.expire()
-    assert set(expired) == {old, chat} and new in m
+    assert set(expired) == {chat} and new in m  # the superseded one holds no slot to expire
+    assert m.get(old).superseded_by == new

@@ -3,7 +3,12 @@ SQLite and PostgreSQL: through another process's replay of the log, and through 
 
 from __future__ import annotations
 
+import json
+import sqlite3
+from pathlib import Path
+
 from solar_core import SolarMemory
+from solar_core.embedders.hash_embedder import HashEmbedder
 from solar_core.persistence import MemoryStore
 from tests.support.persistence import deep_diff
 
@@ -45,7 +50,8 @@ def test_keys_supersession_and_repeats_resume_exactly(db_url: str) -> None:
     ana = writer.scope(user="ana")
     reader = store_of(db_url, clock)  # another process, replaying the log
     feed(ana, clock)
-    assert any(i.seen > 1 for i in ana.items()) and any(i.superseded_at for i in ana.items())
+    past = ana.items(include_superseded=True)
+    assert any(i.seen > 1 for i in past) and any(i.superseded_at for i in past)
     replayed = reader.scope(user="ana")
     assert len(replayed) == len(ana)
     assert deep_diff(ana.core, replayed.core) is None, deep_diff(ana.core, replayed.core)
@@ -53,8 +59,12 @@ def test_keys_supersession_and_repeats_resume_exactly(db_url: str) -> None:
     writer.close()
     reader.close()
     again = store_of(db_url, clock).scope(user="ana")  # from the snapshot written at close
-    assert [(i.id, i.key, i.superseded_at, i.superseded_by, i.seen) for i in again.items()] == [
-        (i.id, i.key, i.superseded_at, i.superseded_by, i.seen) for i in twin.items()
+    assert [
+        (i.id, i.key, i.superseded_at, i.superseded_by, i.seen)
+        for i in again.items(include_superseded=True)
+    ] == [
+        (i.id, i.key, i.superseded_at, i.superseded_by, i.seen)
+        for i in twin.items(include_superseded=True)
     ]
     assert deep_diff(twin.core, again.core) is None, deep_diff(twin.core, again.core)
     query = "Ana's job"
@@ -69,7 +79,38 @@ def test_snapshots_between_steps_keep_the_same_memory(db_url: str) -> None:
     stored = often.scope(user="ana")
     feed(stored, clock)
     again = store_of(db_url, clock).scope(user="ana")
-    assert [(i.text, i.key, i.superseded_at, i.seen) for i in again.items()] == [
-        (i.text, i.key, i.superseded_at, i.seen) for i in stored.items()
-    ]
+    assert [
+        (i.text, i.key, i.superseded_at, i.seen) for i in again.items(include_superseded=True)
+    ] == [(i.text, i.key, i.superseded_at, i.seen) for i in stored.items(include_superseded=True)]
     often.close()
+
+
+def test_a_reembedded_scope_keeps_its_past_values(tmp_path: Path) -> None:
+    url = str(tmp_path / "agent.db")
+    clock = Clock()
+    made = MemoryStore(url, policy="fifo", capacity=3, embedder=HashEmbedder(dim=384), clock=clock)
+    ana = made.scope(user="ana")
+    berlin = ana.add("Ana lives in Berlin", key="ana/home").item_id
+    clock.now += 100.0
+    ana.add("Ana lives in Paris now", key="ana/home")
+    made.close()
+    with sqlite3.connect(url) as db:  # made by another embedder: the store must re-embed it
+        for scope_id, text in db.execute("SELECT id, config FROM solar_scopes").fetchall():
+            config = json.loads(text)
+            config["embedder"] = {**config["embedder"], "name": "MiniLMEmbedder"}
+            db.execute(
+                "UPDATE solar_scopes SET config = ? WHERE id = ?", (json.dumps(config), scope_id)
+            )
+    store = MemoryStore(url, clock=clock)
+    assert store.reembed({"user": "ana"})
+    again = store.scope(user="ana")
+    past = again.get(berlin)
+    assert (past.text, past.key, past.superseded_at) == (
+        "Ana lives in Berlin",
+        "ana/home",
+        10_100.0,
+    )
+    assert len(again.vector(berlin)) == store.dim != 384
+    hits = again.retrieve("where does Ana live", as_of=10_050.0, min_score=None, record=False)
+    assert [h.id for h in hits] == [berlin]
+    store.close()

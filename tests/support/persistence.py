@@ -63,7 +63,8 @@ _SKIP = {
     # one gone since is any record no slot holds
     "records",
     "_lexical",  # the keyword index: made again from the texts when first asked for
-    *("_normal", "_norms", "_canons", "_sketches"),  # the repeats' look-up, likewise
+    *("_by_words", "_keys", "_norms", "_canons", "_sketches"),  # the repeats' look-up, likewise
+    "_last_sims",  # the last vector's similarities: made again when asked
     # the core's listeners: run-time wiring, in whichever order the memory was assembled
     *("_listeners", "_hear_stored", "_hear_retrieved", "_hear_removed", "_hear_cleared"),
 }
