@@ -210,6 +210,10 @@ class MemoryCore:
         records = [(i, store.payload_at(store.slot_of(i))) for i in store.ids()]
         return records + [(i, r) for i, r, _ in self._history.entries()] if past else records
 
+    def holds(self, item_id: object) -> bool:
+        """Whether ``item_id`` names an item held or a past value the history keeps."""
+        return item_id in self._store or item_id in self._history
+
     def past_ids(self) -> list[str]:
         """The ids of the superseded values the history keeps, the longest-superseded first."""
         return self._history.ids()
@@ -434,9 +438,6 @@ class MemoryCore:
             # stored without asking the gate (the key was kept already) and evicts nothing.
             self.drop(replaced, "removed")
             verdict = UPDATED
-        elif offer.update and item_id in self._history:  # it names a past value: that gives way
-            self._history.remove(cast(str, item_id))
-            verdict = UPDATED
         elif offer.key is not None and again is None and (old is not None or not full):
             # A fact with a key is the caller's own: stored without asking the gate (as an
             # update is); the item it supersedes leaves its slot for the history.
@@ -579,6 +580,8 @@ class MemoryCore:
             offer.text, offer.metadata, step, now, offer.category, 1.0, offer.valid_until
         )
         record.key = offer.key
+        if new_id in self._history:  # an update naming a past value: that one gives way now
+            self._history.remove(new_id)
         slot = store.insert(new_id, vector, record, sims, self._offered)
         if len(store.matrix) != allocated:  # an unbounded store grew
             self._reserve()
@@ -665,7 +668,9 @@ class MemoryCore:
     def remove(self, item_id: str, reason: str = "removed") -> None:
         """Delete ``item_id`` now (not counted as an eviction); a superseded value too."""
         if isinstance(item_id, str) and item_id in self._history:
-            self._history.remove(item_id)  # (it holds no slot: no policy knows it)
+            self._history.remove(item_id)  # (it holds no slot: no policy knows it, no count)
+            for listener in self._hear_removed:  # (a watching cache drops what it answered)
+                listener.removed(item_id, reason)
             return
         self.drop(self._slot(item_id), reason)
 
@@ -736,12 +741,12 @@ class MemoryCore:
                 offer = Offer(
                     r.text, vector, None, dict(r.metadata), item_id, r.category, r.valid_until
                 )
+                offer.key = r.key  # (kept as it was: a current fact protected again)
                 if not self.offer(offer).admitted:  # pragma: no cover - the old capacity, ids
                     raise ValueError(f"{item_id!r} could not be put back")
                 slot = self._store.slot_of(item_id)
                 put: Record = self._store.payload_at(slot)
                 put.importance, put.seen, put.last_seen = r.importance, r.seen, r.last_seen
-                put.key = r.key
         finally:
             self.admission, self.deletion, self.clock = admission, deletion, clock
             self.repeats = repeats

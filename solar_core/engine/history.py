@@ -77,6 +77,7 @@ class History:
         for record, vector in self._past.values():
             assert record.superseded_at is not None, "a past value was never superseded"
             assert vector.shape == (self.dim,), "a past value's vector has another size"
+            assert abs(float(vector.dot(vector)) - 1.0) < 1e-4, "a past value's vector is no unit"
 
     def state(self) -> State:
         records = [r for r, _ in self._past.values()]
@@ -94,6 +95,8 @@ class History:
         if any(type(i) is not str or not i for i in ids) or len(set(ids)) != n:
             raise read.fail("a past value has a bad or repeated id")
         vectors = read.array("vectors", np.float32, (n, self.dim))
+        if n and not np.allclose(np.einsum("ij,ij->i", vectors, vectors), 1.0, atol=1e-4):
+            raise read.fail("a past value's vector is not a unit vector")
         records = read_records(read, [True] * n, where="past value {}".format)
         read.done()
         if self.limit is not None and n > self.limit:

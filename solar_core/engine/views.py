@@ -118,7 +118,9 @@ class MemoryViews:
         return self._read(lambda: len(self._core.store))
 
     def __contains__(self, item_id: object) -> bool:
-        return self._read(lambda: item_id in self._core.store)
+        """Whether ``item_id`` names an item :meth:`get` returns: held, or a superseded value
+        the memory keeps for ``as_of`` (``len`` counts the items held only)."""
+        return self._read(lambda: self._core.holds(item_id))
 
     def __iter__(self) -> Iterator[MemoryItem]:
         return iter(self.items())

@@ -133,7 +133,13 @@ def _check_ids(
             if item_id in seen:
                 raise ValueError(f"id {item_id!r} appears twice in the batch")
             seen.add(item_id)
-            if item_id in memory and memory.get(item_id).text != text:
+            held = memory.get(item_id) if item_id in memory else None
+            if held is not None and held.superseded_at is not None:
+                raise ValueError(
+                    f"{item_id!r} is the id of a superseded value: offer this one under "
+                    "another id, or remove() that value first"
+                )
+            if held is not None and held.text != text:
                 raise ValueError(
                     f"an item with id {item_id!r} is already stored, with another text: "
                     "offer it under another id, or remove() the stored one first"

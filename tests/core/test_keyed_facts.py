@@ -170,6 +170,8 @@ def test_a_keyed_memory_is_rebuilt_exactly_from_its_parameters_and_state() -> No
         (lambda m: m.retrieve("x", as_of=True), TypeError, "as_of must be a time"),
         (lambda m: m.retrieve("x", as_of=math.nan), ValueError, "finite"),
         (lambda m: m.retrieve("x", include_superseded=1), TypeError, "True or False"),
+        (lambda m: m.items(include_superseded="yes"), TypeError, "True or False"),
+        (lambda m: m.add("y is 3", item_id="m1"), ValueError, "id of a superseded value"),
     ],
 )
 def test_bad_keys_and_times_are_refused_and_nothing_changes(
@@ -178,6 +180,8 @@ def test_bad_keys_and_times_are_refused_and_nothing_changes(
     clock = Clock()
     memory = memory_at(clock)
     memory.add("x is 0", key="x")
+    clock.now += 1.0
+    memory.add("x is now 2", key="x")  # m1 is a past value
     state = memory.state()
     with pytest.raises(error, match=says):
         call(memory)
@@ -208,3 +212,51 @@ def test_subscribers_hear_that_a_value_was_superseded() -> None:
     old = memory.add("the office is in Lyon", key="office").item_id
     memory.add("the office moved to Nantes", key="office")
     assert gone == [([old], "superseded")]  # (a watching cache drops its answers on it)
+
+
+def test_an_update_naming_a_past_value_replaces_it_only_when_stored() -> None:
+    memory = memory_at(Clock(), policy="fifo", capacity=1)
+    old = memory.add("Ana lives in Paris", key="ana/home").item_id
+    memory.add("Ana lives in Lyon", key="ana/home")  # the one item held: a current fact
+    refused = memory.add("a note", item_id=old, update=True)  # no room: refused, as any offer
+    assert not refused.admitted and memory.get(old).text == "Ana lives in Paris"
+    memory.check_invariants()
+    memory.resize(2)
+    stored = memory.add("a note", item_id=old, update=True)  # room: the past value gives way
+    assert stored.admitted and memory.get(old).text == "a note"
+    assert [i.id for i in memory.items(include_superseded=True)] == ["m2", old]
+    memory.check_invariants()
+
+
+def test_removing_a_past_value_is_told_and_a_watching_cache_drops_its_answers() -> None:
+    from solar_core.response_cache import ResponseCache
+
+    clock = Clock()
+    memory = memory_at(clock, policy="fifo", capacity=10)
+    gone: list[tuple[list[str], str]] = []
+    memory.subscribe(lambda *_: None, on_delete=lambda ids, why: gone.append((ids, why)))
+    cache = ResponseCache("hash")
+    cache.watch(memory)
+    old = memory.add("Ana lived at 12 Elm Street", key="ana/address").item_id
+    clock.now += 100.0
+    memory.add("Ana lives at 5 Oak Road", key="ana/address")
+    question = "Where did Ana live before?"
+    cache.store(question, memory.retrieve(question, as_of=1_050.0)[0].text)
+    memory.remove(old)
+    assert gone[-1] == ([old], "removed")
+    assert cache.lookup(question) is None
+    memory.check_invariants()
+
+
+def test_a_state_whose_past_values_are_not_unit_vectors_is_refused() -> None:
+    from solar_core.basics.state import StateError
+
+    memory = memory_at(Clock(), policy="fifo", capacity=3)
+    memory.add("Ana lives in Paris", key="ana/home")
+    memory.add("Ana lives in Lyon", key="ana/home")
+    for scale in (5.0, 0.0):
+        state = memory.state()
+        state["history.vectors"] = state["history.vectors"] * scale
+        twin = SolarMemory.from_params(memory.params(), embedder="hash")
+        with pytest.raises(StateError, match="unit vector"):
+            twin.load_state(state)

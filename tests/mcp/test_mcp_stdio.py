@@ -218,3 +218,19 @@ async def test_a_postgresql_store_serves_as_a_sqlite_one(tmp_path: Path) -> None
         memory = store.get(Scope(user="alice"))
         assert [i.text for i in memory.items()] == ["the standup moved to 9:30"]
         assert memory.stats()["feedbacks"] == 1
+
+
+async def test_forget_reaches_a_value_a_newer_one_of_its_key_superseded(tmp_path: Path) -> None:
+    db = str(tmp_path / "m.db")
+    with anyio.fail_after(60):
+        async with stdio_session(tmp_path / "log", db, "--scope", "user=alice") as session:
+            key = {"key": "alice/address"}
+            old = await call(session, "remember", text="Alice lives at 12 Elm Street", metadata=key)
+            await call(session, "remember", text="Alice lives at 5 Oak Road", metadata=key)
+            gone = await call(session, "forget", ids=[old["id"]])  # kept for as_of: erasable
+            assert gone == {"forgotten": 1, "ids": [old["id"]]}
+    with MemoryStore(db, embedder="static") as store:
+        memory = store.get(Scope(user="alice"))
+        assert [i.text for i in memory.items(include_superseded=True)] == [
+            "Alice lives at 5 Oak Road"
+        ]

@@ -7,6 +7,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from solar_core import SolarMemory
 from solar_core.embedders.hash_embedder import HashEmbedder
 from solar_core.persistence import MemoryStore
@@ -113,4 +115,18 @@ def test_a_reembedded_scope_keeps_its_past_values(tmp_path: Path) -> None:
     assert len(again.vector(berlin)) == store.dim != 384
     hits = again.retrieve("where does Ana live", as_of=10_050.0, min_score=None, record=False)
     assert [h.id for h in hits] == [berlin]
+    for i in range(5):  # the current fact is still kept while the memory evicts around it
+        again.add(f"note {i} about the weekend and the weather")
+    assert "Ana lives in Paris now" in [i.text for i in again.items()]
     store.close()
+
+
+def test_a_batch_naming_a_past_value_stores_nothing(tmp_path: Path) -> None:
+    from solar_core.integrations.batch import offer_batch
+
+    memory = SolarMemory("fifo", capacity=10, embedder="hash")
+    old = memory.add("Ana lives in Paris", key="ana/home").item_id
+    memory.add("Ana lives in Lyon", key="ana/home")
+    with pytest.raises(ValueError, match="superseded value"):
+        offer_batch(memory, ["tea at five", "jazz on fridays"], ids=["x1", old])
+    assert [i.id for i in memory.items()] == ["m2"] and old in memory and len(memory) == 1
