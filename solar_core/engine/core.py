@@ -611,12 +611,12 @@ class MemoryCore:
             self._id_counter += 1
             made = f"m{self._id_counter}"
             if made not in self._store and made not in self._history:
-                return f"m{self._id_counter}"
+                return made
 
     # -- deletions ------------------------------------------------------------------------------
     def drop(self, slot: int, reason: str) -> str:
         """Take the item in ``slot`` out: ``"evicted"``, ``"removed"``, ``"deleted"`` (by the
-        deletion policy) or ``"expired"``; returns its id."""
+        deletion policy), ``"expired"`` or ``"superseded"`` (for the history); returns its id."""
         item_id = self._store.remove(slot)
         self.eviction.on_remove(slot, reason == "evicted")
         if self.deletion is not None:
