@@ -140,14 +140,19 @@ def dialogues_from(data: object, where: str = "data") -> list[Dialogue]:
     return out
 
 
-def load_dialogues(path: str | Path) -> list[Dialogue]:
-    """:func:`dialogues_from` a LoCoMo JSON file."""
+def read_json(path: str | Path) -> Any:
+    """The JSON value of a file (a LoCoMo file); ``ValueError`` naming the file if it is not
+    JSON."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise ValueError(f"{path}: not JSON ({err})") from None
-    return dialogues_from(data, str(path))
+
+
+def load_dialogues(path: str | Path) -> list[Dialogue]:
+    """:func:`dialogues_from` a LoCoMo JSON file."""
+    return dialogues_from(read_json(path), str(path))
 
 
 def distinct_texts(dialogues: Sequence[Dialogue]) -> list[str]:

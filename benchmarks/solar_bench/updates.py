@@ -45,7 +45,6 @@ True
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import statistics
@@ -62,7 +61,7 @@ import numpy.typing as npt
 
 from solar_core import SolarMemory
 
-from .dialogue import TOP, Dialogue, Question, Turn, dialogues_from, recall
+from .dialogue import TOP, Dialogue, Question, Turn, dialogues_from, read_json, recall
 from .rewording import reword
 
 WORKLOADS = ("facts", "repeats")
@@ -388,12 +387,7 @@ def conversations_from(data: object, where: str = "data") -> list[Conversation]:
 
 def load_conversations(path: str | Path) -> list[Conversation]:
     """:func:`conversations_from` a LoCoMo JSON file."""
-    path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise ValueError(f"{path}: not JSON ({err})") from None
-    return conversations_from(data, str(path))
+    return conversations_from(read_json(path), str(path))
 
 
 # -- injected facts

@@ -111,10 +111,7 @@ class ItemTable:
         """The slots of the ``k`` stored items most similar to ``vector``, in no order."""
         if len(self._slot_of) <= k:
             return list(self._slot_of.values())
-        last = self._last_sims  # (read only here: no copy)
-        sims = last[1] if last is not None and last[0] == vector.tobytes() else None
-        if sims is None:
-            sims = self.similarities(vector)
+        sims = self._kept_similarities(vector)  # (read only: no copy)
         m = len(sims)
         return sims.argpartition(m - k)[m - k :].tolist()  # type: ignore[no-any-return]
 
@@ -221,16 +218,20 @@ class ItemTable:
         """Cosine similarity of ``vector`` to every used slot; ``-inf`` for empty slots (a new
         array). The last vector's are kept until the table changes: a chat turn is looked up,
         then offered, and its offer's look-ups (repeats, a gate) read them again."""
+        made: npt.NDArray[np.float32] = self._kept_similarities(vector).copy()
+        return made
+
+    def _kept_similarities(self, vector: npt.NDArray[np.float32]) -> npt.NDArray[np.float32]:
+        """:meth:`similarities`, the kept array itself: read only."""
         last, given = self._last_sims, vector.tobytes()
         if last is not None and last[0] == given:
-            kept: npt.NDArray[np.float32] = last[1].copy()
-            return kept
+            return last[1]
         high = self.high_water
         used = self.matrix if high == len(self.matrix) else self.matrix[:high]
         sims: npt.NDArray[np.float32] = used.dot(vector)
         if len(self._slot_of) < high:
             sims[~self.active_mask] = NEG_INF
-        self._last_sims = (given, sims.copy())
+        self._last_sims = (given, sims)
         return sims
 
     def top_k(

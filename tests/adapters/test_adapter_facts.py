@@ -46,7 +46,12 @@ from solar_core import SolarMemory  # noqa: E402
 from solar_core.persistence import MemoryStore  # noqa: E402
 from tests.support.langchain_agents import UserContext, ask, model  # noqa: E402
 from tests.support.langchain_fakes import PromptRecorder  # noqa: E402
-from tests.support.llamaindex_fakes import ScriptedLLM, as_text, scripted_llm  # noqa: E402
+from tests.support.llamaindex_fakes import (  # noqa: E402
+    ScriptedLLM,
+    as_text,
+    block_memory,
+    scripted_llm,
+)
 
 # The classic chains warn on construction (deprecated upstream): the adapter serves code that
 # still uses them.
@@ -317,16 +322,6 @@ def index_agent_talk(
 
     asyncio.run(run())
     return prompts
-
-
-def block_memory(block: SolarMemoryBlock, session: str) -> Memory:
-    return Memory.from_defaults(
-        session_id=session,
-        token_limit=60,
-        chat_history_token_ratio=0.5,
-        token_flush_size=20,
-        memory_blocks=[block],
-    )
 
 
 def test_a_llamaindex_chat_memory_keeps_the_current_fact_and_recalls_it() -> None:

@@ -42,7 +42,7 @@ from solar_core.integrations.params import BUILD_DEFAULTS, EXTRACT_DEFAULTS  # n
 from solar_core.persistence import MemoryStore, PersistenceError, Scope  # noqa: E402
 from solar_core.persistence.scope import namespace_scope  # noqa: E402
 from tests.support.langchain_agents import UserContext, ask, model  # noqa: E402
-from tests.support.llamaindex_fakes import scripted_llm  # noqa: E402
+from tests.support.llamaindex_fakes import block_memory, scripted_llm  # noqa: E402
 
 # The classic chains warn on construction (deprecated upstream): the adapter serves code that
 # still uses them.
@@ -83,16 +83,6 @@ def index_agent_talk(memory: SolarChatMemory | Memory, turns: list[tuple[str, st
             await agent.run(user_msg=question, memory=memory)
 
     asyncio.run(run())
-
-
-def block_memory(block: SolarMemoryBlock, session: str) -> Memory:
-    return Memory.from_defaults(
-        session_id=session,
-        token_limit=60,
-        chat_history_token_ratio=0.5,
-        token_flush_size=20,
-        memory_blocks=[block],
-    )
 
 
 def chat_memory(**kwargs: Any) -> SolarChatMemory:

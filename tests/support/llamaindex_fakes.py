@@ -1,6 +1,6 @@
 """Test doubles built from LlamaIndex's own mocks and extension points: a scripted
 function-calling LLM that records what it was sent, a completion LLM with fixed answers, and a
-deterministic embedding model."""
+deterministic embedding model; and a LlamaIndex ``Memory`` over a memory block."""
 
 from __future__ import annotations
 
@@ -17,8 +17,10 @@ from llama_index.core.base.llms.types import (
 )
 from llama_index.core.llms import CustomLLM
 from llama_index.core.llms.mock import MockFunctionCallingLLMWithChatMemoryOfLastCall
+from llama_index.core.memory import Memory
 from pydantic import PrivateAttr
 
+from llamaindex_solar import SolarMemoryBlock
 from solar_core import HashEmbedder
 
 
@@ -83,3 +85,14 @@ class ScriptedLLM(CustomLLM):
         self, prompt: str, formatted: bool = False, **kwargs: Any
     ) -> CompletionResponseGen:
         raise NotImplementedError
+
+
+def block_memory(block: SolarMemoryBlock, session: str) -> Memory:
+    """A small-window LlamaIndex ``Memory`` of ``session`` whose one block is ``block``."""
+    return Memory.from_defaults(
+        session_id=session,
+        token_limit=60,
+        chat_history_token_ratio=0.5,
+        token_flush_size=20,
+        memory_blocks=[block],
+    )
